@@ -1,0 +1,45 @@
+# kivgraph: every task a person runs. `make demo` and `make test` are the two quick-start commands.
+PYTHON ?= python3.11
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+export KIVGRAPH_CACHE ?= $(HOME)/.cache/kivgraph
+
+.PHONY: setup test lint unit demo bench clean-venv analyzers
+
+$(STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(STAMP)
+
+## setup: create .venv and install kivgraph, its dependencies and the analyzers it drives
+setup: $(STAMP) analyzers
+
+analyzers: $(STAMP)
+	@$(BIN)/python -m indexer.setup_analyzers
+
+## lint: ruff and the import-linter architecture contracts
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/lint-imports
+
+## test: everything CI runs (set up, lint, then the whole pytest suite)
+test: setup lint
+	$(BIN)/python -m pytest -q
+
+## unit: the fast part of the suite (no real corpus download)
+unit: setup
+	$(BIN)/python -m pytest -q -m "not slow"
+
+## demo: index a real repository (click, fetched from PyPI) and ask the running server questions
+demo: setup
+	$(BIN)/python -m benchmarks.demo
+
+## bench: indexing and query benchmarks; JSON and a report land in benchmarks/results/
+bench: setup
+	$(BIN)/python -m benchmarks.bench_index --corpus click
+	$(BIN)/python -m benchmarks.bench_query
+
+clean-venv:
+	rm -rf $(VENV)

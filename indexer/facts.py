@@ -1,0 +1,89 @@
+"""What a language extractor produces for one file (cached) and what resolution produces.
+
+Extraction is per file and depends only on the file's bytes, its path and the
+extractor version, so its output is cached in the fact cache. Resolution
+needs the whole corpus (every repository's symbols) and runs on each index.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class SymbolFact(msgspec.Struct, array_like=True, frozen=True):
+    """A declaration found by an extractor. Lines 1-based, columns 0-based (bytes)."""
+
+    name: str
+    qualified_name: str
+    kind: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    signature: str = ""
+    doc: str = ""
+    exported: bool = False
+    container: str = ""  # qualified name of the enclosing declaration, "" at top level
+
+
+class Site(msgspec.Struct, array_like=True, frozen=True):
+    """A syntactic occurrence that resolution will try to bind.
+
+    ``kind`` and ``extra`` are the language module's own vocabulary; the
+    pipeline only stores and hands them back to the same language's resolver.
+    """
+
+    kind: str
+    name: str
+    line: int
+    col: int
+    enclosing: str  # qualified name of the innermost enclosing declaration ("" = the module symbol)
+    extra: tuple[str, ...] = ()
+
+
+class FileFacts(msgspec.Struct, frozen=True):
+    """Everything extracted from one file."""
+
+    path: str
+    language: str
+    package: str  # module or package name the file belongs to
+    status: str = "indexed"  # "indexed" | "parse_failed"
+    reason: str = ""
+    symbols: tuple[SymbolFact, ...] = ()
+    sites: tuple[Site, ...] = ()
+
+
+class EdgeFact(msgspec.Struct, frozen=True):
+    """A resolved symbol-to-symbol fact (keys are text stable keys)."""
+
+    kind: int
+    source: str
+    target: str
+    confidence: int
+    provenance: int
+    line: int
+    col: int
+
+
+class UnresolvedFact(msgspec.Struct, frozen=True):
+    """A reference resolution could not bind."""
+
+    name: str
+    reason: str
+    repository: str
+    path: str = ""
+    line: int = 0
+    col: int = 0
+    language: str = ""
+    source: str = ""
+    package: str = ""
+    detail: str = ""
+
+
+class PackageDependencyFact(msgspec.Struct, frozen=True):
+    consumer_repository: str
+    consumer_package: str
+    provider_repository: str
+    provider_package: str
+    path: str = ""
+    line: int = 0

@@ -1,0 +1,142 @@
+"""The LMDB key layout of a generation: sub-database names and key builders.
+
+Every query of the MCP surface is a key lookup or a prefix scan over these
+sub-databases; FORMAT.md documents each with the query it serves. Text parts
+are UTF-8 joined by NUL (names and paths never contain NUL), so byte order
+equals the order of the tuple. Symbols are addressed inside the store by the
+16 raw bytes of their stable key; the text form (base32) is what leaves the
+process.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+SEP = b"\x00"
+KEY_BYTES = 16
+
+# name -> purpose (documented in FORMAT.md)
+DB_META = b"meta"  # fixed keys below -> records
+DB_REPOSITORIES = b"repositories"  # repo -> Repository
+DB_FILES = b"files"  # repo NUL path -> File
+DB_SYMBOLS = b"symbols"  # key16 -> Symbol
+DB_BY_QUALIFIED_NAME = b"by_qualified_name"  # qn NUL repo NUL path NUL key16 -> ""
+DB_BY_NAME = b"by_name"  # name NUL repo NUL path NUL key16 -> ""
+DB_BY_FILE = b"by_file"  # repo NUL path NUL line:u32 col:u32 key16 -> ""
+DB_EDGES_OUT = b"edges_out"  # src16 kind:u8 dst16 prov:u8 -> EdgeValue
+DB_EDGES_IN = b"edges_in"  # dst16 kind:u8 src16 prov:u8 -> EdgeValue
+DB_UNRESOLVED = b"unresolved"  # name NUL repo NUL path NUL line:u32 col:u32 seq:u32 -> Unresolved
+DB_UNRESOLVED_BY_FILE = b"unresolved_by_file"  # repo NUL path NUL line:u32 col:u32 seq:u32 -> Unresolved
+DB_PACKAGE_DEPS = b"package_deps"  # provider_repo NUL provider_pkg NUL consumer_repo NUL consumer_pkg -> PackageDependency
+
+ALL_DATABASES: tuple[bytes, ...] = (
+    DB_META,
+    DB_REPOSITORIES,
+    DB_FILES,
+    DB_SYMBOLS,
+    DB_BY_QUALIFIED_NAME,
+    DB_BY_NAME,
+    DB_BY_FILE,
+    DB_EDGES_OUT,
+    DB_EDGES_IN,
+    DB_UNRESOLVED,
+    DB_UNRESOLVED_BY_FILE,
+    DB_PACKAGE_DEPS,
+)
+
+# Fixed keys of DB_META.
+META_COUNTS = b"counts"
+META_BREAKDOWN = b"breakdown"
+META_REPOSITORY_ORDER = b"repository_order"  # msgpack list of names, registry order
+
+_U32 = struct.Struct(">I")
+_BASE32 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
+_POS = struct.Struct(">II")
+
+
+def text(value: str) -> bytes:
+    """UTF-8 bytes of a key part, refusing the separator."""
+    data = value.encode("utf-8")
+    if SEP in data:
+        raise ValueError(f"key part contains NUL: {value!r}")
+    return data
+
+
+def join(*parts: str) -> bytes:
+    """Parts joined by NUL (no trailing separator)."""
+    return SEP.join(text(p) for p in parts)
+
+
+def prefix(*parts: str) -> bytes:
+    """A scan prefix: parts joined by NUL, with the trailing separator."""
+    return join(*parts) + SEP
+
+
+# --- stable keys -----------------------------------------------------------
+
+
+def key_to_bytes(stable_key: str) -> bytes:
+    """Raw 16 bytes of a text stable key; ValueError when it is not one."""
+    if len(stable_key) != 26 or not _BASE32.issuperset(stable_key):
+        raise ValueError(f"not a stable key: {stable_key!r}")
+    raw = base64.b32decode(stable_key + "======")
+    if key_from_bytes(raw) != stable_key:  # non-canonical trailing bits
+        raise ValueError(f"not a stable key: {stable_key!r}")
+    return raw
+
+
+def key_from_bytes(raw: bytes) -> str:
+    """Text form of a raw 16-byte key: unpadded RFC 4648 base32 (26 characters)."""
+    return base64.b32encode(raw).decode("ascii").rstrip("=")
+
+
+# --- composite keys ----------------------------------------------------------
+
+
+def file_key(repository: str, path: str) -> bytes:
+    return join(repository, path)
+
+
+def position(line: int, col: int) -> bytes:
+    return _POS.pack(line, col)
+
+
+def qualified_name_key(qualified_name: str, repository: str, path: str, key16: bytes) -> bytes:
+    return prefix(qualified_name, repository, path) + key16
+
+
+def name_key(name: str, repository: str, path: str, key16: bytes) -> bytes:
+    return prefix(name, repository, path) + key16
+
+
+def by_file_key(repository: str, path: str, line: int, col: int, key16: bytes) -> bytes:
+    return prefix(repository, path) + position(line, col) + key16
+
+
+def split_index_key(key: bytes) -> tuple[list[str], bytes]:
+    """Split a by_name / by_qualified_name key into its text parts and the raw key."""
+    head, key16 = key[:-KEY_BYTES], key[-KEY_BYTES:]
+    parts = head.split(SEP)
+    return [p.decode("utf-8") for p in parts[:-1]], key16
+
+
+def edge_key(first16: bytes, kind: int, second16: bytes, provenance: int) -> bytes:
+    return first16 + bytes((kind,)) + second16 + bytes((provenance,))
+
+
+def split_edge_key(key: bytes) -> tuple[bytes, int, bytes, int]:
+    """(first end, kind, other end, provenance) of an edges_out or edges_in key."""
+    return key[:16], key[16], key[17:33], key[33]
+
+
+def unresolved_key(name: str, repository: str, path: str, line: int, col: int, seq: int) -> bytes:
+    return prefix(name, repository, path) + position(line, col) + _U32.pack(seq)
+
+
+def unresolved_file_key(repository: str, path: str, line: int, col: int, seq: int) -> bytes:
+    return prefix(repository, path) + position(line, col) + _U32.pack(seq)
+
+
+def package_dep_key(provider_repo: str, provider_pkg: str, consumer_repo: str, consumer_pkg: str) -> bytes:
+    return join(provider_repo, provider_pkg, consumer_repo, consumer_pkg)

@@ -1,0 +1,380 @@
+"""The read-only reader of a published generation.
+
+Opening is cheap (a manifest read, a few stats and a memory map); nothing is
+loaded into Python objects until a query asks for it. The environment is
+opened with ``readonly=True, lock=False``: safe because a published
+generation is never written again, and it creates no file.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import lmdb
+import msgspec
+
+from snapshot_format import codec, keys, records
+from snapshot_format.digest import digest_environment
+from snapshot_format.errors import (
+    DigestMismatchError,
+    GenerationUnreadableError,
+    NoGenerationError,
+)
+from snapshot_format.layout import (
+    DATA_FILENAME,
+    HOLD_FILENAME,
+    StateLayout,
+    list_generations,
+    parse_generation_name,
+    read_current,
+)
+from snapshot_format.manifest import Manifest, check_readable, read_manifest
+
+_EMPTY_COUNTS = records.Counts()
+
+
+class Generation:
+    """One published generation, mapped read-only."""
+
+    def __init__(self, path: Path, *, hold: bool = False) -> None:
+        self.path = Path(path)
+        self.name = self.path.name
+        parsed = parse_generation_name(self.name)
+        if parsed is None:
+            raise GenerationUnreadableError(f"{self.path}: not a generation directory name")
+        self.manifest: Manifest = read_manifest(self.path)
+        check_readable(self.manifest, where=f"generation {self.name}")
+        if self.manifest.id != parsed[0]:
+            raise GenerationUnreadableError(
+                f"{self.path}: manifest id {self.manifest.id} does not match the directory name"
+            )
+        data = self.path / DATA_FILENAME
+        try:
+            size = data.stat().st_size
+        except FileNotFoundError as exc:
+            raise GenerationUnreadableError(f"{data}: data file missing") from exc
+        if size != self.manifest.data_bytes:
+            raise GenerationUnreadableError(
+                f"{data}: size {size} differs from the {self.manifest.data_bytes} bytes the manifest records"
+            )
+        self._hold_fd: int | None = None
+        if hold:
+            self._hold_fd = _take_shared_hold(self.path)
+        try:
+            self.env = lmdb.open(
+                str(self.path),
+                readonly=True,
+                lock=False,
+                max_dbs=len(keys.ALL_DATABASES) + 4,
+                subdir=True,
+                create=False,
+                readahead=False,
+                max_readers=1024,
+            )
+            self._dbs = {name: self.env.open_db(name, create=False) for name in keys.ALL_DATABASES}
+        except lmdb.Error as exc:
+            self._release_hold()
+            raise GenerationUnreadableError(f"{self.path}: cannot open LMDB environment: {exc}") from exc
+
+    # --- lifecycle -----------------------------------------------------------
+
+    @property
+    def id(self) -> int:
+        return self.manifest.id
+
+    def close(self) -> None:
+        """Unmap the environment and release the retention hold."""
+        env = getattr(self, "env", None)
+        if env is not None:
+            env.close()
+            self.env = None  # type: ignore[assignment]
+        self._release_hold()
+
+    def _release_hold(self) -> None:
+        if self._hold_fd is not None:
+            os.close(self._hold_fd)
+            self._hold_fd = None
+
+    def __enter__(self) -> Generation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def verify_digest(self) -> None:
+        """Recompute the content digest (a full read; keep it off the startup path)."""
+        actual = digest_environment(self.env)
+        if actual != self.manifest.digest:
+            raise DigestMismatchError(
+                f"generation {self.name}: content digest {actual[:16]}… differs from the manifest's "
+                f"{self.manifest.digest[:16]}…"
+            )
+
+    # --- small helpers -------------------------------------------------------
+
+    def _get(self, db: bytes, key: bytes) -> bytes | None:
+        with self.env.begin(db=self._dbs[db]) as txn:
+            return txn.get(key)
+
+    def _scan(self, db: bytes, start: bytes, *, prefix: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
+        """Items from ``start`` while the key begins with ``prefix`` (default ``start``)."""
+        bound = start if prefix is None else prefix
+        with self.env.begin(db=self._dbs[db]) as txn:
+            cursor = txn.cursor()
+            if not cursor.set_range(start):
+                return
+            for key, value in cursor:
+                if not key.startswith(bound):
+                    return
+                yield key, value
+
+    def _scan_keys(self, db: bytes, start: bytes) -> Iterator[bytes]:
+        with self.env.begin(db=self._dbs[db]) as txn:
+            cursor = txn.cursor()
+            if not cursor.set_range(start):
+                return
+            for key in cursor.iternext(keys=True, values=False):
+                if not key.startswith(start):
+                    return
+                yield key
+
+    # --- metadata --------------------------------------------------------------
+
+    def counts(self) -> records.Counts:
+        raw = self._get(keys.DB_META, keys.META_COUNTS)
+        return codec.decode(records.Counts, raw) if raw else _EMPTY_COUNTS
+
+    def breakdown(self) -> records.Breakdown:
+        raw = self._get(keys.DB_META, keys.META_BREAKDOWN)
+        return codec.decode(records.Breakdown, raw) if raw else records.Breakdown()
+
+    def repositories(self) -> list[records.Repository]:
+        """Repositories in registry order."""
+        raw = self._get(keys.DB_META, keys.META_REPOSITORY_ORDER)
+        names: list[str] = msgspec.msgpack.decode(raw) if raw else []
+        out = []
+        for name in names:
+            repo = self.repository(name)
+            if repo is not None:
+                out.append(repo)
+        return out
+
+    def repository(self, name: str) -> records.Repository | None:
+        raw = self._get(keys.DB_REPOSITORIES, keys.text(name))
+        return codec.REPOSITORY.decode(raw) if raw else None
+
+    # --- files -------------------------------------------------------------------
+
+    def file(self, repository: str, path: str) -> records.File | None:
+        raw = self._get(keys.DB_FILES, keys.file_key(repository, path))
+        return codec.FILE.decode(raw) if raw else None
+
+    def files(self, repository: str, path_prefix: str = "") -> Iterator[records.File]:
+        """Files of a repository whose path starts with ``path_prefix``, in path order."""
+        start = keys.text(repository) + keys.SEP + keys.text(path_prefix)
+        for _key, value in self._scan(keys.DB_FILES, start):
+            yield codec.FILE.decode(value)
+
+    # --- symbols -------------------------------------------------------------------
+
+    def symbol(self, stable_key: str) -> records.Symbol | None:
+        """The symbol with this text key, or None (also for a malformed key)."""
+        try:
+            raw16 = keys.key_to_bytes(stable_key)
+        except ValueError:
+            return None
+        return self.symbol_by_raw(raw16)
+
+    def symbol_by_raw(self, key16: bytes) -> records.Symbol | None:
+        raw = self._get(keys.DB_SYMBOLS, key16)
+        return codec.SYMBOL.decode(raw) if raw else None
+
+    def symbols_by_raw(self, keys16: Iterable[bytes]) -> Iterator[records.Symbol]:
+        """Symbols for many raw keys in one transaction (missing keys skipped)."""
+        with self.env.begin(db=self._dbs[keys.DB_SYMBOLS]) as txn:
+            for key16 in keys16:
+                raw = txn.get(key16)
+                if raw:
+                    yield codec.SYMBOL.decode(raw)
+
+    def _index_keys(self, db: bytes, start: bytes) -> Iterator[tuple[list[str], bytes]]:
+        for key in self._scan_keys(db, start):
+            yield keys.split_index_key(key)
+
+    def symbols_by_qualified_name(
+        self, qualified_name: str, repository: str | None = None, path_prefix: str | None = None
+    ) -> list[records.Symbol]:
+        """Exact qualified-name matches, narrowed by repository and path prefix."""
+        start = keys.prefix(qualified_name)
+        if repository is not None:
+            start = keys.prefix(qualified_name, repository)
+            if path_prefix:
+                start += keys.text(path_prefix)
+        raws = [k for _parts, k in self._index_keys(keys.DB_BY_QUALIFIED_NAME, start)]
+        return list(self.symbols_by_raw(raws))
+
+    def symbols_by_name(
+        self, name: str, repository: str | None = None, path_prefix: str | None = None
+    ) -> list[records.Symbol]:
+        """Exact unqualified-name matches, narrowed by repository and path prefix."""
+        start = keys.prefix(name)
+        if repository is not None:
+            start = keys.prefix(name, repository)
+            if path_prefix:
+                start += keys.text(path_prefix)
+        raws = [k for _parts, k in self._index_keys(keys.DB_BY_NAME, start)]
+        return list(self.symbols_by_raw(raws))
+
+    def name_index(self, name_prefix: str = "") -> Iterator[tuple[str, str, str, bytes]]:
+        """(name, repository, path, raw key) for every name starting with ``name_prefix``, in name order."""
+        for parts, key16 in self._index_keys(keys.DB_BY_NAME, keys.text(name_prefix)):
+            yield parts[0], parts[1], parts[2], key16
+
+    def declarations(self, repository: str, path: str, *, directory: bool = False) -> Iterator[records.Symbol]:
+        """Declarations of a file (or of every file under a directory), in file and source order."""
+        if directory:
+            start = keys.text(repository) + keys.SEP + keys.text(path.rstrip("/") + "/" if path else "")
+        else:
+            start = keys.prefix(repository, path)
+        with self.env.begin(db=self._dbs[keys.DB_BY_FILE]) as txn, self.env.begin(
+            db=self._dbs[keys.DB_SYMBOLS]
+        ) as symtxn:
+            cursor = txn.cursor()
+            if not cursor.set_range(start):
+                return
+            for key in cursor.iternext(keys=True, values=False):
+                if not key.startswith(start):
+                    return
+                raw = symtxn.get(key[-keys.KEY_BYTES :])
+                if raw:
+                    yield codec.SYMBOL.decode(raw)
+
+    # --- edges ---------------------------------------------------------------------
+
+    def _edges(self, db: bytes, key16: bytes, kinds: Iterable[int] | None, outgoing: bool) -> Iterator[records.Edge]:
+        starts = [key16] if kinds is None else [key16 + bytes((k,)) for k in sorted(set(kinds))]
+        with self.env.begin(db=self._dbs[db]) as txn:
+            cursor = txn.cursor()
+            for start in starts:
+                if not cursor.set_range(start):
+                    continue
+                for key, value in cursor:
+                    if not key.startswith(start):
+                        break
+                    first, kind, second, prov = keys.split_edge_key(key)
+                    ev = codec.EDGE_VALUE.decode(value)
+                    src, dst = (first, second) if outgoing else (second, first)
+                    yield records.Edge(
+                        kind=kind,
+                        source=keys.key_from_bytes(src),
+                        target=keys.key_from_bytes(dst),
+                        confidence=ev.confidence,
+                        provenance=prov,
+                        line=ev.line,
+                        col=ev.col,
+                        count=ev.count,
+                    )
+
+    def edges_out(self, stable_key: str, kinds: Iterable[int] | None = None) -> Iterator[records.Edge]:
+        """Edges whose source is the symbol, optionally only of some kinds."""
+        return self._edges(keys.DB_EDGES_OUT, keys.key_to_bytes(stable_key), kinds, True)
+
+    def edges_in(self, stable_key: str, kinds: Iterable[int] | None = None) -> Iterator[records.Edge]:
+        """Edges whose target is the symbol, optionally only of some kinds."""
+        return self._edges(keys.DB_EDGES_IN, keys.key_to_bytes(stable_key), kinds, False)
+
+    def neighbours_raw(
+        self, key16: bytes, *, outgoing: bool, kinds: frozenset[int] | None = None
+    ) -> Iterator[tuple[int, bytes, int, int]]:
+        """(kind, other raw key, provenance, confidence) without building records: the traversal hot path."""
+        db = self._dbs[keys.DB_EDGES_OUT if outgoing else keys.DB_EDGES_IN]
+        with self.env.begin(db=db) as txn:
+            cursor = txn.cursor()
+            if not cursor.set_range(key16):
+                return
+            for key, value in cursor:
+                if not key.startswith(key16):
+                    return
+                kind = key[16]
+                if kinds is not None and kind not in kinds:
+                    continue
+                # EdgeValue is a msgpack array whose first element is the confidence (a positive fixint).
+                yield kind, key[17:33], key[33], value[1]
+
+    # --- unresolved ------------------------------------------------------------------
+
+    def unresolved_by_name(self, name: str) -> Iterator[records.Unresolved]:
+        for _key, value in self._scan(keys.DB_UNRESOLVED, keys.prefix(name)):
+            yield codec.UNRESOLVED.decode(value)
+
+    def unresolved_in(self, repository: str, path_prefix: str = "") -> Iterator[records.Unresolved]:
+        """Unresolved references recorded in files under ``path_prefix`` ("" = the whole repository)."""
+        start = keys.text(repository) + keys.SEP + keys.text(path_prefix)
+        for _key, value in self._scan(keys.DB_UNRESOLVED_BY_FILE, start):
+            yield codec.UNRESOLVED.decode(value)
+
+    def unresolved_scopes(self, repository: str) -> Iterator[records.Unresolved]:
+        """Failures that name no file (a package or module that could not be read)."""
+        for _key, value in self._scan(keys.DB_UNRESOLVED_BY_FILE, keys.prefix(repository, "")):
+            yield codec.UNRESOLVED.decode(value)
+
+    # --- package dependencies ------------------------------------------------------------
+
+    def package_dependencies(self, provider_repository: str, provider_package: str | None = None) -> Iterator[
+        records.PackageDependency
+    ]:
+        start = keys.prefix(provider_repository)
+        if provider_package is not None:
+            start = keys.prefix(provider_repository, provider_package)
+        for _key, value in self._scan(keys.DB_PACKAGE_DEPS, start):
+            yield codec.PACKAGE_DEPENDENCY.decode(value)
+
+
+def _take_shared_hold(generation_dir: Path) -> int:
+    """A shared flock on the generation's hold file: retention never deletes a held generation."""
+    path = generation_dir / HOLD_FILENAME
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise GenerationUnreadableError(f"{path}: cannot open hold file: {exc.strerror}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError:
+        # A publisher is deleting it right now; treat as unreadable.
+        os.close(fd)
+        raise GenerationUnreadableError(f"{generation_dir}: generation is being removed") from None
+    return fd
+
+
+def open_current(layout: StateLayout, *, hold: bool = False) -> Generation:
+    """Open the generation CURRENT points at; NoGenerationError when there is none."""
+    name = read_current(layout)
+    if name is None:
+        raise NoGenerationError(f"no published generation in {layout.state_dir}")
+    return Generation(layout.generations_dir / name, hold=hold)
+
+
+def open_newest_readable(
+    layout: StateLayout, *, hold: bool = False, skip: Iterable[str] = ()
+) -> tuple[Generation, list[str]]:
+    """Open CURRENT, else the newest generation that opens; returns it and the refusal reasons."""
+    refused: list[str] = []
+    skipped = set(skip)
+    name = read_current(layout)
+    candidates: list[Path] = []
+    if name is not None and name not in skipped:
+        candidates.append(layout.generations_dir / name)
+    for _gid, _fmt, path in reversed(list_generations(layout)):
+        if path.name != name and path.name not in skipped:
+            candidates.append(path)
+    for path in candidates:
+        try:
+            return Generation(path, hold=hold), refused
+        except GenerationUnreadableError as exc:
+            refused.append(str(exc))
+    raise NoGenerationError(
+        f"no readable generation in {layout.state_dir}" + (f": {'; '.join(refused)}" if refused else "")
+    )

@@ -1,0 +1,173 @@
+"""Record types stored in a generation (msgspec Structs, encoded with msgpack).
+
+Rules for evolving them (see FORMAT.md): fields are only ever appended, always
+with a default; a field's annotation never changes; a removed field is
+renamed ``_unused_N`` and kept. Every change updates the fingerprint in
+tests/test_format_fingerprint.py together with FEATURE_VERSION or
+FORMAT_VERSION in versions.py.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class _Record(msgspec.Struct, array_like=True, frozen=True, omit_defaults=True):
+    """Base of every stored record: positional arrays, trailing defaults omitted."""
+
+
+class LanguageAnalysis(_Record):
+    """How one language of one repository was analysed in this generation."""
+
+    language: str
+    # "exact" (an analyzer resolved edges), "fallback" (tree-sitter candidates only), "failed".
+    mode: str
+    analyzer: str = ""
+    analyzer_version: str = ""
+    reason: str = ""
+    files: int = 0
+    seconds: float = 0.0
+
+
+class Repository(_Record):
+    """A registered repository as it was indexed."""
+
+    name: str
+    root: str
+    languages: tuple[str, ...] = ()
+    commit: str = ""
+    branch: str = ""
+    dirty: bool = False
+    files: int = 0
+    symbols: int = 0
+    analyses: tuple[LanguageAnalysis, ...] = ()
+
+
+class File(_Record):
+    """A discovered file: indexed, failed to parse, or skipped with a reason."""
+
+    repository: str
+    path: str
+    language: str
+    content_hash: str = ""  # SHA-256 hex of the bytes analysed
+    size: int = 0
+    # "indexed" | "parse_failed" | "skipped"
+    status: str = "indexed"
+    reason: str = ""
+    symbols: int = 0
+    package: str = ""  # Python module name, Go package, ...
+    # "exact" | "fallback" | "" (not analysed)
+    analysis: str = ""
+
+
+class Symbol(_Record):
+    """A declaration. Lines are 1-based, columns 0-based (bytes)."""
+
+    key: str
+    name: str
+    qualified_name: str
+    kind: str
+    language: str
+    repository: str
+    path: str
+    start_line: int
+    start_col: int
+    end_line: int
+    end_col: int
+    signature: str = ""
+    doc: str = ""
+    exported: bool = False
+    container: str = ""  # stable key of the enclosing declaration, "" at top level
+    package: str = ""
+
+
+class Edge(_Record):
+    """A symbol-to-symbol fact. The evidence position is in the source symbol's file."""
+
+    kind: int  # vocab.EdgeKind
+    source: str
+    target: str
+    confidence: int  # vocab.Confidence
+    provenance: int  # vocab.Provenance
+    line: int = 0
+    col: int = 0
+    count: int = 1  # occurrences folded into this fact (same source, target, kind, provenance)
+
+
+class EdgeValue(_Record):
+    """The value stored under an edge key; the key carries kind, ends and provenance."""
+
+    confidence: int
+    line: int = 0
+    col: int = 0
+    count: int = 1
+
+
+class Unresolved(_Record):
+    """A reference the indexer saw but could not bind, kept with its reason."""
+
+    name: str  # requested symbol (unqualified, or dotted as written); "" for a scope failure
+    reason: str
+    repository: str
+    path: str = ""  # "" when the failure names no file (a package or module scope)
+    line: int = 0
+    col: int = 0
+    language: str = ""
+    source: str = ""  # stable key of the enclosing declaration, when known
+    package: str = ""  # requested package or module
+    detail: str = ""
+
+
+class PackageDependency(_Record):
+    """A consumer repository's package imports a package another registered repository provides."""
+
+    consumer_repository: str
+    consumer_package: str
+    provider_repository: str
+    provider_package: str
+    path: str = ""  # first consumer file that imports it
+    line: int = 0
+    count: int = 1
+
+
+class Counts(_Record):
+    """What the generation holds."""
+
+    repositories: int = 0
+    files: int = 0
+    symbols: int = 0
+    edges: int = 0
+    unresolved: int = 0
+    package_dependencies: int = 0
+    failed_files: int = 0
+    skipped_files: int = 0
+
+
+class CountEntry(_Record):
+    key: str
+    count: int
+
+
+class Breakdown(_Record):
+    """Histograms computed once at index time so status is a key read."""
+
+    edges_by_kind: tuple[CountEntry, ...] = ()
+    edges_by_confidence: tuple[CountEntry, ...] = ()
+    unresolved_by_reason: tuple[CountEntry, ...] = ()
+    symbols_by_language: tuple[CountEntry, ...] = ()
+    files_by_language: tuple[CountEntry, ...] = ()
+
+
+ALL_RECORD_TYPES: tuple[type[msgspec.Struct], ...] = (
+    LanguageAnalysis,
+    Repository,
+    File,
+    Symbol,
+    Edge,
+    EdgeValue,
+    Unresolved,
+    PackageDependency,
+    Counts,
+    CountEntry,
+    Breakdown,
+)

@@ -1,0 +1,29 @@
+"""Version constants of the on-disk contract, each with a one-line log per bump.
+
+FORMAT_VERSION changes when bytes written by this build would be misread by an
+older reader (a record field changes meaning, a key layout changes): a reader
+refuses a generation whose minimum reader version is above its own format.
+FEATURE_VERSION changes when something is added that older readers can
+safely ignore (a new sub-database, a field appended with a default).
+"""
+
+FORMAT_VERSION = 1
+FEATURE_VERSION = 1
+# The oldest reader format that can read what this build writes.
+MIN_READER_VERSION = 1
+# Generations this build can read (the writer of each must not need a newer reader).
+READABLE_FORMATS = frozenset({1})
+
+FORMAT_LOG: dict[int, str] = {
+    1: "initial layout: msgspec array-like records, 16-byte symbol keys, NUL-separated index keys",
+}
+
+FEATURE_LOG: dict[int, str] = {
+    1: "repositories, files, symbols, edges in/out, unresolved by name and by file, package dependencies",
+}
+
+# Stable keys are permanent identities; the algorithm version is part of every key's input.
+STABLE_KEY_VERSION = 1
+
+# Version of the fact-cache entry encoding (indexer-only, but recorded so doctor can report it).
+FACT_CACHE_VERSION = 1

@@ -1,0 +1,121 @@
+"""Frozen, append-only vocabularies: edge kinds, confidence levels, provenance.
+
+The numeric codes are written into generations. Never renumber or reuse a
+code; append new members at the end and bump FEATURE_VERSION.
+"""
+
+from enum import IntEnum
+
+
+class EdgeKind(IntEnum):
+    CONTAINS_PACKAGE = 1
+    CONTAINS_FILE = 2
+    DEFINES = 3
+    METHOD_OF = 4
+    PART_OF = 5
+    PACKAGE_DEPENDS_ON = 6
+    MODULE_DEPENDS_ON = 7
+    IMPORTS_SYMBOL = 8
+    EXPORTS = 9
+    REEXPORTS = 10
+    REFERENCES = 11
+    CALLS_DIRECT = 12
+    PASSES_AS_CALLBACK = 13
+    ASSIGNS_FUNCTION = 14
+    RETURNS_FUNCTION = 15
+    TYPE_USES = 16
+    IMPLEMENTS = 17
+    EXTENDS = 18
+    EMBEDS = 19
+    OVERRIDES = 20
+
+
+# Kinds that describe a use or a type relation: the query tools' reference vocabulary.
+REFERENCE_KINDS: frozenset[EdgeKind] = frozenset(
+    {
+        EdgeKind.IMPORTS_SYMBOL,
+        EdgeKind.EXPORTS,
+        EdgeKind.REEXPORTS,
+        EdgeKind.REFERENCES,
+        EdgeKind.CALLS_DIRECT,
+        EdgeKind.PASSES_AS_CALLBACK,
+        EdgeKind.ASSIGNS_FUNCTION,
+        EdgeKind.RETURNS_FUNCTION,
+        EdgeKind.TYPE_USES,
+        EdgeKind.IMPLEMENTS,
+        EdgeKind.EXTENDS,
+        EdgeKind.EMBEDS,
+        EdgeKind.OVERRIDES,
+        EdgeKind.PART_OF,
+    }
+)
+
+# Containment: structure, never a use; traversals skip these.
+CONTAINMENT_KINDS: frozenset[EdgeKind] = frozenset(
+    {EdgeKind.CONTAINS_PACKAGE, EdgeKind.CONTAINS_FILE, EdgeKind.DEFINES, EdgeKind.METHOD_OF}
+)
+
+
+class Confidence(IntEnum):
+    EXACT_TYPECHECKED = 1
+    EXACT_DECLARATION_MAPPED = 2
+    EXACT_PACKAGE_MAPPED = 3
+    STRUCTURAL_CERTAIN = 4
+    CANDIDATE = 5
+    UNRESOLVED = 6
+
+    @property
+    def is_exact(self) -> bool:
+        return self <= Confidence.STRUCTURAL_CERTAIN
+
+
+class Provenance(IntEnum):
+    TYPESCRIPT_CHECKER = 1
+    TYPESCRIPT_MODULE_RESOLUTION = 2
+    TYPESCRIPT_DECLARATION_MAP = 3
+    TYPESCRIPT_PROJECT_REFERENCE = 4
+    GO_TYPES_DEF = 5
+    GO_TYPES_USE = 6
+    GO_TYPES_SELECTION = 7
+    GO_AST_CALL = 8
+    GO_AST_CALLBACK = 9
+    GO_OBJECT_PATH = 10
+    TREE_SITTER_SYNTAX = 11
+    PACKAGE_MANIFEST = 12
+    RUST_ANALYZER_DEF = 13
+    RUST_ANALYZER_USE = 14
+    RUST_ANALYZER_MONIKER = 15
+    RUST_SYNTAX_CALL = 16
+    RUST_SYNTAX_TYPE = 17
+    RUST_SYNTAX_IMPL = 18
+    RUST_SYNTAX_CALLBACK = 19
+    PYTHON_INDEXER_DEF = 20
+    PYTHON_INDEXER_USE = 21
+    PYTHON_SYNTAX_CALL = 22
+    DART_ANALYZER_DEF = 23
+    DART_ANALYZER_USE = 24
+    DART_SYNTAX_CALL = 25
+
+
+# Provenances that can never back an exact edge (syntax alone proves nothing).
+SYNTAX_ONLY_PROVENANCES: frozenset[Provenance] = frozenset(
+    {
+        Provenance.TREE_SITTER_SYNTAX,
+        Provenance.PYTHON_SYNTAX_CALL,
+        Provenance.DART_SYNTAX_CALL,
+    }
+)
+
+# Kinds accepted by the symbol-kind filters (declarations of every supported language).
+SYMBOL_KINDS: frozenset[str] = frozenset(
+    {
+        "alias", "associated_type", "attribute", "class", "const", "constant", "constructor", "enum",
+        "enum_member", "export", "extension", "extension_type", "field", "func", "function", "getter",
+        "implementation", "import", "interface", "local_variable", "macro", "method", "mixin", "module",
+        "namespace", "parameter", "prefix", "property", "self_parameter", "setter", "static",
+        "static_method", "struct", "trait", "trait_method", "type", "type_alias", "type_parameter",
+        "union", "var", "variable", "variant",
+    }
+)
+
+LANGUAGES: tuple[str, ...] = ("python", "go", "typescript", "javascript", "rust", "dart")
