@@ -1,0 +1,60 @@
+"""The corpus handed to language resolvers: every repository's extracted files and symbol keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, UnresolvedFact
+
+
+@dataclass
+class RepositoryFacts:
+    """One registered repository's files of one language, as extracted (parse failures included)."""
+
+    name: str
+    root: str
+    files: list[FileFacts] = field(default_factory=list)
+
+
+@dataclass
+class Corpus:
+    """All repositories of one language in registry order, plus the stable-key lookup.
+
+    ``key_of(repository, path, qualified_name, kind)`` returns the text stable key the
+    pipeline assigned to that declaration, or None when no such declaration was extracted.
+    """
+
+    language: str
+    repositories: list[RepositoryFacts]
+    key_of: Callable[[str, str, str, str], str | None]
+
+
+@dataclass
+class Resolution:
+    """What a resolver found: edges, unresolved references and package-level dependencies."""
+
+    edges: list[EdgeFact] = field(default_factory=list)
+    unresolved: list[UnresolvedFact] = field(default_factory=list)
+    package_dependencies: list[PackageDependencyFact] = field(default_factory=list)
+
+
+class LanguageModule(Protocol):
+    """What the pipeline needs from a language module."""
+
+    LANGUAGE: str
+    EXTENSIONS: tuple[str, ...]
+    EXTRACTOR_VERSION: str  # part of the fact-cache key: bump on any change to extraction output
+
+    def package_for(self, path: str, all_paths: frozenset[str]) -> str:
+        """The module or package name of a repository-relative file path."""
+        ...
+
+    def extract(self, path: str, source: bytes, package: str) -> FileFacts:
+        """Declarations and reference sites of one file; parse failures as status, never raised."""
+        ...
+
+    def resolve(self, corpus: Corpus) -> Resolution:
+        """Bind every reference site of the corpus to declarations (CANDIDATE at best for syntax)."""
+        ...

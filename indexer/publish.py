@@ -1,0 +1,418 @@
+"""Building and publishing a generation: the only place that opens LMDB for writing a generation.
+
+Durability order (PRODUCT.md §3): build into ``generations/.tmp-<id>/``, fsync,
+reopen read-only and validate (digest and counts), write the manifest last,
+rename into place, fsync the parent, then replace ``CURRENT`` atomically
+(temp file, fsync, ``os.replace``, fsync the directory). Publishers hold an
+exclusive non-blocking lock. A crash at any step leaves the previous
+generation serving and nothing half-visible. ``KIVGRAPH_FAULT_KILL_AT=<step>``
+kills the process with SIGKILL at that step, for the crash tests.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import datetime as dt
+import errno
+import fcntl
+import itertools
+import os
+import shutil
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import lmdb
+import msgspec
+
+from snapshot_format import codec, keys, records
+from snapshot_format.digest import DigestBuilder, digest_environment
+from snapshot_format.errors import PublishLockedError
+from snapshot_format.layout import (
+    DATA_FILENAME,
+    HOLD_FILENAME,
+    MANIFEST_FILENAME,
+    StateLayout,
+    generation_name,
+    list_generations,
+    parse_generation_name,
+    read_current,
+    temp_generation_name,
+)
+from snapshot_format.manifest import Manifest, RepositoryState, encode_manifest
+from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
+from snapshot_format.vocab import Confidence, EdgeKind
+
+PUBLISH_STEPS = ("locked", "built", "validated", "renamed", "current")
+DEFAULT_RETAIN = 3
+
+
+class PublishError(Exception):
+    """Building or validating a candidate generation failed; nothing was published."""
+
+
+@dataclass
+class GenerationContent:
+    """Everything one generation holds, ready to be written."""
+
+    repositories: list[records.Repository]
+    files: list[records.File] = field(default_factory=list)
+    symbols: list[records.Symbol] = field(default_factory=list)
+    edges: list[records.Edge] = field(default_factory=list)
+    unresolved: list[records.Unresolved] = field(default_factory=list)
+    package_dependencies: list[records.PackageDependency] = field(default_factory=list)
+    analyzers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    generation_id: int
+    name: str
+    path: Path
+    manifest: Manifest
+    removed: tuple[str, ...]
+    seconds: float
+
+
+def _fault(step: str) -> None:
+    if os.environ.get("KIVGRAPH_FAULT_KILL_AT") == step:
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_file_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a temp file, fsync and rename, then fsync the directory."""
+    tmp = path.with_name(f".{path.name}.next")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+class PublishLock:
+    """Exclusive, non-blocking, kernel-released lock on ``publish.lock``."""
+
+    def __init__(self, layout: StateLayout) -> None:
+        self.path = layout.publish_lock
+        self._fd: int | None = None
+
+    def __enter__(self) -> PublishLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as exc:
+            holder = ""
+            with contextlib.suppress(OSError, ValueError):
+                holder = os.pread(fd, 64, 0).decode().strip()
+            os.close(fd)
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                who = f" (pid {holder})" if holder else ""
+                raise PublishLockedError(
+                    f"another kivgraph index is publishing into {self.path.parent}{who}; "
+                    "wait for it to finish or stop it, then retry"
+                ) from None
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        self._fd = fd
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, 0)
+            os.close(self._fd)
+            self._fd = None
+
+
+# --- encoding the content into sorted (key, value) streams -----------------------------
+
+
+def _count_entries(counter: collections.Counter[str]) -> tuple[records.CountEntry, ...]:
+    return tuple(records.CountEntry(key=k, count=v) for k, v in sorted(counter.items()))
+
+
+def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes, bytes]]]:
+    """Every sub-database's (key, value) pairs, sorted by key."""
+    enc = codec.encode
+    items: dict[bytes, list[tuple[bytes, bytes]]] = {name: [] for name in keys.ALL_DATABASES}
+
+    items[keys.DB_REPOSITORIES] = [(keys.text(r.name), enc(r)) for r in content.repositories]
+    items[keys.DB_FILES] = [(keys.file_key(f.repository, f.path), enc(f)) for f in content.files]
+
+    symbols = items[keys.DB_SYMBOLS]
+    by_qn = items[keys.DB_BY_QUALIFIED_NAME]
+    by_name = items[keys.DB_BY_NAME]
+    by_file = items[keys.DB_BY_FILE]
+    seen: dict[bytes, records.Symbol] = {}
+    for sym in content.symbols:
+        k16 = keys.key_to_bytes(sym.key)
+        if k16 in seen:
+            other = seen[k16]
+            raise PublishError(
+                f"duplicate stable key {sym.key}: {other.repository}:{other.path} {other.qualified_name} and "
+                f"{sym.repository}:{sym.path} {sym.qualified_name}"
+            )
+        seen[k16] = sym
+        symbols.append((k16, enc(sym)))
+        by_qn.append((keys.qualified_name_key(sym.qualified_name, sym.repository, sym.path, k16), b""))
+        by_name.append((keys.name_key(sym.name, sym.repository, sym.path, k16), b""))
+        by_file.append((keys.by_file_key(sym.repository, sym.path, sym.start_line, sym.start_col, k16), b""))
+
+    out = items[keys.DB_EDGES_OUT]
+    inc = items[keys.DB_EDGES_IN]
+    edge_keys: set[bytes] = set()
+    for edge in content.edges:
+        src, dst = keys.key_to_bytes(edge.source), keys.key_to_bytes(edge.target)
+        if src not in seen or dst not in seen:
+            missing = edge.source if src not in seen else edge.target
+            raise PublishError(f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {missing}")
+        ok = keys.edge_key(src, edge.kind, dst, edge.provenance)
+        if ok in edge_keys:
+            raise PublishError(f"duplicate edge {EdgeKind(edge.kind).name} {edge.source} -> {edge.target}")
+        edge_keys.add(ok)
+        value = enc(records.EdgeValue(confidence=edge.confidence, line=edge.line, col=edge.col, count=edge.count))
+        out.append((ok, value))
+        inc.append((keys.edge_key(dst, edge.kind, src, edge.provenance), value))
+
+    unresolved = items[keys.DB_UNRESOLVED]
+    unresolved_by_file = items[keys.DB_UNRESOLVED_BY_FILE]
+    for seq, u in enumerate(content.unresolved):
+        value = enc(u)
+        unresolved.append((keys.unresolved_key(u.name, u.repository, u.path, u.line, u.col, seq), value))
+        unresolved_by_file.append((keys.unresolved_file_key(u.repository, u.path, u.line, u.col, seq), value))
+
+    items[keys.DB_PACKAGE_DEPS] = [
+        (keys.package_dep_key(d.provider_repository, d.provider_package, d.consumer_repository, d.consumer_package), enc(d))
+        for d in content.package_dependencies
+    ]
+
+    files_by_status = collections.Counter(f.status for f in content.files)
+    counts = records.Counts(
+        repositories=len(content.repositories),
+        files=files_by_status.get("indexed", 0),
+        symbols=len(content.symbols),
+        edges=len(content.edges),
+        unresolved=len(content.unresolved),
+        package_dependencies=len(content.package_dependencies),
+        failed_files=files_by_status.get("parse_failed", 0),
+        skipped_files=files_by_status.get("skipped", 0),
+    )
+    breakdown = records.Breakdown(
+        edges_by_kind=_count_entries(collections.Counter(EdgeKind(e.kind).name for e in content.edges)),
+        edges_by_confidence=_count_entries(collections.Counter(Confidence(e.confidence).name for e in content.edges)),
+        unresolved_by_reason=_count_entries(collections.Counter(u.reason for u in content.unresolved)),
+        symbols_by_language=_count_entries(collections.Counter(s.language for s in content.symbols)),
+        files_by_language=_count_entries(
+            collections.Counter(f.language for f in content.files if f.status == "indexed")
+        ),
+    )
+    items[keys.DB_META] = [
+        (keys.META_COUNTS, enc(counts)),
+        (keys.META_BREAKDOWN, enc(breakdown)),
+        (keys.META_REPOSITORY_ORDER, msgspec.msgpack.encode([r.name for r in content.repositories])),
+    ]
+    for name, pairs in items.items():
+        pairs.sort(key=lambda kv: kv[0])
+        for (a, _), (b, _) in itertools.pairwise(pairs):
+            if a == b:
+                raise PublishError(f"duplicate key in {name.decode()}: {a!r}")
+    return items
+
+
+def _counts_of(items: dict[bytes, list[tuple[bytes, bytes]]]) -> records.Counts:
+    raw = dict(items[keys.DB_META])[keys.META_COUNTS]
+    return codec.decode(records.Counts, raw)
+
+
+def _write_environment(path: Path, items: dict[bytes, list[tuple[bytes, bytes]]]) -> str:
+    """Write every sub-database in layout order; returns the content digest of what was written."""
+    payload = sum(len(k) + len(v) for pairs in items.values() for k, v in pairs)
+    map_size = max(64 << 20, payload * 4 + (32 << 20))
+    env = lmdb.open(
+        str(path), map_size=map_size, max_dbs=len(keys.ALL_DATABASES) + 4, subdir=True, sync=False,
+        metasync=False, lock=True, readahead=False,
+    )
+    digest = DigestBuilder()
+    try:
+        for name in keys.ALL_DATABASES:
+            db = env.open_db(name, create=True)
+            pairs = items[name]
+            for start in range(0, max(len(pairs), 1), 50_000):
+                chunk = pairs[start : start + 50_000]
+                with env.begin(write=True, db=db) as txn:
+                    cursor = txn.cursor()
+                    cursor.putmulti(chunk, append=True)
+            for k, v in pairs:
+                digest.add(name, k, v)
+        env.sync(True)
+    finally:
+        env.close()
+    # The writer's lock file is not part of a published generation.
+    with contextlib.suppress(FileNotFoundError):
+        (path / "lock.mdb").unlink()
+    return digest.hexdigest()
+
+
+def _validate(path: Path, digest: str, counts: records.Counts) -> None:
+    env = lmdb.open(str(path), readonly=True, lock=False, max_dbs=len(keys.ALL_DATABASES) + 4, subdir=True)
+    try:
+        actual = digest_environment(env)
+        if actual != digest:
+            raise PublishError(f"candidate {path.name}: digest {actual} read back differs from {digest} written")
+        with env.begin(db=env.open_db(keys.DB_SYMBOLS, create=False)) as txn:
+            n = txn.stat()["entries"]
+        if n != counts.symbols:
+            raise PublishError(f"candidate {path.name}: {n} symbols read back, {counts.symbols} written")
+        with env.begin(db=env.open_db(keys.DB_EDGES_OUT, create=False)) as txn:
+            n = txn.stat()["entries"]
+        if n != counts.edges:
+            raise PublishError(f"candidate {path.name}: {n} edges read back, {counts.edges} written")
+    finally:
+        env.close()
+
+
+def _fsync_tree(path: Path) -> None:
+    for child in path.iterdir():
+        if child.is_file():
+            fd = os.open(child, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+    _fsync_dir(path)
+
+
+def next_generation_id(layout: StateLayout) -> int:
+    """One more than any generation id on disk or named by CURRENT (ids only ever grow)."""
+    highest = 0
+    for gid, _fmt, _path in list_generations(layout):
+        highest = max(highest, gid)
+    current = read_current(layout)
+    if current:
+        parsed = parse_generation_name(current)
+        if parsed:
+            highest = max(highest, parsed[0])
+    return highest + 1
+
+
+def _remove_debris(layout: StateLayout) -> None:
+    """Delete candidates left by a dead publisher (safe: we hold the lock)."""
+    with contextlib.suppress(FileNotFoundError):
+        for entry in os.scandir(layout.generations_dir):
+            if entry.name.startswith(".tmp-"):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
+
+def apply_retention(layout: StateLayout, retain: int = DEFAULT_RETAIN) -> tuple[str, ...]:
+    """Delete generations older than the newest ``retain``, never CURRENT nor one a server holds."""
+    current = read_current(layout)
+    generations = list_generations(layout)
+    removed = []
+    for _gid, _fmt, path in generations[: max(len(generations) - retain, 0)]:
+        if path.name == current:
+            continue
+        hold = path / HOLD_FILENAME
+        try:
+            fd = os.open(hold, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            fd = None
+        try:
+            if fd is not None:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # a server maps it: keep it
+            # Rename first so no reader can open a half-deleted generation.
+            doomed = path.with_name(f".tmp-del-{path.name}")
+            os.rename(path, doomed)
+            shutil.rmtree(doomed, ignore_errors=True)
+            removed.append(path.name)
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return tuple(removed)
+
+
+def publish(
+    layout: StateLayout,
+    content: GenerationContent,
+    *,
+    indexer_version: str,
+    retain: int = DEFAULT_RETAIN,
+    on_step: Callable[[str], None] | None = None,
+) -> PublishResult:
+    """Build, validate and atomically publish ``content`` as the next generation."""
+    started = time.perf_counter()
+    step = on_step or (lambda _s: None)
+    layout.generations_dir.mkdir(parents=True, exist_ok=True)
+    with PublishLock(layout):
+        _fault("locked")
+        step("locked")
+        _remove_debris(layout)
+        gid = next_generation_id(layout)
+        name = generation_name(gid)
+        tmp = layout.generations_dir / temp_generation_name(gid)
+        final = layout.generations_dir / name
+        tmp.mkdir(mode=0o755)
+        try:
+            items = _database_items(content)
+            counts = _counts_of(items)
+            digest = _write_environment(tmp, items)
+            (tmp / HOLD_FILENAME).touch()
+            _fault("built")
+            step("built")
+            _validate(tmp, digest, counts)
+            now = dt.datetime.now(dt.UTC)
+            manifest = Manifest(
+                id=gid,
+                format_version=FORMAT_VERSION,
+                feature_version=FEATURE_VERSION,
+                min_reader_version=MIN_READER_VERSION,
+                built_at=now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                built_at_ns=time.time_ns(),
+                indexer_version=indexer_version,
+                digest=digest,
+                data_bytes=(tmp / DATA_FILENAME).stat().st_size,
+                counts=counts,
+                repositories=tuple(
+                    RepositoryState(name=r.name, commit=r.commit, branch=r.branch, dirty=r.dirty)
+                    for r in content.repositories
+                ),
+                analyzers=dict(sorted(content.analyzers.items())),
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            write_file_atomically(tmp / MANIFEST_FILENAME, encode_manifest(manifest))
+            _fsync_tree(tmp)
+            _fault("validated")
+            step("validated")
+            os.rename(tmp, final)
+            _fsync_dir(layout.generations_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        _fault("renamed")
+        step("renamed")
+        write_file_atomically(layout.current_pointer, f"{name}\n".encode())
+        _fault("current")
+        step("current")
+        removed = apply_retention(layout, retain)
+    return PublishResult(
+        generation_id=gid, name=name, path=final, manifest=manifest, removed=removed,
+        seconds=time.perf_counter() - started,
+    )
