@@ -1,0 +1,264 @@
+"""Strict TOML configuration: ``kivgraph.toml`` (tomllib reads, msgspec validates).
+
+Unknown keys and bad values are errors that name the key and the file. The
+repositories registered for indexing live in the same file as
+``[[repository]]`` tables.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from snapshot_format.vocab import LANGUAGES
+
+CONFIG_VERSION = 1
+
+LANGUAGE_ALIASES = {
+    "py": "python",
+    "python": "python",
+    "go": "go",
+    "ts": "typescript",
+    "typescript": "typescript",
+    "tsx": "typescript",
+    "js": "javascript",
+    "javascript": "javascript",
+    "rs": "rust",
+    "rust": "rust",
+    "dart": "dart",
+}
+
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; the message names the file and the key."""
+
+
+class RepositoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    name: str
+    path: str
+    languages: list[str]
+    exclude: list[str] = []
+
+
+class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    max_file_bytes: int = 1_048_576
+    fact_cache: Literal["on", "off", "verify"] = "on"
+    retain_generations: int = 3
+    analyzer_timeout_seconds: float = 900.0
+
+
+class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    version: int = CONFIG_VERSION
+    indexing: IndexingConfig = msgspec.field(default_factory=IndexingConfig)
+    repository: list[RepositoryConfig] = []
+
+
+@dataclass(frozen=True)
+class Repository:
+    """A validated, registered repository."""
+
+    name: str
+    root: Path
+    languages: tuple[str, ...]
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    path: Path
+    raw: Config
+    repositories: tuple[Repository, ...]
+
+    @property
+    def indexing(self) -> IndexingConfig:
+        return self.raw.indexing
+
+
+def _key_path(message: str) -> tuple[str, str]:
+    """Split msgspec's "... - at `$.a[0].b`" into (reason, key path)."""
+    match = re.search(r" - at `\$\.?(.*)`$", message)
+    if not match:
+        return message, ""
+    return message[: match.start()], match.group(1)
+
+
+def normalize_languages(values: list[str], where: str) -> tuple[str, ...]:
+    """Canonical language names; ConfigError on unknown or duplicate entries."""
+    if not values:
+        raise ConfigError(f"{where}: at least one language is required (one of {', '.join(LANGUAGES)})")
+    out: list[str] = []
+    for raw in values:
+        lang = LANGUAGE_ALIASES.get(raw.strip().lower())
+        if lang is None:
+            raise ConfigError(f"{where}: unknown language {raw!r} (expected one of {', '.join(LANGUAGES)})")
+        if lang in out:
+            raise ConfigError(f"{where}: language {raw!r} listed twice")
+        out.append(lang)
+    return tuple(out)
+
+
+def validate_repository_name(name: str, where: str) -> None:
+    if name != name.strip() or not name:
+        raise ConfigError(f"{where}: repository name must be non-empty without surrounding whitespace")
+    if name in (".", "..") or "/" in name or "\\" in name or not _NAME_RE.match(name):
+        raise ConfigError(
+            f"{where}: repository name {name!r} is invalid (letters, digits, '.', '_', '+', '-'; no path separators)"
+        )
+    if name.startswith("rust:"):
+        raise ConfigError(f"{where}: the 'rust:' prefix is reserved")
+
+
+def resolve_repository_path(raw: str, base: Path, where: str) -> Path:
+    """Expand ~ and $VARS, resolve against ``base``; the directory must exist and be readable."""
+    expanded = os.path.expandvars(os.path.expanduser(raw))
+    if "$" in expanded:
+        raise ConfigError(f"{where}: unset environment variable in {raw!r}")
+    path = Path(expanded)
+    if not path.is_absolute():
+        path = base / path
+    path = Path(os.path.normpath(path))
+    if not path.exists():
+        raise ConfigError(f"{where}: {path} does not exist")
+    if not path.is_dir():
+        raise ConfigError(f"{where}: {path} is not a directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise ConfigError(f"{where}: {path} is not readable")
+    return path.resolve()
+
+
+def validate(config: Config, path: Path) -> LoadedConfig:
+    """Semantic checks msgspec cannot express; returns the resolved registry."""
+    if config.version != CONFIG_VERSION:
+        raise ConfigError(f"{path}: key 'version': unsupported version {config.version} (expected {CONFIG_VERSION})")
+    idx = config.indexing
+    if idx.max_file_bytes <= 0:
+        raise ConfigError(f"{path}: key 'indexing.max_file_bytes': must be > 0, got {idx.max_file_bytes}")
+    if idx.retain_generations < 1:
+        raise ConfigError(f"{path}: key 'indexing.retain_generations': must be >= 1, got {idx.retain_generations}")
+    if idx.analyzer_timeout_seconds <= 0:
+        raise ConfigError(f"{path}: key 'indexing.analyzer_timeout_seconds': must be > 0")
+    repos: list[Repository] = []
+    seen_names: dict[str, str] = {}
+    for i, entry in enumerate(config.repository):
+        where = f"{path}: key 'repository[{i}]'"
+        validate_repository_name(entry.name, f"{where}.name")
+        folded = entry.name.casefold()
+        if folded in seen_names:
+            raise ConfigError(f"{where}.name: {entry.name!r} collides with repository {seen_names[folded]!r}")
+        seen_names[folded] = entry.name
+        root = resolve_repository_path(entry.path, path.parent, f"{where}.path")
+        languages = normalize_languages(entry.languages, f"{where}.languages")
+        for ex in entry.exclude:
+            if ex.startswith("/") or ".." in Path(ex).parts:
+                raise ConfigError(f"{where}.exclude: {ex!r} must be a path inside the repository")
+        repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude)))
+    for a in repos:
+        for b in repos:
+            if a is not b and (a.root == b.root or a.root in b.root.parents):
+                raise ConfigError(
+                    f"{path}: repositories {a.name!r} ({a.root}) and {b.name!r} ({b.root}) overlap; "
+                    "a repository may not contain another"
+                )
+    return LoadedConfig(path=path, raw=config, repositories=tuple(repos))
+
+
+def parse(text: str, path: Path) -> LoadedConfig:
+    """Parse and validate configuration text that came from ``path``."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        config = msgspec.convert(data, Config)
+    except msgspec.ValidationError as exc:
+        reason, key = _key_path(str(exc))
+        unknown = re.match(r"Object contains unknown field `(.+)`", reason)
+        if unknown:
+            full = f"{key}.{unknown.group(1)}" if key else unknown.group(1)
+            raise ConfigError(f"{path}: unknown key '{full}'") from None
+        raise ConfigError(f"{path}: key '{key or '(top level)'}': {reason}") from None
+    return validate(config, path)
+
+
+def load(path: Path, *, missing_ok: bool = False) -> LoadedConfig:
+    """Load the config file; a missing file is an error unless ``missing_ok`` (then: empty registry)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if missing_ok:
+            return LoadedConfig(path=path, raw=Config(), repositories=())
+        raise ConfigError(f"{path}: no configuration; run `kivgraph init PATH...` to register repositories") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse(text, path)
+
+
+# --- writing -------------------------------------------------------------------------------
+
+
+def _toml_str(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _toml_list(values: list[str]) -> str:
+    return "[" + ", ".join(_toml_str(v) for v in values) + "]"
+
+
+def render(config: Config) -> str:
+    """The TOML text of a config (only the keys kivgraph knows)."""
+    defaults = IndexingConfig()
+    lines = ["# kivgraph configuration: see `kivgraph init --help`.", f"version = {config.version}", ""]
+    idx = config.indexing
+    lines.append("[indexing]")
+    lines.append(f"max_file_bytes = {idx.max_file_bytes}")
+    lines.append(f"fact_cache = {_toml_str(idx.fact_cache)}  # on | off | verify")
+    lines.append(f"retain_generations = {idx.retain_generations}")
+    if idx.analyzer_timeout_seconds != defaults.analyzer_timeout_seconds:
+        lines.append(f"analyzer_timeout_seconds = {idx.analyzer_timeout_seconds}")
+    for repo in config.repository:
+        lines += ["", "[[repository]]", f"name = {_toml_str(repo.name)}", f"path = {_toml_str(repo.path)}"]
+        lines.append(f"languages = {_toml_list(repo.languages)}")
+        if repo.exclude:
+            lines.append(f"exclude = {_toml_list(repo.exclude)}")
+    return "\n".join(lines) + "\n"
+
+
+def write(path: Path, config: Config) -> None:
+    """Validate, then write the config atomically (temp file, fsync, rename)."""
+    text = render(config)
+    validate(config, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def upsert_repositories(config: Config, entries: list[RepositoryConfig]) -> Config:
+    """Register entries: identical is a no-op, same name+path replaces languages, same name elsewhere fails."""
+    repos = list(config.repository)
+    for entry in entries:
+        for i, existing in enumerate(repos):
+            if existing.name == entry.name:
+                if os.path.realpath(existing.path) != os.path.realpath(entry.path):
+                    raise ConfigError(
+                        f"project {entry.name!r} is already registered at {existing.path!r}; "
+                        "choose another name or remove that entry"
+                    )
+                repos[i] = RepositoryConfig(
+                    name=existing.name, path=existing.path, languages=entry.languages, exclude=existing.exclude
+                )
+                break
+        else:
+            repos.append(entry)
+    return msgspec.structs.replace(config, repository=repos)
