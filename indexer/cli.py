@@ -1,0 +1,384 @@
+"""The indexer side of the `kivgraph` command: init, index, status, doctor, version."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+import msgspec
+
+from indexer import __version__
+from indexer.config import (
+    Config,
+    ConfigError,
+    RepositoryConfig,
+    load,
+    normalize_languages,
+    upsert_repositories,
+    write,
+)
+from indexer.pipeline import Progress, run_index
+from snapshot_format import errors as snap_errors
+from snapshot_format.layout import StateLayout, resolve_layout
+from snapshot_format.reader import open_current
+from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
+
+EXIT_FAILURE = 1
+EXIT_LOCKED = 3
+
+config_option = click.option(
+    "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    help="Config file (default: $KIVGRAPH_HOME/kivgraph.toml or ~/.config/kivgraph/kivgraph.toml).",
+)
+state_option = click.option(
+    "--state-dir", type=click.Path(file_okay=False), default=None,
+    help="State directory for generations, fact cache and logs (default: $KIVGRAPH_HOME/state or ~/.local/state/kivgraph).",
+)
+
+
+def _layout(config_path: str | None, state_dir: str | None) -> StateLayout:
+    return resolve_layout(config_path, state_dir)
+
+
+def _fail(message: str, code: int = EXIT_FAILURE) -> None:
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(code)
+
+
+# --- init ------------------------------------------------------------------------------------
+
+
+def _detect_languages(root: Path) -> list[str]:
+    from indexer.discover import discover
+    from indexer.languages.registry import EXTENSIONS
+
+    ext_map = {ext: lang for lang, exts in EXTENSIONS.items() for ext in exts}
+    found = discover(root, ext_map)
+    counts = collections.Counter(c.language for c in found.indexable)
+    return [lang for lang, _n in counts.most_common()]
+
+
+def _default_name(root: Path) -> str:
+    name = "".join(ch if ch.isalnum() or ch in "._+-" else "-" for ch in root.name).strip("-.")
+    return name or "repository"
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--repository", "named", multiple=True, metavar="NAME=PATH", help="Register PATH under NAME (repeatable).")
+@click.option("--languages", default=None, help="Comma-separated languages for every repository given (default: detected).")
+@click.option("--force", is_flag=True, help="Replace an existing config instead of adding to it.")
+@config_option
+@state_option
+def init(paths: tuple[str, ...], named: tuple[str, ...], languages: str | None, force: bool,
+         config_path: str | None, state_dir: str | None) -> None:
+    """Write kivgraph.toml registering the repositories at PATHS.
+
+    Each PATH is registered under its directory name (use --repository NAME=PATH
+    to choose the name). Languages are detected from file extensions unless
+    --languages is given. An existing config keeps its other entries.
+    """
+    layout = _layout(config_path, state_dir)
+    pairs: list[tuple[str, Path]] = [(_default_name(Path(p).resolve()), Path(p).resolve()) for p in paths]
+    for item in named:
+        name, sep, raw = item.partition("=")
+        if not sep or not name or not raw:
+            raise click.UsageError(f"--repository expects NAME=PATH, got {item!r}")
+        path = Path(raw).expanduser().resolve()
+        if not path.is_dir():
+            raise click.UsageError(f"--repository {name}: {path} is not a directory")
+        pairs.append((name, path))
+    langs: list[str] | None = None
+    if languages is not None:
+        try:
+            langs = list(normalize_languages([x for x in languages.split(",")], "--languages"))
+        except ConfigError as exc:
+            raise click.UsageError(str(exc)) from None
+    existed = layout.config_path.exists()
+    try:
+        base = Config() if force or not existed else load(layout.config_path).raw
+        entries = []
+        for name, path in pairs:
+            repo_langs = langs or _detect_languages(path)
+            if not repo_langs:
+                _fail(f"{path}: no source files of a supported language found; pass --languages")
+            entries.append(RepositoryConfig(name=name, path=str(path), languages=repo_langs))
+        config = upsert_repositories(base, entries)
+        write(layout.config_path, config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    click.echo(f"config: {'updated' if existed and not force else 'created'} ({layout.config_path})")
+    for entry in entries:
+        click.echo(f"repository: {entry.name} {entry.path} [{', '.join(entry.languages)}]")
+    if not entries:
+        click.echo("no repositories given: register some with `kivgraph init PATH`")
+
+
+# --- index -----------------------------------------------------------------------------------
+
+
+class _Reporter:
+    """NDJSON on stdout with --json; a line per phase on a terminal; silence otherwise."""
+
+    def __init__(self, as_json: bool) -> None:
+        self.as_json = as_json
+        self.tty = sys.stderr.isatty() and not as_json
+        self._last: tuple[str, str] | None = None
+
+    def progress(self, p: Progress) -> None:
+        if self.as_json:
+            _json_line({"event": "progress", "progress": vars(p)})
+        elif self.tty:
+            click.echo(f"  {p.repository:>16}  {p.phase:<9} {p.detail}", err=True)
+
+    def result(self, payload: dict[str, Any]) -> None:
+        if self.as_json:
+            _json_line({"event": "result", "result": payload})
+
+
+def _json_line(obj: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def _parse_register(raw: str) -> list[RepositoryConfig]:
+    try:
+        entries = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise click.UsageError(f"--register: invalid JSON: {exc}") from None
+    if not isinstance(entries, list) or not entries:
+        raise click.UsageError("--register expects a non-empty JSON list of {name, path, languages}")
+    out = []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict) or set(entry) != {"name", "path", "languages"}:
+            raise click.UsageError(f"--register[{i}]: expected exactly the keys name, path, languages")
+        try:
+            out.append(msgspec.convert(entry, RepositoryConfig))
+        except msgspec.ValidationError as exc:
+            raise click.UsageError(f"--register[{i}]: {exc}") from None
+    return out
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="NDJSON progress events and one final result on stdout.")
+@click.option("--full", is_flag=True, help="Accepted for compatibility: every index is a full rebuild (the fact cache keeps it cheap).")
+@click.option("--watch", is_flag=True, help="Keep running: re-index and publish after file changes (debounced).")
+@click.option("--fact-cache", type=click.Choice(["on", "off", "verify"]), default=None,
+              help="Override indexing.fact_cache: verify re-extracts everything and fails on any disagreement.")
+@click.option("--register", "register", default=None, metavar="JSON",
+              help='Upsert [{"name":..,"path":..,"languages":[..]}] into the registry first; restored if indexing fails.')
+@config_option
+@state_option
+def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, register: str | None,
+          config_path: str | None, state_dir: str | None) -> None:
+    """Index every registered repository and publish a new generation atomically.
+
+    The previous generation keeps serving until the new one is complete and
+    validated. Only one indexer publishes at a time: a second one exits at once
+    with code 3.
+    """
+    del full
+    layout = _layout(config_path, state_dir)
+    reporter = _Reporter(as_json)
+    original: bytes | None = None
+    if register is not None:
+        entries = _parse_register(register)
+        try:
+            original = layout.config_path.read_bytes() if layout.config_path.exists() else b""
+            base = load(layout.config_path, missing_ok=True).raw
+            write(layout.config_path, upsert_repositories(base, entries))
+        except ConfigError as exc:
+            _finish_failure(reporter, str(exc), EXIT_FAILURE)
+    code = _index_once(layout, reporter, fact_cache)
+    if code != 0 and original is not None:
+        _restore_config(layout, original)
+    if code != 0 or not watch:
+        raise SystemExit(code)
+    from indexer.watch import watch_and_index
+
+    watch_and_index(layout, lambda: _index_once(layout, reporter, fact_cache))
+
+
+def _restore_config(layout: StateLayout, original: bytes) -> None:
+    if original:
+        tmp = layout.config_path.with_name(f".{layout.config_path.name}.restore")
+        tmp.write_bytes(original)
+        os.replace(tmp, layout.config_path)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            layout.config_path.unlink()
+
+
+def _finish_failure(reporter: _Reporter, message: str, code: int) -> None:
+    reporter.result({"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {},
+                     "error": message})
+    click.echo(f"error: {message}", err=True)
+    raise SystemExit(code)
+
+
+def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None) -> int:
+    started = time.perf_counter()
+    try:
+        loaded = load(layout.config_path)
+        if not loaded.repositories:
+            raise ConfigError(f"{layout.config_path}: no repositories registered; run `kivgraph init PATH`")
+        report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache)
+    except snap_errors.PublishLockedError as exc:
+        _report_error(reporter, str(exc))
+        return EXIT_LOCKED
+    except (ConfigError, OSError, ValueError, RuntimeError) as exc:
+        _report_error(reporter, f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc))
+        return EXIT_FAILURE
+    except Exception as exc:  # the indexer must report, not crash with a bare traceback
+        _report_error(reporter, f"{type(exc).__name__}: {exc}")
+        return EXIT_FAILURE
+    payload = {
+        "passed": True, "generation_id": report.generation_id, "generation": report.generation,
+        "counts": report.counts, "index": report.index, "timings": report.timings, "cache": report.cache,
+        "error": None,
+    }
+    reporter.result(payload)
+    if not reporter.as_json:
+        c = report.counts
+        click.echo(f"index: PASS {report.generation} in {time.perf_counter() - started:.2f}s")
+        click.echo(
+            f"  repositories {c['repositories']}  files {c['files']}  symbols {c['symbols']}  edges {c['edges']}  "
+            f"unresolved {c['unresolved']}  failed files {c['failed_files']}  skipped files {c['skipped_files']}"
+        )
+        cache = report.cache
+        click.echo(f"  fact cache {cache['mode']}: {cache['hits']} hits, {cache['misses']} misses")
+        for lang, counters in report.index.items():
+            fields = "  ".join(f"{k} {v}" for k, v in counters.items() if k != "mode")
+            click.echo(f"  {lang} ({counters.get('mode') or 'not analysed'}): {fields}")
+    return 0
+
+
+def _report_error(reporter: _Reporter, message: str) -> None:
+    reporter.result({"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {},
+                     "error": message})
+    click.echo(f"error: {message}", err=True)
+
+
+# --- status ------------------------------------------------------------------------------------
+
+
+def status_payload(layout: StateLayout) -> dict[str, Any]:
+    """What the newest generation holds, per repository and language."""
+    try:
+        gen = open_current(layout)
+    except snap_errors.NoGenerationError:
+        return {"status": "empty", "state_dir": str(layout.state_dir)}
+    with gen:
+        m = gen.manifest
+        counts = msgspec.structs.asdict(gen.counts())
+        breakdown = gen.breakdown()
+        repos = []
+        for repo in gen.repositories():
+            by_lang: dict[str, dict[str, int]] = collections.defaultdict(lambda: collections.Counter())
+            for f in gen.files(repo.name):
+                entry = by_lang[f.language]
+                entry[f.status] += 1
+                entry["symbols"] += f.symbols
+            unresolved = collections.Counter(u.reason for u in gen.unresolved_in(repo.name))
+            repos.append({
+                "name": repo.name, "root": repo.root, "commit": repo.commit, "branch": repo.branch,
+                "dirty": repo.dirty, "files": repo.files, "symbols": repo.symbols,
+                "languages": {lang: dict(v) for lang, v in sorted(by_lang.items())},
+                "analyses": [msgspec.structs.asdict(a) for a in repo.analyses],
+                "unresolved_by_reason": dict(sorted(unresolved.items())),
+            })
+        return {
+            "status": "ready", "generation": gen.name, "generation_id": m.id, "built_at": m.built_at,
+            "format_version": m.format_version, "feature_version": m.feature_version, "counts": counts,
+            "edges_by_kind": {e.key: e.count for e in breakdown.edges_by_kind},
+            "edges_by_confidence": {e.key: e.count for e in breakdown.edges_by_confidence},
+            "unresolved_by_reason": {e.key: e.count for e in breakdown.unresolved_by_reason},
+            "symbols_by_language": {e.key: e.count for e in breakdown.symbols_by_language},
+            "analyzers": m.analyzers, "repositories": repos,
+        }
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the status as one JSON object.")
+@config_option
+@state_option
+def status(as_json: bool, config_path: str | None, state_dir: str | None) -> None:
+    """Show what the newest published generation holds, per repository and language."""
+    layout = _layout(config_path, state_dir)
+    try:
+        payload = status_payload(layout)
+    except snap_errors.SnapshotError as exc:
+        _fail(f"the current generation cannot be read: {exc}")
+    if as_json:
+        click.echo(json.dumps(payload, indent=2))
+        return
+    if payload["status"] == "empty":
+        click.echo(f"graph: empty (no generation in {payload['state_dir']}); run `kivgraph index`")
+        return
+    c = payload["counts"]
+    click.echo(f"graph: {payload['generation']} built {payload['built_at']} (format v{payload['format_version']})")
+    click.echo(
+        f"  repositories {c['repositories']}  files {c['files']}  symbols {c['symbols']}  edges {c['edges']}  "
+        f"unresolved {c['unresolved']}  failed files {c['failed_files']}  skipped files {c['skipped_files']}"
+    )
+    if payload["edges_by_confidence"]:
+        click.echo("  edges by confidence: " + ", ".join(f"{k} {v}" for k, v in payload["edges_by_confidence"].items()))
+    for repo in payload["repositories"]:
+        head = f"{repo['commit'][:12]}{' (dirty)' if repo['dirty'] else ''}" if repo["commit"] else "not a git checkout"
+        click.echo(f"{repo['name']}: {repo['root']}  {head}")
+        for lang, st in repo["languages"].items():
+            click.echo(
+                f"  {lang}: {st.get('indexed', 0)} indexed, {st.get('parse_failed', 0)} failed, "
+                f"{st.get('skipped', 0)} skipped, {st.get('symbols', 0)} symbols"
+            )
+        for a in repo["analyses"]:
+            click.echo(f"  {a['language']} analysis: {a['mode']}" + (f" ({a['reason']})" if a.get("reason") else ""))
+        if repo["unresolved_by_reason"]:
+            click.echo("  unresolved: " + ", ".join(f"{k} {v}" for k, v in repo["unresolved_by_reason"].items()))
+
+
+# --- version -------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Versions as JSON.")
+def version(as_json: bool) -> None:
+    """Print the kivgraph version and the generation format it writes and reads."""
+    info = {"kivgraph": __version__, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION,
+            "min_reader_version": MIN_READER_VERSION, "python": sys.version.split()[0]}
+    if as_json:
+        click.echo(json.dumps(info))
+    else:
+        click.echo(f"kivgraph {__version__} (generation format v{FORMAT_VERSION}, features v{FEATURE_VERSION})")
+
+
+# --- doctor --------------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Checks as JSON.")
+@click.option("--deep", is_flag=True, help="Also recompute the current generation's content digest.")
+@config_option
+@state_option
+def doctor(as_json: bool, deep: bool, config_path: str | None, state_dir: str | None) -> None:
+    """Check Python, packages, analyzers, configuration and state; exit 1 when a check fails."""
+    from indexer.doctor import run_checks
+
+    layout = _layout(config_path, state_dir)
+    checks = run_checks(layout, deep=deep)
+    failed = any(c.status == "FAIL" for c in checks)
+    if as_json:
+        click.echo(json.dumps({"passed": not failed, "checks": [vars(c) for c in checks]}, indent=2))
+    else:
+        for c in checks:
+            click.echo(f"{c.name}: {c.status}" + (f" ({c.detail})" if c.detail else ""))
+        click.echo(f"doctor: {'FAIL' if failed else 'PASS'}")
+    if failed:
+        raise SystemExit(EXIT_FAILURE)

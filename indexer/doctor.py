@@ -1,0 +1,93 @@
+"""`kivgraph doctor`: what is installed, which analyzers work, what is stale."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+from dataclasses import dataclass
+
+from indexer.config import ConfigError, load
+from indexer.languages import registry
+from snapshot_format import errors as snap_errors
+from snapshot_format.layout import StateLayout, list_generations, read_current
+from snapshot_format.reader import open_current
+from snapshot_format.versions import FORMAT_VERSION
+
+REQUIRED_PACKAGES = ("mcp", "msgspec", "lmdb", "click", "watchfiles", "tree-sitter", "tree-sitter-python")
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # PASS | WARN | FAIL
+    detail: str = ""
+
+
+def _package_checks() -> list[Check]:
+    out = []
+    for pkg in REQUIRED_PACKAGES:
+        try:
+            out.append(Check(f"package.{pkg}", "PASS", importlib.metadata.version(pkg)))
+        except importlib.metadata.PackageNotFoundError:
+            out.append(Check(f"package.{pkg}", "FAIL", "not installed; run `make setup`"))
+    return out
+
+
+def _state_check(layout: StateLayout) -> Check:
+    d = layout.state_dir
+    probe = d
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    if not os.access(probe, os.W_OK):
+        return Check("state.directory", "FAIL", f"{d} is not writable")
+    return Check("state.directory", "PASS", str(d) + ("" if d.exists() else " (created on first index)"))
+
+
+def _language_checks(languages: set[str]) -> list[Check]:
+    out = []
+    for lang in sorted(languages):
+        module = registry.module_for(lang)
+        if module is None:
+            out.append(Check(f"analyzer.{lang}", "WARN", f"no {lang} extractor in this version: files are skipped"))
+            continue
+        try:
+            module.extract("doctor_probe" + module.EXTENSIONS[0], b"def probe():\n    return 1\n", "doctor_probe")
+            out.append(Check(f"analyzer.{lang}", "WARN",
+                             f"tree-sitter fallback {module.EXTRACTOR_VERSION}: edges are CANDIDATE (no exact analyzer yet)"))
+        except Exception as exc:  # report, never crash doctor
+            out.append(Check(f"analyzer.{lang}", "FAIL", f"tree-sitter probe failed: {exc}"))
+    return out
+
+
+def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
+    """Every doctor check, in display order."""
+    checks = [Check("python", "PASS" if sys.version_info >= (3, 11) else "FAIL", sys.version.split()[0])]
+    checks += _package_checks()
+    checks.append(_state_check(layout))
+    languages: set[str] = set()
+    try:
+        loaded = load(layout.config_path)
+        checks.append(Check("config", "PASS", f"{layout.config_path}: {len(loaded.repositories)} repositories"))
+        for repo in loaded.repositories:
+            languages.update(repo.languages)
+    except ConfigError as exc:
+        checks.append(Check("config", "FAIL", str(exc)))
+    checks += _language_checks(languages)
+    current = read_current(layout)
+    if current is None:
+        n = len(list_generations(layout))
+        checks.append(Check("generation", "PASS", "no published generation yet" + (f" ({n} on disk)" if n else "")))
+        return checks
+    try:
+        with open_current(layout) as gen:
+            detail = f"{gen.name}: {gen.manifest.counts.symbols} symbols, built {gen.manifest.built_at}"
+            if deep:
+                gen.verify_digest()
+                detail += ", digest verified"
+            checks.append(Check("generation", "PASS", detail))
+    except snap_errors.FormatVersionError as exc:
+        checks.append(Check("generation", "WARN", f"{exc} (reader format {FORMAT_VERSION}; re-index to upgrade)"))
+    except snap_errors.SnapshotError as exc:
+        checks.append(Check("generation", "FAIL", str(exc)))
+    return checks

@@ -1,0 +1,34 @@
+"""Commit, branch and dirty flag of a repository, read with git (indexer side only)."""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class GitState:
+    commit: str = ""
+    branch: str = ""
+    dirty: bool = False
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    return proc.stdout.decode("utf-8", "replace").strip()
+
+
+def read_git_state(root: Path) -> GitState:
+    """The repository's HEAD commit, branch (empty when detached) and dirty flag; empty outside git."""
+    commit = _git(root, "rev-parse", "--verify", "-q", "HEAD")
+    if not commit:
+        return GitState()
+    branch = _git(root, "symbolic-ref", "--short", "-q", "HEAD") or ""
+    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".")
+    return GitState(commit=commit, branch=branch, dirty=bool(status))

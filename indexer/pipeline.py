@@ -1,0 +1,372 @@
+"""The index pipeline: discover → extract (fact cache) → resolve → link → publish."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer import __version__
+from indexer.config import LoadedConfig
+from indexer.corpus import Corpus, RepositoryFacts, Resolution
+from indexer.discover import Discovery, discover
+from indexer.fact_cache import FactCache, cache_key
+from indexer.facts import FileFacts
+from indexer.gitstate import read_git_state
+from indexer.languages import registry
+from indexer.publish import GenerationContent, PublishResult, publish
+from snapshot_format import records
+from snapshot_format.layout import StateLayout
+from snapshot_format.stable_key import stable_key
+from snapshot_format.vocab import Confidence, Provenance
+
+
+@dataclass(frozen=True)
+class Progress:
+    phase: str
+    repository: str
+    detail: str
+    completed: int
+    total: int
+
+
+ProgressFn = Callable[[Progress], None]
+
+
+@dataclass
+class LanguageCounters:
+    files: int = 0
+    parse_failed: int = 0
+    skipped: int = 0
+    symbols: int = 0
+    edges: int = 0
+    unresolved: int = 0
+    cache_hits: int = 0
+    extracted: int = 0
+    mode: str = ""
+
+
+@dataclass
+class IndexReport:
+    passed: bool
+    generation_id: int | None = None
+    generation: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    index: dict[str, dict[str, object]] = field(default_factory=dict)
+    timings: dict[str, float] = field(default_factory=dict)
+    cache: dict[str, int] = field(default_factory=dict)
+    error: str | None = None
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = collections.defaultdict(float)
+
+    def add(self, phase: str, started: float) -> None:
+        self.timings[phase] += time.perf_counter() - started
+
+
+@dataclass
+class _RepoWork:
+    name: str
+    root: Path
+    languages: tuple[str, ...]
+    discovery: Discovery
+    facts: dict[str, list[FileFacts]] = field(default_factory=dict)  # language -> files
+    hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256
+    sizes: dict[str, int] = field(default_factory=dict)
+
+
+def _extension_map(languages: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for lang in languages:
+        for ext in registry.EXTENSIONS.get(lang, ()):
+            out[ext] = lang
+    return out
+
+
+def symbol_key(language: str, repository: str, path: str, package: str, qualified_name: str, kind: str) -> str:
+    """The stable key recipe every language shares: the file path is the module part."""
+    return stable_key(
+        language=language, repository=repository, package=package, module=path,
+        qualified_name=qualified_name, kind=kind, discriminator="",
+    )
+
+
+def build_content(
+    loaded: LoadedConfig,
+    *,
+    fact_cache: FactCache,
+    progress: ProgressFn,
+    timer: _Timer,
+) -> tuple[GenerationContent, dict[str, LanguageCounters]]:
+    """Run every phase up to (not including) publication."""
+    counters: dict[str, LanguageCounters] = collections.defaultdict(LanguageCounters)
+    work: list[_RepoWork] = []
+    n_repos = len(loaded.repositories)
+
+    # 1. discover
+    for i, repo in enumerate(loaded.repositories):
+        started = time.perf_counter()
+        found = discover(
+            repo.root, _extension_map(repo.languages), exclude=repo.exclude,
+            max_file_bytes=loaded.indexing.max_file_bytes,
+        )
+        timer.add("discover", started)
+        work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
+        progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))
+
+    # 2. extract (per file, through the fact cache)
+    for w in work:
+        started = time.perf_counter()
+        by_lang: dict[str, list[str]] = collections.defaultdict(list)
+        for cand in w.discovery.indexable:
+            by_lang[cand.language].append(cand.path)
+        total = sum(len(v) for v in by_lang.values())
+        done = 0
+        for language, paths in by_lang.items():
+            module = registry.module_for(language)
+            if module is None:
+                continue
+            all_paths = frozenset(paths)
+            out = w.facts.setdefault(language, [])
+            for path in paths:
+                data = (w.root / path).read_bytes()
+                digest = hashlib.sha256(data).hexdigest()
+                w.hashes[path] = digest
+                w.sizes[path] = len(data)
+                package = module.package_for(path, all_paths)
+                key = cache_key(language, module.EXTRACTOR_VERSION, path, package, digest)
+                facts = fact_cache.get(key)
+                if facts is None:
+                    facts = module.extract(path, data, package)
+                    fact_cache.check(key, facts)
+                    fact_cache.put(key, facts)
+                    counters[language].extracted += 1
+                else:
+                    counters[language].cache_hits += 1
+                out.append(facts)
+                done += 1
+                if done % 200 == 0 or done == total:
+                    progress(Progress("extract", w.name, f"{done}/{total} files", done, total))
+        timer.add("extract", started)
+    fact_cache.flush()
+
+    # 3. keys for every declaration
+    started = time.perf_counter()
+    symbols: list[records.Symbol] = []
+    key_index: dict[tuple[str, str, str, str], str] = {}
+    file_records: list[records.File] = []
+    unresolved: list[records.Unresolved] = []
+    per_file_symbols: collections.Counter[tuple[str, str]] = collections.Counter()
+    for w in work:
+        for language, files in w.facts.items():
+            for ff in files:
+                qn_keys: dict[str, str] = {}
+                for sf in ff.symbols:
+                    key = symbol_key(language, w.name, ff.path, ff.package, sf.qualified_name, sf.kind)
+                    qn_keys.setdefault(sf.qualified_name, key)
+                    key_index[(w.name, ff.path, sf.qualified_name, sf.kind)] = key
+                for sf in ff.symbols:
+                    symbols.append(
+                        records.Symbol(
+                            key=key_index[(w.name, ff.path, sf.qualified_name, sf.kind)],
+                            name=sf.name, qualified_name=sf.qualified_name, kind=sf.kind, language=language,
+                            repository=w.name, path=ff.path, start_line=sf.start_line, start_col=sf.start_col,
+                            end_line=sf.end_line, end_col=sf.end_col, signature=sf.signature, doc=sf.doc,
+                            exported=sf.exported, container=qn_keys.get(sf.container, "") if sf.container else "",
+                            package=ff.package,
+                        )
+                    )
+                per_file_symbols[(w.name, ff.path)] = len(ff.symbols)
+                if ff.status == "parse_failed":
+                    unresolved.append(
+                        records.Unresolved(
+                            name="", reason="PARSE_ERROR", repository=w.name, path=ff.path,
+                            language=language, package=ff.package, detail=ff.reason,
+                        )
+                    )
+    timer.add("link", started)
+
+    # 4. resolve per language over the whole corpus
+    resolutions: list[Resolution] = []
+    languages = sorted({lang for w in work for lang in w.facts})
+    for language in languages:
+        module = registry.module_for(language)
+        if module is None:
+            continue
+        started = time.perf_counter()
+        corpus = Corpus(
+            language=language,
+            repositories=[RepositoryFacts(w.name, str(w.root), w.facts.get(language, [])) for w in work],
+            key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
+        )
+        progress(Progress("resolve", "*", language, 0, 1))
+        resolutions.append(module.resolve(corpus))
+        timer.add("resolve", started)
+        progress(Progress("resolve", "*", language, 1, 1))
+
+    # 5. link: fold repeated facts, attach unresolved and package dependencies
+    started = time.perf_counter()
+    language_of = {s.key: s.language for s in symbols}
+    folded: dict[tuple[int, str, str, int], list[int]] = {}
+    for res in resolutions:
+        for e in res.edges:
+            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in _SYNTAX_ONLY:
+                raise ValueError(f"an exact edge with syntax-only provenance: {e}")
+            if e.source not in language_of or e.target not in language_of:
+                continue  # the resolver named a declaration that was never extracted
+            k = (e.kind, e.source, e.target, e.provenance)
+            cur = folded.get(k)
+            if cur is None:
+                folded[k] = [e.confidence, e.line, e.col, 1]
+            else:
+                cur[3] += 1
+                cur[0] = min(cur[0], e.confidence)
+                if (e.line, e.col) < (cur[1], cur[2]):
+                    cur[1], cur[2] = e.line, e.col
+        for u in res.unresolved:
+            unresolved.append(
+                records.Unresolved(
+                    name=u.name, reason=u.reason, repository=u.repository, path=u.path, line=u.line, col=u.col,
+                    language=u.language, source=u.source, package=u.package, detail=u.detail,
+                )
+            )
+    edges = [
+        records.Edge(kind=k[0], source=k[1], target=k[2], confidence=v[0], provenance=k[3], line=v[1], col=v[2], count=v[3])
+        for k, v in folded.items()
+    ]
+    deps: dict[tuple[str, str, str, str], records.PackageDependency] = {}
+    for res in resolutions:
+        for d in res.package_dependencies:
+            dk = (d.consumer_repository, d.consumer_package, d.provider_repository, d.provider_package)
+            prev = deps.get(dk)
+            if prev is None:
+                deps[dk] = records.PackageDependency(
+                    consumer_repository=d.consumer_repository, consumer_package=d.consumer_package,
+                    provider_repository=d.provider_repository, provider_package=d.provider_package,
+                    path=d.path, line=d.line,
+                )
+            else:
+                deps[dk] = records.PackageDependency(
+                    consumer_repository=prev.consumer_repository, consumer_package=prev.consumer_package,
+                    provider_repository=prev.provider_repository, provider_package=prev.provider_package,
+                    path=prev.path, line=prev.line, count=prev.count + 1,
+                )
+
+    # 6. file and repository records, counters
+    for s in symbols:
+        counters[s.language].symbols += 1
+    for e in edges:
+        counters[language_of[e.source]].edges += 1
+    for u in unresolved:
+        if u.language:
+            counters[u.language].unresolved += 1
+    repositories: list[records.Repository] = []
+    for w in work:
+        facts_by_path = {ff.path: ff for files in w.facts.values() for ff in files}
+        n_files = 0
+        for cand in w.discovery.files:
+            ff = facts_by_path.get(cand.path)
+            counter = counters[cand.language]
+            if cand.skip_reason:
+                status, reason = "skipped", cand.skip_reason
+                counter.skipped += 1
+            elif ff is None:
+                status, reason = "skipped", f"no {cand.language} extractor in kivgraph {__version__}"
+                counter.skipped += 1
+            else:
+                status, reason = ff.status, ff.reason
+                counter.files += 1
+                n_files += 1
+                if status == "parse_failed":
+                    counter.parse_failed += 1
+            file_records.append(
+                records.File(
+                    repository=w.name, path=cand.path, language=cand.language,
+                    content_hash=w.hashes.get(cand.path, ""), size=cand.size, status=status, reason=reason,
+                    symbols=per_file_symbols.get((w.name, cand.path), 0),
+                    package=ff.package if ff else "", analysis="fallback" if ff else "",
+                )
+            )
+        git = read_git_state(w.root)
+        analyses = []
+        for lang in w.languages:
+            module = registry.module_for(lang)
+            n = sum(1 for c in w.discovery.indexable if c.language == lang)
+            if module is None:
+                analyses.append(records.LanguageAnalysis(
+                    language=lang, mode="failed", reason=f"no {lang} extractor in kivgraph {__version__}", files=n,
+                ))
+            else:
+                counters[lang].mode = "fallback"
+                analyses.append(records.LanguageAnalysis(
+                    language=lang, mode="fallback", analyzer="tree-sitter",
+                    reason="no exact analyzer configured: edges are CANDIDATE", files=n,
+                ))
+        repositories.append(
+            records.Repository(
+                name=w.name, root=str(w.root), languages=w.languages, commit=git.commit, branch=git.branch,
+                dirty=git.dirty, files=n_files,
+                symbols=sum(per_file_symbols[(w.name, p)] for p in facts_by_path), analyses=tuple(analyses),
+            )
+        )
+    timer.add("link", started)
+    content = GenerationContent(
+        repositories=repositories, files=file_records, symbols=symbols, edges=edges, unresolved=unresolved,
+        package_dependencies=list(deps.values()),
+        analyzers={f"tree-sitter-{lang}": module_version(lang) for lang in languages},
+    )
+    return content, counters
+
+
+_SYNTAX_ONLY = frozenset({Provenance.TREE_SITTER_SYNTAX, Provenance.PYTHON_SYNTAX_CALL, Provenance.DART_SYNTAX_CALL})
+
+
+def module_version(language: str) -> str:
+    module = registry.module_for(language)
+    return module.EXTRACTOR_VERSION if module else ""
+
+
+def run_index(
+    loaded: LoadedConfig,
+    layout: StateLayout,
+    *,
+    progress: ProgressFn | None = None,
+    fact_cache_mode: str | None = None,
+) -> tuple[IndexReport, PublishResult]:
+    """Index every registered repository and publish a generation (raises on failure)."""
+    emit = progress or (lambda _p: None)
+    timer = _Timer()
+    started = time.perf_counter()
+    mode = fact_cache_mode or loaded.indexing.fact_cache
+    with FactCache(layout.fact_cache_dir, mode) as cache:
+        content, counters = build_content(loaded, fact_cache=cache, progress=emit, timer=timer)
+        t = time.perf_counter()
+        emit(Progress("publish", "*", "writing generation", 0, 1))
+        result = publish(layout, content, indexer_version=__version__, retain=loaded.indexing.retain_generations)
+        timer.add("publish", t)
+        emit(Progress("publish", "*", result.name, 1, 1))
+        cache.prune()
+        stats = cache.stats
+    timer.timings["total"] = time.perf_counter() - started
+    counts = result.manifest.counts
+    report = IndexReport(
+        passed=True,
+        generation_id=result.generation_id,
+        generation=result.name,
+        counts={
+            "repositories": counts.repositories, "files": counts.files, "symbols": counts.symbols,
+            "edges": counts.edges, "unresolved": counts.unresolved,
+            "package_dependencies": counts.package_dependencies, "failed_files": counts.failed_files,
+            "skipped_files": counts.skipped_files,
+        },
+        index={lang: vars(c) for lang, c in sorted(counters.items())},
+        timings={k: round(v, 4) for k, v in timer.timings.items()},
+        cache={"mode": mode, "hits": stats.hits, "misses": stats.misses, "writes": stats.writes,  # type: ignore[dict-item]
+               "verified": stats.verified, "pruned": stats.pruned},
+    )
+    return report, result

@@ -1,0 +1,3 @@
+from kivgraph_cli.main import main
+
+main()
