@@ -1,0 +1,46 @@
+"""Fails when a stored record type or the key layout changes without a version bump.
+
+When this fails: if old readers could misread the new bytes, bump FORMAT_VERSION
+(and MIN_READER_VERSION); if they can ignore the change (a field appended with
+a default, a new sub-database), bump FEATURE_VERSION. Add a line to the log in
+snapshot_format/versions.py, then record the new fingerprint below under the
+new (format, feature) pair.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import msgspec
+
+from snapshot_format import keys, records, vocab
+from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION
+
+FINGERPRINTS: dict[tuple[int, int], str] = {
+    (1, 1): "6b4530bb9ead8402",
+}
+
+
+def schema_fingerprint() -> str:
+    h = hashlib.sha256()
+    for kind in records.ALL_RECORD_TYPES:
+        info = msgspec.inspect.type_info(kind)
+        assert isinstance(info, msgspec.inspect.StructType)
+        h.update(f"{kind.__name__}|array_like={info.array_like}\n".encode())
+        for f in info.fields:
+            h.update(f"{f.name}:{f.type!r}:{f.default!r}\n".encode())
+    for name in keys.ALL_DATABASES:
+        h.update(b"db:" + name + b"\n")
+    for enum in (vocab.EdgeKind, vocab.Confidence, vocab.Provenance):
+        for member in enum:
+            h.update(f"{enum.__name__}.{member.name}={member.value}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def test_record_schema_matches_the_fingerprint_of_this_format_version() -> None:
+    expected = FINGERPRINTS.get((FORMAT_VERSION, FEATURE_VERSION))
+    actual = schema_fingerprint()
+    assert expected == actual, (
+        f"record types, sub-databases or vocabularies changed (fingerprint {actual}) without a version bump "
+        f"(format {FORMAT_VERSION}, feature {FEATURE_VERSION} expects {expected}); see this module's docstring"
+    )
