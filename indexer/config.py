@@ -148,17 +148,17 @@ def validate(config: Config, path: Path) -> LoadedConfig:
     repos: list[Repository] = []
     seen_names: dict[str, str] = {}
     for i, entry in enumerate(config.repository):
-        where = f"{path}: key 'repository[{i}]'"
-        validate_repository_name(entry.name, f"{where}.name")
+        where = f"{path}: key 'repository[{i}]"
+        validate_repository_name(entry.name, f"{where}.name'")
         folded = entry.name.casefold()
         if folded in seen_names:
-            raise ConfigError(f"{where}.name: {entry.name!r} collides with repository {seen_names[folded]!r}")
+            raise ConfigError(f"{where}.name': {entry.name!r} collides with repository {seen_names[folded]!r}")
         seen_names[folded] = entry.name
-        root = resolve_repository_path(entry.path, path.parent, f"{where}.path")
-        languages = normalize_languages(entry.languages, f"{where}.languages")
+        root = resolve_repository_path(entry.path, path.parent, f"{where}.path'")
+        languages = normalize_languages(entry.languages, f"{where}.languages'")
         for ex in entry.exclude:
             if ex.startswith("/") or ".." in Path(ex).parts:
-                raise ConfigError(f"{where}.exclude: {ex!r} must be a path inside the repository")
+                raise ConfigError(f"{where}.exclude': {ex!r} must be a path inside the repository")
         repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude)))
     for a in repos:
         for b in repos:
