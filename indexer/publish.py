@@ -6,7 +6,8 @@ rename into place, fsync the parent, then replace ``CURRENT`` atomically
 (temp file, fsync, ``os.replace``, fsync the directory). Publishers hold an
 exclusive non-blocking lock. A crash at any step leaves the previous
 generation serving and nothing half-visible. ``KIVGRAPH_FAULT_KILL_AT=<step>``
-kills the process with SIGKILL at that step, for the crash tests.
+kills the process with SIGKILL at that step, for the crash tests
+(``KIVGRAPH_FAULT_STOP_AT`` stops it there, holding the lock).
 """
 
 from __future__ import annotations
@@ -78,8 +79,11 @@ class PublishResult:
 
 
 def _fault(step: str) -> None:
+    """Crash-test hooks: SIGKILL (or SIGSTOP, to hold the lock) at a named publication step."""
     if os.environ.get("KIVGRAPH_FAULT_KILL_AT") == step:
         os.kill(os.getpid(), signal.SIGKILL)
+    if os.environ.get("KIVGRAPH_FAULT_STOP_AT") == step:
+        os.kill(os.getpid(), signal.SIGSTOP)
 
 
 def _fsync_dir(path: Path) -> None:

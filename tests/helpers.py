@@ -1,0 +1,42 @@
+"""Shared test helpers: running the real kivgraph CLI in a private KIVGRAPH_HOME."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = REPO_ROOT / "tests" / "fixtures"
+
+
+def kivgraph_env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KIVGRAPH_FAULT")}
+    env["KIVGRAPH_HOME"] = str(home)
+    env.update(extra)
+    return env
+
+
+def run_kivgraph(home: Path, *args: str, timeout: float = 300, **extra_env: str) -> subprocess.CompletedProcess[str]:
+    """Run `python -m kivgraph_cli ARGS` as a real child process."""
+    return subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", *args],
+        env=kivgraph_env(home, **extra_env), capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT,
+    )
+
+
+def copy_fixture(name: str, dest: Path) -> Path:
+    """A private copy of tests/fixtures/NAME (fixtures live inside this git repository)."""
+    target = dest / name
+    shutil.copytree(FIXTURES / name, target, symlinks=True)
+    return target
+
+
+def write_repo(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return root
