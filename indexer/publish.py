@@ -151,6 +151,10 @@ def _count_entries(counter: collections.Counter[str]) -> tuple[records.CountEntr
     return tuple(records.CountEntry(key=k, count=v) for k, v in sorted(counter.items()))
 
 
+def _named(counter: collections.Counter[int], enum: type[EdgeKind] | type[Confidence]) -> collections.Counter[str]:
+    return collections.Counter({enum(code).name: n for code, n in counter.items()})
+
+
 def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes, bytes]]]:
     """Every sub-database's (key, value) pairs, sorted by key."""
     enc = codec.encode
@@ -181,10 +185,11 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     out = items[keys.DB_EDGES_OUT]
     inc = items[keys.DB_EDGES_IN]
     edge_keys: set[bytes] = set()
+    raw_of = {sym.key: k16 for k16, sym in seen.items()}
     for edge in content.edges:
-        src, dst = keys.key_to_bytes(edge.source), keys.key_to_bytes(edge.target)
-        if src not in seen or dst not in seen:
-            missing = edge.source if src not in seen else edge.target
+        src, dst = raw_of.get(edge.source), raw_of.get(edge.target)
+        if src is None or dst is None:
+            missing = edge.source if src is None else edge.target
             raise PublishError(f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {missing}")
         ok = keys.edge_key(src, edge.kind, dst, edge.provenance)
         if ok in edge_keys:
@@ -218,8 +223,10 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
         skipped_files=files_by_status.get("skipped", 0),
     )
     breakdown = records.Breakdown(
-        edges_by_kind=_count_entries(collections.Counter(EdgeKind(e.kind).name for e in content.edges)),
-        edges_by_confidence=_count_entries(collections.Counter(Confidence(e.confidence).name for e in content.edges)),
+        edges_by_kind=_count_entries(_named(collections.Counter(e.kind for e in content.edges), EdgeKind)),
+        edges_by_confidence=_count_entries(
+            _named(collections.Counter(e.confidence for e in content.edges), Confidence)
+        ),
         unresolved_by_reason=_count_entries(collections.Counter(u.reason for u in content.unresolved)),
         symbols_by_language=_count_entries(collections.Counter(s.language for s in content.symbols)),
         files_by_language=_count_entries(
@@ -262,8 +269,7 @@ def _write_environment(path: Path, items: dict[bytes, list[tuple[bytes, bytes]]]
                 with env.begin(write=True, db=db) as txn:
                     cursor = txn.cursor()
                     cursor.putmulti(chunk, append=True)
-            for k, v in pairs:
-                digest.add(name, k, v)
+            digest.add_many(name, pairs)
         env.sync(True)
     finally:
         env.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from collections.abc import Iterable
 
 import lmdb
 
@@ -24,13 +25,13 @@ class DigestBuilder:
         self._hash = hashlib.blake2b(digest_size=32)
         self._db: bytes | None = None
 
-    def add(self, db: bytes, key: bytes, value: bytes) -> None:
+    def add_many(self, db: bytes, items: Iterable[tuple[bytes, bytes]]) -> None:
+        """Feed consecutive items of one database (any chunking gives the same digest)."""
         if db != self._db:
             self._hash.update(b"\x01db" + db + b"\x00")
             self._db = db
-        self._hash.update(_LEN.pack(len(key), len(value)))
-        self._hash.update(key)
-        self._hash.update(value)
+        pack = _LEN.pack
+        self._hash.update(b"".join([pack(len(k), len(v)) + k + v for k, v in items]))
 
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
@@ -42,6 +43,12 @@ def digest_environment(env: lmdb.Environment) -> str:
     for name in keys.ALL_DATABASES:
         db = env.open_db(name, create=False)
         with env.begin(db=db, buffers=True) as txn:
-            for key, value in txn.cursor():
-                builder.add(name, bytes(key), bytes(value))
+            cursor = txn.cursor()
+            chunk: list[tuple[bytes, bytes]] = []
+            for key, value in cursor:
+                chunk.append((bytes(key), bytes(value)))
+                if len(chunk) >= 50_000:
+                    builder.add_many(name, chunk)
+                    chunk = []
+            builder.add_many(name, chunk)
     return builder.hexdigest()

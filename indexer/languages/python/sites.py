@@ -1,0 +1,100 @@
+"""The Site vocabulary the Python extractor writes and the Python resolver reads.
+
+Sites are cached per file, so this vocabulary is part of the extractor's
+output: change it only together with ``EXTRACTOR_VERSION``.
+
+Reference chains
+    A reference is written as a dotted chain of segments: ``foo``,
+    ``mod.func``, ``self.method``. A segment ending in ``()`` stands for the
+    result of calling it: ``Foo().bar`` is ``bar`` looked up on what ``Foo()``
+    returns. Two heads are special: ``super()`` (zero-argument super inside a
+    method) and ``?`` (a receiver that is not a name chain, e.g. ``x[0].run``).
+
+Head bindings
+    Every reference site carries ``extra = (binding, scope, ...)``: where the
+    first segment is bound, as decided by the extractor from Python's scoping
+    rules (function locals are local for the whole function, class bodies are
+    not visible from their methods, ``global``/``nonlocal`` respected):
+
+    ``module``   look the name up in the file's module namespace
+    ``local``    bound in the function or class ``scope`` by a nested def/class,
+                 an import, or an assignment whose value the resolver can follow
+    ``untyped``  a local whose value is unknown (kept only as a call receiver)
+    ``self``     the first parameter of a method of class ``scope``
+    ``cls``      the first parameter of a classmethod of class ``scope``
+    ``super``    ``super()`` inside a method of class ``scope``
+    ``unknown``  the ``?`` head; ``extra[2]`` holds the callee text
+
+Site kinds (``name``; ``extra``)
+    ``import``    ``import a.b [as c]``: name = module; extra = (alias or "",)
+    ``from``      ``from M import n [as z]``: name = n; extra = (M as written,
+                  dots kept for relative imports, bound name)
+    ``star``      ``from M import *``: name = M as written
+    ``call``      a call's callee chain; extra = (binding, scope[, text])
+    ``decorator`` a decorator without arguments (resolved like a call)
+    ``ref``       a name chain in load context
+    ``arg``       a name chain passed as a call argument (callback if it is a function)
+    ``type``      a name chain in an annotation
+    ``base``      a class base; enclosing = the class
+    ``bind``      a name bound to a followable value in scope ``enclosing``;
+                  extra = (value chain, binding, scope, mode); mode ``ann`` means
+                  the chain is the declared type, ``value`` means it is the value
+                  itself; an empty chain marks a module name of unknown value
+    ``attr``      an instance attribute of class ``enclosing`` (``self.x = ...``
+                  or a class-body assignment); extra as for ``bind``
+    ``returns``   a function's declared return type; extra = (binding, scope)
+
+Sites of a decorator, base, parameter annotation or default value are
+attributed to the declaration they belong to (``enclosing``), while their
+head binding is decided in the scope where Python evaluates them.
+"""
+
+from __future__ import annotations
+
+import builtins
+
+IMPORT = "import"
+FROM = "from"
+STAR = "star"
+CALL = "call"
+DECORATOR = "decorator"
+REF = "ref"
+ARG = "arg"
+TYPE = "type"
+BASE = "base"
+BIND = "bind"
+ATTR = "attr"
+RETURNS = "returns"
+
+MODULE = "module"
+LOCAL = "local"
+UNTYPED = "untyped"
+SELF = "self"
+CLS = "cls"
+SUPER = "super"
+UNKNOWN = "unknown"
+
+CALLED = "()"
+SUPER_HEAD = "super()"
+UNKNOWN_HEAD = "?"
+
+ANNOTATION = "ann"
+VALUE = "value"
+
+# Names every module sees without binding them: never edges, never unresolved rows.
+IMPLICIT_NAMES: frozenset[str] = frozenset(dir(builtins)) | {
+    "__file__", "__path__", "__cached__", "__builtins__", "__annotations__", "__dict__",
+    "__name__", "__doc__", "__package__", "__spec__", "__loader__", "__qualname__", "__module__",
+}
+
+# Members every class inherits from object: a miss on them is not a missing member.
+OBJECT_MEMBERS: frozenset[str] = frozenset(dir(object)) | {"__init__", "__new__", "__call__", "__enter__", "__exit__"}
+
+
+def segment(seg: str) -> tuple[str, int]:
+    """Split a chain segment into its name and how many times it is called."""
+    calls = 0
+    while seg.endswith(CALLED):
+        seg = seg[:-2]
+        calls += 1
+    return seg, calls
