@@ -98,6 +98,24 @@ class FactCache:
                     f"fact cache disagrees with a fresh extraction of {fresh.path} ({fresh.language})"
                 )
 
+    def get_raw(self, key: bytes) -> bytes | None:
+        """A cached opaque value (lexical counts, analyzer output), or None; not used in verify mode."""
+        if self._env is None or self.mode == "verify":
+            return None
+        pending = self._pending.get(key)
+        if pending is not None:
+            return pending[_DAY.size :]
+        with self._env.begin() as txn:
+            raw = txn.get(key)
+        if raw is None:
+            return None
+        self._touched.add(key)
+        return raw[_DAY.size :]
+
+    def put_raw(self, key: bytes, value: bytes) -> None:
+        if self._env is not None:
+            self._pending[key] = _DAY.pack(_today()) + value
+
     def put(self, key: bytes, facts: FileFacts) -> None:
         if self._env is None:
             return

@@ -17,6 +17,7 @@ from indexer.fact_cache import FactCache, cache_key
 from indexer.facts import FileFacts
 from indexer.gitstate import read_git_state
 from indexer.languages import registry
+from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
 from indexer.publish import GenerationContent, PublishResult, publish
 from snapshot_format import records
 from snapshot_format.layout import StateLayout
@@ -119,7 +120,8 @@ def build_content(
         work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
         progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))
 
-    # 2. extract (per file, through the fact cache)
+    # 2. extract (per file, through the fact cache), with the lexical terms of each file
+    lexicon = LexiconBuilder()
     for w in work:
         started = time.perf_counter()
         by_lang: dict[str, list[str]] = collections.defaultdict(list)
@@ -149,6 +151,14 @@ def build_content(
                 else:
                     counters[language].cache_hits += 1
                 out.append(facts)
+                lex_key = lexical_cache_key(path, digest)
+                raw_counts = fact_cache.get_raw(lex_key)
+                if raw_counts is None:
+                    counts = file_terms(path, data.decode("utf-8", "replace"), facts)
+                    fact_cache.put_raw(lex_key, encode_counts(counts))
+                else:
+                    counts = decode_counts(raw_counts)
+                lexicon.add(w.name, path, language, counts)
                 done += 1
                 if done % 200 == 0 or done == total:
                     progress(Progress("extract", w.name, f"{done}/{total} files", done, total))
@@ -319,6 +329,7 @@ def build_content(
         repositories=repositories, files=file_records, symbols=symbols, edges=edges, unresolved=unresolved,
         package_dependencies=list(deps.values()),
         analyzers={f"tree-sitter-{lang}": module_version(lang) for lang in languages},
+        derived=lexicon.items(),
     )
     return content, counters
 

@@ -66,6 +66,8 @@ class GenerationContent:
     unresolved: list[records.Unresolved] = field(default_factory=list)
     package_dependencies: list[records.PackageDependency] = field(default_factory=list)
     analyzers: dict[str, str] = field(default_factory=dict)
+    # Index-time derived sub-databases (e.g. the lexicon), as (key, value) pairs per database.
+    derived: dict[bytes, list[tuple[bytes, bytes]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -238,6 +240,8 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
         (keys.META_BREAKDOWN, enc(breakdown)),
         (keys.META_REPOSITORY_ORDER, msgspec.msgpack.encode([r.name for r in content.repositories])),
     ]
+    for name, pairs in content.derived.items():
+        items[name].extend(pairs)
     for name, pairs in items.items():
         pairs.sort(key=lambda kv: kv[0])
         for (a, _), (b, _) in itertools.pairwise(pairs):

@@ -41,7 +41,10 @@ def digest_environment(env: lmdb.Environment) -> str:
     """Recompute the content digest of an open environment from its bytes."""
     builder = DigestBuilder()
     for name in keys.ALL_DATABASES:
-        db = env.open_db(name, create=False)
+        try:
+            db = env.open_db(name, create=False)
+        except lmdb.NotFoundError:
+            continue  # written by an older feature version
         with env.begin(db=db, buffers=True) as txn:
             cursor = txn.cursor()
             chunk: list[tuple[bytes, bytes]] = []

@@ -28,6 +28,8 @@ DB_EDGES_IN = b"edges_in"  # dst16 kind:u8 src16 prov:u8 -> EdgeValue
 DB_UNRESOLVED = b"unresolved"  # name NUL repo NUL path NUL line:u32 col:u32 seq:u32 -> Unresolved
 DB_UNRESOLVED_BY_FILE = b"unresolved_by_file"  # repo NUL path NUL line:u32 col:u32 seq:u32 -> Unresolved
 DB_PACKAGE_DEPS = b"package_deps"  # provider_repo NUL provider_pkg NUL consumer_repo NUL consumer_pkg -> PackageDependency
+DB_LEXICON = b"lexicon"  # term -> msgpack [doc:u32, weighted tf x100, ...] (find_by_intent postings)
+DB_LEXICON_DOCS = b"lexicon_docs"  # doc:u32 -> msgpack [repo, path, language, weighted length x100]
 
 ALL_DATABASES: tuple[bytes, ...] = (
     DB_META,
@@ -42,12 +44,18 @@ ALL_DATABASES: tuple[bytes, ...] = (
     DB_UNRESOLVED,
     DB_UNRESOLVED_BY_FILE,
     DB_PACKAGE_DEPS,
+    DB_LEXICON,
+    DB_LEXICON_DOCS,
 )
+
+# Sub-databases every readable generation has; later additions are optional for readers.
+REQUIRED_DATABASES: frozenset[bytes] = frozenset(ALL_DATABASES[:12])
 
 # Fixed keys of DB_META.
 META_COUNTS = b"counts"
 META_BREAKDOWN = b"breakdown"
 META_REPOSITORY_ORDER = b"repository_order"  # msgpack list of names, registry order
+META_LEXICON_STATS = b"lexicon_stats"  # msgpack [lexical version, documents, average weighted length x100]
 
 _U32 = struct.Struct(">I")
 _ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
@@ -145,6 +153,10 @@ def unresolved_key(name: str, repository: str, path: str, line: int, col: int, s
 
 def unresolved_file_key(repository: str, path: str, line: int, col: int, seq: int) -> bytes:
     return prefix(repository, path) + position(line, col) + _U32.pack(seq)
+
+
+def lexicon_doc_key(doc: int) -> bytes:
+    return _U32.pack(doc)
 
 
 def package_dep_key(provider_repo: str, provider_pkg: str, consumer_repo: str, consumer_pkg: str) -> bytes:

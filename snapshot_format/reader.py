@@ -74,7 +74,16 @@ class Generation:
                 readahead=False,
                 max_readers=1024,
             )
-            self._dbs = {name: self.env.open_db(name, create=False) for name in keys.ALL_DATABASES}
+            self._dbs = {}
+            for name in keys.ALL_DATABASES:
+                try:
+                    self._dbs[name] = self.env.open_db(name, create=False)
+                except lmdb.NotFoundError:
+                    if name in keys.REQUIRED_DATABASES:
+                        raise
+        except lmdb.NotFoundError as exc:
+            self._release_hold()
+            raise GenerationUnreadableError(f"{self.path}: a required sub-database is missing: {exc}") from exc
         except lmdb.Error as exc:
             self._release_hold()
             raise GenerationUnreadableError(f"{self.path}: cannot open LMDB environment: {exc}") from exc
@@ -320,6 +329,34 @@ class Generation:
         """Failures that name no file (a package or module that could not be read)."""
         for _key, value in self._scan(keys.DB_UNRESOLVED_BY_FILE, keys.prefix(repository, "")):
             yield codec.UNRESOLVED.decode(value)
+
+    # --- lexical index (find_by_intent) -------------------------------------------------------
+
+    def lexicon_stats(self) -> tuple[int, float] | None:
+        """(documents, average weighted length), or None when the generation has no lexical index."""
+        if keys.DB_LEXICON not in self._dbs:
+            return None
+        raw = self._get(keys.DB_META, keys.META_LEXICON_STATS)
+        if not raw:
+            return None
+        _version, docs, avg = msgspec.msgpack.decode(raw)
+        return docs, avg / 100
+
+    def lexicon_postings(self, term: str) -> list[tuple[int, float]]:
+        """(document, weighted term frequency) for every document containing ``term``."""
+        raw = self._get(keys.DB_LEXICON, keys.text(term))
+        if not raw:
+            return []
+        flat: list[int] = msgspec.msgpack.decode(raw)
+        return [(flat[i], flat[i + 1] / 100) for i in range(0, len(flat), 2)]
+
+    def lexicon_document(self, doc: int) -> tuple[str, str, str, float] | None:
+        """(repository, path, language, weighted length) of a lexical document."""
+        raw = self._get(keys.DB_LEXICON_DOCS, keys.lexicon_doc_key(doc))
+        if not raw:
+            return None
+        repo, path, language, length = msgspec.msgpack.decode(raw)
+        return repo, path, language, length / 100
 
     # --- package dependencies ------------------------------------------------------------
 
