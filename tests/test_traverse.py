@@ -1,0 +1,126 @@
+"""Bounded walks: diamonds and cycles terminate and count each node once; limits and blind spots are declared."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.publish import GenerationContent, publish
+from server.queries import traverse
+from snapshot_format import keys, records
+from snapshot_format.layout import resolve_layout
+from snapshot_format.reader import Generation, open_current
+from snapshot_format.stable_key import stable_key
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+
+def _sym(repo: str, qn: str, kind: str = "function", path: str = "m.py", line: int = 1) -> records.Symbol:
+    key = stable_key(language="python", repository=repo, package="m", module=path, qualified_name=qn, kind=kind,
+                     discriminator="")
+    return records.Symbol(key=key, name=qn.rsplit(".", 1)[-1], qualified_name=qn, kind=kind, language="python",
+                          repository=repo, path=path, start_line=line, start_col=0, end_line=line + 1, end_col=0,
+                          package=repo)
+
+
+def _call(src: records.Symbol, dst: records.Symbol, conf: int = Confidence.EXACT_TYPECHECKED) -> records.Edge:
+    prov = Provenance.PYTHON_INDEXER_USE if conf == Confidence.EXACT_TYPECHECKED else Provenance.PYTHON_SYNTAX_CALL
+    return records.Edge(kind=EdgeKind.CALLS_DIRECT, source=src.key, target=dst.key, confidence=conf, provenance=prov,
+                        line=src.start_line, col=4)
+
+
+@pytest.fixture
+def graph(tmp_path: Path) -> tuple[Generation, dict[str, records.Symbol]]:
+    # a provider repository A and a consumer B:   b.main -> b.helper -> a.api -> a.core
+    # plus a diamond (a.left, a.right -> a.core) and a cycle (a.core <-> a.loop)
+    s = {name: _sym("A" if name.startswith("a.") else "B", name, line=i + 1)
+         for i, name in enumerate(["a.core", "a.api", "a.left", "a.right", "a.top", "a.loop", "b.helper", "b.main",
+                                   "a.unused"])}
+    edges = [
+        _call(s["a.api"], s["a.core"]), _call(s["a.left"], s["a.core"]), _call(s["a.right"], s["a.core"]),
+        _call(s["a.top"], s["a.left"]), _call(s["a.top"], s["a.right"]), _call(s["a.core"], s["a.loop"]),
+        _call(s["a.loop"], s["a.core"]), _call(s["b.helper"], s["a.api"]), _call(s["b.main"], s["b.helper"]),
+    ]
+    unresolved = [records.Unresolved(name="api", reason="RECEIVER_NOT_RESOLVED", repository="B", path="b/x.py",
+                                     line=3, language="python")]
+    content = GenerationContent(
+        repositories=[records.Repository(name="A", root="/a"), records.Repository(name="B", root="/b")],
+        files=[records.File(repository="A", path="m.py", language="python"),
+               records.File(repository="B", path="m.py", language="python")],
+        symbols=list(s.values()), edges=edges, unresolved=unresolved,
+    )
+    layout = resolve_layout(state_dir=tmp_path / "state", config=tmp_path / "k.toml")
+    publish(layout, content, indexer_version="test")
+    gen = open_current(layout)
+    yield gen, s
+    gen.close()
+
+
+def _raw(sym: records.Symbol) -> bytes:
+    return keys.key_to_bytes(sym.key)
+
+
+def _by_name(gen: Generation, walk: traverse.Walk) -> dict[str, int]:
+    return {gen.symbol_by_raw(r.key16).qualified_name: r.depth for r in walk.reached}  # type: ignore[union-attr]
+
+
+def test_blast_radius_reaches_the_other_repositorys_caller_at_depth_two_with_the_via_edge(graph) -> None:
+    gen, s = graph
+    w = traverse.walk(gen, [_raw(s["a.api"])], outgoing=False, depth=3)
+    depths = _by_name(gen, w)
+    assert depths == {"b.helper": 1, "b.main": 2}
+    main = next(r for r in w.reached if r.key16 == _raw(s["b.main"]))
+    assert main.reached_from == _raw(s["b.helper"])
+    assert traverse.describe(main) == ("CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE")
+
+
+def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once(graph) -> None:
+    gen, s = graph
+    w = traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=5)
+    depths = _by_name(gen, w)
+    assert depths == {"a.api": 1, "a.left": 1, "a.right": 1, "a.loop": 1, "a.top": 2, "b.helper": 2, "b.main": 3}
+    assert len(w.reached) == len(set(r.key16 for r in w.reached))
+    # a.top touches the visited set through two CALLS_DIRECT edges but is one row
+    assert w.relation_kinds[_raw(s["a.top"])] == {EdgeKind.CALLS_DIRECT}
+
+
+def test_depth_bounds_the_walk(graph) -> None:
+    gen, s = graph
+    w = traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=1)
+    assert set(_by_name(gen, w).values()) == {1}
+
+
+def test_max_nodes_truncates_discovery_and_says_so(graph) -> None:
+    gen, s = graph
+    w = traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=5, max_nodes=3)
+    assert w.truncated and w.visited == 3 and len(w.reached) == 2
+    full = traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=5)
+    assert not full.truncated
+
+
+def test_an_expired_deadline_raises_instead_of_answering_partially(graph) -> None:
+    gen, s = graph
+    with pytest.raises(traverse.TraversalDeadline):
+        traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=5, deadline=0.0)
+
+
+def test_unresolved_references_naming_the_root_make_the_answer_a_lower_bound(graph) -> None:
+    gen, s = graph
+    api = s["a.api"]
+    c = traverse.completeness(gen, api, traverse.walk(gen, [_raw(api)], outgoing=False))
+    assert c.verdict == "LOWER_BOUND"
+    assert [(u.path, u.line) for u in c.blind_spots] == [("b/x.py", 3)]
+    assert c.fallback == {"pattern": r"\bapi\b", "paths": ["b/x.py"]}
+    unused = s["a.unused"]
+    clean = traverse.completeness(gen, unused, traverse.walk(gen, [_raw(unused)], outgoing=False))
+    assert clean.verdict == "COMPLETE" and clean.fallback is None
+
+
+def test_aggregates_partition_the_reached_rows(graph) -> None:
+    gen, s = graph
+    w = traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=5)
+    rows = [(r, gen.symbol_by_raw(r.key16)) for r in w.reached]
+    agg = traverse.aggregate(rows, w.relation_kinds)  # type: ignore[arg-type]
+    assert agg.by_repository == {"A": 5, "B": 2}
+    assert sum(agg.by_depth.values()) == len(rows)
+    assert agg.by_kind == {"CALLS_DIRECT": 7}
