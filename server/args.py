@@ -1,0 +1,160 @@
+"""Validation of tool arguments: every failure is INVALID_ARGUMENT naming the field.
+
+Rules shared by every tool (surface-reference §3.0): a string with surrounding
+whitespace is rejected, so is an unsupported enum value or an unknown
+argument; a limit outside its range is rejected, never clamped (0 or absent
+means the default); a path is repository-relative (no absolute path, no
+``..`` segment) and a trailing ``/`` is trimmed. JSON null reads as absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from server.errors import invalid
+
+
+def _type_name(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class Args:
+    """The arguments of one call (or of one nested object), read field by field."""
+
+    def __init__(self, raw: object, allowed: Collection[str], *, where: str = "") -> None:
+        if raw is None:
+            raw = {}
+        if not isinstance(raw, Mapping):
+            raise invalid(f"{where or 'arguments'} must be an object, got {_type_name(raw)}")
+        self.where = where
+        self._raw: Mapping[str, Any] = raw
+        unknown = sorted(str(k) for k in raw if k not in allowed)
+        if unknown:
+            accepted = ", ".join(sorted(allowed)) or "none"
+            raise invalid(f"unknown argument {self.name(unknown[0])}; accepted: {accepted}")
+
+    def name(self, field: str) -> str:
+        """The field's name as the client sees it (``symbols[2].path`` for nested objects)."""
+        return f"{self.where}.{field}" if self.where else field
+
+    def has(self, field: str) -> bool:
+        """Whether the field is present and not null (an empty string counts as absent)."""
+        value = self._raw.get(field)
+        return value is not None and value != ""
+
+    def raw(self, field: str) -> Any:
+        return self._raw.get(field)
+
+    def string(self, field: str, *, required: bool = False) -> str | None:
+        """A string without surrounding whitespace; "" and null read as absent."""
+        value = self._raw.get(field)
+        if value is None or value == "":
+            if required:
+                raise invalid(f"{self.name(field)} is required")
+            return None
+        return check_string(value, self.name(field))
+
+    def enum(self, field: str, choices: Collection[str], default: str) -> str:
+        value = self.string(field)
+        if value is None:
+            return default
+        if value not in choices:
+            raise invalid(f"{self.name(field)} must be one of {', '.join(choices)}; got {value!r}")
+        return value
+
+    def integer(self, field: str, *, default: int, low: int, high: int, zero_is_default: bool = True) -> int:
+        """An integer in [low, high]; out of range is rejected, never clamped."""
+        value = self._raw.get(field)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int | float) or (
+            isinstance(value, float) and not value.is_integer()
+        ):
+            raise invalid(f"{self.name(field)} must be an integer, got {_type_name(value)}")
+        number = int(value)
+        if number == 0 and zero_is_default:
+            return default
+        if not low <= number <= high:
+            hint = f" (0 or omitted means {default})" if zero_is_default else ""
+            raise invalid(f"{self.name(field)} must be between {low} and {high}{hint}; got {number}")
+        return number
+
+    def limit(self, default: int, high: int = 500) -> int:
+        return self.integer("limit", default=default, low=1, high=high)
+
+    def boolean(self, field: str, default: bool = False) -> bool:
+        value = self._raw.get(field)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise invalid(f"{self.name(field)} must be a boolean, got {_type_name(value)}")
+        return value
+
+    def optional_boolean(self, field: str) -> bool | None:
+        value = self._raw.get(field)
+        if value is None:
+            return None
+        return self.boolean(field)
+
+    def path(self, field: str, *, required: bool = False) -> str | None:
+        """A repository-relative path: trailing ``/`` trimmed, ``.`` segments dropped, ``.`` alone is the root."""
+        value = self.string(field, required=required)
+        if value is None:
+            return None
+        return check_relative_path(value, self.name(field))
+
+    def string_list(self, field: str) -> list[str] | None:
+        value = self._raw.get(field)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            raise invalid(f"{self.name(field)} must be an array of strings, got {_type_name(value)}")
+        return [check_string(item, f"{self.name(field)}[{i}]", allow_empty=False) for i, item in enumerate(value)]
+
+    def object_list(self, field: str, *, required: bool = False) -> list[object] | None:
+        value = self._raw.get(field)
+        if value is None:
+            if required:
+                raise invalid(f"{self.name(field)} is required")
+            return None
+        if not isinstance(value, list):
+            raise invalid(f"{self.name(field)} must be an array of objects, got {_type_name(value)}")
+        return list(value)
+
+
+def check_string(value: object, field: str, *, allow_empty: bool = True) -> str:
+    """A string with no surrounding whitespace and no NUL character."""
+    if not isinstance(value, str):
+        raise invalid(f"{field} must be a string, got {_type_name(value)}")
+    if not value and not allow_empty:
+        raise invalid(f"{field} must not be empty")
+    if value != value.strip():
+        raise invalid(f"{field} must not have surrounding whitespace: {value!r}")
+    if "\x00" in value:
+        raise invalid(f"{field} must not contain a NUL character")
+    return value
+
+
+def check_relative_path(value: str, field: str) -> str:
+    """Normalize a repository-relative path, rejecting absolute paths and ``..`` segments."""
+    if value.startswith("/") or value.startswith("~") or (len(value) > 1 and value[1] == ":"):
+        raise invalid(f"{field} must be repository-relative, not absolute: {value!r}")
+    if "\\" in value:
+        raise invalid(f"{field} must use / as its separator: {value!r}")
+    parts = [p for p in value.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise invalid(f"{field} must stay inside the repository (no '..' segment): {value!r}")
+    return "/".join(parts)

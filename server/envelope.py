@@ -1,0 +1,87 @@
+"""The response envelope shared by every JSON tool (surface-reference §3.2).
+
+The full view states every field; the compact view drops what carries no
+information: ``snapshot_age_ms``, a false ``truncated``, a null
+``next_cursor`` and zero coverage counters (the whole block when all four are
+zero). An absent field reads as false, null or 0.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from snapshot_format.vocab import Confidence
+
+
+@dataclass
+class Coverage:
+    """Four disjoint counters over the whole matching set, not just the page."""
+
+    exact: int = 0
+    candidate: int = 0
+    unresolved_related: int = 0
+    package_level: int = 0
+
+    def count_confidence(self, confidence: int, n: int = 1) -> None:
+        """Add ``n`` facts of this confidence to the counter it belongs to."""
+        if confidence <= Confidence.STRUCTURAL_CERTAIN:
+            self.exact += n
+        elif confidence == Confidence.CANDIDATE:
+            self.candidate += n
+        else:
+            self.unresolved_related += n
+
+    def full(self) -> dict[str, int]:
+        return {
+            "exact": self.exact,
+            "candidate": self.candidate,
+            "unresolved_related": self.unresolved_related,
+            "package_level": self.package_level,
+        }
+
+    def compact(self) -> dict[str, int]:
+        return {k: v for k, v in self.full().items() if v}
+
+
+def snapshot_age_ms(built_at_ns: int) -> int:
+    """Milliseconds since the generation was built (never negative)."""
+    return max(0, (time.time_ns() - built_at_ns) // 1_000_000)
+
+
+def envelope(
+    *,
+    compact: bool,
+    snapshot_id: int,
+    built_at_ns: int,
+    total: int,
+    returned: int,
+    next_cursor: str | None,
+    coverage: Coverage,
+    results: Any,
+    guidance: str | None = None,
+) -> dict[str, Any]:
+    """The envelope around ``results`` in the compact or the full view."""
+    truncated = next_cursor is not None
+    out: dict[str, Any] = {"snapshot_id": snapshot_id}
+    if compact:
+        out["total"] = total
+        out["returned"] = returned
+        if truncated:
+            out["truncated"] = True
+            out["next_cursor"] = next_cursor
+        cov = coverage.compact()
+        if cov:
+            out["coverage"] = cov
+    else:
+        out["snapshot_age_ms"] = snapshot_age_ms(built_at_ns)
+        out["total"] = total
+        out["returned"] = returned
+        out["truncated"] = truncated
+        out["next_cursor"] = next_cursor
+        out["coverage"] = coverage.full()
+    if guidance:
+        out["guidance"] = guidance
+    out["results"] = results
+    return out

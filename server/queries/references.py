@@ -1,0 +1,132 @@
+"""find_references: one hop of edges into (incoming) or out of (outgoing) a symbol.
+
+Rows are the other end of each edge. The dispatch bridge (ADR 0054 of the
+reference) adds, for an incoming query on the sole implementation of an
+interface method, the references to that interface method, marked ``via``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from server.envelope import Coverage
+from server.queries.repositories import is_derived
+from snapshot_format.keys import key_to_bytes
+from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
+from snapshot_format.vocab import EdgeKind
+
+REFERENCE_VOCABULARY: tuple[str, ...] = (
+    "IMPORTS_SYMBOL", "EXPORTS", "REEXPORTS", "REFERENCES", "CALLS_DIRECT", "PASSES_AS_CALLBACK",
+    "ASSIGNS_FUNCTION", "RETURNS_FUNCTION", "TYPE_USES", "IMPLEMENTS", "EXTENDS", "EMBEDS", "OVERRIDES",
+    "PART_OF",
+)
+DEFAULT_EXCLUDED: tuple[str, ...] = ("EXPORTS", "REEXPORTS")
+DEFAULT_KINDS = frozenset(
+    EdgeKind[k] for k in REFERENCE_VOCABULARY if k not in DEFAULT_EXCLUDED and k != "PART_OF"
+)
+ALL_KINDS = frozenset(EdgeKind[k] for k in REFERENCE_VOCABULARY)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One observed fact: the other end, the edge kind, its confidence and provenance."""
+
+    other: Symbol
+    kind: int
+    confidence: int
+    provenance: int
+    line: int
+    col: int
+    count: int
+    via: str = ""
+
+    def sort_key(self) -> tuple[object, ...]:
+        o = self.other
+        return (o.repository, o.path, o.start_line, o.start_col, o.qualified_name, o.key, self.kind, self.provenance,
+                self.via)
+
+
+@dataclass
+class References:
+    """The whole matching set, sorted, with coverage over all of it."""
+
+    rows: list[Reference]
+    coverage: Coverage
+    dispatch_through: list[str] = field(default_factory=list)
+
+
+def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], via: str = "") -> list[Reference]:
+    edges = list(gen.edges_out(key, kinds) if outgoing else gen.edges_in(key, kinds))
+    if not edges:
+        return []
+    others = {s.key: s for s in gen.symbols_by_raw(
+        dict.fromkeys(key_to_bytes(e.target if outgoing else e.source) for e in edges)
+    )}
+    out = []
+    for e in edges:
+        other = others.get(e.target if outgoing else e.source)
+        if other is not None:
+            out.append(Reference(other, e.kind, e.confidence, e.provenance, e.line, e.col, e.count, via))
+    return out
+
+
+def _sole_implementation_targets(gen: Generation, subject: Symbol) -> list[Symbol]:
+    """Interface methods whose only implementation is the subject."""
+    implements = (EdgeKind.IMPLEMENTS,)
+    targets = []
+    for e in gen.edges_out(subject.key, implements):
+        implementers = {x.source for x in gen.edges_in(e.target, implements)}
+        if implementers == {subject.key}:
+            target = gen.symbol(e.target)
+            if target is not None:
+                targets.append(target)
+    return targets
+
+
+def find_references(
+    gen: Generation,
+    subject: Symbol,
+    *,
+    outgoing: bool = False,
+    kinds: frozenset[int] = DEFAULT_KINDS,
+    repo: str | None = None,
+    language: str | None = None,
+    confidence: int | None = None,
+    include_derived: bool = False,
+) -> References:
+    """Every reference row matching the filters, sorted, with coverage over the whole set."""
+    rows = _hop(gen, subject.key, outgoing=outgoing, kinds=kinds)
+    dispatch_through: list[str] = []
+    if not outgoing:
+        for target in _sole_implementation_targets(gen, subject):
+            bridged = [
+                r for r in _hop(gen, target.key, outgoing=False, kinds=kinds, via=target.qualified_name)
+                if r.other.key != subject.key
+            ]
+            if bridged:
+                dispatch_through.append(target.qualified_name)
+                rows.extend(bridged)
+    rows = [
+        r for r in rows
+        if (repo is None or r.other.repository == repo)
+        and (language is None or r.other.language == language)
+        and (confidence is None or r.confidence == confidence)
+        and (include_derived or repo is not None or not is_derived(r.other.repository))
+    ]
+    rows.sort(key=Reference.sort_key)
+    coverage = Coverage()
+    for r in rows:
+        coverage.count_confidence(r.confidence)
+    coverage.unresolved_related += unresolved_related(gen, subject, outgoing=outgoing)
+    return References(rows=rows, coverage=coverage, dispatch_through=dispatch_through)
+
+
+def unresolved_related(gen: Generation, subject: Symbol, *, outgoing: bool) -> int:
+    """Unresolved records touching the question: naming the subject (incoming) or made inside it (outgoing)."""
+    if outgoing:
+        return sum(
+            1 for u in gen.unresolved_in(subject.repository, subject.path)
+            if u.path == subject.path and u.source == subject.key
+        )
+    return sum(1 for _ in gen.unresolved_by_name(subject.name))

@@ -1,0 +1,174 @@
+"""Naming a symbol: ``stable_key`` xor ``qualified_name`` + ``repository?`` + ``path?`` (surface-reference §3.1).
+
+``find_references`` also takes an unqualified ``name``, looked up among
+declaration kinds only. Ambiguity is never resolved silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.args import Args
+from server.errors import (
+    AMBIGUOUS_SYMBOL,
+    REPOSITORY_NOT_FOUND,
+    SYMBOL_NOT_FOUND,
+    ToolError,
+    invalid,
+)
+from snapshot_format import keys
+from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
+
+SELECTOR_FIELDS = ("stable_key", "qualified_name", "repository", "path")
+
+# The kinds the `name` form looks among: declarations, not bindings.
+DECLARATION_KINDS = frozenset(
+    {
+        "function", "func", "method", "class", "interface", "struct", "enum", "type", "trait", "const",
+        "variable", "field", "module", "namespace",
+    }
+)
+BINDING_KINDS = frozenset({"import", "export"})
+_MAX_CANDIDATES = 20
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A parsed selector; exactly one of stable_key, qualified_name and name is set."""
+
+    stable_key: str | None = None
+    qualified_name: str | None = None
+    name: str | None = None
+    repository: str | None = None
+    path: str | None = None
+
+    def identity(self) -> dict[str, str]:
+        """The selector's part of a cursor identity."""
+        return {k: v for k, v in vars(self).items() if v is not None}
+
+
+def parse_selector(args: Args, *, allow_name: bool = False, repo_filter: str | None = None) -> Selector:
+    """Read a selector from ``args``, applying the rejection rules in their documented order."""
+    stable_key = args.string("stable_key")
+    qualified_name = args.string("qualified_name")
+    name = args.string("name") if allow_name else None
+    repository = args.string("repository")
+    path = args.path("path")
+    given = [f for f, v in (("stable_key", stable_key), ("qualified_name", qualified_name), ("name", name)) if v]
+    where = f"{args.where}: " if args.where else ""
+    if not given:
+        if allow_name:
+            raise invalid(f"{where}one of stable_key, qualified_name or name is required")
+        raise invalid(f"{where}one of stable_key or qualified_name is required")
+    if len(given) > 1:
+        if allow_name:
+            raise invalid(f"{where}pass only one of stable_key, qualified_name or name, not {' and '.join(given)}")
+        raise invalid(f"{where}pass either stable_key or qualified_name, not both")
+    if stable_key is not None and (repository is not None or path is not None):
+        raise invalid(f"{where}repository and path narrow a qualified_name; a stable_key already names one symbol")
+    if path is not None and repository is None:
+        message = f"{where}path is repository-relative, so it requires repository"
+        if repo_filter is not None:
+            message += "; repo only filters the answer, it does not narrow the symbol: pass repository"
+        raise invalid(message)
+    if stable_key is not None:
+        try:
+            keys.key_to_bytes(stable_key)
+        except ValueError:
+            raise invalid(
+                f"{where}stable_key {stable_key!r} is not a stable key (26 characters of base32)"
+            ) from None
+    return Selector(stable_key=stable_key, qualified_name=qualified_name, name=name, repository=repository, path=path)
+
+
+def under_path(symbol_path: str, path: str | None) -> bool:
+    """Whether a file path is the path itself or lies under it as a directory."""
+    if not path:
+        return True
+    return symbol_path == path or symbol_path.startswith(path + "/")
+
+
+def _where(selector: Selector) -> str:
+    return f"{selector.repository}" + (f" {selector.path}" if selector.path else "")
+
+
+def check_repository(gen: Generation, repository: str | None) -> None:
+    """REPOSITORY_NOT_FOUND unless the repository is in the generation."""
+    if repository is not None and gen.repository(repository) is None:
+        raise ToolError(REPOSITORY_NOT_FOUND, f'repository "{repository}" is not in the published graph')
+
+
+def _span(sym: Symbol) -> str:
+    return f"{sym.start_line}-{sym.end_line}" if sym.end_line > sym.start_line else f"{sym.start_line}"
+
+
+def _candidate_list(items: list[str]) -> str:
+    shown = items[:_MAX_CANDIDATES]
+    more = len(items) - len(shown)
+    return "; ".join(shown) + (f"; and {more} more" if more else "")
+
+
+def resolve(gen: Generation, selector: Selector) -> Symbol:
+    """The one symbol the selector names, or the documented error."""
+    if selector.stable_key is not None:
+        found = gen.symbol(selector.stable_key)
+        if found is None:
+            raise ToolError(SYMBOL_NOT_FOUND, f'stable key "{selector.stable_key}" was not found in the published graph')
+        return found
+    check_repository(gen, selector.repository)
+    if selector.name is not None:
+        return _resolve_name(gen, selector)
+    qn = selector.qualified_name or ""
+    matches = [
+        s for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
+        if under_path(s.path, selector.path)
+    ]
+    if not matches:
+        if selector.repository is None:
+            raise ToolError(SYMBOL_NOT_FOUND, f'qualified name "{qn}" was not found')
+        raise ToolError(
+            SYMBOL_NOT_FOUND,
+            f'qualified name "{qn}" was not found under {_where(selector)}; retry without repository and path',
+        )
+    if len(matches) == 1:
+        return matches[0]
+    matches.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
+    if selector.repository is not None and selector.path is not None:
+        listed = _candidate_list([s.key for s in matches])
+        raise ToolError(
+            AMBIGUOUS_SYMBOL,
+            f'qualified name "{qn}" names {len(matches)} symbols under {_where(selector)}; '
+            f"pass one of these stable_key values: {listed}",
+        )
+    listed = _candidate_list([f"{s.repository} {s.path}:{_span(s)}" for s in matches])
+    raise ToolError(
+        AMBIGUOUS_SYMBOL,
+        f'qualified name "{qn}" names {len(matches)} symbols: {listed}; narrow with repository and path',
+    )
+
+
+def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
+    name = selector.name or ""
+    found = [
+        s for s in gen.symbols_by_name(name, selector.repository, selector.path) if under_path(s.path, selector.path)
+    ]
+    declarations = [s for s in found if s.kind in DECLARATION_KINDS]
+    if len(declarations) == 1:
+        return declarations[0]
+    if len(declarations) > 1:
+        declarations.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
+        listed = _candidate_list([f"{s.repository}:{s.path}:{s.start_line}" for s in declarations])
+        raise ToolError(
+            AMBIGUOUS_SYMBOL,
+            f'name "{name}" is declared {len(declarations)} times: {listed}; '
+            "repeat with the repository and path of the one you mean, or pass its qualified_name",
+        )
+    narrowed = f" under {_where(selector)}" if selector.repository is not None else ""
+    if any(s.kind in BINDING_KINDS for s in found):
+        raise ToolError(
+            SYMBOL_NOT_FOUND,
+            f'name "{name}" is only imported or re-exported{narrowed}, never declared there; '
+            "pass the repository and path of the declaring file",
+        )
+    raise ToolError(SYMBOL_NOT_FOUND, f'name "{name}" is not declared{narrowed} in the published graph')

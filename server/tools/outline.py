@@ -1,0 +1,120 @@
+"""get_file_outline: what is declared under a file or directory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import views
+from server.args import Args
+from server.cursor import scope
+from server.envelope import Coverage
+from server.queries.outline import outline
+from server.queries.symbols import concise_signature
+from server.tools.common import read_detailed, read_paging, read_view, wrap
+from server.tools.symbols import read_kind
+from snapshot_format.reader import Generation
+from snapshot_format.records import File, Symbol
+
+OUTLINE_ARGS = ("repository", "path", "kind", "include_members", "limit", "cursor", "response_format", "view")
+
+
+def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
+    """Declarations under a file or directory, in file and source order."""
+    args = Args(arguments, OUTLINE_ARGS)
+    repository = args.string("repository", required=True) or ""
+    path = args.path("path", required=True) or ""
+    kind = read_kind(args)
+    include_members = args.boolean("include_members")
+    detailed = read_detailed(args)
+    view = read_view(args, files_allowed=True)
+    paging = read_paging(args, gen, 200)
+    found = outline(gen, repository, path, kind=kind, include_members=include_members)
+    cursor_scope = scope("get_file_outline", "file-order-v1", repository=repository, path=path, kind=kind,
+                         include_members=include_members)
+    total = len(found.symbols)
+    start, end, next_cursor = paging.window(gen, total, cursor_scope)
+    page = found.symbols[start:end]
+    display_path = path or "."
+    if view == "files":
+        counts: dict[str, int] = {}
+        for s in page:
+            counts[s.path] = counts.get(s.path, 0) + 1
+        results: Any = {
+            "repository": repository,
+            "path": display_path,
+            "files": [{"file": p, "declarations": n} for p, n in counts.items()],
+        }
+    elif view == "full":
+        results = _full(repository, display_path, found.files, page, detailed)
+    else:
+        results = _compact(repository, display_path, found.files, page, detailed)
+    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
+                coverage=Coverage(), results=results)
+
+
+def _packages(files: list[File], page: list[Symbol]) -> list[str]:
+    on_page = {s.path for s in page}
+    return sorted({f.package for f in files if f.package and (f.path in on_page or not page)})
+
+
+def _full(repository: str, path: str, files: list[File], page: list[Symbol], detailed: bool) -> dict[str, Any]:
+    by_file: dict[str, list[dict[str, Any]]] = {}
+    for s in page:
+        row: dict[str, Any] = {
+            "name": s.name,
+            "kind": s.kind,
+            "signature": s.signature if detailed else concise_signature(s),
+            "exported": s.exported,
+            "start_line": s.start_line,
+            "end_line": s.end_line,
+        }
+        if s.qualified_name != s.name:
+            row["qualified_name"] = s.qualified_name
+        if detailed:
+            row["stable_key"] = s.key
+        by_file.setdefault(s.path, []).append(row)
+    on_page = set(by_file)
+    return {
+        "repository": repository,
+        "path": path,
+        "packages": _packages(files, page),
+        "languages": sorted({f.language for f in files if f.path in on_page or not page}),
+        "files": [{"path": p, "symbols": rows} for p, rows in by_file.items()],
+    }
+
+
+def _compact(repository: str, path: str, files: list[File], page: list[Symbol], detailed: bool) -> dict[str, Any]:
+    rows = [{"kind": s.kind, "exported": s.exported, "symbol": s} for s in page]
+    hoisted = views.hoist(rows, ("kind", "exported"))
+    head: dict[str, Any] = {"repository": repository, "path": path}
+    packages = _packages(files, page)
+    if len(packages) == 1:
+        head["package"] = packages[0]
+    elif packages:
+        head["packages"] = packages
+    head.update(hoisted)
+    loose = [c for c in ("kind", "exported") if c not in hoisted]
+
+    def entry(row: dict[str, Any], skip: tuple[str, ...]) -> Any:
+        s: Symbol = row["symbol"]
+        tail = {
+            "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
+            "kind": s.kind if "kind" in loose and "kind" not in skip else "",
+            "exported": ("exported" if s.exported else "unexported")
+            if "exported" in loose and "exported" not in skip else "",
+            "signature": s.signature if detailed and s.signature else "",
+            "stable_key": s.key if detailed else "",
+        }
+        return views.tail_entry(views.label(s.qualified_name, s.start_line, s.end_line), tail,
+                                ("name", "kind", "exported", "signature", "stable_key"), ())
+
+    def groups_by_file(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
+        file_rows = [{"repository": repository, "file_path": r["symbol"].path} for r in members]
+        return views.file_groups(file_rows, [entry(r, skip) for r in members], repository)
+
+    flat = {**head, "files": groups_by_file(rows, ())}
+    split = views.buckets(rows, loose) if loose else []
+    if len(split) <= 1:
+        return flat
+    grouped = {**head, "groups": [{**key, "files": groups_by_file(members, tuple(loose))} for key, members in split]}
+    return views.smaller(flat, grouped)

@@ -1,0 +1,189 @@
+"""find_references: one hop, incoming or outgoing, with declared default filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import views
+from server.args import Args
+from server.cursor import scope
+from server.errors import invalid
+from server.queries.references import (
+    ALL_KINDS,
+    DEFAULT_EXCLUDED,
+    DEFAULT_KINDS,
+    REFERENCE_VOCABULARY,
+    Reference,
+    References,
+)
+from server.queries.references import (
+    find_references as query,
+)
+from server.queries.repositories import analyses
+from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.tools.common import read_detailed, read_paging, read_view, truncation_guidance, wrap
+from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
+from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind, Provenance
+
+FIND_REFERENCES_ARGS = (
+    *SELECTOR_FIELDS, "name", "direction", "repo", "language", "edge_kinds", "confidence", "include_derived",
+    "limit", "cursor", "response_format", "view",
+)
+DIRECTIONS = ("incoming", "outgoing")
+CONFIDENCES = tuple(c.name for c in Confidence)
+_TAIL = ("edge_kind", "kind", "confidence", "provenance", "via")
+_HOISTABLE = ("repository", "kind", "edge_kind", "confidence", "provenance", "via")
+_GROUP_KEY = ("kind", "edge_kind", "confidence", "provenance", "via")
+
+
+def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
+    """The kinds asked for, their identity form, and whether the default (no forwarding bindings) applies."""
+    raw = args.string_list("edge_kinds")
+    if not raw:
+        return DEFAULT_KINDS, sorted(EdgeKind(k).name for k in DEFAULT_KINDS), True
+    if "*" in raw:
+        if len(set(raw)) != 1:
+            raise invalid('edge_kinds ["*"] means every kind and must stand alone')
+        return ALL_KINDS, ["*"], False
+    unknown = [k for k in raw if k not in REFERENCE_VOCABULARY]
+    if unknown:
+        raise invalid(
+            f"edge_kinds: {unknown[0]!r} is not a reference kind; accepted: {', '.join(REFERENCE_VOCABULARY)} or [\"*\"]"
+        )
+    names = sorted(set(raw))
+    return frozenset(EdgeKind[k] for k in names), names, False
+
+
+def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
+    """Who references the symbol (incoming) or what it references (outgoing)."""
+    args = Args(arguments, FIND_REFERENCES_ARGS)
+    repo = args.string("repo")
+    selector = parse_selector(args, allow_name=True, repo_filter=repo)
+    direction = args.enum("direction", DIRECTIONS, "incoming")
+    language = args.enum("language", LANGUAGES, "") or None
+    kinds, kinds_identity, defaulted = read_edge_kinds(args)
+    confidence_name = args.enum("confidence", CONFIDENCES, "") or None
+    include_derived = args.boolean("include_derived")
+    detailed = read_detailed(args)
+    view = read_view(args, files_allowed=True)
+    paging = read_paging(args, gen, 500 if view == "files" else 50)
+    check_repository(gen, repo)
+    subject = resolve(gen, selector)
+    outgoing = direction == "outgoing"
+    found = query(
+        gen, subject, outgoing=outgoing, kinds=kinds, repo=repo, language=language,
+        confidence=Confidence[confidence_name] if confidence_name else None, include_derived=include_derived,
+    )
+    cursor_scope = scope("find_references", "references-v1", subject=subject.key, direction=direction, repo=repo,
+                         language=language, edge_kinds=kinds_identity, confidence=confidence_name)
+    total = len(found.rows)
+    start, end, next_cursor = paging.window(gen, total, cursor_scope)
+    page = found.rows[start:end]
+    extras: dict[str, Any] = {}
+    if defaulted:
+        extras["edge_kinds_default_excluded"] = list(DEFAULT_EXCLUDED)
+    if found.dispatch_through:
+        extras["dispatch_through"] = found.dispatch_through
+    if view == "files":
+        results: Any = _files(subject, direction, page, extras)
+    elif view == "full":
+        results = _full(subject, direction, page, extras, detailed)
+    else:
+        results = _compact(subject, direction, page, extras, detailed)
+    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
+                coverage=found.coverage, results=results, guidance=_guidance(gen, subject, found, len(page), outgoing))
+
+
+def _guidance(gen: Generation, subject: Symbol, found: References, returned: int, outgoing: bool) -> str | None:
+    total = len(found.rows)
+    if total and returned < total:
+        return truncation_guidance(returned, total, "edge_kinds, confidence, repo or language")
+    if total:
+        return None
+    if outgoing:
+        return "the symbol reaches nothing with these edge kinds; ask direction=incoming for its users"
+    repo = gen.repository(subject.repository)
+    modes = {a["mode"] for a in analyses(repo) if a["language"] == subject.language} if repo else set()
+    if modes == {"exact"}:
+        return ("nothing references this symbol: the edges are type-checked, so this is an absence rather than "
+                "a miss; check graph_status for repositories that were never indexed")
+    return ("nothing references this symbol in the graph, but its language was analysed without a type "
+            "checker here, so this is not proof of absence; confirm with grep or check graph_status")
+
+
+def _subject_full(s: Symbol) -> dict[str, Any]:
+    return {"stable_key": s.key, "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind,
+            "repository": s.repository, "file_path": s.path, "start_line": s.start_line}
+
+
+def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any],
+          detailed: bool) -> dict[str, Any]:
+    rows = []
+    for r in page:
+        o = r.other
+        row: dict[str, Any] = {
+            "name": o.name, "qualified_name": o.qualified_name, "kind": o.kind, "repository": o.repository,
+            "file_path": o.path, "start_line": o.start_line, "end_line": o.end_line, "language": o.language,
+            "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
+            "provenance": _provenance(r.provenance),
+        }
+        if r.via:
+            row["via"] = r.via
+        if detailed:
+            row["stable_key"] = o.key
+            row["evidence_line"] = r.line
+            row["evidence_col"] = r.col
+            row["occurrences"] = r.count
+        rows.append(row)
+    return {"subject": _subject_full(subject), "direction": direction, "references": rows, **extras}
+
+
+def _provenance(code: int) -> str:
+    try:
+        return Provenance(code).name
+    except ValueError:
+        return f"PROVENANCE_{code}"
+
+
+def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
+    return {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}", "qn": subject.qualified_name,
+            "direction": direction}
+
+
+def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for r in page:
+        key = f"{r.other.repository}/{r.other.path}"
+        counts[key] = counts.get(key, 0) + 1
+    return {**_subject_compact(subject, direction), **extras,
+            "files": [{"file": f, "count": n} for f, n in counts.items()]}
+
+
+def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any],
+             detailed: bool) -> dict[str, Any]:
+    rows = [
+        {
+            "repository": r.other.repository, "file_path": r.other.path, "kind": r.other.kind,
+            "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
+            "provenance": _provenance(r.provenance), "via": r.via,
+            "label": views.label(r.other.qualified_name, r.other.start_line, r.other.end_line),
+            "stable_key": r.other.key if detailed else "",
+        }
+        for r in page
+    ]
+    header = views.hoist(rows, _HOISTABLE)
+    head = {**_subject_compact(subject, direction), **header, **extras}
+    tail_columns = (*_TAIL, "stable_key")
+
+    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
+        entries = [views.tail_entry(m["label"], m, tail_columns, (*header, *skip)) for m in members]
+        return views.file_groups(members, entries, header.get("repository"))
+
+    flat = {**head, "files": at(rows, ())}
+    loose = tuple(c for c in _GROUP_KEY if c not in header)
+    split = views.buckets(rows, loose) if loose else []
+    if len(split) <= 1:
+        return flat
+    grouped = {**head, "groups": [{**key, "files": at(members, loose)} for key, members in split]}
+    return views.smaller(flat, grouped)

@@ -1,0 +1,128 @@
+"""find_symbol and get_symbol."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import views
+from server.args import Args
+from server.cursor import scope
+from server.envelope import Coverage
+from server.errors import invalid
+from server.queries.symbols import (
+    MODES,
+    SIGNATURE_KINDS,
+    concise_signature,
+    count_unresolved_named,
+    find_symbols,
+    symbol_detail,
+)
+from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.tools.common import read_detailed, read_paging, read_path_prefix, read_view, wrap
+from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
+from snapshot_format.vocab import SYMBOL_KINDS
+
+FIND_SYMBOL_ARGS = (
+    "name", "mode", "kind", "repo", "path_prefix", "include_derived", "limit", "cursor", "response_format", "view",
+)
+
+
+def read_kind(args: Args) -> str | None:
+    kind = args.string("kind")
+    if kind is not None and kind not in SYMBOL_KINDS:
+        raise invalid(f"kind {kind!r} is not a symbol kind; accepted: {', '.join(sorted(SYMBOL_KINDS))}")
+    return kind
+
+
+def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
+    """Declarations by name, in ascending stable-key order."""
+    args = Args(arguments, FIND_SYMBOL_ARGS)
+    name = args.string("name", required=True) or ""
+    mode = args.enum("mode", MODES, "exact")
+    kind = read_kind(args)
+    repo = args.string("repo")
+    path_prefix = read_path_prefix(args, "path_prefix")
+    include_derived = args.boolean("include_derived")
+    detailed = read_detailed(args)
+    view = read_view(args, files_allowed=False)
+    paging = read_paging(args, gen, 50)
+    check_repository(gen, repo)
+    matches = find_symbols(gen, name, mode=mode, kind=kind, repo=repo, path_prefix=path_prefix,
+                           include_derived=include_derived)
+    cursor_scope = scope("find_symbol", "stable-key-v1", name=name, mode=mode, kind=kind, repo=repo,
+                         path_prefix=path_prefix)
+    start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
+    page = matches[start:end]
+    coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
+    if view == "full":
+        results: Any = [_full_row(s, detailed) for s in page]
+    else:
+        results = _compact(page, detailed)
+    return wrap(gen, compact=view == "compact", total=len(matches), returned=len(page), next_cursor=next_cursor,
+                coverage=coverage, results=results)
+
+
+def _full_row(s: Symbol, detailed: bool) -> dict[str, Any]:
+    return {
+        "stable_key": s.key,
+        "name": s.name,
+        "qualified_name": s.qualified_name,
+        "kind": s.kind,
+        "signature": s.signature if detailed else concise_signature(s),
+        "exported": s.exported,
+        "repository": s.repository,
+        "file_path": s.path,
+        "start_line": s.start_line,
+        "end_line": s.end_line,
+    }
+
+
+def _compact(page: list[Symbol], detailed: bool) -> dict[str, Any]:
+    columns = [
+        {"name": s.name, "kind": s.kind, "exported": s.exported, "repository": s.repository, "symbol": s}
+        for s in page
+    ]
+    header = views.hoist(columns, ("name", "kind", "exported", "repository"))
+    loose = [c for c in ("kind", "exported") if c not in header]
+
+    def entry(row: dict[str, Any], with_key_columns: bool) -> dict[str, Any]:
+        s: Symbol = row["symbol"]
+        out: dict[str, Any] = {}
+        where = f"{s.path}:{s.start_line}"
+        out["at"] = where if "repository" in header else f"{s.repository}:{where}"
+        if s.end_line > s.start_line:
+            out["end"] = s.end_line
+        if s.qualified_name != s.name:
+            out["qn"] = s.qualified_name
+        if "name" not in header and ("qn" not in out or not views.name_is_implied(s.name, s.qualified_name)):
+            out["name"] = s.name
+        if with_key_columns:
+            for c in loose:
+                out[c] = row[c]
+        sig = s.signature if detailed else concise_signature(s)
+        if s.kind in SIGNATURE_KINDS and sig:
+            out["sig"] = sig
+        if detailed:
+            out["stable_key"] = s.key
+        return out
+
+    flat = {**header, "symbols": [entry(r, True) for r in columns]}
+    grouped_buckets = views.buckets(columns, loose) if loose else []
+    if len(grouped_buckets) <= 1:
+        return flat
+    grouped = {
+        **header,
+        "groups": [{**key, "symbols": [entry(r, False) for r in rows]} for key, rows in grouped_buckets],
+    }
+    return views.smaller(flat, grouped)
+
+
+def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
+    """Every stored fact about one symbol; the envelope is always the full one."""
+    args = Args(arguments, (*SELECTOR_FIELDS, "response_format"))
+    selector = parse_selector(args)
+    detailed = read_detailed(args)
+    sym = resolve(gen, selector)
+    return wrap(gen, compact=False, total=1, returned=1, next_cursor=None, coverage=Coverage(),
+                results=symbol_detail(gen, sym, detailed=detailed))

@@ -1,0 +1,113 @@
+"""Shaping rows for the compact view (surface-reference §3.3).
+
+First tier: a column on which every row of the page agrees is stated once in
+a header and removed from the rows. Rows are grouped by file and written as
+labels (``qualified_name@start[-end]``), with a positional tail of the
+columns that are left. Second tier: rows are bucketed by their remaining
+tuple, and the grouped page replaces the flat one only when it serializes
+smaller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import msgspec
+
+_json = msgspec.json.Encoder()
+_DISCRIMINATOR = re.compile(r"#\d+$")
+
+
+def encoded_size(value: Any) -> int:
+    """Bytes of the compact JSON encoding (what the client receives)."""
+    return len(_json.encode(value))
+
+
+def smaller(preferred: Any, alternative: Any) -> Any:
+    """Whichever of two equivalent shapes serializes smaller; ``preferred`` on a tie."""
+    return alternative if encoded_size(alternative) < encoded_size(preferred) else preferred
+
+
+def label(qualified_name: str, start: int, end: int) -> str:
+    """``qn@start``, or ``qn@start-end`` when the declaration spans lines."""
+    return f"{qualified_name}@{start}" if end <= start else f"{qualified_name}@{start}-{end}"
+
+
+def name_is_implied(name: str, qualified_name: str) -> bool:
+    """Whether the qualified name (minus a ``#<digits>`` discriminator) ends with the name."""
+    return _DISCRIMINATOR.sub("", qualified_name).endswith(name)
+
+
+def _present(value: Any) -> bool:
+    return value is not None and value != "" and value != []
+
+
+def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str]) -> dict[str, Any]:
+    """The columns every row agrees on (with a non-empty value), as a header."""
+    header: dict[str, Any] = {}
+    if not rows:
+        return header
+    for column in columns:
+        first = rows[0].get(column)
+        if _present(first) and all(row.get(column) == first for row in rows):
+            header[column] = first
+    return header
+
+
+def tail_entry(head: str, row: dict[str, Any], tail_columns: Sequence[str], skip: Iterable[str]) -> Any:
+    """``head`` alone, or ``[head, col, …]`` with the row's remaining non-empty columns as strings."""
+    skipped = set(skip)
+    tail = []
+    for column in tail_columns:
+        if column in skipped:
+            continue
+        value = row.get(column)
+        if not _present(value):
+            continue
+        tail.append(_as_text(value))
+    return [head, *tail] if tail else head
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def buckets(rows: Sequence[dict[str, Any]], key_columns: Sequence[str]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Rows bucketed by the tuple of their ``key_columns``, in first-seen order."""
+    order: dict[tuple[Any, ...], int] = {}
+    out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    for row in rows:
+        key = tuple(row.get(c) for c in key_columns)
+        index = order.get(key)
+        if index is None:
+            index = order[key] = len(out)
+            out.append(({c: row.get(c) for c in key_columns if _present(row.get(c))}, []))
+        out[index][1].append(row)
+    return out
+
+
+def file_groups(
+    rows: Sequence[dict[str, Any]],
+    entries: Sequence[Any],
+    hoisted_repository: str | None,
+) -> list[dict[str, Any]]:
+    """``[{repo?, file, at:[…]}]`` in first-seen order; ``repo`` only when it differs from the header's."""
+    index: dict[tuple[str, str], dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for row, entry in zip(rows, entries, strict=True):
+        key = (row["repository"], row["file_path"])
+        group = index.get(key)
+        if group is None:
+            group = {}
+            if row["repository"] != hoisted_repository:
+                group["repo"] = row["repository"]
+            group["file"] = row["file_path"]
+            group["at"] = []
+            index[key] = group
+            out.append(group)
+        group["at"].append(entry)
+    return out

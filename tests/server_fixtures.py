@@ -1,0 +1,328 @@
+"""Hand-made generations for the server tests, published with indexer.publish.
+
+A tiny line scanner turns Python source into declarations (``def``/``class``
+nesting by indentation, plus a module symbol per file), so the records match
+real files on disk and get_source can serve and hash them. Edges and
+unresolved references are stated explicitly by qualified name. Nothing here
+depends on the real extractor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.publish import GenerationContent, PublishResult, publish
+from snapshot_format import records
+from snapshot_format.layout import StateLayout
+from snapshot_format.stable_key import stable_key
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+_DECL = re.compile(r"^(?P<indent>[ ]*)(?:async[ ]+)?(?P<kw>def|class)[ ]+(?P<name>\w+)")
+
+
+@dataclass
+class GraphBuilder:
+    """Collects repositories, files, declarations, edges and unresolved references for one generation."""
+
+    base: Path
+    repositories: dict[str, records.Repository] = field(default_factory=dict)
+    files: list[records.File] = field(default_factory=list)
+    symbols: list[records.Symbol] = field(default_factory=list)
+    edges: list[records.Edge] = field(default_factory=list)
+    unresolved: list[records.Unresolved] = field(default_factory=list)
+    by_qn: dict[tuple[str, str], list[records.Symbol]] = field(default_factory=dict)
+
+    def repo(self, name: str, *, languages: tuple[str, ...] = ("python",), commit: str = "", branch: str = "",
+             mode: str = "exact", root: Path | None = None) -> Path:
+        """Register a repository whose files live under ``base/name`` (or ``root``)."""
+        path = root or (self.base / name)
+        path.mkdir(parents=True, exist_ok=True)
+        analyses = tuple(
+            records.LanguageAnalysis(language=lang, mode=mode, analyzer="hand-made",
+                                     reason="" if mode == "exact" else "no exact analyzer: edges are CANDIDATE")
+            for lang in languages
+        )
+        self.repositories[name] = records.Repository(
+            name=name, root=str(path), languages=languages, commit=commit, branch=branch, analyses=analyses
+        )
+        return path
+
+    def root(self, repo: str) -> Path:
+        return Path(self.repositories[repo].root)
+
+    def add_file(self, repo: str, path: str, text: str, *, status: str = "indexed", reason: str = "",
+                 write: bool = True) -> list[records.Symbol]:
+        """Write the file and record it with its declarations (none when it failed to parse)."""
+        target = self.root(repo) / path
+        if write:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        data = text.encode("utf-8")
+        package = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
+        found = [] if status != "indexed" else self._declarations(repo, path, package, text)
+        self.files.append(records.File(
+            repository=repo, path=path, language="python", content_hash=hashlib.sha256(data).hexdigest(),
+            size=len(data), status=status, reason=reason, symbols=len(found), package=package,
+            analysis="exact" if status == "indexed" else "",
+        ))
+        for sym in found:
+            self.symbols.append(sym)
+            self.by_qn.setdefault((repo, sym.qualified_name), []).append(sym)
+        return found
+
+    def _declarations(self, repo: str, path: str, package: str, text: str) -> list[records.Symbol]:
+        lines = text.splitlines()
+        module_name = package.rsplit(".", 1)[-1]
+        out = [self._symbol(repo, path, package, module_name, package, "module", 1, max(len(lines), 1), "")]
+        stack: list[tuple[int, str, str]] = []  # (indent, qualified name, kind)
+        for number, line in enumerate(lines, start=1):
+            match = _DECL.match(line)
+            if not match:
+                continue
+            indent = len(match.group("indent"))
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            parent_qn = stack[-1][1] if stack else package
+            parent_kind = stack[-1][2] if stack else "module"
+            name = match.group("name")
+            kind = "class" if match.group("kw") == "class" else ("method" if parent_kind == "class" else "function")
+            qn = f"{parent_qn}.{name}"
+            end = number
+            for later in range(number + 1, len(lines) + 1):
+                body = lines[later - 1]
+                if body.strip() and len(body) - len(body.lstrip(" ")) <= indent:
+                    break
+                if body.strip():
+                    end = later
+            signature = line.strip().rstrip(":")
+            container = out[-1].key if stack else ""
+            for sym in reversed(out):
+                if sym.qualified_name == parent_qn:
+                    container = sym.key
+                    break
+            out.append(self._symbol(repo, path, package, name, qn, kind, number, end, signature, indent, container))
+            stack.append((indent, qn, kind))
+        return out
+
+    def _symbol(self, repo: str, path: str, package: str, name: str, qn: str, kind: str, start: int, end: int,
+                signature: str, col: int = 0, container: str = "") -> records.Symbol:
+        discriminator = f"{signature or 'none'} @{path}:{start}"
+        key = stable_key(language="python", repository=repo, package=package, module="", qualified_name=qn,
+                         kind=kind, discriminator=discriminator)
+        return records.Symbol(
+            key=key, name=name, qualified_name=qn, kind=kind, language="python", repository=repo, path=path,
+            start_line=start, start_col=col, end_line=end, end_col=0, signature=signature,
+            exported=not name.startswith("_"), container=container, package=package,
+        )
+
+    def add_symbol(self, repo: str, path: str, name: str, kind: str, line: int) -> records.Symbol:
+        """A record the scanner does not produce (an import binding, say), declared on one line."""
+        package = path.removesuffix(".py").replace("/", ".")
+        sym = self._symbol(repo, path, package, name, f"{package}.{name}", kind, line, line, "")
+        self.symbols.append(sym)
+        self.by_qn.setdefault((repo, sym.qualified_name), []).append(sym)
+        return sym
+
+    def sym(self, repo: str, qn: str, index: int = 0) -> records.Symbol:
+        """The declaration with this qualified name (the ``index``-th when there are homonyms)."""
+        return self.by_qn[(repo, qn)][index]
+
+    def edge(self, source: records.Symbol, kind: EdgeKind, target: records.Symbol, *,
+             confidence: Confidence = Confidence.EXACT_TYPECHECKED,
+             provenance: Provenance = Provenance.PYTHON_INDEXER_USE, line: int = 0, count: int = 1) -> None:
+        self.edges.append(records.Edge(
+            kind=int(kind), source=source.key, target=target.key, confidence=int(confidence),
+            provenance=int(provenance), line=line or source.start_line, col=0, count=count,
+        ))
+
+    def unresolved_ref(self, name: str, reason: str, repo: str, path: str = "", *, line: int = 0,
+                       source: records.Symbol | None = None, package: str = "", detail: str = "") -> None:
+        self.unresolved.append(records.Unresolved(
+            name=name, reason=reason, repository=repo, path=path, line=line, language="python",
+            source=source.key if source else "", package=package, detail=detail,
+        ))
+
+    def publish(self, layout: StateLayout) -> PublishResult:
+        content = GenerationContent(
+            repositories=list(self.repositories.values()), files=self.files, symbols=self.symbols,
+            edges=self.edges, unresolved=self.unresolved, analyzers={"python": "hand-made 1"},
+        )
+        return publish(layout, content, indexer_version="test-fixture")
+
+
+SHAPES = '''"""Shapes."""
+
+
+class Shape:
+    def area(self):
+        raise NotImplementedError
+
+
+class Square(Shape):
+    def __init__(self, side):
+        self.side = side
+
+    def area(self):
+        return self.side * self.side
+
+
+def make_square(side):
+    return Square(side)
+
+
+def unused():
+    return None
+'''
+
+USE = '''from pkg.shapes import make_square
+
+
+def total_area(shapes):
+    return sum(s.area() for s in shapes)
+
+
+def main():
+    sq = make_square(2)
+    return total_area([sq])
+'''
+
+ALPHA_UTIL = '''import sys
+
+if sys.platform == "win32":
+    def helper():
+        return "win"
+else:
+    def helper():
+        return "posix"
+'''
+
+BETA_UTIL = '''def helper():
+    return "beta"
+'''
+
+RUN = '''from pkg.shapes import make_square
+from os import getcwd
+
+
+def run():
+    return make_square(3)
+
+
+def area():
+    return 0
+'''
+
+INIT = '''from pkg.shapes import make_square
+'''
+
+DRAW = '''class Drawable:
+    def draw(self):
+        raise NotImplementedError
+
+
+class Circle(Drawable):
+    def draw(self):
+        return "circle"
+
+
+def render(item):
+    return item.draw()
+'''
+
+CALLER_COUNT = 130
+CALLER_FILES = 7
+
+
+def hub_files() -> dict[str, str]:
+    """Files of the ``gamma`` repository: one hub called by many small functions spread over several files."""
+    files = {"hub.py": "def hub():\n    return 1\n\n\ndef hub2():\n    return 2\n"}
+    per_file = -(-CALLER_COUNT // CALLER_FILES)
+    for f in range(CALLER_FILES):
+        body = "from hub import hub\n"
+        for i in range(f * per_file, min(CALLER_COUNT, (f + 1) * per_file)):
+            body += f"\n\ndef caller_{i:03d}():\n    return hub() + hub2()\n"
+        files[f"callers/c{f}.py"] = body
+    return files
+
+
+@dataclass
+class StandardGraph:
+    """The shared test graph: its builder (for keys and roots) and the published generation."""
+
+    builder: GraphBuilder
+    layout: StateLayout
+    result: PublishResult
+
+    def key(self, repo: str, qn: str, index: int = 0) -> str:
+        return self.builder.sym(repo, qn, index).key
+
+
+def build_standard(builder: GraphBuilder) -> GraphBuilder:
+    """alpha (shapes and uses), beta (a cross-repository caller and homonyms), gamma (a hub with many callers)."""
+    b = builder
+    b.repo("alpha", commit="a" * 40, branch="main")
+    b.repo("beta", mode="fallback")
+    b.repo("gamma")
+    b.add_file("alpha", "pkg/__init__.py", INIT)
+    b.add_file("alpha", "pkg/shapes.py", SHAPES)
+    b.add_file("alpha", "pkg/use.py", USE)
+    b.add_file("alpha", "pkg/broken.py", "def broken(:\n", status="parse_failed", reason="syntax error at 1:11")
+    b.add_file("alpha", "pkg/draw.py", DRAW)
+    b.add_file("alpha", "util.py", ALPHA_UTIL)
+    b.add_file("beta", "app/run.py", RUN)
+    b.add_file("beta", "util.py", BETA_UTIL)
+    for path, text in hub_files().items():
+        b.add_file("gamma", path, text)
+    b.add_symbol("beta", "app/run.py", "getcwd", "import", 2)
+
+    make_square = b.sym("alpha", "pkg.shapes.make_square")
+    b.edge(b.sym("alpha", "pkg.use.main"), EdgeKind.CALLS_DIRECT, make_square, line=10)
+    b.edge(b.sym("alpha", "pkg.use.main"), EdgeKind.CALLS_DIRECT, b.sym("alpha", "pkg.use.total_area"), line=11)
+    b.edge(b.sym("alpha", "pkg.use"), EdgeKind.IMPORTS_SYMBOL, make_square, line=1)
+    b.edge(b.sym("alpha", "pkg"), EdgeKind.REEXPORTS, make_square, line=1)
+    b.edge(b.sym("beta", "app.run.run"), EdgeKind.CALLS_DIRECT, make_square, line=6,
+           confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
+    b.edge(b.sym("beta", "app.run"), EdgeKind.IMPORTS_SYMBOL, make_square, line=1,
+           confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
+    b.edge(make_square, EdgeKind.CALLS_DIRECT, b.sym("alpha", "pkg.shapes.Square"), line=18)
+    b.edge(b.sym("alpha", "pkg.shapes.Square"), EdgeKind.EXTENDS, b.sym("alpha", "pkg.shapes.Shape"), line=9,
+           provenance=Provenance.PYTHON_INDEXER_DEF)
+    b.edge(b.sym("alpha", "pkg.shapes.Square.area"), EdgeKind.OVERRIDES, b.sym("alpha", "pkg.shapes.Shape.area"),
+           line=13, provenance=Provenance.PYTHON_INDEXER_DEF)
+    b.edge(b.sym("alpha", "pkg.use.total_area"), EdgeKind.CALLS_DIRECT, b.sym("alpha", "pkg.shapes.Shape.area"),
+           line=5, confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL, count=2)
+    draw = b.sym("alpha", "pkg.draw.Drawable.draw")
+    b.edge(b.sym("alpha", "pkg.draw.Circle.draw"), EdgeKind.IMPLEMENTS, draw, provenance=Provenance.PYTHON_INDEXER_DEF)
+    b.edge(b.sym("alpha", "pkg.draw.Circle"), EdgeKind.EXTENDS, b.sym("alpha", "pkg.draw.Drawable"),
+           provenance=Provenance.PYTHON_INDEXER_DEF)
+    b.edge(b.sym("alpha", "pkg.draw.render"), EdgeKind.CALLS_DIRECT, draw, line=12)
+    b.unresolved_ref("unknown_helper", "NAME_NOT_RESOLVED", "alpha", "pkg/use.py", line=5,
+                     source=b.sym("alpha", "pkg.use.total_area"))
+    b.unresolved_ref("make_square", "IMPORT_NOT_RESOLVED", "beta", "app/run.py", line=1,
+                     source=b.sym("beta", "app.run"), package="pkg.shapes")
+    b.unresolved_ref("", "PACKAGE_NOT_LOADED", "beta", package="requests", detail="requests is not installed")
+
+    hub, hub2 = b.sym("gamma", "hub.hub"), b.sym("gamma", "hub.hub2")
+    for i in range(CALLER_COUNT):
+        b.edge(_caller(b, i), EdgeKind.CALLS_DIRECT, hub)
+        # hub2: every third caller is only a candidate, so its answer has two confidence buckets
+        b.edge(_caller(b, i), EdgeKind.CALLS_DIRECT, hub2,
+               confidence=Confidence.CANDIDATE if i % 3 == 0 else Confidence.EXACT_TYPECHECKED,
+               provenance=Provenance.PYTHON_SYNTAX_CALL if i % 3 == 0 else Provenance.PYTHON_INDEXER_USE)
+    return b
+
+
+def _caller(b: GraphBuilder, i: int) -> records.Symbol:
+    per_file = -(-CALLER_COUNT // CALLER_FILES)
+    return b.sym("gamma", f"callers.c{i // per_file}.caller_{i:03d}")
+
+
+def standard_graph(tmp: Path) -> StandardGraph:
+    """Build and publish the standard graph under ``tmp`` (repositories in tmp/src, state in tmp/state)."""
+    builder = build_standard(GraphBuilder(tmp / "src"))
+    layout = StateLayout(config_path=tmp / "kivgraph.toml", state_dir=tmp / "state")
+    result = builder.publish(layout)
+    return StandardGraph(builder=builder, layout=layout, result=result)
