@@ -1,0 +1,611 @@
+"""Python resolution over a whole corpus: binds the extractor's sites to declarations, CANDIDATE only.
+
+The extractor already decided, per site, where the head name is bound (see
+``sites.py``); this module follows it across files: module tables per
+repository, imports (absolute, relative, star, re-exports through
+``__init__``), class members through base classes, and the values of locals
+and attributes the extractor could type (``x = Foo()``, ``def f(x: Foo)``,
+``self.x = Foo()``). A name is only ever bound through such a path, never
+because a declaration of that name exists somewhere.
+
+Every lookup is a dict access, memoised per (file, scope, chain), so the cost
+grows with the number of distinct chains, not with the corpus squared.
+Cycles (import loops, class hierarchies, ``x = x.next``) are cut by marking a
+lookup in progress: a lookup that meets itself finds nothing.
+
+Outcomes that are not edges:
+    IMPORT_NOT_RESOLVED        a relative import, or a module or name of an indexed package, that does not exist
+    AMBIGUOUS_PACKAGE_PROVIDER two or more other repositories provide the imported module
+    NAME_NOT_RESOLVED          a name bound nowhere in its file (nor builtin), or missing from an indexed module
+    RECEIVER_NOT_RESOLVED      a call on a receiver whose value is unknown (``obj.run()`` with ``obj`` untyped)
+    MEMBER_NOT_RESOLVED        a call of a member a fully indexed class (bases included) does not declare
+    TARGET_NOT_INDEXED         the target module failed to parse
+Imports of packages nobody registered (stdlib, third party) and everything
+reached through them are silent: they are not indexed, so not unresolved.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from indexer.corpus import Corpus, Resolution
+from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, UnresolvedFact
+from indexer.languages.python import sites as S
+from indexer.languages.python.modules import LANGUAGE, absolute_module, is_package_init
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+_CALLABLE = frozenset({"function", "method"})
+_IN_PROGRESS = object()  # a lookup under way: meeting it again means a cycle
+_MISSING = object()
+_CYCLE = object()  # what a lookup that met itself returns
+
+
+@dataclass(eq=False)
+class _File:
+    """One indexed file with its sites indexed by what the resolver looks up."""
+
+    repo: str
+    facts: FileFacts
+    module: str
+    is_init: bool
+    failed: bool
+    symbols: dict[str, str] = field(default_factory=dict)  # qualified name -> kind (first wins)
+    imports: dict[tuple[str, str], Site] = field(default_factory=dict)  # (scope, bound name) -> import/from site
+    binds: dict[tuple[str, str], Site] = field(default_factory=dict)  # (scope, name) -> bind site
+    attrs: dict[tuple[str, str], Site] = field(default_factory=dict)  # (class qn, attribute) -> attr site
+    bases: dict[str, list[Site]] = field(default_factory=dict)  # class qn -> base sites in order
+    returns: dict[str, Site] = field(default_factory=dict)  # function qn -> returns site
+    stars: list[Site] = field(default_factory=list)  # module-level star imports
+    top: dict[str, tuple[str, object]] | None = None  # module namespace, built on first use
+
+    @property
+    def path(self) -> str:
+        return self.facts.path
+
+
+class _T(NamedTuple):
+    """What a name or chain evaluates to."""
+
+    tag: str  # "mod" | "sym" | "inst" | "super" | "ext" | "unk" | "failed"
+    repo: str = ""
+    file: _File | None = None
+    name: str = ""  # module name, or the symbol's / class's qualified name
+    kind: str = ""  # symbol kind
+
+
+_EXT = _T("ext")
+_UNK = _T("unk")
+
+
+class _Walk(NamedTuple):
+    """The outcome of following a chain."""
+
+    target: _T | None  # None: the chain failed (see ``fail``)
+    fail: str  # "" | "name" | "member" | "receiver"
+    failed_at: str  # the segment that could not be followed
+    package: str  # the module the failed segment was looked up in, when known
+    passed: tuple[_T, ...]  # module-level variables the chain went through
+
+
+def resolve(corpus: Corpus) -> Resolution:
+    """Bind every site of every indexed file in the corpus; CANDIDATE edges and unresolved rows."""
+    return _Resolver(corpus).run()
+
+
+class _Resolver:
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self.files: list[_File] = []
+        self.modules: dict[str, dict[str, _File]] = {}  # repo -> module name -> file
+        self.prefixes: dict[str, set[str]] = {}  # repo -> every module name and package prefix
+        self.providers: dict[str, list[str]] = {}  # module name or prefix -> repos providing it
+        self.keys: dict[tuple[int, str], str | None] = {}
+        self.memo_module: dict[tuple[str, str], tuple[str, str]] = {}
+        self.memo: dict[tuple[object, ...], object] = {}
+        self.cycles = 0
+        self.out = Resolution()
+        self.dependencies: set[tuple[str, str, str, str]] = set()
+
+    # -- tables ------------------------------------------------------------------------------------
+
+    def run(self) -> Resolution:
+        for repo in self.corpus.repositories:
+            table = self.modules.setdefault(repo.name, {})
+            prefixes = self.prefixes.setdefault(repo.name, set())
+            for facts in repo.files:
+                f = self._index(repo.name, facts)
+                self.files.append(f)
+                current = table.get(f.module)
+                # A module's implementation wins over its stub.
+                if current is None or (current.path.endswith(".pyi") and f.path.endswith(".py")):
+                    table[f.module] = f
+                parts = f.module.split(".")
+                for i in range(1, len(parts) + 1):
+                    prefixes.add(".".join(parts[:i]))
+            for name in prefixes:
+                self.providers.setdefault(name, []).append(repo.name)
+        for f in self.files:
+            if not f.failed:
+                self._resolve_file(f)
+        return self.out
+
+    def _index(self, repo: str, facts: FileFacts) -> _File:
+        f = _File(repo=repo, facts=facts, module=facts.package, is_init=is_package_init(facts.path),
+                  failed=facts.status != "indexed")
+        for sym in facts.symbols:
+            f.symbols.setdefault(sym.qualified_name, sym.kind)
+        for site in facts.sites:
+            k = site.kind
+            if k == S.IMPORT:
+                bound = site.extra[0] if site.extra and site.extra[0] else site.name.split(".")[0]
+                f.imports.setdefault((site.enclosing, bound), site)
+            elif k == S.FROM:
+                f.imports.setdefault((site.enclosing, site.extra[1]), site)
+            elif k == S.STAR:
+                if site.enclosing == "":
+                    f.stars.append(site)
+            elif k == S.BIND:
+                f.binds.setdefault((site.enclosing, site.name), site)
+            elif k == S.ATTR:
+                f.attrs.setdefault((site.enclosing, site.name), site)
+            elif k == S.BASE:
+                f.bases.setdefault(site.enclosing, []).append(site)
+            elif k == S.RETURNS:
+                f.returns.setdefault(site.enclosing, site)
+        return f
+
+    def _top(self, f: _File) -> dict[str, tuple[str, object]]:
+        """The module namespace of a file: first binding in source order wins."""
+        if f.top is not None:
+            return f.top
+        entries: list[tuple[int, int, int, str, tuple[str, object]]] = []
+        for sym in f.facts.symbols:
+            if sym.container == f.module and sym.kind != "module" and "#" not in sym.qualified_name:
+                entries.append((sym.start_line, sym.start_col, 0, sym.name, ("sym", sym)))
+        for (scope, bound), site in f.imports.items():
+            if scope == "":
+                entries.append((site.line, site.col, 1, bound, ("imp", site)))
+        for (scope, name), site in f.binds.items():
+            if scope == "":
+                entries.append((site.line, site.col, 2, name, ("bind", site)))
+        entries.sort(key=lambda e: (e[0], e[1], e[2]))
+        top: dict[str, tuple[str, object]] = {}
+        for _, _, _, name, entry in entries:
+            top.setdefault(name, entry)
+        f.top = top
+        return top
+
+    def _memo(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
+        """Memoised ``compute()``; returns _CYCLE on re-entry. Results that met a cycle are not kept,
+        since they were computed with part of the graph cut off."""
+        hit = self.memo.get(key, _MISSING)
+        if hit is _IN_PROGRESS:
+            self.cycles += 1
+            return _CYCLE
+        if hit is not _MISSING:
+            return hit
+        self.memo[key] = _IN_PROGRESS
+        before = self.cycles
+        value = compute()
+        if self.cycles == before:
+            self.memo[key] = value
+        else:
+            del self.memo[key]
+        return value
+
+    # -- keys ----------------------------------------------------------------------------------------
+
+    def _key(self, f: _File, qn: str, kind: str | None = None) -> str | None:
+        cache = (id(f), qn)
+        if cache not in self.keys:
+            if kind is None:
+                kind = f.symbols.get(qn)
+            self.keys[cache] = self.corpus.key_of(f.repo, f.path, qn, kind) if kind else None
+        return self.keys[cache]
+
+    def _target_key(self, t: _T) -> str | None:
+        if t.file is None:
+            return None
+        if t.tag == "mod":
+            return self._key(t.file, t.file.module, "module")
+        if t.tag == "sym":
+            return self._key(t.file, t.name, t.kind)
+        return None
+
+    def _source_key(self, f: _File, enclosing: str) -> str | None:
+        if enclosing and enclosing in f.symbols:
+            return self._key(f, enclosing)
+        return self._key(f, f.module, "module")
+
+    # -- modules -------------------------------------------------------------------------------------
+
+    def _find_module(self, repo: str, name: str) -> tuple[str, str]:
+        """(status, provider repo) of an absolute module: own | cross | ambiguous | missing | external."""
+        memo = (repo, name)
+        hit = self.memo_module.get(memo)
+        if hit is not None:
+            return hit
+        if name in self.prefixes.get(repo, ()):
+            result = ("own", repo)
+        else:
+            others = [r for r in self.providers.get(name, ()) if r != repo]
+            top = name.split(".")[0]
+            if len(others) == 1:
+                result = ("cross", others[0])
+            elif others:
+                result = ("ambiguous", "")
+            elif top in self.prefixes.get(repo, ()) or top in self.providers:
+                result = ("missing", "")
+            else:
+                result = ("external", "")
+        self.memo_module[memo] = result
+        return result
+
+    def _module_target(self, repo: str, name: str) -> _T:
+        f = self.modules.get(repo, {}).get(name)
+        if f is not None and f.failed:
+            return _T("failed", repo, f, name)
+        return _T("mod", repo, f, name)
+
+    def _spec_module(self, f: _File, spec: str) -> tuple[str, str, str]:
+        """(status, provider repo, absolute name) of a ``from`` module spec, relative or absolute."""
+        if spec.startswith("."):
+            name = absolute_module(f.module, f.is_init, spec)
+            if name is None:
+                return "missing", "", spec
+            if name in self.prefixes.get(f.repo, ()):
+                return "own", f.repo, name
+            return "missing", "", name
+        status, repo = self._find_module(f.repo, spec)
+        return status, repo, spec
+
+    def _import_value(self, f: _File, site: Site) -> object:
+        """What an import binds its name to: a target, None when it cannot be resolved, or _CYCLE."""
+        return self._memo(("import", id(site)), lambda: self._import_value_uncached(f, site))
+
+    def _import_value_uncached(self, f: _File, site: Site) -> _T | None:
+        if site.kind == S.IMPORT:
+            name = site.name if site.extra and site.extra[0] else site.name.split(".")[0]
+            status, repo = self._find_module(f.repo, name)
+            if status in ("own", "cross"):
+                return self._module_target(repo, name)
+            return _EXT if status == "external" else None
+        status, repo, module = self._spec_module(f, site.extra[0])
+        if status in ("own", "cross"):
+            return self._member_of_module(self._module_target(repo, module), site.name)
+        return _EXT if status == "external" else None
+
+    def _member_of_module(self, mod: _T, name: str) -> _T | None:
+        """``name`` looked up in a module: its namespace, then star imports, then a submodule."""
+        if mod.tag == "failed":
+            return mod
+        if mod.file is not None:
+            found = self._module_name(mod.file, name)
+            if found is not None:
+                return found
+        sub = f"{mod.name}.{name}"
+        if sub in self.prefixes.get(mod.repo, ()):
+            return self._module_target(mod.repo, sub)
+        return None
+
+    def _module_name(self, f: _File, name: str) -> _T | None:
+        """A name in a file's module namespace (re-exports followed, cycles cut)."""
+        found = self._memo(("name", id(f), name), lambda: self._module_name_uncached(f, name))
+        return None if found is _CYCLE else found  # type: ignore[return-value]
+
+    def _module_name_uncached(self, f: _File, name: str) -> _T | None:
+        top = self._top(f)
+        entry = top.get(name)
+        if entry is not None:
+            tag, item = entry
+            if tag == "sym":
+                return _T("sym", f.repo, f, item.qualified_name, item.kind)  # type: ignore[attr-defined]
+            if tag == "bind":
+                return self._bind_value(f, item)  # type: ignore[arg-type]
+            value = self._import_value(f, item)  # type: ignore[arg-type]
+            if value is not _CYCLE:
+                # An import that cannot be resolved has its own row; its uses stay silent.
+                return _EXT if value is None else value  # type: ignore[return-value]
+        for star in f.stars:
+            status, repo, module = self._spec_module(f, star.name)
+            if status == "external":
+                return _EXT  # anything may come from there
+            if status not in ("own", "cross") or name.startswith("_"):
+                continue
+            mod = self._module_target(repo, module)
+            if mod.tag == "failed":
+                return mod
+            if mod.file is not None:
+                found = self._module_name(mod.file, name)
+                if found is not None:
+                    return found
+        if "__getattr__" in top:
+            return _EXT  # a module-level __getattr__ answers any name at run time
+        return None
+
+    # -- values ------------------------------------------------------------------------------------
+
+    def _bind_value(self, f: _File, site: Site) -> _T:
+        """The value of a ``bind``/``attr`` site: an instance for annotations, the chain's value otherwise."""
+        value = self._memo(("bind", id(site)), lambda: self._bind_value_uncached(f, site))
+        return _UNK if value is _CYCLE else value  # type: ignore[return-value]
+
+    def _bind_value_uncached(self, f: _File, site: Site) -> _T:
+        chain, binding, scope, mode = site.extra[:4]
+        if not chain:
+            return _UNK
+        target = self._walk(f, binding, scope, chain).target
+        if target is None:
+            return _UNK
+        return self._instance(target) if mode == S.ANNOTATION else target
+
+    def _instance(self, t: _T) -> _T:
+        """What an annotation ``x: T`` makes ``x``: an instance of T when T is a class."""
+        if t.tag == "sym" and t.kind == "class":
+            return _T("inst", t.repo, t.file, t.name, "class")
+        if t.tag in ("ext", "failed"):
+            return _EXT
+        return _UNK
+
+    def _call_result(self, t: _T) -> _T:
+        if t.tag == "sym":
+            if t.kind == "class":
+                return _T("inst", t.repo, t.file, t.name, "class")
+            if t.kind in _CALLABLE and t.file is not None:
+                ret = t.file.returns.get(t.name)
+                if ret is not None:
+                    walk = self._walk(t.file, ret.extra[0], ret.extra[1], ret.name)
+                    return self._instance(walk.target) if walk.target is not None else _UNK
+            return _UNK
+        if t.tag in ("ext", "failed"):
+            return _EXT
+        return _UNK
+
+    def _local(self, f: _File, scope: str, name: str) -> _T:
+        """A name bound in a function or class scope: nested declaration, local import, followable value."""
+        qn = f"{scope}.{name}"
+        kind = f.symbols.get(qn)
+        if kind is not None:
+            return _T("sym", f.repo, f, qn, kind)
+        site = f.imports.get((scope, name))
+        if site is not None:
+            value = self._import_value(f, site)
+            return _EXT if value is None else (_UNK if value is _CYCLE else value)  # type: ignore[return-value]
+        bind = f.binds.get((scope, name))
+        if bind is not None:
+            return self._bind_value(f, bind)
+        return _UNK
+
+    # -- classes -----------------------------------------------------------------------------------
+
+    def _mro(self, f: _File, qn: str) -> tuple[list[_T], bool]:
+        """Classes to search for members, depth-first from ``qn``; True if some base is not indexed."""
+        found = self._memo(("mro", id(f), qn), lambda: self._mro_uncached(f, qn))
+        return ([], False) if found is _CYCLE else found  # type: ignore[return-value]
+
+    def _mro_uncached(self, f: _File, qn: str) -> tuple[list[_T], bool]:
+        order = [_T("sym", f.repo, f, qn, "class")]
+        seen = {(id(f), qn)}
+        uncertain = False
+        for base_site in f.bases.get(qn, ()):
+            base = self._walk(f, base_site.extra[0], base_site.extra[1], base_site.name).target
+            if base is None or base.tag != "sym" or base.kind != "class" or base.file is None:
+                uncertain = True
+                continue
+            sub_order, sub_uncertain = self._mro(base.file, base.name)
+            uncertain = uncertain or sub_uncertain
+            for cls in sub_order:
+                if (id(cls.file), cls.name) not in seen:
+                    seen.add((id(cls.file), cls.name))
+                    order.append(cls)
+        return order, uncertain
+
+    def _member(self, f: _File, qn: str, name: str, skip_self: bool = False) -> tuple[_T | None, bool]:
+        """A member declared by a class or its bases; (found, whether a base was not indexed)."""
+        found = self._memo(("member", id(f), qn, name, skip_self),
+                           lambda: self._member_uncached(f, qn, name, skip_self))
+        return (None, False) if found is _CYCLE else found  # type: ignore[return-value]
+
+    def _member_uncached(self, f: _File, qn: str, name: str, skip_self: bool) -> tuple[_T | None, bool]:
+        order, uncertain = self._mro(f, qn)
+        classes = order[1:] if skip_self else order
+        for cls in classes:
+            assert cls.file is not None
+            mqn = f"{cls.name}.{name}"
+            kind = cls.file.symbols.get(mqn)
+            if kind is not None:
+                return _T("sym", cls.repo, cls.file, mqn, kind), uncertain
+        for cls in classes:
+            assert cls.file is not None
+            site = cls.file.attrs.get((cls.name, name))
+            if site is not None:
+                return self._bind_value(cls.file, site), uncertain
+        return None, uncertain
+
+    # -- chains ------------------------------------------------------------------------------------
+
+    def _walk(self, f: _File, binding: str, scope: str, chain: str) -> _Walk:
+        found = self._memo(("walk", id(f), binding, scope, chain),
+                           lambda: self._walk_uncached(f, binding, scope, chain))
+        return _Walk(_UNK, "", "", "", ()) if found is _CYCLE else found  # type: ignore[return-value]
+
+    def _walk_uncached(self, f: _File, binding: str, scope: str, chain: str) -> _Walk:
+        parts = chain.split(".")
+        head, calls = S.segment(parts[0])
+        passed: list[_T] = []
+        t: _T | None
+        if binding == S.MODULE:
+            t = self._module_name(f, head)
+            if t is None:
+                if head in S.IMPLICIT_NAMES:
+                    return _Walk(_EXT, "", "", "", ())
+                return _Walk(None, "name", head, f.module, ())
+        elif binding == S.LOCAL:
+            t = self._local(f, scope, head)
+        elif binding == S.SELF:
+            t = _T("inst", f.repo, f, scope, "class")
+        elif binding == S.CLS:
+            t = _T("sym", f.repo, f, scope, "class")
+        elif binding == S.SUPER:
+            t = _T("super", f.repo, f, scope, "class")
+            calls = 0
+        else:
+            t = _UNK
+        for _ in range(calls):
+            t = self._call_result(self._through_variable(t, passed))
+        for seg in parts[1:]:
+            name, calls = S.segment(seg)
+            t = self._through_variable(t, passed)
+            step = self._attribute(t, name)
+            if step.target is None:
+                return step._replace(passed=tuple(passed))
+            t = step.target
+            for _ in range(calls):
+                t = self._call_result(self._through_variable(t, passed))
+        return _Walk(t, "", "", "", tuple(passed))
+
+    def _through_variable(self, t: _T, passed: list[_T]) -> _T:
+        """Before using a module-level variable as a receiver, note it and use its value."""
+        if t.tag == "sym" and t.kind == "variable" and t.file is not None:
+            passed.append(t)
+            bind = t.file.binds.get(("", t.name.rsplit(".", 1)[-1]))
+            return self._bind_value(t.file, bind) if bind is not None else _UNK
+        return t
+
+    def _attribute(self, t: _T, name: str) -> _Walk:
+        """One attribute step of a chain."""
+        tag = t.tag
+        if tag in ("ext", "failed"):
+            return _Walk(t, "", "", "", ())
+        if tag == "mod":
+            found = self._member_of_module(t, name)
+            if found is None:
+                return _Walk(None, "name", name, t.name, ())
+            return _Walk(found, "", "", "", ())
+        if tag in ("sym", "inst", "super") and t.kind == "class" and t.file is not None:
+            found, uncertain = self._member(t.file, t.name, name, skip_self=tag == "super")
+            if found is not None:
+                return _Walk(found, "", "", "", ())
+            if uncertain or name in S.OBJECT_MEMBERS:
+                return _Walk(_EXT, "", "", "", ())
+            return _Walk(None, "member", name, t.file.module, ())
+        return _Walk(_UNK, "", "", "", ())
+
+    # -- emission ----------------------------------------------------------------------------------
+
+    def _resolve_file(self, f: _File) -> None:
+        for site in f.facts.sites:
+            k = site.kind
+            if k in (S.BIND, S.ATTR, S.RETURNS):
+                continue
+            if k == S.IMPORT:
+                self._emit_import(f, site)
+            elif k in (S.FROM, S.STAR):
+                self._emit_from(f, site)
+            else:
+                self._emit_reference(f, site)
+
+    def _edge(self, kind: EdgeKind, source: str | None, target: str | None, site: Site) -> None:
+        if source is None or target is None:
+            return
+        provenance = Provenance.PYTHON_SYNTAX_CALL if kind == EdgeKind.CALLS_DIRECT else Provenance.TREE_SITTER_SYNTAX
+        self.out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.CANDIDATE), int(provenance),
+                                       site.line, site.col))
+
+    def _unresolved(self, f: _File, site: Site, name: str, reason: str, package: str = "", detail: str = "") -> None:
+        self.out.unresolved.append(UnresolvedFact(
+            name=name, reason=reason, repository=f.repo, path=f.path, line=site.line, col=site.col,
+            language=LANGUAGE, source=self._source_key(f, site.enclosing) or "", package=package,
+            detail=detail,
+        ))
+
+    def _depend(self, f: _File, provider: str, module: str, site: Site) -> None:
+        dep = (f.repo, f.module.split(".")[0], provider, module.split(".")[0])
+        if dep not in self.dependencies:
+            self.dependencies.add(dep)
+            self.out.package_dependencies.append(PackageDependencyFact(*dep, path=f.path, line=site.line))
+
+    def _import_status_rows(self, f: _File, site: Site, status: str, module: str, name: str, detail: str) -> bool:
+        """Rows for an import whose module is not usable; True when the module resolved."""
+        if status == "ambiguous":
+            self._unresolved(f, site, name, "AMBIGUOUS_PACKAGE_PROVIDER", module, detail)
+        elif status == "missing":
+            self._unresolved(f, site, name, "IMPORT_NOT_RESOLVED", module, detail)
+        return status in ("own", "cross")
+
+    def _emit_import(self, f: _File, site: Site) -> None:
+        module = site.name
+        status, repo = self._find_module(f.repo, module)
+        if not self._import_status_rows(f, site, status, module, module, f"import {module}"):
+            return
+        if status == "cross":
+            self._depend(f, repo, module, site)
+        target = self._module_target(repo, module)
+        if target.tag == "failed":
+            self._unresolved(f, site, module, "TARGET_NOT_INDEXED", module, f"{module} failed to parse")
+            return
+        self._edge(EdgeKind.IMPORTS_SYMBOL, self._key(f, f.module, "module"), self._target_key(target), site)
+
+    def _emit_from(self, f: _File, site: Site) -> None:
+        spec = site.extra[0] if site.kind == S.FROM else site.name
+        name = site.name if site.kind == S.FROM else "*"
+        status, repo, module = self._spec_module(f, spec)
+        detail = f"from {spec} import {name}"
+        if not self._import_status_rows(f, site, status, module, name, detail):
+            return
+        if status == "cross":
+            self._depend(f, repo, module, site)
+        mod = self._module_target(repo, module)
+        target = mod if site.kind == S.STAR else self._import_value(f, site)
+        source = self._key(f, f.module, "module")
+        if target is None or target is _CYCLE:
+            self._unresolved(f, site, name, "IMPORT_NOT_RESOLVED", module, detail)
+        elif target.tag == "failed":  # type: ignore[union-attr]
+            self._unresolved(f, site, name, "TARGET_NOT_INDEXED", module, f"{module} failed to parse")
+        elif target.tag in ("mod", "sym"):  # type: ignore[union-attr]
+            self._edge(EdgeKind.IMPORTS_SYMBOL, source, self._target_key(target), site)  # type: ignore[arg-type]
+
+    def _emit_reference(self, f: _File, site: Site) -> None:
+        binding, scope = site.extra[0], site.extra[1]
+        walk = self._walk(f, binding, scope, site.name)
+        source = self._source_key(f, site.enclosing)
+        for var in walk.passed:
+            self._edge(EdgeKind.REFERENCES, source, self._target_key(var), site)
+        k = site.kind
+        is_call = k in (S.CALL, S.DECORATOR)
+        target = walk.target
+        if target is None:
+            if walk.fail == "name":
+                self._unresolved(f, site, walk.failed_at, "NAME_NOT_RESOLVED", walk.package, site.name)
+            elif walk.fail == "member" and is_call:
+                self._unresolved(f, site, walk.failed_at, "MEMBER_NOT_RESOLVED", walk.package, site.name)
+            return
+        tag = target.tag
+        if tag == "failed":
+            self._unresolved(f, site, site.name.rsplit(".", 1)[-1], "TARGET_NOT_INDEXED", target.name,
+                             f"{target.name} failed to parse")
+            return
+        if tag == "unk":
+            if is_call and ("." in site.name or site.name.endswith(S.CALLED)):
+                detail = site.extra[2] if len(site.extra) > 2 else site.name
+                self._unresolved(f, site, S.segment(site.name.rsplit(".", 1)[-1])[0], "RECEIVER_NOT_RESOLVED",
+                                 "", detail)
+            return
+        if tag not in ("sym", "mod"):
+            return
+        target_key = self._target_key(target)
+        kind = target.kind if tag == "sym" else "module"
+        if is_call:
+            edge = EdgeKind.CALLS_DIRECT if kind in _CALLABLE or kind == "class" else EdgeKind.REFERENCES
+        elif k == S.ARG:
+            edge = EdgeKind.PASSES_AS_CALLBACK if kind in _CALLABLE else EdgeKind.REFERENCES
+        elif k == S.TYPE:
+            edge = EdgeKind.TYPE_USES if tag == "sym" else EdgeKind.REFERENCES
+        elif k == S.BASE:
+            edge = EdgeKind.EXTENDS if kind == "class" else EdgeKind.REFERENCES
+        else:
+            edge = EdgeKind.REFERENCES
+        self._edge(edge, source, target_key, site)
+

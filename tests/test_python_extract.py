@@ -1,0 +1,421 @@
+"""Python extraction on real tree-sitter: declarations, spans, signatures, docs, sites, failures."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from indexer.facts import FileFacts, Site, SymbolFact
+from indexer.languages import python as py
+from indexer.languages.python import sites as S
+
+
+def _extract(code: str, path: str = "pkg/mod.py", package: str = "pkg.mod") -> FileFacts:
+    return py.extract(path, textwrap.dedent(code).lstrip("\n").encode(), package)
+
+
+def _symbols(facts: FileFacts) -> dict[str, SymbolFact]:
+    return {s.qualified_name: s for s in facts.symbols}
+
+
+def _sites(facts: FileFacts, kind: str) -> list[Site]:
+    return [s for s in facts.sites if s.kind == kind]
+
+
+def test_the_module_interface_constants_are_the_documented_ones() -> None:
+    assert py.LANGUAGE == "python"
+    assert py.EXTENSIONS == (".py", ".pyi")
+    assert py.EXTRACTOR_VERSION == "python-ts-1"
+
+
+@pytest.mark.parametrize(
+    ("path", "all_paths", "expected"),
+    [
+        ("src/click/core.py", frozenset({"src/click/core.py"}), "click.core"),
+        ("src/click/__init__.py", frozenset({"src/click/__init__.py"}), "click"),
+        ("src/tool.py", frozenset({"src/tool.py", "src/__init__.py"}), "src.tool"),
+        ("tests/test_x.py", frozenset(), "tests.test_x"),
+        ("a/b/__init__.py", frozenset(), "a.b"),
+        ("a/b/types.pyi", frozenset(), "a.b.types"),
+        ("setup.py", frozenset(), "setup"),
+        ("__init__.py", frozenset(), "__init__"),
+    ],
+)
+def test_package_for_turns_a_path_into_its_dotted_module_name(path: str, all_paths: frozenset[str],
+                                                               expected: str) -> None:
+    assert py.package_for(path, all_paths) == expected
+
+
+def test_every_file_has_one_module_symbol_spanning_the_file_with_its_docstring_summary() -> None:
+    facts = _extract('''
+        """Tools for shapes.
+
+        Second paragraph is not part of the summary.
+        """
+
+        X = 1
+    ''', path="pkg/tools.py", package="pkg.tools")
+    module = facts.symbols[0]
+    assert (module.kind, module.name, module.qualified_name, module.container) == ("module", "tools", "pkg.tools", "")
+    assert (module.start_line, module.start_col, module.end_line, module.end_col) == (1, 0, 6, 5)
+    assert module.doc == "Tools for shapes."
+    assert [s.kind for s in facts.symbols].count("module") == 1
+
+
+def test_an_empty_file_still_has_its_module_symbol() -> None:
+    facts = py.extract("pkg/__init__.py", b"", "pkg")
+    assert facts.status == "indexed"
+    assert [(s.kind, s.qualified_name, s.name) for s in facts.symbols] == [("module", "pkg", "pkg")]
+
+
+def test_functions_methods_classes_and_nested_functions_get_qualified_names_and_containers() -> None:
+    facts = _extract('''
+        class Shape:
+            def area(self):
+                def helper():
+                    return 1
+                return helper()
+
+            class Inner:
+                pass
+
+        def outer():
+            def inner():
+                pass
+            class Local:
+                def run(self):
+                    pass
+    ''')
+    got = {qn: (s.kind, s.container) for qn, s in _symbols(facts).items()}
+    assert got == {
+        "pkg.mod": ("module", ""),
+        "pkg.mod.Shape": ("class", "pkg.mod"),
+        "pkg.mod.Shape.area": ("method", "pkg.mod.Shape"),
+        "pkg.mod.Shape.area.helper": ("function", "pkg.mod.Shape.area"),
+        "pkg.mod.Shape.Inner": ("class", "pkg.mod.Shape"),
+        "pkg.mod.outer": ("function", "pkg.mod"),
+        "pkg.mod.outer.inner": ("function", "pkg.mod.outer"),
+        "pkg.mod.outer.Local": ("class", "pkg.mod.outer"),
+        "pkg.mod.outer.Local.run": ("method", "pkg.mod.outer.Local"),
+    }
+
+
+def test_a_decorated_definition_starts_at_its_first_decorator_and_ends_with_its_body() -> None:
+    facts = _extract('''
+        import functools
+
+        @functools.cache
+        @other
+        def cached(x):
+            return x
+    ''')
+    sym = _symbols(facts)["pkg.mod.cached"]
+    assert (sym.start_line, sym.start_col, sym.end_line, sym.end_col) == (3, 0, 6, 12)
+
+
+def test_signatures_keep_async_parameters_and_return_type_with_whitespace_collapsed() -> None:
+    facts = _extract('''
+        async def fetch(
+            url: str,
+            *,
+            timeout: float = 1.0,
+        ) -> bytes:
+            return b""
+
+        class Circle(Shape, metaclass=Meta):
+            def area(self) -> float:
+                return 0.0
+
+        class Plain:
+            pass
+    ''')
+    syms = _symbols(facts)
+    assert syms["pkg.mod.fetch"].signature == "async def fetch(url: str, *, timeout: float = 1.0) -> bytes"
+    assert syms["pkg.mod.Circle"].signature == "class Circle(Shape, metaclass=Meta)"
+    assert syms["pkg.mod.Circle.area"].signature == "def area(self) -> float"
+    assert syms["pkg.mod.Plain"].signature == "class Plain"
+
+
+def test_a_very_long_signature_is_cut_to_about_two_hundred_characters() -> None:
+    params = ", ".join(f"parameter_{i}: int" for i in range(40))
+    facts = _extract(f"def wide({params}):\n    pass\n")
+    sig = _symbols(facts)["pkg.mod.wide"].signature
+    assert len(sig) <= 200 and sig.startswith("def wide(parameter_0: int") and sig.endswith("...")
+
+
+def test_docstrings_give_their_first_paragraph_on_one_line() -> None:
+    facts = _extract('''
+        def documented():
+            """Compute the thing
+            across two lines.
+
+            Details that are not the summary.
+            """
+
+        class Documented:
+            r\'\'\'Raw docstring.\'\'\'
+
+        def undocumented():
+            x = "not a docstring"
+    ''')
+    syms = _symbols(facts)
+    assert syms["pkg.mod.documented"].doc == "Compute the thing across two lines."
+    assert syms["pkg.mod.Documented"].doc == "Raw docstring."
+    assert syms["pkg.mod.undocumented"].doc == ""
+
+
+def test_exported_means_no_leading_underscore_or_a_dunder() -> None:
+    facts = _extract('''
+        def public(): pass
+        def _private(): pass
+        class Thing:
+            def __init__(self): pass
+            def __mangled(self): pass
+    ''')
+    syms = _symbols(facts)
+    assert syms["pkg.mod.public"].exported is True
+    assert syms["pkg.mod._private"].exported is False
+    assert syms["pkg.mod.Thing.__init__"].exported is True
+    assert syms["pkg.mod.Thing.__mangled"].exported is False
+
+
+def test_module_level_variables_are_plain_and_annotated_assignment_targets_only() -> None:
+    facts = _extract('''
+        __all__ = ["a"]
+        LIMIT: int = 10
+        declared: str
+        a = b = 3
+        x, y = 1, 2
+        counter = 0
+        counter += 1
+        counter = 5
+        for loop_var in range(3):
+            pass
+        if True:
+            conditional = 1
+
+        def f():
+            local = 1
+
+        class C:
+            attr = 2
+    ''')
+    variables = {s.qualified_name: s for s in facts.symbols if s.kind == "variable"}
+    assert set(variables) == {"pkg.mod.__all__", "pkg.mod.LIMIT", "pkg.mod.declared", "pkg.mod.a", "pkg.mod.b",
+                              "pkg.mod.counter", "pkg.mod.conditional"}
+    assert variables["pkg.mod.LIMIT"].signature == "LIMIT: int"
+    assert variables["pkg.mod.counter"].start_line == 6  # a re-assigned variable is declared by its first assignment
+    assert variables["pkg.mod.a"].container == "pkg.mod"
+
+
+def test_conditional_redefinitions_keep_the_first_name_and_suffix_the_others() -> None:
+    facts = _extract('''
+        import sys
+        if sys.platform == "win32":
+            def home():
+                def inner(): pass
+        else:
+            def home():
+                def inner(): pass
+
+        class Box:
+            @property
+            def size(self): return 1
+            @size.setter
+            def size(self, value): pass
+    ''')
+    qns = [s.qualified_name for s in facts.symbols]
+    assert qns.count("pkg.mod.home") == 1 and "pkg.mod.home#2" in qns
+    assert "pkg.mod.home.inner" in qns and "pkg.mod.home#2.inner" in qns
+    assert "pkg.mod.Box.size" in qns and "pkg.mod.Box.size#2" in qns
+    assert len(qns) == len(set(qns))
+    second = _symbols(facts)["pkg.mod.home#2"]
+    assert second.name == "home" and second.start_line == 6
+
+
+def test_a_syntax_error_is_a_parse_failed_file_with_its_position_and_nothing_else() -> None:
+    facts = _extract('''
+        def fine():
+            return 1
+
+        def broken(x:
+            return x
+    ''')
+    assert facts.status == "parse_failed"
+    assert facts.reason.startswith("syntax error at line 4")
+    assert facts.symbols == () and facts.sites == ()
+    assert (facts.path, facts.package, facts.language) == ("pkg/mod.py", "pkg.mod", "python")
+
+
+def test_imports_become_sites_with_module_alias_and_relative_spec() -> None:
+    facts = _extract('''
+        import os.path
+        import numpy as np
+        from . import sibling
+        from ..core import Thing as T, other
+        from pkg.star import *
+    ''')
+    rows = [(s.kind, s.name, s.extra, s.line) for s in facts.sites if s.kind in (S.IMPORT, S.FROM, S.STAR)]
+    assert rows == [
+        ("import", "os.path", ("",), 1),
+        ("import", "numpy", ("np",), 2),
+        ("from", "sibling", (".", "sibling"), 3),
+        ("from", "Thing", ("..core", "T"), 4),
+        ("from", "other", ("..core", "other"), 4),
+        ("star", "pkg.star", (), 5),
+    ]
+
+
+def test_call_sites_record_the_callee_chain_enclosing_declaration_and_head_binding() -> None:
+    facts = _extract('''
+        import helpers
+
+        class Worker:
+            def run(self, job):
+                self.prepare()
+                super().run()
+                helpers.log("x")
+                job.execute()
+                Worker.build().start()
+                len(job)
+
+        helpers.setup()
+    ''')
+    calls = {(s.name, s.enclosing, s.extra[:2]) for s in _sites(facts, S.CALL)}
+    assert calls == {
+        ("self.prepare", "pkg.mod.Worker.run", ("self", "pkg.mod.Worker")),
+        ("super().run", "pkg.mod.Worker.run", ("super", "pkg.mod.Worker")),
+        ("helpers.log", "pkg.mod.Worker.run", ("module", "")),
+        ("job.execute", "pkg.mod.Worker.run", ("untyped", "")),
+        ("Worker.build", "pkg.mod.Worker.run", ("module", "")),
+        ("Worker.build().start", "pkg.mod.Worker.run", ("module", "")),
+        ("helpers.setup", "", ("module", "")),
+    }  # len() is a builtin: no site at all
+
+
+def test_a_call_on_an_expression_receiver_keeps_its_text_and_literals_are_silent() -> None:
+    facts = _extract('''
+        def f(items):
+            items[0].close()
+            ", ".join(items)
+    ''')
+    calls = [(s.name, s.extra) for s in _sites(facts, S.CALL)]
+    assert calls == [("?.close", ("unknown", "", "items[0].close"))]
+
+
+def test_locals_are_not_references_but_typed_locals_leave_binding_hints() -> None:
+    facts = _extract('''
+        from shapes import Circle
+
+        def f(radius: float, shape: "Circle", other=None):
+            c = Circle(radius)
+            total = radius * 2
+            return c, total, other
+    ''')
+    refs = [s.name for s in _sites(facts, S.REF)]
+    assert refs == []  # reading a local names no declaration, typed or not
+    binds = {s.name: s.extra for s in _sites(facts, S.BIND)}
+    assert binds["shape"] == ("Circle", "module", "", "ann")
+    assert binds["c"] == ("Circle()", "module", "", "value")
+    assert binds["radius"] == ("float", "module", "", "ann")
+    assert "total" not in binds and "other" not in binds
+
+
+def test_a_local_assigned_two_different_values_has_no_binding_hint() -> None:
+    facts = _extract('''
+        def f(flag):
+            x = A()
+            if flag:
+                x = B()
+            x.run()
+    ''')
+    assert [s.name for s in _sites(facts, S.BIND)] == []
+    (call,) = [s for s in _sites(facts, S.CALL) if s.name == "x.run"]
+    assert call.extra == ("untyped", "")
+
+
+def test_annotations_are_type_sites_unwrapping_optional_and_plain_string_forward_references() -> None:
+    facts = _extract('''
+        from typing import Literal, Optional
+
+        def f(a: Optional[Foo], b: "mod.Bar", c: Literal["nope"], d: list[Baz] | None) -> Qux:
+            pass
+    ''')
+    types = [s.name for s in _sites(facts, S.TYPE)]
+    assert types == ["Optional", "Foo", "mod.Bar", "Literal", "Baz", "Qux"]  # list is a builtin; Literal args are not names
+    assert all(s.enclosing == "pkg.mod.f" for s in _sites(facts, S.TYPE))
+    (returns,) = _sites(facts, S.RETURNS)
+    assert (returns.name, returns.enclosing) == ("Qux", "pkg.mod.f")
+    binds = {s.name: s.extra[0] for s in _sites(facts, S.BIND)}
+    assert binds == {"a": "Foo", "b": "mod.Bar", "c": "Literal", "d": "list"}
+
+
+def test_bases_decorators_and_callbacks_are_their_own_site_kinds() -> None:
+    facts = _extract('''
+        import abc
+
+        @register
+        @app.route("/")
+        class Shape(abc.ABC, Generic[T]):
+            pass
+
+        def use(items):
+            sorted(items, key=weight)
+            items.sort(key=Shape.area)
+    ''')
+    assert [(s.name, s.enclosing) for s in _sites(facts, S.BASE)] == [
+        ("abc.ABC", "pkg.mod.Shape"), ("Generic", "pkg.mod.Shape")]
+    assert {s.name for s in _sites(facts, S.DECORATOR)} == {"register", "app.route"}
+    assert all(s.enclosing == "pkg.mod.Shape" for s in _sites(facts, S.DECORATOR))
+    assert {s.name for s in _sites(facts, S.ARG)} == {"weight", "Shape.area"}
+
+
+def test_self_attributes_assigned_in_methods_become_attribute_hints_of_the_class() -> None:
+    facts = _extract('''
+        class Canvas:
+            size: int
+
+            def __init__(self, painter: Painter):
+                self.painter = painter
+                self.items = []
+                self.other = make()
+                self.other = make_else()
+    ''')
+    attrs = {s.name: (s.enclosing, s.extra) for s in _sites(facts, S.ATTR)}
+    assert attrs["size"] == ("pkg.mod.Canvas", ("int", "module", "", "ann"))
+    assert attrs["painter"] == ("pkg.mod.Canvas", ("painter", "local", "pkg.mod.Canvas.__init__", "value"))
+    assert attrs["items"] == ("pkg.mod.Canvas", ("list()", "module", "", "value"))
+    assert attrs["other"] == ("pkg.mod.Canvas", ("", "", "", "value"))
+
+
+def test_walrus_comprehension_and_lambda_names_are_locals_not_module_names() -> None:
+    facts = _extract('''
+        import re
+
+        def f(text):
+            if (m := re.match("x", text)):
+                m.group()
+            return [w.upper() for w in text], (lambda q: q.strip())
+    ''')
+    calls = {s.name: s.extra[0] for s in _sites(facts, S.CALL)}
+    assert calls == {"re.match": "module", "m.group": "untyped", "w.upper": "untyped", "q.strip": "untyped"}
+
+
+def test_class_body_names_are_not_visible_inside_methods() -> None:
+    facts = _extract('''
+        class C:
+            helper = staticmethod(len)
+
+            def run(self):
+                return helper()
+    ''')
+    (call,) = [s for s in _sites(facts, S.CALL) if s.name == "helper"]
+    assert call.extra == ("module", "")
+
+
+def test_deeply_nested_expressions_do_not_overflow_the_stack() -> None:
+    source = "x = " + " + ".join(["a"] * 3000) + "\n"
+    facts = py.extract("deep.py", source.encode(), "deep")
+    assert facts.status == "indexed"
+    assert len(_sites(facts, S.REF)) == 3000
