@@ -326,3 +326,68 @@ def standard_graph(tmp: Path) -> StandardGraph:
     layout = StateLayout(config_path=tmp / "kivgraph.toml", state_dir=tmp / "state")
     result = builder.publish(layout)
     return StandardGraph(builder=builder, layout=layout, result=result)
+
+
+# --- a stand-in for `kivgraph index`, for index_project tests that must not depend on the real indexer ----------
+
+FAKE_MODE_ENV = "KIVGRAPH_TEST_FAKE_INDEX"
+FAKE_ARGV_ENV = "KIVGRAPH_TEST_FAKE_ARGV"
+
+
+def fake_indexer_command() -> list[str]:
+    """The base command of the stand-in (index_argv appends --json --register ... --config ... --state-dir ...)."""
+    import sys
+
+    return [sys.executable, str(Path(__file__).resolve()), "fake-index"]
+
+
+def _fake_index(argv: list[str]) -> int:
+    """Behave like `kivgraph index --json --register` in the mode the environment names."""
+    import json
+    import os
+    import sys
+
+    mode = os.environ.get(FAKE_MODE_ENV, "publish")
+    record = os.environ.get(FAKE_ARGV_ENV)
+    if record:
+        Path(record).write_text(json.dumps(argv))
+    state_dir = Path(argv[argv.index("--state-dir") + 1])
+
+    def emit(obj: dict[str, object]) -> None:
+        sys.stdout.write(json.dumps(obj) + "\n")
+        sys.stdout.flush()
+
+    def result(passed: bool, error: str | None, generation_id: int | None = None) -> None:
+        emit({"event": "result", "result": {"passed": passed, "generation_id": generation_id,
+                                            "generation": None, "counts": {"symbols": 1} if passed else {},
+                                            "index": {}, "error": error}})
+
+    if mode == "stderr-only":
+        sys.stderr.write("Traceback (most recent call last):\nRuntimeError: the analyzer exploded\n")
+        return 1
+    if mode == "fail":
+        emit({"event": "progress", "progress": {"phase": "parse", "repository": "alpha", "detail": "pkg",
+                                                "completed": 1, "total": 2}})
+        sys.stderr.write("noise on stderr\n")
+        result(False, "alpha: analyzer crashed")
+        return 1
+    if mode == "locked":
+        result(False, "another kivgraph index is publishing into the state directory")
+        return 3
+    emit({"event": "progress", "progress": {"phase": "discover", "repository": "alpha", "detail": "3 files",
+                                            "completed": 0, "total": 2}})
+    emit({"event": "telemetry", "whatever": True})
+    emit({"event": "progress", "progress": {"phase": "publish", "repository": "alpha", "detail": "",
+                                            "completed": 2, "total": 2}})
+    layout = StateLayout(config_path=state_dir.parent / "kivgraph.toml", state_dir=state_dir)
+    published = build_standard(GraphBuilder(state_dir.parent / "src")).publish(layout)
+    result(True, None, published.generation_id)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["fake-index"]:
+        sys.exit(_fake_index(sys.argv[2:]))
+    sys.exit(f"usage: {sys.argv[0]} fake-index ...")

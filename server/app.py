@@ -1,0 +1,318 @@
+"""The MCP server: the low-level SDK server wired to the snapshot holder, the tools and index_project.
+
+With no generation the server lists only index_project; when the first
+generation appears (through index_project or an outside ``kivgraph index``)
+it lists the read tools too and sends ``notifications/tools/list_changed``
+(and publishes the event to ``subscriptions/listen`` streams on the
+2026 protocol). Read calls run in worker threads, each under a lease on the
+generation it started with.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+import lmdb
+import mcp_types as types
+import msgspec
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+
+from server import indexing
+from server.errors import (
+    INDEX_NOT_READY,
+    INDEX_NOT_READY_MESSAGE,
+    INDEXING_FAILED,
+    PERMISSION_DENIED,
+    PERMISSION_REQUIRED,
+    SNAPSHOT_UNAVAILABLE,
+    ToolError,
+    invalid,
+)
+from server.holder import HolderEvents, SnapshotHolder
+from server.logs import CALLS_LOGGER
+from server.surface import (
+    ALL_TOOL_SPECS,
+    INDEX_PROJECT,
+    INSTRUCTIONS_EMPTY,
+    INSTRUCTIONS_READY,
+    READ_TOOL_SPECS,
+)
+from server.surface import ToolSpec as Spec
+from server.tools import READ_TOOLS
+from snapshot_format.errors import SnapshotError
+from snapshot_format.layout import StateLayout
+
+log = logging.getLogger("kivgraph.serve")
+calls = logging.getLogger(CALLS_LOGGER)
+_json = msgspec.json.Encoder()
+SERVER_NAME = "kivgraph"
+
+
+@dataclass
+class ServeOptions:
+    """How a server follows generations and runs the indexer."""
+
+    poll_interval: float = 1.0
+    verify_digest: bool = True
+    indexer: list[str] = field(default_factory=indexing.default_indexer)
+    index_timeout: float = indexing.DEFAULT_TIMEOUT_SECONDS
+    read_threads: int = 4
+    cwd: Path | None = None  # where relative index_project paths resolve (default: the process's)
+
+
+def _tool(spec: Spec) -> types.Tool:
+    if spec.read_only:
+        annotations = types.ToolAnnotations(title=spec.title, read_only_hint=True, open_world_hint=False)
+    else:
+        annotations = types.ToolAnnotations(
+            title=spec.title, read_only_hint=False, destructive_hint=True, open_world_hint=True
+        )
+    meta: dict[str, Any] = dict(spec.meta)
+    if spec.always_load:
+        meta["anthropic/alwaysLoad"] = True
+    return types.Tool(
+        name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
+        annotations=annotations, _meta=meta or None,
+    )
+
+
+def _text(text: str, *, error: bool = False) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
+
+
+class KivgraphServer(Server[Any]):
+    """The SDK's low-level server, advertising ``tools.listChanged`` on every transport."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
+        )
+
+
+class KivgraphApp:
+    """One serving process: the holder, the tool set it implies, and the MCP server over both."""
+
+    def __init__(self, layout: StateLayout, options: ServeOptions | None = None) -> None:
+        self.layout = layout
+        self.options = options or ServeOptions()
+        self.holder = SnapshotHolder(layout)
+        self.holder.start()
+        self._sessions: list[ServerSession] = []
+        self._bus = InMemorySubscriptionBus()
+        self._refresh_lock = anyio.Lock()
+        self._index_lock = anyio.Lock()
+        self._limiter = anyio.CapacityLimiter(self.options.read_threads)
+        self._followers = 0
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._read_tools_listed = self.holder.current_id is not None
+        self._tools = {spec.name: _tool(spec) for spec in ALL_TOOL_SPECS}
+        self.server = KivgraphServer(
+            SERVER_NAME,
+            version=_version(),
+            instructions=INSTRUCTIONS_READY if self._read_tools_listed else INSTRUCTIONS_EMPTY,
+            lifespan=self._lifespan,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+        self.server.add_notification_handler("notifications/initialized", types.NotificationParams, self._initialized)
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _lifespan(self, _server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
+        async with anyio.create_task_group() as tg:
+            leader = self._followers == 0
+            self._followers += 1
+            if leader:
+                self._task_group = tg
+                tg.start_soon(self._follow)
+                if self.holder.current_id is not None:
+                    self._verify_soon()
+            try:
+                yield {}
+            finally:
+                self._followers -= 1
+                if leader:
+                    self._task_group = None
+                tg.cancel_scope.cancel()
+
+    async def _follow(self) -> None:
+        """Poll CURRENT (one small file read) and swap when a newer generation is published."""
+        while True:
+            await anyio.sleep(self.options.poll_interval)
+            try:
+                await self.refresh()
+            except Exception:  # the follower must survive anything a half-written state can throw
+                log.exception("following CURRENT failed; retrying")
+
+    async def refresh(self) -> HolderEvents:
+        """Look at CURRENT now; announce the read tools when the first generation appears."""
+        async with self._refresh_lock:
+            events = await anyio.to_thread.run_sync(self.holder.refresh, limiter=self._limiter)
+            if events.swapped_to:
+                self._verify_soon()
+            if self.holder.current_id is not None and not self._read_tools_listed:
+                self._read_tools_listed = True
+                await self._announce_tools()
+        return events
+
+    def _verify_soon(self) -> None:
+        if self.options.verify_digest and self._task_group is not None:
+            self._task_group.start_soon(self._verify)
+
+    async def _verify(self) -> None:
+        try:
+            events = await anyio.to_thread.run_sync(self.holder.verify_current, limiter=self._limiter)
+        except Exception:
+            log.exception("digest verification failed to run")
+            return
+        if events.swapped_to:
+            log.warning("now serving %s after a digest failure", events.swapped_to)
+
+    async def _announce_tools(self) -> None:
+        log.info("a generation is published: listing the read tools")
+        for session in list(self._sessions):
+            try:
+                await session.send_tool_list_changed()
+            except Exception as exc:  # best effort: a gone client must not stop the others
+                log.debug("tools/list_changed not delivered: %s", exc)
+        await self._bus.publish(ToolsListChanged())
+
+    async def _initialized(self, ctx: ServerRequestContext[Any], _params: types.NotificationParams) -> None:
+        self._sessions.append(ctx.session)
+
+    # --- tools ---------------------------------------------------------------------------------------
+
+    def listed_tools(self) -> list[types.Tool]:
+        if self.holder.current_id is None:
+            return [self._tools[INDEX_PROJECT.name]]
+        return [self._tools[spec.name] for spec in (*READ_TOOL_SPECS, INDEX_PROJECT)]
+
+    async def _list_tools(self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+                          ) -> types.ListToolsResult:
+        if self.holder.current_id is not None and not self._read_tools_listed:
+            # An outside index published between two polls: list (and announce) now.
+            await self.refresh()
+        return types.ListToolsResult(tools=self.listed_tools())
+
+    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+                         ) -> types.CallToolResult:
+        started = time.perf_counter()
+        name = params.name
+        try:
+            if name == INDEX_PROJECT.name:
+                text = await self._index_project(ctx, params.arguments)
+            elif name in READ_TOOLS:
+                text = await anyio.to_thread.run_sync(self._read, name, params.arguments, limiter=self._limiter)
+            else:
+                raise invalid(f"unknown tool {name!r}")
+        except ToolError as exc:
+            self._log_call(name, started, exc.code)
+            return _text(exc.text, error=True)
+        self._log_call(name, started, "OK")
+        return _text(text)
+
+    def _log_call(self, name: str, started: float, outcome: str) -> None:
+        ms = round((time.perf_counter() - started) * 1000, 3)
+        calls.info("%s %s %.1f ms", name, outcome, ms,
+                   extra={"fields": {"tool": name, "outcome": outcome, "ms": ms, "snapshot": self.holder.current_id}})
+
+    def _read(self, name: str, arguments: object) -> str:
+        with self.holder.lease() as generation:
+            if generation is None:
+                raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
+            try:
+                answer = READ_TOOLS[name](generation, arguments)
+                return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
+            except ToolError:
+                raise
+            except (lmdb.Error, SnapshotError) as exc:
+                log.exception("%s failed on generation %s", name, generation.name)
+                raise ToolError(SNAPSHOT_UNAVAILABLE,
+                                f"generation {generation.name} could not be read: {exc}") from None
+            except Exception as exc:
+                log.exception("%s failed on generation %s", name, generation.name)
+                raise ToolError(SNAPSHOT_UNAVAILABLE,
+                                f"internal error while answering ({type(exc).__name__}); it is in the server log"
+                                ) from None
+
+    # --- index_project -----------------------------------------------------------------------------------
+
+    async def _consent(self, ctx: ServerRequestContext[Any], request: indexing.IndexRequest) -> None:
+        capabilities = ctx.session.client_capabilities
+        can_elicit = capabilities is not None and capabilities.elicitation is not None and ctx.session.can_send_request
+        if not can_elicit:
+            if request.confirmed is not True:
+                raise ToolError(PERMISSION_REQUIRED,
+                                "user approval is required; confirm the operation before setting confirmed=true")
+            return
+        try:
+            answer = await ctx.session.elicit_form(indexing.consent_message(request), indexing.CONSENT_SCHEMA,
+                                                   related_request_id=ctx.request_id)
+        except Exception as exc:
+            log.warning("the consent elicitation failed: %s", exc)
+            raise ToolError(PERMISSION_REQUIRED, f"the consent request to the user failed ({exc}); "
+                                                 "ask the user, then call again with confirmed=true") from None
+        if answer.action != "accept" or (answer.content or {}).get("confirmed") is not True:
+            raise ToolError(PERMISSION_DENIED, "project indexing was not approved")
+
+    async def _index_project(self, ctx: ServerRequestContext[Any], arguments: object) -> str:
+        request = indexing.parse_index_request(arguments, self.options.cwd or Path(os.getcwd()))
+        await self._consent(ctx, request)
+        counter = 0
+
+        async def progress(event: dict[str, Any]) -> None:
+            nonlocal counter
+            counter += 1
+            message = " ".join(str(event.get(k, "")) for k in ("phase", "repository", "detail")).strip()
+            try:
+                await ctx.session.report_progress(counter, None, message)
+            except Exception as exc:  # an undeliverable notification never fails the index
+                log.debug("progress not delivered: %s", exc)
+
+        argv = indexing.index_argv(self.options.indexer, self.layout, request.projects)
+        async with self._index_lock:
+            log.info("indexing %s", ", ".join(p.name for p in request.projects))
+            outcome = await indexing.run_indexer(argv, on_progress=progress, timeout=self.options.index_timeout)
+        if not outcome.passed:
+            log.error("indexing failed (exit %s): %s", outcome.returncode, outcome.stderr_tail[-2000:])
+            raise ToolError(INDEXING_FAILED, f"project indexing failed: {outcome.cause()}")
+        await self.refresh()
+        result = outcome.result or {}
+        projects = [p.as_json() for p in request.projects]
+        payload = {
+            "project": projects[0],
+            "projects": projects,
+            "generation_id": result.get("generation_id"),
+            "snapshot_id": self.holder.current_id,
+            "counts": result.get("counts", {}),
+            "index": result.get("index", {}),
+        }
+        return _json.encode(payload).decode("utf-8")
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("kivgraph")
+    except Exception:
+        return "0"

@@ -1,0 +1,32 @@
+"""Running the server over stdio."""
+
+from __future__ import annotations
+
+import logging
+
+import anyio
+from mcp.server.stdio import stdio_server
+
+from server.app import KivgraphApp, ServeOptions
+from snapshot_format.layout import StateLayout
+
+log = logging.getLogger("kivgraph.serve")
+
+
+def run_stdio(layout: StateLayout, *, poll_interval: float = 1.0, verify_digest: bool = True) -> None:
+    """Serve one client on stdin/stdout until it closes the connection."""
+
+    async def main() -> None:
+        app = KivgraphApp(layout, ServeOptions(poll_interval=poll_interval, verify_digest=verify_digest))
+        log.info("serving %s from %s", app.holder.current_name or "no generation yet", layout.state_dir)
+        try:
+            async with stdio_server() as (read_stream, write_stream):
+                await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
+        finally:
+            app.holder.close()
+
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        pass
+    log.info("client closed the connection; exiting")
