@@ -306,8 +306,8 @@ class _Resolver:
                 return self._bind_value(f, item)  # type: ignore[arg-type]
             value = self._import_value(f, item)  # type: ignore[arg-type]
             if value is not _CYCLE:
-                # An import that cannot be resolved has its own row; its uses stay silent.
-                return _EXT if value is None else value  # type: ignore[return-value]
+                return value  # type: ignore[return-value]
+            # A lookup that meets its own import (``from . import sub`` in ``__init__``) falls through.
         for star in f.stars:
             status, repo, module = self._spec_module(f, star.name)
             if status == "external":
@@ -439,7 +439,8 @@ class _Resolver:
         if binding == S.MODULE:
             t = self._module_name(f, head)
             if t is None:
-                if head in S.IMPLICIT_NAMES:
+                if head in S.IMPLICIT_NAMES or head in self._top(f):
+                    # Builtins are not indexed; an import that failed already has its own row.
                     return _Walk(_EXT, "", "", "", ())
                 return _Walk(None, "name", head, f.module, ())
         elif binding == S.LOCAL:
