@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 
@@ -39,6 +41,11 @@ def serve(config_path: str | None, state_dir: str | None, poll_interval: float, 
     Exit codes: 0 when the client closes the connection; 1 on a startup
     failure (unreadable state directory, bad option).
     """
+    # The SDK's HTTP transports import uvicorn, whose reloader imports watchfiles whenever it is installed
+    # (the indexer installs it). Serve speaks stdio only, and PRODUCT.md §2 forbids watchfiles in it: keep
+    # both out of this process (sse_starlette copes with an absent uvicorn); it also shortens the start.
+    for blocked in ("uvicorn", "watchfiles"):
+        sys.modules.setdefault(blocked, None)  # type: ignore[assignment]
     from snapshot_format.layout import resolve_layout
 
     layout = resolve_layout(config_path, state_dir)

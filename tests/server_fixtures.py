@@ -10,9 +10,15 @@ depends on the real extractor.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+import anyio
 
 from indexer.publish import GenerationContent, PublishResult, publish
 from snapshot_format import records
@@ -383,6 +389,144 @@ def _fake_index(argv: list[str]) -> int:
     published = build_standard(GraphBuilder(state_dir.parent / "src")).publish(layout)
     result(True, None, published.generation_id)
     return 0
+
+
+
+# --- a raw JSON-RPC peer on a real `kivgraph serve` over stdio -----------------------------------------------------
+
+
+class StdioPeer:
+    """Talks JSON-RPC lines to a server process, keeps every stdout line, answers the server's requests."""
+
+    def __init__(self, process: Any) -> None:
+        self.process = process
+        self.stdout_lines: list[bytes] = []
+        self.unparsed: list[bytes] = []
+        self.notifications: list[dict[str, Any]] = []
+        self.server_requests: list[dict[str, Any]] = []
+        self.elicitation_answer: dict[str, Any] | None = None
+        self.stderr = bytearray()
+        self._responses: dict[int, dict[str, Any]] = {}
+        self._arrived = anyio.Event()
+        self._next_id = 0
+
+    async def _read_stdout(self) -> None:
+        pending = b""
+        async for chunk in self.process.stdout:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            for line in lines:
+                await self._line(line)
+        if pending:
+            await self._line(pending)
+        self._wake()
+
+    async def _read_stderr(self) -> None:
+        async for chunk in self.process.stderr:
+            self.stderr.extend(chunk)
+
+    def _wake(self) -> None:
+        self._arrived.set()
+        self._arrived = anyio.Event()
+
+    async def _line(self, line: bytes) -> None:
+        self.stdout_lines.append(line)
+        try:
+            message = json.loads(line)
+        except ValueError:
+            self.unparsed.append(line)
+            return
+        if "method" in message and "id" in message:
+            self.server_requests.append(message)
+            if message["method"] == "elicitation/create" and self.elicitation_answer is not None:
+                await self._send({"jsonrpc": "2.0", "id": message["id"], "result": self.elicitation_answer})
+            elif message["method"] == "ping":
+                await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            else:
+                await self._send({"jsonrpc": "2.0", "id": message["id"],
+                                  "error": {"code": -32601, "message": "not supported by this test client"}})
+        elif "method" in message:
+            self.notifications.append(message)
+        elif "id" in message:
+            self._responses[message["id"]] = message
+        self._wake()
+
+    async def _send(self, message: dict[str, Any]) -> None:
+        await self.process.stdin.send(json.dumps(message).encode() + b"\n")
+
+    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 60.0
+                      ) -> dict[str, Any]:
+        """Send a request and wait (bounded) for its response message."""
+        self._next_id += 1
+        request_id = self._next_id
+        await self._send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params or {}})
+        with anyio.fail_after(timeout):
+            while request_id not in self._responses:
+                if self.process.returncode is not None:
+                    raise RuntimeError(f"server exited: {self.stderr.decode(errors='replace')[-2000:]}")
+                await self._arrived.wait()
+        return self._responses.pop(request_id)
+
+    async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
+        await self._send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
+
+    async def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
+        response = await self.request("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": capabilities or {},
+            "clientInfo": {"name": "kivgraph-tests", "version": "0"},
+        })
+        await self.notify("notifications/initialized")
+        return response["result"]
+
+    async def call(self, tool: str, arguments: dict[str, Any] | None = None, *, progress_token: str | None = None,
+                   timeout: float = 60.0) -> tuple[bool, str]:
+        """(is_error, text) of a tool call; exactly one text block is expected."""
+        params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
+        if progress_token is not None:
+            params["_meta"] = {"progressToken": progress_token}
+        response = await self.request("tools/call", params, timeout=timeout)
+        result = response["result"]
+        assert "structuredContent" not in result
+        (block,) = result["content"]
+        assert block["type"] == "text"
+        return bool(result.get("isError")), block["text"]
+
+    async def tool_names(self) -> list[str]:
+        return [t["name"] for t in (await self.request("tools/list"))["result"]["tools"]]
+
+    async def wait_for_notification(self, method: str, *, timeout: float = 30.0) -> dict[str, Any]:
+        with anyio.fail_after(timeout):
+            while True:
+                for message in self.notifications:
+                    if message["method"] == method:
+                        return message
+                await self._arrived.wait()
+
+
+@asynccontextmanager
+async def stdio_serve(argv: list[str], env: dict[str, str], cwd: Path) -> AsyncIterator[StdioPeer]:
+    """Start a server process, yield a peer on it, then close stdin and wait (bounded) for a clean exit."""
+    import subprocess
+
+    process = await anyio.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=subprocess.PIPE, env=env, cwd=cwd)
+    peer = StdioPeer(process)
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(peer._read_stdout)
+            tg.start_soon(peer._read_stderr)
+            try:
+                yield peer
+            finally:
+                await process.stdin.aclose()
+                with anyio.move_on_after(30):
+                    await process.wait()
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
 
 
 if __name__ == "__main__":
