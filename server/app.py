@@ -10,6 +10,8 @@ generation it started with.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import time
@@ -28,6 +30,7 @@ from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server import indexing
 from server.errors import (
@@ -90,6 +93,14 @@ def _tool(spec: Spec) -> types.Tool:
 
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
+
+
+class _InputRequired(Exception):
+    """The call cannot finish before the client answers an input request (the 2026 protocol's elicitation)."""
+
+    def __init__(self, result: types.InputRequiredResult) -> None:
+        super().__init__("input required")
+        self.result = result
 
 
 class KivgraphServer(Server[Any]):
@@ -214,12 +225,12 @@ class KivgraphApp:
         return types.ListToolsResult(tools=self.listed_tools())
 
     async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-                         ) -> types.CallToolResult:
+                         ) -> types.CallToolResult | types.InputRequiredResult:
         started = time.perf_counter()
         name = params.name
         try:
             if name == INDEX_PROJECT.name:
-                text = await self._index_project(ctx, params.arguments)
+                text = await self._index_project(ctx, params)
             elif name in READ_TOOLS:
                 text = await anyio.to_thread.run_sync(self._read, name, params.arguments, limiter=self._limiter)
             else:
@@ -227,6 +238,9 @@ class KivgraphApp:
         except ToolError as exc:
             self._log_call(name, started, exc.code)
             return _text(exc.text, error=True)
+        except _InputRequired as needed:
+            self._log_call(name, started, "INPUT_REQUIRED")
+            return needed.result
         self._log_call(name, started, "OK")
         return _text(text)
 
@@ -256,27 +270,45 @@ class KivgraphApp:
 
     # --- index_project -----------------------------------------------------------------------------------
 
-    async def _consent(self, ctx: ServerRequestContext[Any], request: indexing.IndexRequest) -> None:
+    async def _consent(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
+                       request: indexing.IndexRequest) -> None:
+        """Proceed only with the user's consent: elicitation when the client can show it, else confirmed=true."""
         capabilities = ctx.session.client_capabilities
-        can_elicit = capabilities is not None and capabilities.elicitation is not None and ctx.session.can_send_request
-        if not can_elicit:
+        can_elicit = capabilities is not None and capabilities.elicitation is not None
+        if can_elicit and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            answer = self._input_response(params, request)  # 2026 protocol: ask through InputRequiredResult
+        elif can_elicit and ctx.session.can_send_request:
+            try:
+                answer = await ctx.session.elicit_form(indexing.consent_message(request), indexing.CONSENT_SCHEMA,
+                                                       related_request_id=ctx.request_id)
+            except Exception as exc:
+                log.warning("the consent elicitation failed: %s", exc)
+                raise ToolError(PERMISSION_REQUIRED, f"the consent request to the user failed ({exc}); "
+                                                     "ask the user, then call again with confirmed=true") from None
+        else:
             if request.confirmed is not True:
                 raise ToolError(PERMISSION_REQUIRED,
                                 "user approval is required; confirm the operation before setting confirmed=true")
             return
-        try:
-            answer = await ctx.session.elicit_form(indexing.consent_message(request), indexing.CONSENT_SCHEMA,
-                                                   related_request_id=ctx.request_id)
-        except Exception as exc:
-            log.warning("the consent elicitation failed: %s", exc)
-            raise ToolError(PERMISSION_REQUIRED, f"the consent request to the user failed ({exc}); "
-                                                 "ask the user, then call again with confirmed=true") from None
         if answer.action != "accept" or (answer.content or {}).get("confirmed") is not True:
             raise ToolError(PERMISSION_DENIED, "project indexing was not approved")
 
-    async def _index_project(self, ctx: ServerRequestContext[Any], arguments: object) -> str:
-        request = indexing.parse_index_request(arguments, self.options.cwd or Path(os.getcwd()))
-        await self._consent(ctx, request)
+    @staticmethod
+    def _input_response(params: types.CallToolRequestParams, request: indexing.IndexRequest) -> types.ElicitResult:
+        """The consent answer carried by a retried call, or InputRequired to ask for it (bound to the projects)."""
+        binding = hashlib.sha256(json.dumps([p.as_json() for p in request.projects]).encode()).hexdigest()[:32]
+        answer = (params.input_responses or {}).get("consent")
+        if params.request_state == binding and isinstance(answer, types.ElicitResult):
+            return answer
+        raise _InputRequired(types.InputRequiredResult(
+            input_requests={"consent": types.ElicitRequest(params=types.ElicitRequestFormParams(
+                message=indexing.consent_message(request), requested_schema=indexing.CONSENT_SCHEMA))},
+            request_state=binding,
+        ))
+
+    async def _index_project(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> str:
+        request = indexing.parse_index_request(params.arguments, self.options.cwd or Path(os.getcwd()))
+        await self._consent(ctx, params, request)
         counter = 0
 
         async def progress(event: dict[str, Any]) -> None:

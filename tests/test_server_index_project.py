@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import mcp
 import mcp_types as types
 import pytest
 
@@ -210,3 +211,33 @@ async def test_a_relative_path_resolves_against_the_server_working_directory(
                  confirmed=True)
     registered = json.loads(json.loads(argv_file.read_text())[2])
     assert registered == [{"name": "p", "path": str(project), "languages": ["python"]}]
+
+
+@pytest.mark.parametrize(("action", "outcome"), [("accept", "OK"), ("decline", "PERMISSION_DENIED")])
+async def test_on_the_modern_protocol_consent_travels_as_an_input_request(
+    layout: StateLayout, project: Path, monkeypatch: pytest.MonkeyPatch, action: str, outcome: str
+) -> None:
+    monkeypatch.setenv(FAKE_MODE_ENV, "publish")
+    asked: list[str] = []
+    app = make_app(layout)
+    async with mcp.Client(app.server, elicitation_callback=_elicitation(action, True, asked)) as client:
+        assert client.protocol_version >= "2026"
+        result = await client.call_tool("index_project", {"name": "alpha", "path": str(project),
+                                                          "languages": ["python"]})
+        text = result.content[0].text  # type: ignore[union-attr]
+        if outcome == "OK":
+            assert not result.is_error, text
+            assert json.loads(text)["snapshot_id"] == 1
+        else:
+            assert result.is_error and text == "PERMISSION_DENIED: project indexing was not approved"
+    assert len(asked) == 1 and "'alpha'" in asked[0]
+
+
+async def test_on_the_modern_protocol_a_client_that_cannot_elicit_must_confirm(
+    layout: StateLayout, project: Path
+) -> None:
+    async with mcp.Client(make_app(layout).server) as client:
+        result = await client.call_tool("index_project", {"name": "alpha", "path": str(project),
+                                                          "languages": ["python"]})
+        assert result.is_error
+        assert result.content[0].text.startswith("PERMISSION_REQUIRED: ")  # type: ignore[union-attr]

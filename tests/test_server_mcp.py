@@ -321,3 +321,18 @@ async def test_the_server_also_speaks_the_modern_protocol(app: KivgraphApp) -> N
         assert [t.name for t in (await client.list_tools()).tools] == [*READ_TOOLS, "index_project"]
         result = await client.call_tool("find_symbol", {"name": "area"})
         assert json.loads(text_of(result))["total"] == 3
+
+
+async def test_a_modern_client_listening_hears_the_tools_change_when_a_generation_appears(tmp_path: Path) -> None:
+    from mcp.shared.subscriptions import ToolsListChanged
+
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    app = make_app(layout)
+    async with mcp.Client(app.server) as client:
+        assert [t.name for t in (await client.list_tools()).tools] == ["index_project"]
+        async with client.listen(tools_list_changed=True) as subscription:
+            build_standard(GraphBuilder(tmp_path / "src")).publish(layout)
+            with anyio.fail_after(WAIT):
+                event = await subscription.__anext__()
+        assert isinstance(event, ToolsListChanged)
+        assert [t.name for t in (await client.list_tools()).tools] == [*READ_TOOLS, "index_project"]
