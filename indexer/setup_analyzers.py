@@ -1,16 +1,21 @@
 """Install the analyzers kivgraph drives (pinned), cached outside the repository.
 
-Nothing to install yet for the tree-sitter fallback; exact analyzers are added
-language by language (see the issues) and each step skips work already done.
+tree-sitter grammars come from the Python wheels. Exact analyzers are
+installed into ``$KIVGRAPH_CACHE/analyzers`` (default ``~/.cache/kivgraph``);
+each step skips work already done, so ``make setup`` is cheap to re-run.
 """
 
 from __future__ import annotations
 
+from indexer.scip import python as scip_python
+
 
 def main() -> int:
     """Install every pinned analyzer that is missing; print one line per analyzer."""
-    print("analyzers: tree-sitter grammars come from the Python wheels; no external analyzer pinned yet")
-    return 0
+    print("analyzers: tree-sitter grammars come from the Python wheels")
+    status = scip_python.install()
+    print(f"analyzers: {status}")
+    return 1 if "FAILED" in status else 0
 
 
 if __name__ == "__main__":

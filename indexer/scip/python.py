@@ -1,0 +1,612 @@
+"""The exact Python adapter: scip-python (Pyright's checker) in batch, joined with tree-sitter.
+
+One ``scip-python index`` per repository, cwd = the repository, the index
+written to a private temporary directory, ``--environment`` pointing at an
+empty package list (so it never shells out to pip), ``--project-version`` set
+(it crashes outside a git repository otherwise), bounded by the configured
+timeout. Other registered repositories are put on ``PYTHONPATH`` by their
+import roots, so Pyright resolves ``import click`` in typer to the registered
+click source rather than to whatever the interpreter has installed.
+
+The run is joined in two steps:
+
+``join_repository``  repository-local and cacheable: every use occurrence
+    with its edge source (enclosing declaration), its syntactic use (call,
+    import, type, base, callback, decorator, reference), its site position
+    (the start of the expression, where the tree-sitter sites are) and its
+    target: one of our declarations of this repository (mapped by the
+    definition occurrence's position) or a namespace + member path for a
+    symbol defined elsewhere.
+``bind``  per index: target identities become stable keys, a foreign
+    namespace binding only when exactly one registered repository provides
+    it. Symbols of nobody's (stdlib, unregistered third party) are no edge.
+
+Analyzer absent, failing or timing out → ``AnalyzerFailed`` with a reason; the
+pipeline keeps the CANDIDATE answers and reports the fallback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from indexer.corpus import Corpus, RepositoryFacts
+from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.scip.decode import Index, decode_index
+from indexer.scip.join import ColumnMap, FileDeclarations, descriptor_path, parse_symbol
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+LANGUAGE = "python"
+ANALYZER = "scip-python"
+NPM_PACKAGE = "@sourcegraph/scip-python"
+PINNED_VERSION = "0.6.6"
+ADAPTER_VERSION = "scip-python-join-1"  # part of the cache key: bump on any change to the joined output
+EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
+
+SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
+_CALLABLE = frozenset({"function", "method"})
+_STDLIB_PACKAGES = frozenset({"python-stdlib"})
+
+_TS_LANGUAGE = Language(tree_sitter_python.language())
+_IDENTIFIERS = Query(_TS_LANGUAGE, "(identifier) @id")
+_TYPE_STOP = frozenset({"block", "module", "function_definition", "class_definition", "lambda", "call",
+                        "expression_statement", "argument_list"})
+
+
+class AnalyzerFailed(Exception):
+    """scip-python is missing, failed or timed out; the message is the reason shown to users."""
+
+
+# -- installation and invocation -------------------------------------------------------------------
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KIVGRAPH_CACHE") or Path.home() / ".cache" / "kivgraph")
+
+
+def install_dir() -> Path:
+    """Where setup installs the pinned scip-python (outside every repository)."""
+    return cache_root() / "analyzers" / f"scip-python-{PINNED_VERSION}"
+
+
+def executable() -> Path:
+    """The scip-python to run: $KIVGRAPH_SCIP_PYTHON, else the pinned install."""
+    override = os.environ.get(EXECUTABLE_ENV)
+    if override:
+        return Path(override)
+    return install_dir() / "node_modules" / ".bin" / "scip-python"
+
+
+def install(timeout: float = 600) -> str:
+    """Install the pinned scip-python with npm unless present; returns a one-line status."""
+    exe = install_dir() / "node_modules" / ".bin" / "scip-python"
+    if exe.exists():
+        return f"{ANALYZER} {PINNED_VERSION}: already installed in {install_dir()}"
+    npm = shutil.which("npm")
+    if npm is None:
+        return f"{ANALYZER} {PINNED_VERSION}: NOT installed (npm not found; Python stays on the CANDIDATE fallback)"
+    install_dir().mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(install_dir()), "--no-audit", "--no-fund", "--no-save",
+         f"{NPM_PACKAGE}@{PINNED_VERSION}"],
+        capture_output=True, text=True, timeout=timeout,
+    )
+    if proc.returncode != 0 or not exe.exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"{ANALYZER} {PINNED_VERSION}: install FAILED ({tail[0]})"
+    return f"{ANALYZER} {PINNED_VERSION}: installed in {install_dir()}"
+
+
+def identity(exe: Path | None = None) -> str:
+    """What the cache key knows of the analyzer: path, size and mtime (cheap, no process)."""
+    exe = exe or executable()
+    try:
+        real = exe.resolve(strict=True)
+        st = real.stat()
+    except OSError as exc:
+        raise AnalyzerFailed(f"{ANALYZER} not found at {exe} ({exc.strerror or exc}); run `make setup`") from None
+    return f"{ANALYZER}|{real}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def version(exe: Path | None = None, timeout: float = 60) -> str:
+    """``scip-python --version``; AnalyzerFailed when it does not run."""
+    exe = exe or executable()
+    identity(exe)
+    try:
+        proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AnalyzerFailed(f"{ANALYZER} --version failed: {exc}") from None
+    if proc.returncode != 0:
+        raise AnalyzerFailed(f"{ANALYZER} --version exited {proc.returncode}: {_tail(proc.stderr)}")
+    return proc.stdout.strip()
+
+
+def _tail(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text[-n:] if text else "no output"
+
+
+def run_index(root: Path, project: str, *, extra_paths: list[Path], timeout: float,
+              exe: Path | None = None) -> Index:
+    """Run scip-python over ``root`` and decode its index (written outside the repository)."""
+    exe = exe or executable()
+    identity(exe)
+    with tempfile.TemporaryDirectory(prefix="kivgraph-scip-") as tmp:
+        out = Path(tmp) / "index.scip"
+        env_file = Path(tmp) / "environment.json"
+        env_file.write_text("[]")  # no pip queries: packages come from the registry, not the interpreter
+        env = dict(os.environ)
+        paths = [str(p) for p in extra_paths]
+        if env.get("PYTHONPATH"):
+            paths.append(env["PYTHONPATH"])
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        env.pop(EXECUTABLE_ENV, None)
+        cmd = [str(exe), "index", "--quiet", "--project-name", project or "project", "--project-version", "0",
+               "--environment", str(env_file), "--output", str(out), "--cwd", str(root)]
+        try:
+            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise AnalyzerFailed(f"{ANALYZER} timed out after {timeout:g}s") from None
+        if proc.returncode != 0:
+            raise AnalyzerFailed(
+                f"{ANALYZER} exited {proc.returncode}: {_tail(stderr.decode(errors='replace') or stdout.decode(errors='replace'))}"
+            )
+        if not out.exists():
+            raise AnalyzerFailed(f"{ANALYZER} wrote no index")
+        try:
+            return decode_index(out.read_bytes())
+        except ValueError as exc:
+            raise AnalyzerFailed(f"{ANALYZER} wrote an unreadable index: {exc}") from None
+
+
+def probe(timeout: float = 120) -> str:
+    """Run the analyzer on a two-file project; returns a detail line, raises AnalyzerFailed."""
+    with tempfile.TemporaryDirectory(prefix="kivgraph-probe-") as tmp:
+        root = Path(tmp)
+        (root / "probe_a.py").write_text("def target():\n    return 1\n")
+        (root / "probe_b.py").write_text("from probe_a import target\n\n\ndef caller():\n    return target()\n")
+        index = run_index(root, "probe", extra_paths=[], timeout=timeout)
+        for doc in index.documents:
+            if doc.relative_path == "probe_b.py":
+                for occ in doc.occurrences:
+                    if occ.range[:2] == (4, 11) and occ.symbol.replace("`", "").endswith("probe_a/target()."):
+                        return f"{index.metadata.tool_name} {index.metadata.tool_version} resolved a cross-module call"
+        raise AnalyzerFailed(f"{ANALYZER} ran but did not resolve the probe's cross-module call")
+
+
+# -- syntax: what each occurrence is --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Syntax:
+    use: str  # call | decorator | import | type | base | callback | reference
+    line: int  # site position (1-based line, byte column): the start of the expression
+    col: int
+    final: bool  # the last segment of its chain: the one a tree-sitter site resolves
+
+
+def _field(node: Node, name: str) -> Node | None:
+    return node.child_by_field_name(name)
+
+
+def _is(a: Node | None, b: Node) -> bool:
+    return a is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
+
+
+def _classify(ident: Node) -> _Syntax | None:
+    parent = ident.parent
+    if parent is None:
+        return None
+    if parent.type == "dotted_name":
+        holder = parent.parent
+        if holder is None or holder.type == "relative_import":
+            return None  # module part of a relative import: scip-python names it wrongly
+        stmt = holder.parent if holder.type == "aliased_import" else holder
+        if stmt is not None and stmt.type in ("import_statement", "import_from_statement"):
+            row, col = parent.start_point
+            return _Syntax("import", row + 1, col, _is(parent.named_children[-1], ident))
+        return None
+    if parent.type == "aliased_import" or (parent.type == "keyword_argument" and _is(_field(parent, "name"), ident)):
+        return None
+    expr = ident
+    if parent.type == "attribute" and _is(_field(parent, "attribute"), ident):
+        expr = parent
+    # The chain continues when this expression (or its call/subscript) is an attribute's object.
+    cur = expr
+    while cur.parent is not None and (
+        (cur.parent.type == "call" and _is(_field(cur.parent, "function"), cur))
+        or (cur.parent.type == "subscript" and _is(_field(cur.parent, "value"), cur))
+    ):
+        cur = cur.parent
+    final = not (cur.parent is not None and cur.parent.type == "attribute" and _is(_field(cur.parent, "object"), cur))
+    row, col = expr.start_point
+    up = expr.parent
+    if up is None:
+        return _Syntax("reference", row + 1, col, final)
+    if up.type == "call" and _is(_field(up, "function"), expr):
+        use = "decorator" if up.parent is not None and up.parent.type == "decorator" else "call"
+    elif up.type == "decorator":
+        use = "decorator"
+    elif not final:
+        use = "reference"
+    elif _in_annotation(expr):
+        use = "type"
+    elif up.type == "argument_list" and up.parent is not None and up.parent.type == "class_definition":
+        use = "base"
+    elif up.type == "argument_list" or (
+        up.type == "keyword_argument" and up.parent is not None and up.parent.type == "argument_list"
+        and up.parent.parent is not None and up.parent.parent.type == "call"
+    ):
+        use = "callback"
+    else:
+        use = "reference"
+    return _Syntax(use, row + 1, col, final)
+
+
+def _in_annotation(node: Node) -> bool:
+    cur = node.parent
+    while cur is not None:
+        if cur.type == "type":
+            return True
+        if cur.type in _TYPE_STOP:
+            return False
+        cur = cur.parent
+    return False
+
+
+def _identifiers(source: bytes) -> dict[tuple[int, int], Node]:
+    tree = Parser(_TS_LANGUAGE).parse(source)
+    out: dict[tuple[int, int], Node] = {}
+    for node in QueryCursor(_IDENTIFIERS).captures(tree.root_node).get("id", []):
+        out[node.start_point] = node
+    return out
+
+
+# -- join: repository-local, cacheable --------------------------------------------------------------
+
+
+class ScipUse(msgspec.Struct, array_like=True, frozen=True):
+    """One resolved use: where, from which declaration, how, and to what."""
+
+    path: str
+    line: int  # site position (expression start)
+    col: int
+    source_qn: str
+    source_kind: str
+    use: str
+    final: bool
+    target_path: str = ""  # "" = defined outside this repository: see namespace/member
+    target_qn: str = ""
+    target_kind: str = ""
+    namespace: str = ""
+    member: str = ""
+
+
+class ScipCovered(msgspec.Struct, array_like=True, frozen=True):
+    """A site whose last segment the analyzer resolved to something outside every corpus we index."""
+
+    path: str
+    line: int
+    col: int
+    source_qn: str
+    source_kind: str
+
+
+class RepositoryScipFacts(msgspec.Struct, frozen=True):
+    """The joined analyzer output of one repository (what the fact cache stores)."""
+
+    analyzer_version: str
+    uses: tuple[ScipUse, ...] = ()
+    external: tuple[ScipCovered, ...] = ()
+    overrides: tuple[ScipUse, ...] = ()
+    documents: int = 0
+    occurrences: int = 0
+
+
+_facts_encoder = msgspec.msgpack.Encoder()
+_facts_decoder = msgspec.msgpack.Decoder(RepositoryScipFacts)
+
+
+def encode_facts(facts: RepositoryScipFacts) -> bytes:
+    return _facts_encoder.encode(facts)
+
+
+def decode_facts(data: bytes) -> RepositoryScipFacts:
+    return _facts_decoder.decode(data)
+
+
+def _name_of(symbol: str) -> str | None:
+    parsed = parse_symbol(symbol)
+    if parsed is None or not parsed.descriptors:
+        return None
+    return parsed.descriptors[-1].name
+
+
+def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
+    """Tie the index's occurrences to the repository's declarations and classify each use."""
+    files = {ff.path: ff for ff in repo.files if ff.status == "indexed"}
+    root = Path(repo.root)
+    decls: dict[str, FileDeclarations] = {p: FileDeclarations(ff.symbols, SOURCE_KINDS) for p, ff in files.items()}
+    unit = "utf-16"  # Pyright counts UTF-16 code units; newer indexes say so in position_encoding
+    sources: dict[str, bytes] = {}
+    defined: dict[str, SymbolFact] = {}
+    defined_path: dict[str, str] = {}
+
+    def source_of(path: str) -> bytes:
+        if path not in sources:
+            try:
+                sources[path] = (root / path).read_bytes()
+            except OSError:
+                sources[path] = b""
+        return sources[path]
+
+    docs = [d for d in index.documents if d.relative_path in files]
+    # 1. definitions: SCIP symbol -> our declaration, by position and name
+    for doc in docs:
+        cmap = ColumnMap(source_of(doc.relative_path), _unit_of(doc.position_encoding, unit))
+        fd = decls[doc.relative_path]
+        for occ in doc.occurrences:
+            if not occ.is_definition or occ.symbol in defined:
+                continue
+            parsed = parse_symbol(occ.symbol)
+            if parsed is None:
+                continue
+            path_parts = descriptor_path(parsed)
+            if path_parts is None:
+                continue
+            if path_parts[1] == "":
+                target = fd.module
+            else:
+                line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
+                target = fd.declared_at(line0 + 1, col, parsed.descriptors[-1].name)
+            if target is not None:
+                defined[occ.symbol] = target
+                defined_path[occ.symbol] = doc.relative_path
+
+    # 2. uses
+    uses: list[ScipUse] = []
+    external: list[ScipCovered] = []
+    overrides: list[ScipUse] = []
+    n_occ = 0
+    for doc in docs:
+        path = doc.relative_path
+        src = source_of(path)
+        cmap = ColumnMap(src, _unit_of(doc.position_encoding, unit))
+        idents = _identifiers(src)
+        fd = decls[path]
+        for occ in doc.occurrences:
+            n_occ += 1
+            if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+                continue
+            line0 = occ.range[0]
+            col = cmap.byte_col(line0, occ.range[1])
+            node = idents.get((line0, col))
+            if node is None:
+                continue  # inside a string annotation or a docstring: no syntax to classify it with
+            syntax = _classify(node)
+            if syntax is None:
+                continue
+            source = fd.enclosing(syntax.line, syntax.col)
+            if source is None:
+                continue
+            target = defined.get(occ.symbol)
+            if target is not None:
+                uses.append(ScipUse(path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use,
+                                    syntax.final, defined_path[occ.symbol], target.qualified_name, target.kind))
+                continue
+            parsed = parse_symbol(occ.symbol)
+            parts = descriptor_path(parsed) if parsed is not None else None
+            if parsed is None or parts is None:
+                continue  # a parameter, a type parameter: nothing we declare
+            if parsed.package in _STDLIB_PACKAGES:
+                if syntax.final:
+                    external.append(ScipCovered(path, syntax.line, syntax.col, source.qualified_name, source.kind))
+                continue
+            uses.append(ScipUse(path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use,
+                                syntax.final, namespace=parts[0], member=parts[1]))
+        # 3. methods overriding a base method (relationships on the definitions of this document)
+        for info in doc.symbols:
+            child = defined.get(info.symbol)
+            if child is None or child.kind != "method":
+                continue
+            for rel in info.relationships:
+                parent = defined.get(rel.symbol)
+                if parent is None or parent.kind != "method" or not (rel.is_implementation or rel.is_reference):
+                    continue
+                overrides.append(ScipUse(path, child.start_line, child.start_col, child.qualified_name, child.kind,
+                                         "override", False, defined_path[rel.symbol], parent.qualified_name,
+                                         parent.kind))
+    return RepositoryScipFacts(
+        analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
+        uses=tuple(uses), external=tuple(external), overrides=tuple(overrides),
+        documents=len(docs), occurrences=n_occ,
+    )
+
+
+def _unit_of(position_encoding: int, default: str) -> str:
+    return {1: "utf-8", 2: "utf-16", 3: "utf-32"}.get(position_encoding, default)
+
+
+# -- bind: stable keys, cross-repository providers --------------------------------------------------
+
+
+@dataclass
+class ExactOutcome:
+    """What the exact pass found for one repository, ready for the pipeline's merge."""
+
+    repository: str = ""
+    edges: list[EdgeFact] = field(default_factory=list)
+    unresolved: list[UnresolvedFact] = field(default_factory=list)
+    # (source key, line, col) of sites the analyzer resolved: candidate edges there are replaced
+    covered: set[tuple[str, int, int]] = field(default_factory=set)
+    # (path, line, col) of the same sites, for the candidate resolver's unresolved rows
+    covered_positions: set[tuple[str, int, int]] = field(default_factory=set)
+    cross_repository: int = 0
+
+
+class ModuleTable:
+    """Every registered repository's Python modules: namespace -> (repository, file) and declarations."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.by_module: dict[str, list[tuple[str, FileFacts]]] = {}
+        self.providers: dict[str, set[str]] = {}  # top-level package -> repositories providing it
+        for repo in corpus.repositories:
+            for ff in repo.files:
+                self.by_module.setdefault(ff.package, []).append((repo.name, ff))
+                self.providers.setdefault(ff.package.split(".")[0], set()).add(repo.name)
+        self._qn: dict[tuple[str, str], dict[str, SymbolFact]] = {}
+
+    def declaration(self, repo: str, ff: FileFacts, qn: str) -> SymbolFact | None:
+        table = self._qn.get((repo, ff.path))
+        if table is None:
+            table = {}
+            for s in ff.symbols:
+                table.setdefault(s.qualified_name, s)
+            self._qn[(repo, ff.path)] = table
+        return table.get(qn)
+
+
+def import_roots(repo: RepositoryFacts) -> list[Path]:
+    """The directories a repository's modules are importable from (``src/`` layouts included)."""
+    roots: dict[str, int] = {}
+    for ff in repo.files:
+        parts = ff.path.replace("\\", "/").split("/")
+        stem = parts[-1].rsplit(".", 1)[0]
+        parts = parts[:-1] if stem == "__init__" else [*parts[:-1], stem]
+        depth = len(ff.package.split("."))
+        if depth > len(parts) or parts[-depth:] != ff.package.split("."):
+            continue
+        root = "/".join(parts[: len(parts) - depth])
+        roots[root] = roots.get(root, 0) + 1
+    return [Path(repo.root) / r if r else Path(repo.root) for r in sorted(roots, key=lambda r: (-roots[r], r))]
+
+
+_EDGE_OF_USE = {
+    "call": EdgeKind.CALLS_DIRECT, "decorator": EdgeKind.CALLS_DIRECT, "import": EdgeKind.IMPORTS_SYMBOL,
+    "type": EdgeKind.TYPE_USES, "override": EdgeKind.OVERRIDES,
+}
+
+
+def _edge_kind(use: str, target_kind: str) -> EdgeKind:
+    if use == "base":
+        return EdgeKind.EXTENDS if target_kind == "class" else EdgeKind.REFERENCES
+    if use == "callback":
+        return EdgeKind.PASSES_AS_CALLBACK if target_kind in _CALLABLE else EdgeKind.REFERENCES
+    if use in ("call", "decorator") and target_kind not in _CALLABLE and target_kind != "class":
+        return EdgeKind.REFERENCES
+    return _EDGE_OF_USE.get(use, EdgeKind.REFERENCES)
+
+
+def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+    """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
+    out = ExactOutcome(repository=repo)
+    for c in facts.external:
+        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
+        if source is not None:
+            out.covered.add((source, c.line, c.col))
+            out.covered_positions.add((c.path, c.line, c.col))
+    for u in (*facts.uses, *facts.overrides):
+        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
+        if source is None:
+            continue
+        target_repo = repo
+        if u.target_path:
+            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
+            target_kind = u.target_kind
+        else:
+            providers = modules.providers.get(u.namespace.split(".")[0], set())
+            if not providers:
+                if u.final:  # resolved to a package nobody registered: no edge, but the site is settled
+                    out.covered.add((source, u.line, u.col))
+                    out.covered_positions.add((u.path, u.line, u.col))
+                continue
+            if len(providers) > 1:
+                if u.final:
+                    out.unresolved.append(UnresolvedFact(
+                        name=u.member or u.namespace, reason="AMBIGUOUS_PACKAGE_PROVIDER", repository=repo,
+                        path=u.path, line=u.line, col=u.col, language=LANGUAGE, source=source,
+                        package=u.namespace, detail="provided by " + ", ".join(sorted(providers)),
+                    ))
+                    out.covered.add((source, u.line, u.col))
+                    out.covered_positions.add((u.path, u.line, u.col))
+                continue
+            (target_repo,) = providers
+            target, target_kind = None, ""
+            for prov_repo, ff in modules.by_module.get(u.namespace, []):
+                if prov_repo != target_repo:
+                    continue
+                decl = ff.symbols[0] if not u.member and ff.symbols and ff.symbols[0].kind == "module" else \
+                    modules.declaration(prov_repo, ff, f"{u.namespace}.{u.member}" if u.member else u.namespace)
+                if decl is not None:
+                    target = corpus.key_of(prov_repo, ff.path, decl.qualified_name, decl.kind)
+                    target_kind = decl.kind
+                    break
+        if target is None:
+            continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
+        if u.final:
+            out.covered.add((source, u.line, u.col))
+            out.covered_positions.add((u.path, u.line, u.col))
+        if target_repo != repo:
+            out.cross_repository += 1
+        provenance = Provenance.PYTHON_INDEXER_DEF if u.use == "override" else Provenance.PYTHON_INDEXER_USE
+        out.edges.append(EdgeFact(int(_edge_kind(u.use, target_kind)), source, target,
+                                  int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col))
+    return out
+
+
+# -- the pass over a corpus ---------------------------------------------------------------------------
+
+
+@dataclass
+class RepositoryRun:
+    """One repository's exact pass: facts on success, the reason on failure."""
+
+    facts: RepositoryScipFacts | None
+    reason: str = ""
+    seconds: float = 0.0
+    cached: bool = False
+
+
+def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
+    """Adapter and analyzer identity + the content of every Python file Pyright could read for this run."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in ("scip", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
+        h.update(part.encode())
+        h.update(b"\0")
+    for name in sorted(hashes):
+        for path, digest in sorted(hashes[name].items()):
+            h.update(f"{name}\0{path}\0{digest}\n".encode())
+    return h.digest()
+
+
+def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
+    """Run scip-python on one repository (others on PYTHONPATH) and join its output."""
+    extra: list[Path] = []
+    for other in corpus.repositories:
+        if other.name != repo.name:
+            extra.extend(p for p in import_roots(other) if p not in extra)
+    index = run_index(Path(repo.root), repo.name, extra_paths=extra, timeout=timeout)
+    return join_repository(index, repo)
+
+
+def now() -> float:
+    return time.perf_counter()
