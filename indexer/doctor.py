@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from indexer.config import ConfigError, load
 from indexer.languages import registry
+from indexer.scip.exact import adapter_for
 from snapshot_format import errors as snap_errors
 from snapshot_format.layout import StateLayout, list_generations, read_current
 from snapshot_format.reader import open_current
@@ -54,9 +55,26 @@ def _language_checks(languages: set[str]) -> list[Check]:
         try:
             module.extract("doctor_probe" + module.EXTENSIONS[0], b"def probe():\n    return 1\n", "doctor_probe")
             out.append(Check(f"analyzer.{lang}", "WARN",
-                             f"tree-sitter fallback {module.EXTRACTOR_VERSION}: edges are CANDIDATE (no exact analyzer yet)"))
+                             f"tree-sitter {module.EXTRACTOR_VERSION}: edges are CANDIDATE where no exact analyzer resolves them"))
         except Exception as exc:  # report, never crash doctor
             out.append(Check(f"analyzer.{lang}", "FAIL", f"tree-sitter probe failed: {exc}"))
+    return out
+
+
+def _exact_analyzer_checks(languages: set[str]) -> list[Check]:
+    """Each exact analyzer's version and whether it resolves a tiny probe project."""
+    out = []
+    for lang in sorted(languages):
+        adapter = adapter_for(lang)
+        if adapter is None:
+            continue
+        name = f"analyzer.{lang}.exact"
+        try:
+            ver = adapter.version()
+            detail = adapter.probe()
+            out.append(Check(name, "PASS", f"{adapter.ANALYZER} {ver} at {adapter.executable()}: probe: {detail}"))
+        except adapter.AnalyzerFailed as exc:
+            out.append(Check(name, "WARN", f"{exc}: {lang} falls back to tree-sitter CANDIDATE edges"))
     return out
 
 
@@ -74,6 +92,7 @@ def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
     except ConfigError as exc:
         checks.append(Check("config", "FAIL", str(exc)))
     checks += _language_checks(languages)
+    checks += _exact_analyzer_checks(languages)
     current = read_current(layout)
     if current is None:
         n = len(list_generations(layout))

@@ -121,6 +121,26 @@ class FactCache:
             return
         self._pending[key] = _DAY.pack(_today()) + _encoder.encode(facts)
 
+    def get_blob(self, key: bytes) -> bytes | None:
+        """Raw cached bytes under ``key`` (analyzer runs), or None; verify mode always misses.
+
+        Not counted in ``stats``, which are per-file extraction figures; callers count their own.
+        """
+        if self._env is None or self.mode == "verify":
+            return None
+        with self._env.begin(buffers=True) as txn:
+            raw = txn.get(key)
+            if raw is None:
+                return None
+            data = bytes(raw[_DAY.size :])
+        self._touched.add(key)
+        return data
+
+    def put_blob(self, key: bytes, data: bytes) -> None:
+        if self._env is None:
+            return
+        self._pending[key] = _DAY.pack(_today()) + data
+
     def flush(self) -> None:
         """Write pending entries and refresh the last-used day of every hit."""
         if self._env is None:

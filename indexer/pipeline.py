@@ -19,6 +19,7 @@ from indexer.gitstate import read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
 from indexer.publish import GenerationContent, PublishResult, publish
+from indexer.scip.exact import ExactPass, merge, run_exact
 from snapshot_format import records
 from snapshot_format.layout import StateLayout
 from snapshot_format.stable_key import stable_key
@@ -48,6 +49,8 @@ class LanguageCounters:
     cache_hits: int = 0
     extracted: int = 0
     mode: str = ""
+    analyzer_runs: int = 0
+    analyzer_cache_hits: int = 0
 
 
 @dataclass
@@ -203,6 +206,7 @@ def build_content(
 
     # 4. resolve per language over the whole corpus
     resolutions: list[Resolution] = []
+    exact_passes: dict[str, ExactPass] = {}
     languages = sorted({lang for w in work for lang in w.facts})
     for language in languages:
         module = registry.module_for(language)
@@ -215,9 +219,24 @@ def build_content(
             key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
         )
         progress(Progress("resolve", "*", language, 0, 1))
-        resolutions.append(module.resolve(corpus))
+        resolution = module.resolve(corpus)
         timer.add("resolve", started)
         progress(Progress("resolve", "*", language, 1, 1))
+        # 4b. the language's exact analyzer, when it has one: its answers replace candidates site by site
+        started = time.perf_counter()
+        exact = run_exact(
+            language, corpus, {w.name: {p: w.hashes[p] for p in (ff.path for ff in w.facts.get(language, []))}
+                               for w in work},
+            fact_cache, timeout=loaded.indexing.analyzer_timeout_seconds,
+            progress=lambda repo, done, total, lang=language: progress(Progress(f"analyze.{lang}", repo, "", done, total)),
+        )
+        if exact is not None:
+            exact_passes[language] = exact
+            counters[language].analyzer_runs = exact.runs
+            counters[language].analyzer_cache_hits = exact.cache_hits
+            resolution = merge(resolution, exact)
+            timer.add(f"analyzer.{language}", started)
+        resolutions.append(resolution)
 
     # 5. link: fold repeated facts, attach unresolved and package dependencies
     started = time.perf_counter()
@@ -299,7 +318,7 @@ def build_content(
                     repository=w.name, path=cand.path, language=cand.language,
                     content_hash=w.hashes.get(cand.path, ""), size=cand.size, status=status, reason=reason,
                     symbols=per_file_symbols.get((w.name, cand.path), 0),
-                    package=ff.package if ff else "", analysis="fallback" if ff else "",
+                    package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language) if ff else "",
                 )
             )
         git = read_git_state(w.root)
@@ -311,8 +330,12 @@ def build_content(
                 analyses.append(records.LanguageAnalysis(
                     language=lang, mode="failed", reason=f"no {lang} extractor in kivgraph {__version__}", files=n,
                 ))
+            elif lang in exact_passes and w.name in exact_passes[lang].analyses:
+                analysis = exact_passes[lang].analyses[w.name]
+                counters[lang].mode = analysis.mode if counters[lang].mode in ("", analysis.mode) else "mixed"
+                analyses.append(analysis)
             else:
-                counters[lang].mode = "fallback"
+                counters[lang].mode = "fallback" if counters[lang].mode in ("", "fallback") else "mixed"
                 analyses.append(records.LanguageAnalysis(
                     language=lang, mode="fallback", analyzer="tree-sitter",
                     reason="no exact analyzer configured: edges are CANDIDATE", files=n,
@@ -328,10 +351,19 @@ def build_content(
     content = GenerationContent(
         repositories=repositories, files=file_records, symbols=symbols, edges=edges, unresolved=unresolved,
         package_dependencies=list(deps.values()),
-        analyzers={f"tree-sitter-{lang}": module_version(lang) for lang in languages},
+        analyzers={
+            **{f"tree-sitter-{lang}": module_version(lang) for lang in languages},
+            **{f"exact-{lang}": p.analyzer_version for lang, p in exact_passes.items() if p.analyzer_version},
+        },
         derived=lexicon.items(),
     )
     return content, counters
+
+
+def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: str) -> str:
+    exact = exact_passes.get(language)
+    analysis = exact.analyses.get(repository) if exact else None
+    return analysis.mode if analysis else "fallback"
 
 
 _SYNTAX_ONLY = frozenset({Provenance.TREE_SITTER_SYNTAX, Provenance.PYTHON_SYNTAX_CALL, Provenance.DART_SYNTAX_CALL})

@@ -10,7 +10,7 @@ import pytest
 
 from snapshot_format.layout import resolve_layout
 from snapshot_format.reader import Generation, open_current
-from snapshot_format.vocab import Confidence, EdgeKind
+from snapshot_format.vocab import SYNTAX_ONLY_PROVENANCES, Confidence, EdgeKind, Provenance
 from tests.helpers import run_kivgraph, write_repo
 
 REPO = {
@@ -120,15 +120,23 @@ def test_a_call_through_an_import_alias_binds_to_the_module_symbol(indexed: tupl
         assert "app.main" in _callers(gen, "shapes.square.Square")
 
 
-def test_every_edge_is_a_candidate_and_nothing_calls_the_unused_function(indexed: tuple[Path, Path]) -> None:
+def test_no_edge_is_exact_without_analyzer_evidence_and_nothing_calls_the_unused_function(
+    indexed: tuple[Path, Path],
+) -> None:
     home, _repo = indexed
     with _gen(home) as gen:
         unused = _one(gen, "app.unused")
         assert list(gen.edges_in(unused.key)) == []
+        seen = 0
         for sym in gen.declarations("repo", "", directory=True):
             for edge in gen.edges_out(sym.key):
-                assert edge.confidence == Confidence.CANDIDATE
-        assert gen.repository("repo").analyses[0].mode == "fallback"  # type: ignore[union-attr]
+                seen += 1
+                if Provenance(edge.provenance) in SYNTAX_ONLY_PROVENANCES:
+                    assert edge.confidence == Confidence.CANDIDATE
+                if Confidence(edge.confidence).is_exact:
+                    assert edge.provenance in (Provenance.PYTHON_INDEXER_USE, Provenance.PYTHON_INDEXER_DEF)
+        assert seen > 0
+        assert gen.repository("repo").analyses[0].mode in ("exact", "fallback")  # type: ignore[union-attr]
 
 
 def test_an_unchanged_second_index_re_extracts_nothing(indexed: tuple[Path, Path]) -> None:
@@ -164,9 +172,10 @@ def test_status_reports_files_symbols_edges_and_unresolved_per_repository(indexe
     assert repo["languages"]["python"]["parse_failed"] == 1
     assert repo["languages"]["python"]["indexed"] >= 4
     assert status["counts"]["edges"] > 0
-    assert repo["analyses"][0]["mode"] == "fallback"
+    assert repo["analyses"][0]["mode"] == "exact"  # scip-python is installed by `make setup`
+    assert repo["analyses"][0]["analyzer"] == "scip-python"
     text = run_kivgraph(home, "status").stdout
-    assert "python analysis: fallback" in text
+    assert "python analysis: exact" in text
 
 
 def test_doctor_passes_on_a_healthy_install_and_fails_on_a_broken_config(indexed: tuple[Path, Path]) -> None:

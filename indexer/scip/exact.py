@@ -1,0 +1,120 @@
+"""The exact pass after a language's CANDIDATE resolution: run its analyzer adapter, merge the answers.
+
+Per repository: the adapter's joined facts come from the fact cache (keyed by
+every input file's content and the analyzer's identity) or from a fresh
+analyzer run; a missing, failing or timed-out analyzer leaves that
+repository on the fallback with the reason recorded. Merging keeps every
+exact edge and, at each site the analyzer settled (same source, line and
+column), drops the candidate edges and unresolved rows there. A candidate
+edge is never turned into an exact one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import ModuleType
+
+from indexer.corpus import Corpus, Resolution
+from indexer.fact_cache import FactCache
+from indexer.scip.python import ExactOutcome
+from snapshot_format import records
+from snapshot_format.vocab import Confidence
+
+ADAPTERS: dict[str, str] = {"python": "indexer.scip.python"}
+
+
+def adapter_for(language: str) -> ModuleType | None:
+    name = ADAPTERS.get(language)
+    return importlib.import_module(name) if name else None
+
+
+@dataclass
+class ExactPass:
+    language: str
+    analyses: dict[str, records.LanguageAnalysis] = field(default_factory=dict)  # repository -> analysis
+    outcomes: list[ExactOutcome] = field(default_factory=list)
+    analyzer_version: str = ""
+    runs: int = 0
+    cache_hits: int = 0
+    cross_repository: int = 0
+
+
+def run_exact(
+    language: str,
+    corpus: Corpus,
+    hashes: Mapping[str, Mapping[str, str]],
+    fact_cache: FactCache,
+    *,
+    timeout: float,
+    progress: Callable[[str, int, int], None] = lambda _r, _d, _t: None,
+) -> ExactPass | None:
+    """Run the language's exact adapter over every repository; None when the language has none."""
+    adapter = adapter_for(language)
+    if adapter is None:
+        return None
+    result = ExactPass(language)
+    modules = adapter.ModuleTable(corpus)
+    repos = [r for r in corpus.repositories if r.files]
+    for i, repo in enumerate(repos):
+        started = time.perf_counter()
+        progress(repo.name, i, len(repos))
+        try:
+            key = adapter.cache_key(repo, hashes, adapter.identity())
+            blob = fact_cache.get_blob(key)
+            cached = blob is not None
+            if blob is not None:
+                facts = adapter.decode_facts(blob)
+            else:
+                facts = adapter.analyze_repository(repo, corpus, timeout=timeout)
+                fact_cache.put_blob(key, adapter.encode_facts(facts))
+                result.runs += 1
+            result.cache_hits += cached
+            outcome = adapter.bind(facts, repo.name, corpus, modules)
+        except adapter.AnalyzerFailed as exc:
+            result.analyses[repo.name] = records.LanguageAnalysis(
+                language=language, mode="fallback", analyzer="tree-sitter",
+                reason=f"{adapter.ANALYZER} failed: {exc}; edges are CANDIDATE", files=len(repo.files),
+                seconds=round(time.perf_counter() - started, 3),
+            )
+            continue
+        result.outcomes.append(outcome)
+        result.cross_repository += outcome.cross_repository
+        name, _, ver = facts.analyzer_version.partition(" ")
+        result.analyzer_version = ver or result.analyzer_version
+        result.analyses[repo.name] = records.LanguageAnalysis(
+            language=language, mode="exact", analyzer=name or adapter.ANALYZER, analyzer_version=ver,
+            reason=(f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
+                    + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
+                    + (" (cached analyzer run)" if cached else "")),
+            files=len(repo.files), seconds=round(time.perf_counter() - started, 3),
+        )
+    return result
+
+
+def merge(candidate: Resolution, exact: ExactPass) -> Resolution:
+    """Exact edges win at every site the analyzer settled; candidates elsewhere stay candidates."""
+    covered: set[tuple[str, int, int]] = set()
+    positions: set[tuple[str, str, int, int]] = set()
+    pairs: set[tuple[int, str, str]] = set()
+    merged = Resolution(package_dependencies=list(candidate.package_dependencies))
+    for o in exact.outcomes:
+        covered |= o.covered
+        positions |= {(o.repository, p, line, col) for p, line, col in o.covered_positions}
+        pairs |= {(e.kind, e.source, e.target) for e in o.edges}
+    for e in candidate.edges:
+        if not Confidence(e.confidence).is_exact and (
+            (e.source, e.line, e.col) in covered or (e.kind, e.source, e.target) in pairs
+        ):
+            continue
+        merged.edges.append(e)
+    for u in candidate.unresolved:
+        if (u.repository, u.path, u.line, u.col) not in positions:
+            merged.unresolved.append(u)
+    for o in exact.outcomes:
+        merged.edges.extend(o.edges)
+        merged.unresolved.extend(o.unresolved)
+    return merged
+
