@@ -242,6 +242,25 @@ class Generation:
         for parts, key16 in self._index_keys(keys.DB_BY_NAME, keys.text(name_prefix)):
             yield parts[0], parts[1], parts[2], key16
 
+    def name_keys(self, name: str, repository: str | None = None) -> Iterator[bytes]:
+        """Raw name-index keys (name NUL repository NUL path NUL key16) of exactly ``name``, undecoded, in order."""
+        start = keys.prefix(name) if repository is None else keys.prefix(name, repository)
+        return self._scan_keys(keys.DB_BY_NAME, start)
+
+    def distinct_names(self, name_prefix: str = "") -> Iterator[str]:
+        """Each distinct name of the name index starting with ``name_prefix``, in order, one seek per name."""
+        start = keys.text(name_prefix)
+        with self.env.begin(db=self._dbs[keys.DB_BY_NAME]) as txn:
+            cursor = txn.cursor()
+            found = cursor.set_range(start)
+            while found:
+                key = cursor.key()
+                if not key.startswith(start):
+                    return
+                name = key[: key.index(keys.SEP)]
+                yield name.decode("utf-8")
+                found = cursor.set_range(name + b"\x01")  # past every entry of this name
+
     def declarations(self, repository: str, path: str, *, directory: bool = False) -> Iterator[records.Symbol]:
         """Declarations of a file (or of every file under a directory), in file and source order."""
         if directory:

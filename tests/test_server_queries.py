@@ -21,6 +21,7 @@ from server.queries.references import find_references as reference_query
 from server.queries.symbols import find_symbols
 from server.tools import READ_TOOLS
 from server.views import encoded_size
+from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
 from tests.server_fixtures import CALLER_COUNT, StandardGraph, standard_graph
 
@@ -270,10 +271,15 @@ def test_find_symbol_with_one_repository_writes_path_and_line_only(gen: Generati
     assert all(row["sig"] == "def area(self)" for row in results["symbols"])
 
 
-def test_find_symbol_rows_are_in_ascending_stable_key_order(graph: StandardGraph, gen: Generation) -> None:
+def _index_order(row: dict[str, Any]) -> tuple[str, str, str, bytes]:
+    return row["name"], row["repository"], row["file_path"], key_to_bytes(row["stable_key"])
+
+
+def test_find_symbol_rows_follow_the_name_index_order(graph: StandardGraph, gen: Generation) -> None:
     full = call(gen, "find_symbol", name="area", view="full")
-    keys = [row["stable_key"] for row in full["results"]]
-    assert keys == sorted(keys)
+    assert [(r["repository"], r["file_path"], r["start_line"]) for r in full["results"]] == [
+        ("alpha", "pkg/shapes.py", 5), ("alpha", "pkg/shapes.py", 13), ("beta", "app/run.py", 9)]
+    assert full["results"] == sorted(full["results"], key=_index_order)
     assert set(full["results"][0]) == {"stable_key", "name", "qualified_name", "kind", "signature", "exported",
                                        "repository", "file_path", "start_line", "end_line"}
     assert full["coverage"] == {"exact": 3, "candidate": 0, "unresolved_related": 0, "package_level": 0}
@@ -341,7 +347,7 @@ def test_find_symbol_pages_walk_to_the_end_without_duplicates(gen: Generation) -
     seen, total = _walk(gen, "find_symbol", lambda r: r, name="caller_", mode="prefix", limit=17, view="full")
     keys = [row["stable_key"] for row in seen]
     assert total == CALLER_COUNT == len(keys) == len(set(keys))
-    assert keys == sorted(keys)
+    assert seen == sorted(seen, key=_index_order)
 
 
 def test_a_cursor_is_refused_by_another_query(gen: Generation) -> None:

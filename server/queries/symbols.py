@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-from server.queries.repositories import is_derived
+from server.queries.repositories import DERIVED_PREFIX, is_derived
+from snapshot_format.keys import KEY_BYTES, SEP, key_to_bytes, text
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
@@ -13,19 +13,33 @@ MODES = ("exact", "qualified_exact", "prefix", "substring")
 SIGNATURE_KINDS = frozenset({"function", "func", "method", "class"})
 
 
-def _index_hits(gen: Generation, name: str, mode: str) -> Iterator[tuple[str, str, bytes]]:
-    """(repository, path, raw key) of every name-index entry matching ``name`` in ``mode``."""
-    if mode == "prefix":
-        for entry_name, repo, path, key16 in gen.name_index(name):
-            if entry_name.startswith(name):
-                yield repo, path, key16
-    else:  # substring: a scan of the whole name index
-        for entry_name, repo, path, key16 in gen.name_index(""):
-            if name in entry_name:
-                yield repo, path, key16
+SORTING_VERSION = "name-repository-path-key-v1"
 
 
-def find_symbols(
+def _keys_named(gen: Generation, name: str, repo: str | None, path_prefix: str | None,
+                include_derived: bool) -> list[bytes]:
+    """Raw keys of the declarations named exactly ``name``, in index order, filtered on the key bytes alone."""
+    entries = gen.name_keys(name, repo)
+    if not path_prefix and (include_derived or repo is not None or not has_derived(gen)):
+        return [k[-KEY_BYTES:] for k in entries]
+    head = len(text(name)) + 1
+    wanted_path = text(path_prefix or "")
+    out = []
+    for k in entries:
+        repository, _, path = k[head : -KEY_BYTES - 1].partition(SEP)
+        if repo is None and not include_derived and repository.startswith(DERIVED_PREFIX.encode()):
+            continue
+        if path.startswith(wanted_path):
+            out.append(k[-KEY_BYTES:])
+    return out
+
+
+def has_derived(gen: Generation) -> bool:
+    """Whether the generation holds a derived provider (most hold none, and then nothing needs withholding)."""
+    return any(is_derived(r.name) for r in gen.repositories())
+
+
+def match_symbols(
     gen: Generation,
     name: str,
     *,
@@ -34,29 +48,39 @@ def find_symbols(
     repo: str | None = None,
     path_prefix: str | None = None,
     include_derived: bool = False,
-) -> list[Symbol]:
-    """Declarations matching ``name`` in ``mode``, filtered, in ascending stable-key order."""
+) -> list[bytes]:
+    """Raw keys of the declarations matching ``name`` in ``mode``, filtered, in index order.
+
+    The order is the name index's: name, repository, path, stable key. It groups
+    the rows of one file together and needs no sort, so a page decodes only its
+    own records; only the kind filter needs every record.
+    """
+    if mode == "qualified_exact":
+        found = [s for s in gen.symbols_by_qualified_name(name, repo)
+                 if (not path_prefix or s.path.startswith(path_prefix))
+                 and (include_derived or repo is not None or not is_derived(s.repository))]
+        return [key_to_bytes(s.key) for s in found if kind is None or s.kind == kind]
     if mode == "exact":
-        found = gen.symbols_by_name(name, repo)
-    elif mode == "qualified_exact":
-        found = gen.symbols_by_qualified_name(name, repo)
+        names = [name]
+    elif mode == "prefix":
+        names = list(gen.distinct_names(name))
     else:
-        raws = [
-            key16
-            for r, p, key16 in _index_hits(gen, name, mode)
-            if (repo is None or r == repo) and (not path_prefix or p.startswith(path_prefix))
-            and (include_derived or not is_derived(r))
-        ]
-        found = list(gen.symbols_by_raw(raws))
-    out = [
-        s for s in found
-        if (kind is None or s.kind == kind)
-        and (repo is None or s.repository == repo)
-        and (not path_prefix or s.path.startswith(path_prefix))
-        and (include_derived or repo is not None or not is_derived(s.repository))
-    ]
-    out.sort(key=lambda s: s.key)
-    return out
+        names = [n for n in gen.distinct_names() if name in n]
+    raws = [k for n in names for k in _keys_named(gen, n, repo, path_prefix, include_derived)]
+    if kind is not None:
+        keep = {key_to_bytes(s.key) for s in gen.symbols_by_raw(raws) if s.kind == kind}
+        raws = [k for k in raws if k in keep]
+    return raws
+
+
+def load(gen: Generation, raws: list[bytes]) -> list[Symbol]:
+    """The records of ``raws``, in their order."""
+    return list(gen.symbols_by_raw(raws))
+
+
+def find_symbols(gen: Generation, name: str, **filters: Any) -> list[Symbol]:
+    """Every matching declaration as a record (see match_symbols for the filters)."""
+    return load(gen, match_symbols(gen, name, **filters))
 
 
 def count_unresolved_named(gen: Generation, name: str) -> int:

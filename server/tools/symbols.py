@@ -12,9 +12,11 @@ from server.errors import invalid
 from server.queries.symbols import (
     MODES,
     SIGNATURE_KINDS,
+    SORTING_VERSION,
     concise_signature,
     count_unresolved_named,
-    find_symbols,
+    load,
+    match_symbols,
     symbol_detail,
 )
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
@@ -48,12 +50,12 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     view = read_view(args, files_allowed=False)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
-    matches = find_symbols(gen, name, mode=mode, kind=kind, repo=repo, path_prefix=path_prefix,
-                           include_derived=include_derived)
-    cursor_scope = scope("find_symbol", "stable-key-v1", name=name, mode=mode, kind=kind, repo=repo,
+    matches = match_symbols(gen, name, mode=mode, kind=kind, repo=repo, path_prefix=path_prefix,
+                            include_derived=include_derived)
+    cursor_scope = scope("find_symbol", SORTING_VERSION, name=name, mode=mode, kind=kind, repo=repo,
                          path_prefix=path_prefix)
     start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
-    page = matches[start:end]
+    page = load(gen, matches[start:end])
     coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
     if view == "full":
         results: Any = [_full_row(s, detailed) for s in page]
