@@ -33,6 +33,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server import indexing
+from server.envelope import Coverage
 from server.errors import (
     INDEX_NOT_READY,
     INDEX_NOT_READY_MESSAGE,
@@ -69,6 +70,9 @@ class ServeOptions:
 
     poll_interval: float = 1.0
     verify_digest: bool = True
+    # The digest check reads the whole generation (seconds at a million edges) and holds the GIL while it
+    # runs: it waits this long after a start or a swap, so it never competes with the first answers.
+    verify_delay: float = 10.0
     indexer: list[str] = field(default_factory=indexing.default_indexer)
     index_timeout: float = indexing.DEFAULT_TIMEOUT_SECONDS
     read_threads: int = 4
@@ -190,6 +194,7 @@ class KivgraphApp:
             self._task_group.start_soon(self._verify)
 
     async def _verify(self) -> None:
+        await anyio.sleep(self.options.verify_delay)
         try:
             events = await anyio.to_thread.run_sync(self.holder.verify_current, limiter=self._limiter)
         except Exception:
@@ -252,6 +257,8 @@ class KivgraphApp:
     def _read(self, name: str, arguments: object) -> str:
         with self.holder.lease() as generation:
             if generation is None:
+                if name == "graph_status":  # never fails on a missing snapshot: it reports an empty store
+                    return _json.encode(empty_status(self.layout)).decode("utf-8")
                 raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
             try:
                 answer = READ_TOOLS[name](generation, arguments)
@@ -327,8 +334,14 @@ class KivgraphApp:
         if not outcome.passed:
             log.error("indexing failed (exit %s): %s", outcome.returncode, outcome.stderr_tail[-2000:])
             raise ToolError(INDEXING_FAILED, f"project indexing failed: {outcome.cause()}")
-        await self.refresh()
+        events = await self.refresh()
         result = outcome.result or {}
+        published = result.get("generation_id")
+        current = self.holder.current_id
+        if isinstance(published, int) and (current is None or current < published):
+            reason = "; ".join(events.refused) or "CURRENT does not name it"
+            raise ToolError(INDEXING_FAILED, f"project indexing failed: generation {published} was published but "
+                                             f"this server cannot open it: {reason}")
         projects = [p.as_json() for p in request.projects]
         payload = {
             "project": projects[0],
@@ -339,6 +352,16 @@ class KivgraphApp:
             "index": result.get("index", {}),
         }
         return _json.encode(payload).decode("utf-8")
+
+
+def empty_status(layout: StateLayout) -> dict[str, Any]:
+    """graph_status before any generation is published."""
+    return {
+        "snapshot_id": None, "snapshot_age_ms": None, "total": 1, "returned": 1, "truncated": False,
+        "next_cursor": None, "coverage": Coverage().full(),
+        "guidance": "nothing is published yet: call index_project, or run kivgraph index",
+        "results": {"status": "empty", "snapshot_id": None, "state_dir": str(layout.state_dir)},
+    }
 
 
 def _version() -> str:

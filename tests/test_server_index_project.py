@@ -241,3 +241,24 @@ async def test_on_the_modern_protocol_a_client_that_cannot_elicit_must_confirm(
                                                           "languages": ["python"]})
         assert result.is_error
         assert result.content[0].text.startswith("PERMISSION_REQUIRED: ")  # type: ignore[union-attr]
+
+
+async def test_a_published_generation_this_server_cannot_open_is_indexing_failed(
+    layout: StateLayout, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FAKE_MODE_ENV, "publish")
+    app = make_app(layout)
+    real_refresh = app.holder.refresh
+
+    def refresh_after_breaking_it() -> object:
+        name = layout.current_pointer.read_text().strip()
+        (layout.generations_dir / name / "manifest").write_text("{ truncated")
+        return real_refresh()
+
+    monkeypatch.setattr(app.holder, "refresh", refresh_after_breaking_it)
+    async with connect(app) as (client, _inbox):
+        message = await fails(client, "index_project", "INDEXING_FAILED", name="p", path=str(project),
+                              languages=["python"], confirmed=True)
+        assert message.startswith("project indexing failed: generation 1 was published but this server cannot open")
+        assert "malformed manifest" in message
+        assert [t.name for t in (await client.list_tools()).tools] == ["index_project"]

@@ -288,6 +288,8 @@ async def test_without_a_generation_only_index_project_is_listed_until_one_is_pu
         assert "only index_project" in instructions and "kivgraph index" in instructions
         message = await fails(client, "find_symbol", "INDEX_NOT_READY", name="area")
         assert "index_project" in message and "kivgraph index --full" in message
+        empty = await ok(client, "graph_status")
+        assert empty["snapshot_id"] is None and empty["results"]["status"] == "empty"
         build_standard(GraphBuilder(tmp_path / "src")).publish(layout)  # an outside `kivgraph index`
         await inbox.wait_for("notifications/tools/list_changed")
         assert [t.name for t in (await client.list_tools()).tools] == [*READ_TOOLS, "index_project"]
@@ -336,3 +338,22 @@ async def test_a_modern_client_listening_hears_the_tools_change_when_a_generatio
                 event = await subscription.__anext__()
         assert isinstance(event, ToolsListChanged)
         assert [t.name for t in (await client.list_tools()).tools] == [*READ_TOOLS, "index_project"]
+
+
+async def test_a_served_generation_failing_its_digest_check_gives_way_to_an_older_good_one(
+    graph: StandardGraph, tmp_path: Path
+) -> None:
+    second = build_standard(GraphBuilder(tmp_path / "src")).publish(graph.layout)
+    data = second.path / "data.mdb"
+    raw = bytearray(data.read_bytes())
+    at = raw.find(b"pkg.shapes.make_square")
+    raw[at : at + 3] = b"PKG"  # same size: only the digest can tell
+    data.write_bytes(bytes(raw))
+    app = KivgraphApp(graph.layout, ServeOptions(poll_interval=0.02, verify_delay=0))
+    assert app.holder.current_id == 2
+    async with connect(app) as (client, _inbox):
+        with anyio.fail_after(WAIT):
+            while app.holder.current_id != 1:
+                await anyio.sleep(0.02)
+        answer = await ok(client, "find_symbol", name="make_square")
+        assert answer["snapshot_id"] == 1 and answer["total"] == 1
