@@ -237,6 +237,8 @@ class KivgraphApp:
             if name == INDEX_PROJECT.name:
                 text = await self._index_project(ctx, params)
             elif name in READ_TOOLS:
+                if self.holder.current_id is None:
+                    await self.refresh()  # published since the last poll: answer from it rather than refuse
                 text = await anyio.to_thread.run_sync(self._read, name, params.arguments, limiter=self._limiter)
             else:
                 raise invalid(f"unknown tool {name!r}")

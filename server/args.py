@@ -9,10 +9,14 @@ means the default); a path is repository-relative (no absolute path, no
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
 from server.errors import invalid
+
+MAX_STRING = 4096
+_DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
 
 def _type_name(value: object) -> str:
@@ -145,12 +149,14 @@ def check_string(value: object, field: str, *, allow_empty: bool = True) -> str:
         raise invalid(f"{field} must not have surrounding whitespace: {value!r}")
     if "\x00" in value:
         raise invalid(f"{field} must not contain a NUL character")
+    if len(value) > MAX_STRING:
+        raise invalid(f"{field} must be at most {MAX_STRING} characters; got {len(value)}")
     return value
 
 
 def check_relative_path(value: str, field: str) -> str:
     """Normalize a repository-relative path, rejecting absolute paths and ``..`` segments."""
-    if value.startswith("/") or value.startswith("~") or (len(value) > 1 and value[1] == ":"):
+    if value.startswith(("/", "~")) or _DRIVE.match(value):
         raise invalid(f"{field} must be repository-relative, not absolute: {value!r}")
     if "\\" in value:
         raise invalid(f"{field} must use / as its separator: {value!r}")
