@@ -31,6 +31,12 @@ def assert_stdout_is_only_json_rpc(peer: StdioPeer) -> None:
         assert json.loads(line)["jsonrpc"] == "2.0"
 
 
+def tree_state(root: Path) -> dict[str, tuple[int, int]]:
+    """(size, mtime) of every file under ``root`` except serve's own logs."""
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")
+            if p.is_file() and "logs" not in p.relative_to(root).parts}
+
+
 async def wait_for_snapshot(peer: StdioPeer, snapshot_id: int) -> dict[str, object]:
     with anyio.fail_after(60):
         while True:
@@ -104,6 +110,7 @@ async def test_a_server_started_on_an_existing_generation_answers_at_once(tmp_pa
     repo_a = copy_fixture("pyrepo_a", tmp_path)
     assert run_kivgraph(home, "init", "--repository", f"shapes={repo_a}", "--languages", "python").returncode == 0
     assert run_kivgraph(home, "index").returncode == 0
+    before = tree_state(home)
     async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
         init = await peer.initialize()
         assert init["instructions"].startswith("kivgraph answers")
@@ -113,6 +120,7 @@ async def test_a_server_started_on_an_existing_generation_answers_at_once(tmp_pa
         answer = json.loads(text)
         assert answer["total"] == 0 and "guidance" in answer
     assert_stdout_is_only_json_rpc(peer)
+    assert tree_state(home) == before  # serve wrote nothing but its logs
     log = home / "state" / "logs" / "serve.jsonl"
     events = [json.loads(line) for line in log.read_text().splitlines()]
     assert any(e.get("tool") == "find_references" for e in events)
