@@ -4,9 +4,11 @@ One ``scip-python index`` per repository, cwd = the repository, the index
 written to a private temporary directory, ``--environment`` pointing at an
 empty package list (so it never shells out to pip), ``--project-version`` set
 (it crashes outside a git repository otherwise), bounded by the configured
-timeout. Other registered repositories are put on ``PYTHONPATH`` by their
-import roots, so Pyright resolves ``import click`` in typer to the registered
-click source rather than to whatever the interpreter has installed.
+timeout. Imports of other packages resolve the way Pyright resolves them (the
+interpreter's search path); their symbols bind to a registered repository
+only through ``bind``'s single-provider rule and only when that provider
+declares the same qualified name. (Other repositories' import roots are also
+passed on ``PYTHONPATH``, which scip-python 0.6.6 ignores.)
 
 The run is joined in two steps:
 

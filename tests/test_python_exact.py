@@ -1,0 +1,187 @@
+"""Exact Python resolution with the real scip-python: annotated cases, an untouched repository, degradation.
+
+scip-python runs once per repository of each case, in one module-scoped
+fixture; the cases' files live in tests/annotated/python_exact (format in its
+README.md). Never mocked: if the analyzer is absent the module skips loudly
+(``make setup`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from indexer.corpus import Resolution
+from indexer.scip import python as scip_python
+from indexer.scip.exact import ExactPass, merge
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from tests.helpers import run_kivgraph, write_repo
+from tests.python_corpus import BuiltCorpus, build_corpus
+from tests.test_python_annotated import _EDGE_WORDS, Case, parse_case
+
+CASES_DIR = Path(__file__).parent / "annotated" / "python_exact"
+CASES = sorted(CASES_DIR.glob("*.py"))
+
+
+def _require_analyzer() -> None:
+    exe = scip_python.executable()
+    if not exe.exists():
+        pytest.skip(f"SCIP-PYTHON UNAVAILABLE at {exe}: run `make setup` (python -m indexer.setup_analyzers)")
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+
+class Ran:
+    def __init__(self, case: Case, built: BuiltCorpus, resolution: Resolution, exact: ExactPass,
+                 untouched: bool) -> None:
+        self.case, self.built, self.resolution, self.exact, self.untouched = case, built, resolution, exact, untouched
+
+
+@pytest.fixture(scope="module")
+def ran_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
+    _require_analyzer()
+    out: dict[str, Ran] = {}
+    for case_path in CASES:
+        case = parse_case(case_path)
+        root = tmp_path_factory.mktemp(case_path.stem)
+        repos: list[str] = []
+        for repo, rel in case.files:
+            if repo not in repos:
+                repos.append(repo)
+            target = root / repo / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(case.files[(repo, rel)])
+        before = {repo: _tree(root / repo) for repo in repos}
+        built = build_corpus([(repo, root / repo) for repo in repos])
+        candidate = built.resolve()
+        exact = ExactPass("python")
+        modules = scip_python.ModuleTable(built.corpus)
+        for repo in built.corpus.repositories:
+            facts = scip_python.analyze_repository(repo, built.corpus, timeout=120)
+            exact.outcomes.append(scip_python.bind(facts, repo.name, built.corpus, modules))
+        untouched = all(_tree(root / repo) == before[repo] for repo in repos)
+        out[case_path.stem] = Ran(case, built, merge(candidate, exact), exact, untouched)
+    return out
+
+
+@pytest.mark.parametrize("case_path", CASES, ids=[p.stem for p in CASES])
+def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> None:
+    ran = ran_cases[case_path.stem]
+    assert ran.case.expectations, "a case without expectations tests nothing"
+    exact_at: dict[tuple[str, str, int, int], list[tuple[EdgeKind, str, str]]] = defaultdict(list)
+    candidate_at: dict[tuple[str, str, int, int], list[tuple[EdgeKind, str, str]]] = defaultdict(list)
+    for edge in ran.resolution.edges:
+        src = ran.built.declarations[edge.source]
+        dst = ran.built.declarations[edge.target]
+        row = (EdgeKind(edge.kind), dst.repository, dst.qualified_name)
+        if Confidence(edge.confidence) == Confidence.EXACT_TYPECHECKED:
+            assert edge.provenance in (Provenance.PYTHON_INDEXER_USE, Provenance.PYTHON_INDEXER_DEF)
+            exact_at[(src.repository, src.path, edge.line, edge.col)].append(row)
+        else:
+            assert not Confidence(edge.confidence).is_exact
+            candidate_at[(src.repository, src.path, edge.line, edge.col)].append(row)
+    failures: list[str] = []
+    for exp in ran.case.expectations:
+        pos = (exp.repo, exp.path, exp.line, exp.col)
+        exact = exact_at.get(pos, [])
+        if exp.word in ("none", "unresolved"):
+            if exact:
+                failures.append(f"{exp.where}: expected no exact edge, got {exact}")
+            continue
+        kind = _EDGE_WORDS[exp.word]
+        want_repo, sep, want_qn = exp.value.rpartition(":")
+        targets = [(r, q) for k, r, q in exact if k == kind]
+        wanted = [e for e in ran.case.expectations
+                  if (e.repo, e.path, e.line, e.col) == pos and e.word == exp.word]
+        if not any(q == want_qn and (not sep or r == want_repo) for r, q in targets):
+            failures.append(f"{exp.where}: no exact {exp.word} {exp.value}; exact edges here: {exact}")
+        if len(targets) != len(wanted):
+            failures.append(f"{exp.where}: exact {exp.word} targets {targets}, annotated {[e.value for e in wanted]}")
+        leftovers = [row for row in candidate_at.get(pos, []) if row[0] == kind]
+        if leftovers:
+            failures.append(f"{exp.where}: candidate {exp.word} edges survived next to the exact one: {leftovers}")
+    for name, value in ran.case.directives:
+        if name == "uncalled":
+            key = ran.built.key(value)
+            hits = [e for e in ran.resolution.edges if e.target == key and Confidence(e.confidence).is_exact]
+            if hits:
+                failures.append(f"!uncalled {value}: exact edges {hits}")
+    assert not failures, "\n".join(failures)
+
+
+def test_the_analyzer_writes_nothing_into_the_repositories(ran_cases: dict[str, Ran]) -> None:
+    assert ran_cases and all(r.untouched for r in ran_cases.values())
+
+
+def _foreign_use(namespace: str, member: str, line: int, col: int) -> scip_python.ScipUse:
+    return scip_python.ScipUse("use.py", line, col, "use.go", "function", "call", True,
+                               namespace=namespace, member=member)
+
+
+def test_a_foreign_target_binds_only_when_exactly_one_registered_repository_provides_it(tmp_path: Path) -> None:
+    lib = "def start() -> int:\n    return 1\n"
+    write_repo(tmp_path / "a", {"src/dup/__init__.py": lib, "src/only/core.py": lib})
+    write_repo(tmp_path / "b", {"dup/__init__.py": lib})
+    write_repo(tmp_path / "main", {"use.py": "def go():\n    return 1\n"})
+    built = build_corpus([("main", tmp_path / "main"), ("a", tmp_path / "a"), ("b", tmp_path / "b")])
+    facts = scip_python.RepositoryScipFacts("scip-python 0.6.6", uses=(
+        _foreign_use("only.core", "start", 2, 11), _foreign_use("dup", "start", 2, 20),
+        _foreign_use("nobody", "thing", 2, 30), _foreign_use("only.core", "missing", 2, 40),
+    ))
+    outcome = scip_python.bind(facts, "main", built.corpus, scip_python.ModuleTable(built.corpus))
+    assert [built.edge_row(e) for e in outcome.edges] == [("CALLS_DIRECT", "use.go", "only.core.start")]
+    assert built.declarations[outcome.edges[0].target].repository == "a"  # provider identity
+    assert outcome.edges[0].confidence == Confidence.EXACT_TYPECHECKED
+    assert outcome.cross_repository == 1
+    assert [(u.reason, u.col, u.detail) for u in outcome.unresolved] == [
+        ("AMBIGUOUS_PACKAGE_PROVIDER", 20, "provided by a, b")]
+    # an unregistered package settles the site without an edge; a member the provider lacks does not
+    assert {(line, col) for _src, line, col in outcome.covered} == {(2, 11), (2, 20), (2, 30)}
+
+
+def test_a_missing_analyzer_degrades_python_to_the_fallback_with_the_reason_in_status(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = write_repo(tmp_path / "repo", {"m.py": "def f():\n    return 1\n\n\ndef g():\n    return f()\n"})
+    env = {"KIVGRAPH_SCIP_PYTHON": str(tmp_path / "no-such-scip-python")}
+    assert run_kivgraph(home, "init", str(repo), "--languages", "python", **env).returncode == 0
+    result = run_kivgraph(home, "index", "--json", **env)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])["result"]
+    assert report["index"]["python"]["mode"] == "fallback"
+    assert report["counts"]["edges"] == 1  # the candidate call g -> f is kept
+    status = json.loads(run_kivgraph(home, "status", "--json", **env).stdout)
+    (analysis,) = status["repositories"][0]["analyses"]
+    assert analysis["mode"] == "fallback"
+    assert analysis["reason"].startswith("scip-python failed: scip-python not found at")
+    assert status["edges_by_confidence"] == {"CANDIDATE": 1}
+    assert "python analysis: fallback (scip-python failed" in run_kivgraph(home, "status", **env).stdout
+    doctor = run_kivgraph(home, "doctor", **env).stdout
+    assert "analyzer.python.exact: WARN (scip-python not found" in doctor
+
+
+def test_the_exact_pass_is_cached_and_reported_with_its_own_time(tmp_path: Path) -> None:
+    _require_analyzer()
+    home = tmp_path / "home"
+    repo = write_repo(tmp_path / "repo", {"m.py": "def f():\n    return 1\n\n\ndef g():\n    return f()\n"})
+    assert run_kivgraph(home, "init", str(repo), "--languages", "python").returncode == 0
+    first = json.loads(run_kivgraph(home, "index", "--json").stdout.splitlines()[-1])["result"]
+    assert first["index"]["python"]["mode"] == "exact"
+    assert first["index"]["python"]["analyzer_runs"] == 1
+    assert "analyzer.python" in first["timings"]
+    second = json.loads(run_kivgraph(home, "index", "--json").stdout.splitlines()[-1])["result"]
+    assert second["index"]["python"]["analyzer_runs"] == 0
+    assert second["index"]["python"]["analyzer_cache_hits"] == 1
+    status = json.loads(run_kivgraph(home, "status", "--json").stdout)
+    (analysis,) = status["repositories"][0]["analyses"]
+    assert (analysis["mode"], analysis["analyzer"], analysis["analyzer_version"]) == (
+        "exact", "scip-python", scip_python.PINNED_VERSION)
+    assert status["edges_by_confidence"] == {"EXACT_TYPECHECKED": 1}
+    (repo / "m.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return f() + f()\n")
+    third = json.loads(run_kivgraph(home, "index", "--json").stdout.splitlines()[-1])["result"]
+    assert third["index"]["python"]["analyzer_runs"] == 1  # a changed file re-runs the analyzer
+
