@@ -10,6 +10,7 @@ from indexer.corpus import LanguageModule
 # language -> module implementing indexer.corpus.LanguageModule
 _MODULES: dict[str, str] = {
     "python": "indexer.languages.python",
+    "go": "indexer.languages.go",
 }
 
 # Extensions discovered per language even when no extractor exists yet (reported as skipped).

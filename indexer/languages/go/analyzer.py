@@ -1,0 +1,432 @@
+"""The exact Go adapter: our go/types helper in batch per repository, bound to the graph's keys.
+
+The helper (``helper/main.go``, standard library only) is built once with the
+local toolchain into ``$KIVGRAPH_CACHE/analyzers/kivgraph-gotypes-<source
+hash>/`` (rebuilt when its source changes) and run once per repository:
+``go list -deps`` then go/types over every package in one fresh universe. It
+prints each resolved identifier with its enclosing declaration, its
+syntactic class (call, callback, assign, return, type, embed, ref) and its
+target as (import path, qualified name, kind), plus type-level and
+method-level IMPLEMENTS from ``types.Implements`` and
+``types.LookupFieldOrMethod``.
+
+Hermetic: ``GOPROXY=off``, ``GOFLAGS=-mod=readonly``, ``GOTOOLCHAIN=local``,
+``CGO_ENABLED=0``. When the repository's go.mod requires a module another
+registered repository provides, a ``go.work`` using both is written in the
+state directory (``<state>/go/workspaces/``), never in a repository, so the
+consumer type-checks against the provider's registered source.
+
+Binding: a target's import path maps to the one registered repository whose
+module path is its longest prefix, and the declaration is looked up there by
+package directory, qualified name and kind: exactly the key the provider
+publishes for itself. Standard-library targets settle the site with no edge.
+A missing ``go`` (``$KIVGRAPH_GO`` points elsewhere), a failed build, a failed
+``go list`` or a timeout raise ``AnalyzerFailed``: the repository stays on
+the CANDIDATE fallback with the reason in status and doctor.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from indexer.corpus import Corpus, RepositoryFacts
+from indexer.facts import EdgeFact, UnresolvedFact
+from indexer.languages.go.extract import LANGUAGE, module_qualified_name
+from indexer.languages.go.resolve import ModuleRegistry
+from indexer.scip.python import ExactOutcome, cache_root
+from snapshot_format.layout import resolve_layout
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+ANALYZER = "go/types"
+HELPER_NAME = "kivgraph-gotypes"
+ADAPTER_VERSION = "go-types-bind-1"  # part of the cache key: bump on any change to the facts below
+GO_ENV = "KIVGRAPH_GO"
+HELPER_DIR = Path(__file__).parent / "helper"
+
+__all__ = ["ANALYZER", "AnalyzerFailed", "ExactOutcome", "ModuleTable", "analyze_repository", "bind",
+           "cache_key", "decode_facts", "encode_facts", "executable", "identity", "install", "probe", "version"]
+
+
+class AnalyzerFailed(Exception):
+    """The go toolchain is missing, the helper failed or timed out; the message is the reason shown."""
+
+
+# -- toolchain and helper --------------------------------------------------------------------------
+
+
+def go_executable() -> Path:
+    """The go command: ``$KIVGRAPH_GO`` when set, else ``go`` on PATH."""
+    override = os.environ.get(GO_ENV)
+    found = override or shutil.which("go")
+    if not found or not Path(found).is_file():
+        where = f"{GO_ENV}={override}" if override else "PATH"
+        raise AnalyzerFailed(f"go toolchain not found ({where}): Go stays on tree-sitter CANDIDATE edges")
+    return Path(found)
+
+
+def helper_source_hash() -> str:
+    h = hashlib.blake2b(digest_size=8)
+    for path in sorted(HELPER_DIR.glob("*")):
+        if path.suffix in (".go", ".mod"):
+            h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def executable() -> Path:
+    """Where the helper built from the current source lives (outside every repository)."""
+    return cache_root() / "analyzers" / f"{HELPER_NAME}-{helper_source_hash()}" / HELPER_NAME
+
+
+def _go_env(extra: Mapping[str, str] = ()) -> dict[str, str]:  # type: ignore[assignment]
+    env = dict(os.environ)
+    env.pop(GO_ENV, None)
+    env.update({"GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
+                "GOWORK": "off"})
+    env.update(extra)
+    return env
+
+
+def build_helper(timeout: float = 300) -> Path:
+    """Build the helper with the local toolchain unless this source's build exists; returns its path."""
+    exe = executable()
+    if exe.exists():
+        return exe
+    go = go_executable()
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    tmp = exe.with_name(f".{HELPER_NAME}.{os.getpid()}")
+    try:
+        proc = subprocess.run([str(go), "build", "-trimpath", "-o", str(tmp), "."], cwd=HELPER_DIR,
+                              env=_go_env(), capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AnalyzerFailed(f"building {HELPER_NAME} failed: {exc}") from None
+    if proc.returncode != 0 or not tmp.exists():
+        raise AnalyzerFailed(f"building {HELPER_NAME} failed: {_tail(proc.stderr or proc.stdout)}")
+    os.replace(tmp, exe)
+    return exe
+
+
+def install() -> str:
+    """Build the helper into the cache (setup); a one-line status."""
+    try:
+        exe = executable()
+        existed = exe.exists()
+        build_helper()
+        return f"{HELPER_NAME} ({ANALYZER}): {'already built' if existed else 'built'} in {exe.parent}"
+    except AnalyzerFailed as exc:
+        return f"{HELPER_NAME} ({ANALYZER}): NOT built ({exc})"
+
+
+def identity() -> str:
+    """What the cache key knows of the analyzer: the go binary (path, size, mtime) and the helper source."""
+    go = go_executable()
+    st = go.resolve().stat()
+    return f"{ANALYZER}|{go.resolve()}|{st.st_size}|{st.st_mtime_ns}|{helper_source_hash()}"
+
+
+def version(timeout: float = 60) -> str:
+    """``go version`` of the toolchain the helper is built and run with."""
+    go = go_executable()
+    try:
+        proc = subprocess.run([str(go), "env", "GOVERSION"], capture_output=True, text=True, timeout=timeout,
+                              env=_go_env())
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AnalyzerFailed(f"go env GOVERSION failed: {exc}") from None
+    if proc.returncode != 0:
+        raise AnalyzerFailed(f"go env GOVERSION exited {proc.returncode}: {_tail(proc.stderr)}")
+    return f"{HELPER_NAME} on {proc.stdout.strip()}"
+
+
+def _tail(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text[-n:] if text else "no output"
+
+
+# -- running ---------------------------------------------------------------------------------------
+
+
+class GoUse(msgspec.Struct, array_like=True, frozen=True):
+    path: str  # repository-relative
+    line: int
+    col: int
+    source_qn: str  # "" = the file's module symbol
+    source_kind: str
+    use: str  # call | callback | assign | return | type | embed | ref | implements | local
+    package: str = ""  # the target's import path
+    qualified_name: str = ""
+    kind: str = ""
+    standard: bool = False
+
+
+class GoPackageProblem(msgspec.Struct, array_like=True, frozen=True):
+    package: str
+    reason: str  # PACKAGE_NOT_LOADED (a package of this repository) | MODULE_NOT_LOADED (a dependency)
+    detail: str
+
+
+class RepositoryGoFacts(msgspec.Struct, frozen=True):
+    """The helper's output for one repository, relative paths, ready for the fact cache."""
+
+    analyzer_version: str
+    uses: tuple[GoUse, ...] = ()
+    problems: tuple[GoPackageProblem, ...] = ()
+    packages: int = 0
+    type_errors: int = 0
+    workspace: str = ""
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(RepositoryGoFacts)
+
+
+def encode_facts(facts: RepositoryGoFacts) -> bytes:
+    return _encoder.encode(facts)
+
+
+def decode_facts(data: bytes) -> RepositoryGoFacts:
+    return _decoder.decode(data)
+
+
+def workspace_dir() -> Path:
+    """Where synthetic go.work files live: the state directory, never a repository."""
+    return resolve_layout().state_dir / "go" / "workspaces"
+
+
+def _requirements(root: Path) -> tuple[str, list[str]]:
+    """(go version, required module paths) of a go.mod."""
+    try:
+        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "", []
+    go_version, required, in_block = "", [], False
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if not line:
+            continue
+        if in_block:
+            if line == ")":
+                in_block = False
+            else:
+                required.append(line.split()[0])
+            continue
+        parts = line.split()
+        if parts[0] == "go" and len(parts) > 1:
+            go_version = parts[1]
+        elif parts[0] == "require":
+            if parts[1:] == ["("]:
+                in_block = True
+            elif len(parts) > 1:
+                required.append(parts[1])
+    return go_version, required
+
+
+def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) -> Path | None:
+    """A go.work in the state directory using this repository and the registered providers it requires."""
+    root = Path(repo.root).resolve()
+    go_version, required = _requirements(root)
+    uses: list[Path] = []
+    versions = [go_version] if go_version else []
+    for other in corpus.repositories:
+        mod = registry.module_of.get(other.name)
+        if other.name == repo.name or not mod or len(registry.providers.get(mod, [])) != 1:
+            continue
+        if mod in required:
+            other_root = Path(other.root).resolve()
+            uses.append(other_root)
+            v, _ = _requirements(other_root)
+            if v:
+                versions.append(v)
+    if not uses:
+        return None
+    top = max(versions, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split("."))) if versions else ""
+    body = (f"go {top}\n\n" if top else "") + "use (\n" + "".join(f"\t{p}\n" for p in [root, *uses]) + ")\n"
+    digest = hashlib.blake2b(body.encode(), digest_size=6).hexdigest()
+    target = workspace_dir() / f"{repo.name}-{digest}" / "go.work"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists() or target.read_text() != body:
+        target.write_text(body)
+    return target
+
+
+def run_helper(root: Path, *, timeout: float, gowork: Path | None = None) -> dict[str, object]:
+    """Run the helper over the module at ``root``; its decoded JSON output."""
+    go = go_executable()
+    exe = build_helper()
+    env = _go_env({"GOWORK": str(gowork)} if gowork else {})
+    cmd = [str(exe), "-go", str(go), "-dir", str(root), "-target", str(root), "./..."]
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        try:
+            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        except OSError as exc:
+            raise AnalyzerFailed(f"{HELPER_NAME} could not start: {exc}") from None
+        try:
+            code = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            raise AnalyzerFailed(f"{HELPER_NAME} timed out after {timeout:g}s") from None
+        err.seek(0)
+        if code != 0:
+            raise AnalyzerFailed(f"{HELPER_NAME} exited {code}: {_tail(err.read().decode(errors='replace'))}")
+        out.seek(0)
+        try:
+            return json.loads(out.read())
+        except ValueError as exc:
+            raise AnalyzerFailed(f"{HELPER_NAME} printed unreadable output: {exc}") from None
+
+
+def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
+    """Type-check one repository's module (with registered providers in a state-dir workspace)."""
+    root = Path(repo.root).resolve()
+    if not (root / "go.mod").is_file():
+        raise AnalyzerFailed(f"no go.mod at {root}: the module cannot be loaded (MODULE_NOT_LOADED)")
+    gowork = _workspace(repo, corpus, ModuleRegistry(corpus))
+    raw = run_helper(root, timeout=timeout, gowork=gowork)
+    return facts_from_output(raw, root, workspace=str(gowork or ""))
+
+
+def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -> RepositoryGoFacts:
+    files: list[str] = []
+    for f in raw.get("files", []):  # type: ignore[union-attr]
+        try:
+            files.append(Path(f).resolve().relative_to(root).as_posix())
+        except ValueError:
+            files.append("")
+    uses = []
+    for u in raw.get("uses", []):  # type: ignore[union-attr]
+        path = files[u[0]]
+        if path:
+            uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9])))
+    problems, n_packages, n_errors = [], 0, 0
+    for p in raw.get("packages", []):  # type: ignore[union-attr]
+        if p.get("target"):
+            n_packages += 1
+            n_errors += p.get("type_error_count", 0)
+        if p.get("load_error"):
+            reason = "PACKAGE_NOT_LOADED" if p.get("target") else "MODULE_NOT_LOADED"
+            problems.append(GoPackageProblem(p["path"], reason, " ".join(str(p["load_error"]).split())[:300]))
+    return RepositoryGoFacts(
+        analyzer_version=f"{ANALYZER} {raw.get('go_version', '')}".strip(), uses=tuple(uses),
+        problems=tuple(problems), packages=n_packages, type_errors=n_errors, workspace=workspace,
+    )
+
+
+def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
+    """Adapter, toolchain and helper identity + every Go file of the corpus + this repository's go.mod/go.sum."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in ("go", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
+        h.update(part.encode() + b"\0")
+    for name in ("go.mod", "go.sum"):
+        try:
+            h.update(hashlib.sha256((Path(repo.root) / name).read_bytes()).digest())
+        except OSError:
+            h.update(b"-")
+    for name in sorted(hashes):
+        for path, digest in sorted(hashes[name].items()):
+            h.update(f"{name}\0{path}\0{digest}\n".encode())
+    return h.digest()
+
+
+def probe(timeout: float = 120) -> str:
+    """Run the helper on a two-package module; a detail line, or AnalyzerFailed."""
+    with tempfile.TemporaryDirectory(prefix="kivgraph-goprobe-") as tmp:
+        root = Path(tmp)
+        (root / "go.mod").write_text("module example.com/probe\n\ngo 1.21\n")
+        (root / "a").mkdir()
+        (root / "a" / "a.go").write_text("package a\n\nfunc Target() int { return 1 }\n")
+        (root / "b").mkdir()
+        (root / "b" / "b.go").write_text(
+            'package b\n\nimport "example.com/probe/a"\n\nfunc Caller() int { return a.Target() }\n')
+        facts = facts_from_output(run_helper(root, timeout=timeout), root.resolve())
+        for u in facts.uses:
+            if u.path == "b/b.go" and u.use == "call" and u.package == "example.com/probe/a" \
+                    and u.qualified_name == "Target":
+                return f"{facts.analyzer_version} resolved a cross-package call"
+        raise AnalyzerFailed(f"{HELPER_NAME} ran but did not resolve the probe's cross-package call")
+
+
+# -- bind ------------------------------------------------------------------------------------------
+
+
+class ModuleTable:
+    """Registered Go repositories: module paths, and declarations by (repository, package directory)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.registry = ModuleRegistry(corpus)
+        self.declared: dict[tuple[str, str], dict[tuple[str, str], str]] = {}
+        for repo in corpus.repositories:
+            for ff in repo.files:
+                table = self.declared.setdefault((repo.name, ff.package), {})
+                for s in ff.symbols:
+                    table.setdefault((s.qualified_name, s.kind), ff.path)
+
+
+_EDGES = {
+    "call": (EdgeKind.CALLS_DIRECT, Provenance.GO_AST_CALL),
+    "callback": (EdgeKind.PASSES_AS_CALLBACK, Provenance.GO_AST_CALLBACK),
+    "assign": (EdgeKind.ASSIGNS_FUNCTION, Provenance.GO_AST_CALLBACK),
+    "return": (EdgeKind.RETURNS_FUNCTION, Provenance.GO_AST_CALLBACK),
+    "type": (EdgeKind.TYPE_USES, Provenance.GO_TYPES_USE),
+    "embed": (EdgeKind.EMBEDS, Provenance.GO_TYPES_USE),
+    "ref": (EdgeKind.REFERENCES, Provenance.GO_TYPES_USE),
+    "implements": (EdgeKind.IMPLEMENTS, Provenance.GO_TYPES_DEF),
+}
+
+
+def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+    """EXACT_TYPECHECKED edges for every use whose target one registered repository declares."""
+    out = ExactOutcome(repository=repo)
+    for p in facts.problems:
+        out.unresolved.append(UnresolvedFact(name=p.package, reason=p.reason, repository=repo, language=LANGUAGE,
+                                             package=p.package, detail=p.detail))
+    for u in facts.uses:
+        source_qn = u.source_qn or module_qualified_name(u.path)
+        source = corpus.key_of(repo, u.path, source_qn, u.source_kind)
+        if source is None:
+            continue
+        if u.use != "implements":
+            out.covered.add((source, u.line, u.col))
+            out.covered_positions.add((u.path, u.line, u.col))
+        if u.use == "local" or u.standard:
+            continue
+        module, providers, directory = modules.registry.provider(u.package)
+        if len(providers) != 1:
+            if u.use != "implements":
+                reason = "AMBIGUOUS_MODULE_PROVIDER" if providers else "MODULE_PROVIDER_NOT_FOUND"
+                out.unresolved.append(UnresolvedFact(
+                    name=u.qualified_name, reason=reason, repository=repo, path=u.path, line=u.line, col=u.col,
+                    language=LANGUAGE, source=source, package=u.package,
+                    detail=(f"{module} is provided by " + ", ".join(sorted(providers))) if providers
+                    else f"no registered repository provides {u.package}",
+                ))
+            continue
+        provider = providers[0]
+        path = modules.declared.get((provider, directory), {}).get((u.qualified_name, u.kind))
+        target = corpus.key_of(provider, path, u.qualified_name, u.kind) if path else None
+        if target is None:
+            if u.use != "implements":
+                out.unresolved.append(UnresolvedFact(
+                    name=u.qualified_name, reason="DECLARATION_NOT_RESOLVED", repository=repo, path=u.path,
+                    line=u.line, col=u.col, language=LANGUAGE, source=source, package=u.package,
+                    detail=f"go/types resolved {u.package}.{u.qualified_name}, which {provider} does not declare "
+                           "in an indexed file",
+                ))
+            continue
+        if provider != repo:
+            out.cross_repository += 1
+        kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
+        if u.use == "callback" and u.kind not in ("func", "method"):
+            kind, provenance = _EDGES["ref"]
+        out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance),
+                                  u.line, u.col))
+    return out

@@ -1,0 +1,3 @@
+module kivgraph.local/gotypes
+
+go 1.22

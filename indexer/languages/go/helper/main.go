@@ -1,0 +1,756 @@
+// Command kivgraph-gotypes type-checks one Go module (or workspace) with go/types and prints
+// the uses, type relations and load problems of the packages under -target as one JSON object.
+//
+// Packages come from `go list -deps` (run with the caller's environment: kivgraph sets
+// GOPROXY=off, GOFLAGS=-mod=readonly, GOTOOLCHAIN=local, CGO_ENABLED=0 and GOWORK). Every
+// package is type-checked from source in dependency order in one fresh type universe;
+// packages outside -target skip function bodies. Only the standard library is used, so the
+// helper builds offline with the local toolchain.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+)
+
+const helperVersion = "kivgraph-gotypes 1"
+
+type listedModule struct {
+	Path      string
+	Dir       string
+	GoVersion string
+	Main      bool
+}
+
+type listedError struct {
+	Err string
+}
+
+type listedPackage struct {
+	ImportPath string
+	Name       string
+	Dir        string
+	GoFiles    []string
+	ImportMap  map[string]string
+	Standard   bool
+	Module     *listedModule
+	Error      *listedError
+	DepsErrors []*listedError
+}
+
+// Use is one resolved identifier: where, from which declaration, how, and to what.
+// Encoded as an array: [file, line, col, srcQN, srcKind, use, pkg, qn, kind, standard].
+type Use struct {
+	File     int
+	Line     int
+	Col      int
+	SrcQN    string
+	SrcKind  string
+	Use      string
+	Pkg      string
+	QN       string
+	Kind     string
+	Standard bool
+}
+
+func (u Use) MarshalJSON() ([]byte, error) {
+	return json.Marshal([]any{u.File, u.Line, u.Col, u.SrcQN, u.SrcKind, u.Use, u.Pkg, u.QN, u.Kind, u.Standard})
+}
+
+type PackageReport struct {
+	Path       string   `json:"path"`
+	Dir        string   `json:"dir"`
+	Module     string   `json:"module"`
+	Target     bool     `json:"target"`
+	LoadError  string   `json:"load_error,omitempty"`
+	TypeErrors []string `json:"type_errors,omitempty"`
+	NTypeErr   int      `json:"type_error_count"`
+}
+
+type Output struct {
+	Helper    string          `json:"helper"`
+	GoVersion string          `json:"go_version"`
+	Files     []string        `json:"files"`
+	Packages  []PackageReport `json:"packages"`
+	Uses      []Use           `json:"uses"`
+}
+
+type checker struct {
+	fset    *token.FileSet
+	checked map[string]*types.Package
+	names   map[*types.Package]map[types.Object]qnKind
+	files   map[string]int
+	out     Output
+}
+
+type qnKind struct{ qn, kind string }
+
+func main() {
+	goExe := flag.String("go", "go", "the go command")
+	dir := flag.String("dir", ".", "directory go list runs in")
+	target := flag.String("target", "", "absolute directory whose packages are analysed (default -dir)")
+	flag.Parse()
+	patterns := flag.Args()
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	root, err := filepath.Abs(*dir)
+	if err != nil {
+		fail(err)
+	}
+	tgt := root
+	if *target != "" {
+		tgt = *target
+	}
+	pkgs, err := goList(*goExe, root, patterns)
+	if err != nil {
+		fail(err)
+	}
+	c := &checker{
+		fset:    token.NewFileSet(),
+		checked: map[string]*types.Package{"unsafe": types.Unsafe},
+		names:   map[*types.Package]map[types.Object]qnKind{},
+		files:   map[string]int{},
+	}
+	c.out.Helper = helperVersion
+	c.out.GoVersion = runtime.Version()
+	c.out.Files = []string{}
+	c.out.Uses = []Use{}
+	var targets []*targetPkg
+	for _, p := range pkgs {
+		isTarget := !p.Standard && underDir(p.Dir, tgt)
+		rep := PackageReport{Path: p.ImportPath, Dir: p.Dir, Target: isTarget}
+		if p.Module != nil {
+			rep.Module = p.Module.Path
+		}
+		if p.Error != nil {
+			rep.LoadError = p.Error.Err
+		}
+		if p.ImportPath == "unsafe" || p.ImportPath == "C" {
+			continue
+		}
+		tp := c.check(p, isTarget, &rep)
+		if isTarget {
+			c.out.Packages = append(c.out.Packages, rep)
+			if tp != nil {
+				targets = append(targets, tp)
+			}
+		} else if rep.LoadError != "" && !p.Standard {
+			c.out.Packages = append(c.out.Packages, rep)
+		}
+	}
+	for _, tp := range targets {
+		c.uses(tp)
+	}
+	c.implements(targets)
+	enc := json.NewEncoder(os.Stdout)
+	if err := enc.Encode(&c.out); err != nil {
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "kivgraph-gotypes:", err)
+	os.Exit(2)
+}
+
+func underDir(dir, root string) bool {
+	rel, err := filepath.Rel(root, dir)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+func goList(goExe, dir string, patterns []string) ([]*listedPackage, error) {
+	args := append([]string{"list", "-e", "-deps",
+		"-json=ImportPath,Name,Dir,GoFiles,ImportMap,Standard,Module,Error,DepsErrors"}, patterns...)
+	cmd := exec.Command(goExe, args...)
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	stdout, err := cmd.Output()
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = err.Error()
+		}
+		return nil, fmt.Errorf("go list failed: %s", msg)
+	}
+	dec := json.NewDecoder(bytes.NewReader(stdout))
+	var out []*listedPackage
+	for {
+		p := new(listedPackage)
+		if err := dec.Decode(p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("go list output: %v", err)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+type targetPkg struct {
+	list  *listedPackage
+	pkg   *types.Package
+	info  *types.Info
+	files []*ast.File
+}
+
+type importer struct {
+	c   *checker
+	imp map[string]string
+}
+
+func (i importer) Import(path string) (*types.Package, error) {
+	if mapped, ok := i.imp[path]; ok {
+		path = mapped
+	}
+	if p, ok := i.c.checked[path]; ok {
+		return p, nil
+	}
+	return nil, fmt.Errorf("package %s was not loaded", path)
+}
+
+func (c *checker) check(p *listedPackage, isTarget bool, rep *PackageReport) *targetPkg {
+	mode := parser.SkipObjectResolution
+	var files []*ast.File
+	for _, name := range p.GoFiles {
+		path := filepath.Join(p.Dir, name)
+		f, err := parser.ParseFile(c.fset, path, nil, mode)
+		if err != nil {
+			if isTarget {
+				rep.NTypeErr++
+				if len(rep.TypeErrors) < 5 {
+					rep.TypeErrors = append(rep.TypeErrors, err.Error())
+				}
+			}
+			if f == nil {
+				continue
+			}
+		}
+		files = append(files, f)
+	}
+	conf := types.Config{
+		Importer:         importer{c, p.ImportMap},
+		IgnoreFuncBodies: !isTarget,
+		FakeImportC:      true,
+		Error: func(err error) {
+			if isTarget {
+				rep.NTypeErr++
+				if len(rep.TypeErrors) < 5 {
+					rep.TypeErrors = append(rep.TypeErrors, err.Error())
+				}
+			}
+		},
+	}
+	if p.Module != nil && p.Module.GoVersion != "" {
+		conf.GoVersion = "go" + p.Module.GoVersion
+	}
+	var info *types.Info
+	if isTarget {
+		info = &types.Info{
+			Uses:       map[*ast.Ident]types.Object{},
+			Defs:       map[*ast.Ident]types.Object{},
+			Selections: map[*ast.SelectorExpr]*types.Selection{},
+		}
+	}
+	pkg, _ := conf.Check(p.ImportPath, c.fset, files, info)
+	if pkg == nil {
+		return nil
+	}
+	c.checked[p.ImportPath] = pkg
+	if !isTarget {
+		return nil
+	}
+	return &targetPkg{list: p, pkg: pkg, info: info, files: files}
+}
+
+func (c *checker) fileIndex(path string) int {
+	if i, ok := c.files[path]; ok {
+		return i
+	}
+	c.files[path] = len(c.out.Files)
+	c.out.Files = append(c.out.Files, path)
+	return c.files[path]
+}
+
+// -- qualified names -----------------------------------------------------------------------
+
+// nameTable maps a package's named declarations, fields and interface methods to the
+// qualified names kivgraph's extractor gives them (Name, Type.Method, Type.Field, Iface.Method).
+func (c *checker) nameTable(pkg *types.Package) map[types.Object]qnKind {
+	if t, ok := c.names[pkg]; ok {
+		return t
+	}
+	t := map[types.Object]qnKind{}
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		obj := scope.Lookup(name)
+		switch o := obj.(type) {
+		case *types.TypeName:
+			if o.IsAlias() {
+				t[o] = qnKind{name, "alias"}
+				continue
+			}
+			t[o] = qnKind{name, "type"}
+			named, ok := o.Type().(*types.Named)
+			if !ok {
+				continue
+			}
+			for i := 0; i < named.NumMethods(); i++ {
+				m := named.Method(i)
+				t[m] = qnKind{name + "." + m.Name(), "method"}
+			}
+			switch u := named.Underlying().(type) {
+			case *types.Struct:
+				addFields(t, name, u)
+			case *types.Interface:
+				for i := 0; i < u.NumExplicitMethods(); i++ {
+					m := u.ExplicitMethod(i)
+					t[m] = qnKind{name + "." + m.Name(), "method"}
+				}
+			}
+		case *types.Func:
+			t[o] = qnKind{name, "func"}
+		case *types.Const:
+			t[o] = qnKind{name, "const"}
+		case *types.Var:
+			t[o] = qnKind{name, "var"}
+		}
+	}
+	c.names[pkg] = t
+	return t
+}
+
+func addFields(t map[types.Object]qnKind, owner string, s *types.Struct) {
+	for i := 0; i < s.NumFields(); i++ {
+		f := s.Field(i)
+		qn := owner + "." + f.Name()
+		t[f] = qnKind{qn, "field"}
+		inner := f.Type()
+		for {
+			switch x := inner.(type) {
+			case *types.Pointer:
+				inner = x.Elem()
+				continue
+			case *types.Slice:
+				inner = x.Elem()
+				continue
+			case *types.Array:
+				inner = x.Elem()
+				continue
+			}
+			break
+		}
+		if st, ok := inner.(*types.Struct); ok {
+			addFields(t, qn, st)
+		}
+	}
+}
+
+func origin(obj types.Object) types.Object {
+	switch o := obj.(type) {
+	case *types.Func:
+		return o.Origin()
+	case *types.Var:
+		return o.Origin()
+	}
+	return obj
+}
+
+func (c *checker) identity(obj types.Object) (pkg string, qk qnKind, ok bool) {
+	obj = origin(obj)
+	if obj.Pkg() == nil {
+		return "", qnKind{}, false
+	}
+	if _, isTP := obj.Type().(*types.TypeParam); isTP {
+		return "", qnKind{}, false
+	}
+	qk, ok = c.nameTable(obj.Pkg())[obj]
+	if !ok {
+		if f, isFunc := obj.(*types.Func); isFunc {
+			// a method of an interface embedded in a named interface of another declaration order
+			if sig, _ := f.Type().(*types.Signature); sig != nil && sig.Recv() != nil {
+				if named, _ := derefNamed(sig.Recv().Type()); named != nil {
+					return obj.Pkg().Path(), qnKind{named.Obj().Name() + "." + f.Name(), "method"}, true
+				}
+			}
+		}
+		return "", qnKind{}, false
+	}
+	return obj.Pkg().Path(), qk, true
+}
+
+func derefNamed(t types.Type) (*types.Named, bool) {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if ok {
+		n = n.Origin()
+	}
+	return n, ok
+}
+
+// -- enclosing declarations --------------------------------------------------------------------
+
+type span struct {
+	start, end token.Pos
+	qn, kind   string
+}
+
+// declarations lists the declarations of a file the way the extractor names them; the
+// innermost one containing a position owns the uses there.
+func declarations(f *ast.File) []span {
+	var out []span
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			name, kind := d.Name.Name, "func"
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				if recv := recvName(d.Recv.List[0].Type); recv != "" {
+					name, kind = recv+"."+name, "method"
+				}
+			}
+			out = append(out, span{d.Pos(), d.End(), name, kind})
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					kind := "type"
+					if s.Assign.IsValid() {
+						kind = "alias"
+					}
+					out = append(out, span{s.Pos(), s.End(), s.Name.Name, kind})
+					switch t := s.Type.(type) {
+					case *ast.StructType:
+						out = append(out, fieldSpans(s.Name.Name, t)...)
+					case *ast.InterfaceType:
+						for _, m := range t.Methods.List {
+							if len(m.Names) > 0 {
+								out = append(out, span{m.Pos(), m.End(), s.Name.Name + "." + m.Names[0].Name, "method"})
+							}
+						}
+					}
+				case *ast.ValueSpec:
+					kind := "var"
+					if d.Tok == token.CONST {
+						kind = "const"
+					}
+					for _, n := range s.Names {
+						if n.Name != "_" {
+							out = append(out, span{s.Pos(), s.End(), n.Name, kind})
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func fieldSpans(owner string, st *ast.StructType) []span {
+	var out []span
+	for _, fld := range st.Fields.List {
+		if len(fld.Names) == 0 {
+			continue // an embedded field's type is a use by the struct type itself
+		}
+		qn := owner + "." + fld.Names[0].Name
+		out = append(out, span{fld.Pos(), fld.End(), qn, "field"})
+		inner := fld.Type
+		for {
+			switch x := inner.(type) {
+			case *ast.StarExpr:
+				inner = x.X
+				continue
+			case *ast.ArrayType:
+				inner = x.Elt
+				continue
+			}
+			break
+		}
+		if nested, ok := inner.(*ast.StructType); ok {
+			out = append(out, fieldSpans(qn, nested)...)
+		}
+	}
+	return out
+}
+
+func recvName(e ast.Expr) string {
+	for {
+		switch x := e.(type) {
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ParenExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		case *ast.IndexListExpr:
+			e = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}
+
+func innermost(spans []span, pos token.Pos) (string, string) {
+	best := -1
+	for i, s := range spans {
+		if s.start <= pos && pos < s.end {
+			if best < 0 || s.start >= spans[best].start && s.end <= spans[best].end {
+				best = i
+			}
+		}
+	}
+	if best < 0 {
+		return "", "module"
+	}
+	return spans[best].qn, spans[best].kind
+}
+
+// -- uses ----------------------------------------------------------------------------------
+
+func (c *checker) uses(tp *targetPkg) {
+	for _, f := range tp.files {
+		spans := declarations(f)
+		file := c.fset.Position(f.Pos()).Filename
+		fi := c.fileIndex(file)
+		var stack []ast.Node
+		ast.Inspect(f, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			stack = append(stack, n)
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			obj := tp.info.Uses[id]
+			if obj == nil {
+				return true
+			}
+			pos := c.fset.Position(id.Pos())
+			srcQN, srcKind := innermost(spans, id.Pos())
+			u := Use{File: fi, Line: pos.Line, Col: pos.Column - 1, SrcQN: srcQN, SrcKind: srcKind}
+			switch obj.(type) {
+			case *types.PkgName, *types.Label, *types.Nil, *types.Builtin:
+				return true
+			}
+			pkgPath, qk, known := c.identity(obj)
+			if !known {
+				if obj.Pkg() != nil && obj.Parent() != types.Universe {
+					u.Use = "local" // a local, a parameter, a type parameter: settles the site, no edge
+					c.out.Uses = append(c.out.Uses, u)
+				}
+				return true
+			}
+			u.Pkg, u.QN, u.Kind = pkgPath, qk.qn, qk.kind
+			u.Standard = c.isStandard(obj.Pkg())
+			u.Use = classify(stack, obj)
+			c.out.Uses = append(c.out.Uses, u)
+			return true
+		})
+	}
+}
+
+func (c *checker) isStandard(pkg *types.Package) bool {
+	first := strings.SplitN(pkg.Path(), "/", 2)[0]
+	return !strings.Contains(first, ".")
+}
+
+// classify decides the syntactic class of a use: the AST decides the class, go/types the target.
+func classify(stack []ast.Node, obj types.Object) string {
+	i := len(stack) - 1
+	var expr ast.Node = stack[i]
+	if i > 0 {
+		if sel, ok := stack[i-1].(*ast.SelectorExpr); ok && sel.Sel == expr {
+			i--
+			expr = sel
+		}
+	}
+	// F[int](x): the instantiation is the callee
+	for i > 0 {
+		switch p := stack[i-1].(type) {
+		case *ast.IndexExpr:
+			if p.X == expr {
+				i--
+				expr = p
+				continue
+			}
+		case *ast.IndexListExpr:
+			if p.X == expr {
+				i--
+				expr = p
+				continue
+			}
+		case *ast.ParenExpr:
+			i--
+			expr = p
+			continue
+		}
+		break
+	}
+	_, isType := obj.(*types.TypeName)
+	_, isFunc := obj.(*types.Func)
+	if isType {
+		// walk up through *T, pkg.T, T[X] to a field: an embedded field without names is an embed
+		j := i
+		var node ast.Node = expr
+		for j > 0 {
+			switch p := stack[j-1].(type) {
+			case *ast.StarExpr, *ast.IndexExpr, *ast.IndexListExpr:
+				j--
+				node = p
+				continue
+			case *ast.Field:
+				if len(p.Names) == 0 && p.Type == node && j >= 3 {
+					switch stack[j-3].(type) {
+					case *ast.StructType, *ast.InterfaceType:
+						return "embed"
+					}
+				}
+			}
+			break
+		}
+		return "type"
+	}
+	if i == 0 {
+		return "ref"
+	}
+	switch p := stack[i-1].(type) {
+	case *ast.CallExpr:
+		if p.Fun == expr {
+			return "call"
+		}
+		if isFunc {
+			return "callback"
+		}
+	case *ast.AssignStmt, *ast.ValueSpec, *ast.KeyValueExpr, *ast.CompositeLit:
+		if isFunc {
+			if kv, ok := p.(*ast.KeyValueExpr); ok && kv.Key == expr {
+				return "ref"
+			}
+			if as, ok := p.(*ast.AssignStmt); ok {
+				for _, l := range as.Lhs {
+					if l == expr {
+						return "ref"
+					}
+				}
+			}
+			return "assign"
+		}
+	case *ast.ReturnStmt:
+		if isFunc {
+			return "return"
+		}
+	}
+	return "ref"
+}
+
+// -- implements ------------------------------------------------------------------------------
+
+func (c *checker) implements(targets []*targetPkg) {
+	type iface struct {
+		named *types.Named
+		iface *types.Interface
+	}
+	var ifaces []iface
+	seen := map[*types.Package]bool{}
+	addFrom := func(pkg *types.Package) {
+		if seen[pkg] || c.isStandard(pkg) {
+			return
+		}
+		seen[pkg] = true
+		scope := pkg.Scope()
+		for _, name := range scope.Names() {
+			tn, ok := scope.Lookup(name).(*types.TypeName)
+			if !ok || tn.IsAlias() {
+				continue
+			}
+			named, ok := tn.Type().(*types.Named)
+			if !ok || named.TypeParams().Len() > 0 {
+				continue
+			}
+			it, ok := named.Underlying().(*types.Interface)
+			if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
+				continue
+			}
+			ifaces = append(ifaces, iface{named, it})
+		}
+	}
+	for _, tp := range targets {
+		addFrom(tp.pkg)
+		for _, imp := range tp.pkg.Imports() {
+			addFrom(imp)
+		}
+	}
+	sort.Slice(ifaces, func(a, b int) bool {
+		return ifaces[a].named.Obj().Pkg().Path()+"."+ifaces[a].named.Obj().Name() <
+			ifaces[b].named.Obj().Pkg().Path()+"."+ifaces[b].named.Obj().Name()
+	})
+	for _, tp := range targets {
+		scope := tp.pkg.Scope()
+		for _, name := range scope.Names() {
+			tn, ok := scope.Lookup(name).(*types.TypeName)
+			if !ok || tn.IsAlias() {
+				continue
+			}
+			named, ok := tn.Type().(*types.Named)
+			if !ok || named.TypeParams().Len() > 0 {
+				continue
+			}
+			if _, isIface := named.Underlying().(*types.Interface); isIface {
+				continue
+			}
+			ptr := types.NewPointer(named)
+			tpos := c.fset.Position(tn.Pos())
+			for _, it := range ifaces {
+				if !types.Implements(named, it.iface) && !types.Implements(ptr, it.iface) {
+					continue
+				}
+				ipkg, iqk, ok := c.identity(it.named.Obj())
+				if !ok {
+					continue
+				}
+				c.out.Uses = append(c.out.Uses, Use{
+					File: c.fileIndex(tpos.Filename), Line: tpos.Line, Col: tpos.Column - 1, SrcQN: name, SrcKind: "type",
+					Use: "implements", Pkg: ipkg, QN: iqk.qn, Kind: iqk.kind,
+				})
+				for i := 0; i < it.iface.NumMethods(); i++ {
+					im := it.iface.Method(i)
+					found, _, _ := types.LookupFieldOrMethod(ptr, false, im.Pkg(), im.Name())
+					m, ok := found.(*types.Func)
+					if !ok {
+						continue
+					}
+					_, mqk, ok1 := c.identity(m)
+					tpkg, tqk, ok2 := c.identity(im)
+					mpos := c.fset.Position(m.Pos())
+					if !ok1 || !ok2 || m.Pkg() != tp.pkg {
+						continue // promoted from another package: not paired (declared limit)
+					}
+					c.out.Uses = append(c.out.Uses, Use{
+						File: c.fileIndex(mpos.Filename), Line: mpos.Line, Col: mpos.Column - 1, SrcQN: mqk.qn,
+						SrcKind: mqk.kind, Use: "implements", Pkg: tpkg, QN: tqk.qn, Kind: tqk.kind,
+					})
+				}
+			}
+		}
+	}
+}
