@@ -10,11 +10,20 @@ from __future__ import annotations
 from indexer.scip import python as scip_python
 
 
+def setup_go() -> str:
+    """Build the go/types helper with the local toolchain into the cache (skipped when built)."""
+    from indexer.languages.go import analyzer as go_analyzer
+
+    return go_analyzer.install()
+
+
 def main() -> int:
     """Install every pinned analyzer that is missing; print one line per analyzer."""
     print("analyzers: tree-sitter grammars come from the Python wheels")
     status = scip_python.install()
     print(f"analyzers: {status}")
+    go_status = setup_go()
+    print(f"analyzers: {go_status}")
     return 1 if "FAILED" in status else 0
 
 
