@@ -10,6 +10,7 @@ from indexer.corpus import LanguageModule
 # language -> module implementing indexer.corpus.LanguageModule
 _MODULES: dict[str, str] = {
     "python": "indexer.languages.python",
+    "typescript": "indexer.languages.typescript", "javascript": "indexer.languages.typescript",
     "go": "indexer.languages.go",
 }
 
