@@ -175,3 +175,17 @@ def test_a_resolver_run_handles_many_files_with_shared_names(tmp_path: Path) -> 
     callers = {built.declarations[e.source].qualified_name for e in resolution.edges if e.target == go}
     assert len(callers) == 59 and "pkg.m7.Thing7.run" in callers
     assert resolution.unresolved == []
+
+
+def test_a_name_declared_only_in_the_stub_beside_an_implementation_still_resolves(tmp_path: Path) -> None:
+    built, resolution = _corpus(tmp_path, {
+        "fast/__init__.py": "from ._native import *\n",
+        "fast/__init__.pyi": "class Engine:\n    def start(self) -> None: ...\n",
+        "main.py": "from fast import Engine\n\n\ndef go(e: Engine):\n    e.start()\n",
+    })
+    targets = {built.edge_row(e)[2] for e in resolution.edges}
+    assert {"fast.Engine", "fast.Engine.start"} <= targets
+    assert {built.declarations[e.target].path for e in resolution.edges} == {"fast/__init__.pyi"}
+    # Only the compiled module itself is missing; nothing reached through the stub is.
+    assert [(u.path, u.reason, u.package) for u in resolution.unresolved] == [
+        ("fast/__init__.py", "IMPORT_NOT_RESOLVED", "fast._native")]

@@ -5,8 +5,8 @@ cached; ``resolve`` sees every repository's files at once. The Site
 vocabulary passed between them is documented in ``sites.py``.
 """
 
-from indexer.languages.python.extract import EXTRACTOR_VERSION, extract
+from indexer.languages.python.extraction import EXTRACTOR_VERSION, extract
 from indexer.languages.python.modules import EXTENSIONS, LANGUAGE, package_for
-from indexer.languages.python.resolve import resolve
+from indexer.languages.python.resolution import resolve
 
 __all__ = ["EXTENSIONS", "EXTRACTOR_VERSION", "LANGUAGE", "extract", "package_for", "resolve"]

@@ -43,6 +43,8 @@ Site kinds (``name``; ``extra``)
     ``attr``      an instance attribute of class ``enclosing`` (``self.x = ...``
                   or a class-body assignment); extra as for ``bind``
     ``returns``   a function's declared return type; extra = (binding, scope)
+    ``metaclass`` a class's ``metaclass=`` argument text; enclosing = the class
+                  (its members may then come from the metaclass)
 
 Sites of a decorator, base, parameter annotation or default value are
 attributed to the declaration they belong to (``enclosing``), while their
@@ -65,6 +67,7 @@ BASE = "base"
 BIND = "bind"
 ATTR = "attr"
 RETURNS = "returns"
+METACLASS = "metaclass"
 
 MODULE = "module"
 LOCAL = "local"
@@ -88,7 +91,11 @@ IMPLICIT_NAMES: frozenset[str] = frozenset(dir(builtins)) | {
 }
 
 # Members every class inherits from object: a miss on them is not a missing member.
-OBJECT_MEMBERS: frozenset[str] = frozenset(dir(object)) | {"__init__", "__new__", "__call__", "__enter__", "__exit__"}
+OBJECT_MEMBERS: frozenset[str] = frozenset(dir(object)) | {
+    "__init__", "__new__", "__call__", "__enter__", "__exit__", "__dict__", "__weakref__", "__module__",
+    "__slots__", "__annotations__", "__qualname__", "__name__", "__mro__", "__bases__", "__wrapped__",
+    "__orig_bases__", "__match_args__", "__dataclass_fields__", "__dataclass_params__",
+}
 
 
 def segment(seg: str) -> tuple[str, int]:

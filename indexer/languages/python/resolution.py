@@ -37,9 +37,19 @@ from indexer.languages.python.modules import LANGUAGE, absolute_module, is_packa
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 _CALLABLE = frozenset({"function", "method"})
+# Plain ints: enum member lookups are measurable on the per-site path.
+_CANDIDATE = int(Confidence.CANDIDATE)
+_CALLS, _REFERENCES, _IMPORTS = int(EdgeKind.CALLS_DIRECT), int(EdgeKind.REFERENCES), int(EdgeKind.IMPORTS_SYMBOL)
+_CALLBACK, _TYPE_USES, _EXTENDS = int(EdgeKind.PASSES_AS_CALLBACK), int(EdgeKind.TYPE_USES), int(EdgeKind.EXTENDS)
+_SYNTAX_CALL, _SYNTAX = int(Provenance.PYTHON_SYNTAX_CALL), int(Provenance.TREE_SITTER_SYNTAX)
+# Sites that only inform other lookups; they are never edges themselves.
+_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS})
 _IN_PROGRESS = object()  # a lookup under way: meeting it again means a cycle
 _MISSING = object()
 _CYCLE = object()  # what a lookup that met itself returns
+# Lookups nest (a chain through re-exports, bases, typed values); deeper than this is cut like a cycle,
+# so a pathological corpus (a thousand-class inheritance chain) cannot exhaust the Python stack.
+_MAX_DEPTH = 120
 
 
 @dataclass(eq=False)
@@ -58,6 +68,7 @@ class _File:
     bases: dict[str, list[Site]] = field(default_factory=dict)  # class qn -> base sites in order
     returns: dict[str, Site] = field(default_factory=dict)  # function qn -> returns site
     stars: list[Site] = field(default_factory=list)  # module-level star imports
+    metaclasses: set[str] = field(default_factory=set)  # classes declared with metaclass=
     top: dict[str, tuple[str, object]] | None = None  # module namespace, built on first use
 
     @property
@@ -99,12 +110,17 @@ class _Resolver:
         self.corpus = corpus
         self.files: list[_File] = []
         self.modules: dict[str, dict[str, _File]] = {}  # repo -> module name -> file
+        self.stubs: dict[tuple[str, str], _File] = {}  # (repo, module) -> its .pyi beside a .py
         self.prefixes: dict[str, set[str]] = {}  # repo -> every module name and package prefix
         self.providers: dict[str, list[str]] = {}  # module name or prefix -> repos providing it
         self.keys: dict[tuple[int, str], str | None] = {}
+        self.source_keys: dict[tuple[int, str], str | None] = {}
+        self.outcomes: dict[tuple[object, ...], tuple[tuple[tuple[int, str, str], ...],
+                                                      tuple[str, str, str, str] | None]] = {}
         self.memo_module: dict[tuple[str, str], tuple[str, str]] = {}
         self.memo: dict[tuple[object, ...], object] = {}
         self.cycles = 0
+        self.depth = 0
         self.out = Resolution()
         self.dependencies: set[tuple[str, str, str, str]] = set()
 
@@ -118,9 +134,14 @@ class _Resolver:
                 f = self._index(repo.name, facts)
                 self.files.append(f)
                 current = table.get(f.module)
-                # A module's implementation wins over its stub.
-                if current is None or (current.path.endswith(".pyi") and f.path.endswith(".py")):
+                # A module's implementation wins over its stub; the stub is still searched for names.
+                if current is None:
                     table[f.module] = f
+                elif current.path.endswith(".pyi") and f.path.endswith(".py"):
+                    table[f.module] = f
+                    self.stubs[(repo.name, f.module)] = current
+                elif f.path.endswith(".pyi"):
+                    self.stubs[(repo.name, f.module)] = f
                 parts = f.module.split(".")
                 for i in range(1, len(parts) + 1):
                     prefixes.add(".".join(parts[:i]))
@@ -154,6 +175,8 @@ class _Resolver:
                 f.bases.setdefault(site.enclosing, []).append(site)
             elif k == S.RETURNS:
                 f.returns.setdefault(site.enclosing, site)
+            elif k == S.METACLASS:
+                f.metaclasses.add(site.enclosing)
         return f
 
     def _top(self, f: _File) -> dict[str, tuple[str, object]]:
@@ -177,8 +200,8 @@ class _Resolver:
         f.top = top
         return top
 
-    def _memo(self, key: tuple[object, ...], compute: Callable[[], object]) -> object:
-        """Memoised ``compute()``; returns _CYCLE on re-entry. Results that met a cycle are not kept,
+    def _memo(self, key: tuple[object, ...], compute: Callable[..., object], *args: object) -> object:
+        """Memoised ``compute(*args)``; returns _CYCLE on re-entry. Results that met a cycle are not kept,
         since they were computed with part of the graph cut off."""
         hit = self.memo.get(key, _MISSING)
         if hit is _IN_PROGRESS:
@@ -186,9 +209,15 @@ class _Resolver:
             return _CYCLE
         if hit is not _MISSING:
             return hit
+        if self.depth >= _MAX_DEPTH:
+            return _CYCLE  # not counted as a cycle: what was found above the cut is kept
         self.memo[key] = _IN_PROGRESS
         before = self.cycles
-        value = compute()
+        self.depth += 1
+        try:
+            value = compute(*args)
+        finally:
+            self.depth -= 1
         if self.cycles == before:
             self.memo[key] = value
         else:
@@ -199,11 +228,12 @@ class _Resolver:
 
     def _key(self, f: _File, qn: str, kind: str | None = None) -> str | None:
         cache = (id(f), qn)
-        if cache not in self.keys:
+        key = self.keys.get(cache, _MISSING)
+        if key is _MISSING:
             if kind is None:
                 kind = f.symbols.get(qn)
-            self.keys[cache] = self.corpus.key_of(f.repo, f.path, qn, kind) if kind else None
-        return self.keys[cache]
+            key = self.keys[cache] = self.corpus.key_of(f.repo, f.path, qn, kind) if kind else None
+        return key  # type: ignore[return-value]
 
     def _target_key(self, t: _T) -> str | None:
         if t.file is None:
@@ -215,9 +245,15 @@ class _Resolver:
         return None
 
     def _source_key(self, f: _File, enclosing: str) -> str | None:
-        if enclosing and enclosing in f.symbols:
-            return self._key(f, enclosing)
-        return self._key(f, f.module, "module")
+        cache = (id(f), enclosing)
+        key = self.source_keys.get(cache, _MISSING)
+        if key is _MISSING:
+            if enclosing and enclosing in f.symbols:
+                key = self._key(f, enclosing)
+            else:
+                key = self._key(f, f.module, "module")
+            self.source_keys[cache] = key
+        return key  # type: ignore[return-value]
 
     # -- modules -------------------------------------------------------------------------------------
 
@@ -263,7 +299,7 @@ class _Resolver:
 
     def _import_value(self, f: _File, site: Site) -> object:
         """What an import binds its name to: a target, None when it cannot be resolved, or _CYCLE."""
-        return self._memo(("import", id(site)), lambda: self._import_value_uncached(f, site))
+        return self._memo(("import", id(site)), self._import_value_uncached, f, site)
 
     def _import_value_uncached(self, f: _File, site: Site) -> _T | None:
         if site.kind == S.IMPORT:
@@ -283,8 +319,15 @@ class _Resolver:
             return mod
         if mod.file is not None:
             found = self._module_name(mod.file, name)
-            if found is not None:
+            if found is not None and found.tag != "ext":
                 return found
+            # A stub beside the implementation declares what compiled or dynamic code provides.
+            stub = self.stubs.get((mod.repo, mod.name))
+            declared = self._module_name(stub, name) if stub is not None and not stub.failed else None
+            if declared is not None and declared.tag != "ext":
+                return declared
+            if found is not None or declared is not None:
+                return found or declared
         sub = f"{mod.name}.{name}"
         if sub in self.prefixes.get(mod.repo, ()):
             return self._module_target(mod.repo, sub)
@@ -292,7 +335,11 @@ class _Resolver:
 
     def _module_name(self, f: _File, name: str) -> _T | None:
         """A name in a file's module namespace (re-exports followed, cycles cut)."""
-        found = self._memo(("name", id(f), name), lambda: self._module_name_uncached(f, name))
+        key = ("name", id(f), name)
+        found = self.memo.get(key)
+        if found is not None and found is not _IN_PROGRESS:
+            return found  # type: ignore[return-value]
+        found = self._memo(key, self._module_name_uncached, f, name)
         return None if found is _CYCLE else found  # type: ignore[return-value]
 
     def _module_name_uncached(self, f: _File, name: str) -> _T | None:
@@ -304,14 +351,17 @@ class _Resolver:
                 return _T("sym", f.repo, f, item.qualified_name, item.kind)  # type: ignore[attr-defined]
             if tag == "bind":
                 return self._bind_value(f, item)  # type: ignore[arg-type]
+            before = self.cycles
             value = self._import_value(f, item)  # type: ignore[arg-type]
-            if value is not _CYCLE:
+            if value is None and self.cycles == before:
+                return _EXT  # bound by an import that failed: that import has its own row
+            if value is not _CYCLE and value is not None:
                 return value  # type: ignore[return-value]
             # A lookup that meets its own import (``from . import sub`` in ``__init__``) falls through.
         for star in f.stars:
             status, repo, module = self._spec_module(f, star.name)
-            if status == "external":
-                return _EXT  # anything may come from there
+            if status in ("external", "missing"):
+                return _EXT  # anything may come from a module we cannot read (third party, compiled)
             if status not in ("own", "cross") or name.startswith("_"):
                 continue
             mod = self._module_target(repo, module)
@@ -329,7 +379,7 @@ class _Resolver:
 
     def _bind_value(self, f: _File, site: Site) -> _T:
         """The value of a ``bind``/``attr`` site: an instance for annotations, the chain's value otherwise."""
-        value = self._memo(("bind", id(site)), lambda: self._bind_value_uncached(f, site))
+        value = self._memo(("bind", id(site)), self._bind_value_uncached, f, site)
         return _UNK if value is _CYCLE else value  # type: ignore[return-value]
 
     def _bind_value_uncached(self, f: _File, site: Site) -> _T:
@@ -382,13 +432,15 @@ class _Resolver:
 
     def _mro(self, f: _File, qn: str) -> tuple[list[_T], bool]:
         """Classes to search for members, depth-first from ``qn``; True if some base is not indexed."""
-        found = self._memo(("mro", id(f), qn), lambda: self._mro_uncached(f, qn))
+        found = self._memo(("mro", id(f), qn), self._mro_uncached, f, qn)
         return ([], False) if found is _CYCLE else found  # type: ignore[return-value]
 
     def _mro_uncached(self, f: _File, qn: str) -> tuple[list[_T], bool]:
         order = [_T("sym", f.repo, f, qn, "class")]
         seen = {(id(f), qn)}
-        uncertain = False
+        # Members we cannot list: a metaclass, or attribute hooks, may supply any name.
+        uncertain = (qn in f.metaclasses or f"{qn}.__getattr__" in f.symbols
+                     or f"{qn}.__getattribute__" in f.symbols)
         for base_site in f.bases.get(qn, ()):
             base = self._walk(f, base_site.extra[0], base_site.extra[1], base_site.name).target
             if base is None or base.tag != "sym" or base.kind != "class" or base.file is None:
@@ -404,8 +456,7 @@ class _Resolver:
 
     def _member(self, f: _File, qn: str, name: str, skip_self: bool = False) -> tuple[_T | None, bool]:
         """A member declared by a class or its bases; (found, whether a base was not indexed)."""
-        found = self._memo(("member", id(f), qn, name, skip_self),
-                           lambda: self._member_uncached(f, qn, name, skip_self))
+        found = self._memo(("member", id(f), qn, name, skip_self), self._member_uncached, f, qn, name, skip_self)
         return (None, False) if found is _CYCLE else found  # type: ignore[return-value]
 
     def _member_uncached(self, f: _File, qn: str, name: str, skip_self: bool) -> tuple[_T | None, bool]:
@@ -427,8 +478,11 @@ class _Resolver:
     # -- chains ------------------------------------------------------------------------------------
 
     def _walk(self, f: _File, binding: str, scope: str, chain: str) -> _Walk:
-        found = self._memo(("walk", id(f), binding, scope, chain),
-                           lambda: self._walk_uncached(f, binding, scope, chain))
+        key = ("walk", id(f), binding, scope, chain)
+        found = self.memo.get(key)
+        if found is not None and found is not _IN_PROGRESS:
+            return found  # type: ignore[return-value]
+        found = self._memo(key, self._walk_uncached, f, binding, scope, chain)
         return _Walk(_UNK, "", "", "", ()) if found is _CYCLE else found  # type: ignore[return-value]
 
     def _walk_uncached(self, f: _File, binding: str, scope: str, chain: str) -> _Walk:
@@ -482,6 +536,8 @@ class _Resolver:
             return _Walk(t, "", "", "", ())
         if tag == "mod":
             found = self._member_of_module(t, name)
+            if found is None and name in S.IMPLICIT_NAMES:
+                return _Walk(_EXT, "", "", "", ())  # mod.__name__, mod.__file__
             if found is None:
                 return _Walk(None, "name", name, t.name, ())
             return _Walk(found, "", "", "", ())
@@ -497,23 +553,23 @@ class _Resolver:
     # -- emission ----------------------------------------------------------------------------------
 
     def _resolve_file(self, f: _File) -> None:
+        emit_reference = self._emit_reference
         for site in f.facts.sites:
             k = site.kind
-            if k in (S.BIND, S.ATTR, S.RETURNS):
+            if k in _HINT_KINDS:
                 continue
             if k == S.IMPORT:
                 self._emit_import(f, site)
-            elif k in (S.FROM, S.STAR):
+            elif k == S.FROM or k == S.STAR:
                 self._emit_from(f, site)
             else:
-                self._emit_reference(f, site)
+                emit_reference(f, site)
 
-    def _edge(self, kind: EdgeKind, source: str | None, target: str | None, site: Site) -> None:
+    def _edge(self, kind: int, source: str | None, target: str | None, site: Site) -> None:
         if source is None or target is None:
             return
-        provenance = Provenance.PYTHON_SYNTAX_CALL if kind == EdgeKind.CALLS_DIRECT else Provenance.TREE_SITTER_SYNTAX
-        self.out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.CANDIDATE), int(provenance),
-                                       site.line, site.col))
+        provenance = _SYNTAX_CALL if kind == _CALLS else _SYNTAX
+        self.out.edges.append(EdgeFact(kind, source, target, _CANDIDATE, provenance, site.line, site.col))
 
     def _unresolved(self, f: _File, site: Site, name: str, reason: str, package: str = "", detail: str = "") -> None:
         self.out.unresolved.append(UnresolvedFact(
@@ -547,7 +603,7 @@ class _Resolver:
         if target.tag == "failed":
             self._unresolved(f, site, module, "TARGET_NOT_INDEXED", module, f"{module} failed to parse")
             return
-        self._edge(EdgeKind.IMPORTS_SYMBOL, self._key(f, f.module, "module"), self._target_key(target), site)
+        self._edge(_IMPORTS, self._key(f, f.module, "module"), self._target_key(target), site)
 
     def _emit_from(self, f: _File, site: Site) -> None:
         spec = site.extra[0] if site.kind == S.FROM else site.name
@@ -566,47 +622,69 @@ class _Resolver:
         elif target.tag == "failed":  # type: ignore[union-attr]
             self._unresolved(f, site, name, "TARGET_NOT_INDEXED", module, f"{module} failed to parse")
         elif target.tag in ("mod", "sym"):  # type: ignore[union-attr]
-            self._edge(EdgeKind.IMPORTS_SYMBOL, source, self._target_key(target), site)  # type: ignore[arg-type]
+            self._edge(_IMPORTS, source, self._target_key(target), site)  # type: ignore[arg-type]
 
     def _emit_reference(self, f: _File, site: Site) -> None:
+        extra = site.extra
+        memo = (id(f), site.kind, site.name, site.enclosing, *extra)
+        outcome = self.outcomes.get(memo)
+        if outcome is None:
+            outcome = self.outcomes[memo] = self._reference_outcome(f, site)
+        edges, row = outcome
+        line, col = site.line, site.col
+        append = self.out.edges.append
+        for kind, source, target in edges:
+            append(EdgeFact(kind, source, target, _CANDIDATE, _SYNTAX_CALL if kind == _CALLS else _SYNTAX, line, col))
+        if row is not None:
+            name, reason, package, detail = row
+            self._unresolved(f, site, name, reason, package, detail)
+
+    def _reference_outcome(self, f: _File, site: Site) -> tuple[tuple[tuple[int, str, str], ...],
+                                                                 tuple[str, str, str, str] | None]:
+        """What a reference site yields, position aside: (kind, source, target) edges and at most one row."""
         binding, scope = site.extra[0], site.extra[1]
         walk = self._walk(f, binding, scope, site.name)
         source = self._source_key(f, site.enclosing)
+        if source is None:
+            return (), None
+        edges: list[tuple[int, str, str]] = []
         for var in walk.passed:
-            self._edge(EdgeKind.REFERENCES, source, self._target_key(var), site)
+            var_key = self._target_key(var)
+            if var_key is not None:
+                edges.append((_REFERENCES, source, var_key))
         k = site.kind
         is_call = k in (S.CALL, S.DECORATOR)
         target = walk.target
         if target is None:
             if walk.fail == "name":
-                self._unresolved(f, site, walk.failed_at, "NAME_NOT_RESOLVED", walk.package, site.name)
-            elif walk.fail == "member" and is_call:
-                self._unresolved(f, site, walk.failed_at, "MEMBER_NOT_RESOLVED", walk.package, site.name)
-            return
+                return tuple(edges), (walk.failed_at, "NAME_NOT_RESOLVED", walk.package, site.name)
+            if walk.fail == "member" and is_call:
+                return tuple(edges), (walk.failed_at, "MEMBER_NOT_RESOLVED", walk.package, site.name)
+            return tuple(edges), None
         tag = target.tag
         if tag == "failed":
-            self._unresolved(f, site, site.name.rsplit(".", 1)[-1], "TARGET_NOT_INDEXED", target.name,
-                             f"{target.name} failed to parse")
-            return
+            return tuple(edges), (site.name.rsplit(".", 1)[-1], "TARGET_NOT_INDEXED", target.name,
+                                  f"{target.name} failed to parse")
         if tag == "unk":
             if is_call and ("." in site.name or site.name.endswith(S.CALLED)):
                 detail = site.extra[2] if len(site.extra) > 2 else site.name
-                self._unresolved(f, site, S.segment(site.name.rsplit(".", 1)[-1])[0], "RECEIVER_NOT_RESOLVED",
-                                 "", detail)
-            return
-        if tag not in ("sym", "mod"):
-            return
-        target_key = self._target_key(target)
+                name = S.segment(site.name.rsplit(".", 1)[-1])[0]
+                return tuple(edges), (name, "RECEIVER_NOT_RESOLVED", "", detail)
+            return tuple(edges), None
+        target_key = self._target_key(target) if tag in ("sym", "mod") else None
+        if target_key is None:
+            return tuple(edges), None
         kind = target.kind if tag == "sym" else "module"
         if is_call:
-            edge = EdgeKind.CALLS_DIRECT if kind in _CALLABLE or kind == "class" else EdgeKind.REFERENCES
+            edge = _CALLS if kind in _CALLABLE or kind == "class" else _REFERENCES
         elif k == S.ARG:
-            edge = EdgeKind.PASSES_AS_CALLBACK if kind in _CALLABLE else EdgeKind.REFERENCES
+            edge = _CALLBACK if kind in _CALLABLE else _REFERENCES
         elif k == S.TYPE:
-            edge = EdgeKind.TYPE_USES if tag == "sym" else EdgeKind.REFERENCES
+            edge = _TYPE_USES if tag == "sym" else _REFERENCES
         elif k == S.BASE:
-            edge = EdgeKind.EXTENDS if kind == "class" else EdgeKind.REFERENCES
+            edge = _EXTENDS if kind == "class" else _REFERENCES
         else:
-            edge = EdgeKind.REFERENCES
-        self._edge(edge, source, target_key, site)
+            edge = _REFERENCES
+        edges.append((edge, source, target_key))
+        return tuple(edges), None
 

@@ -24,7 +24,7 @@ from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.python import sites as S
 from indexer.languages.python.modules import LANGUAGE
 
-EXTRACTOR_VERSION = "python-ts-1"
+EXTRACTOR_VERSION = "python-ts-2"
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _WALRUS_QUERY = Query(_TS_LANGUAGE, "(named_expression name: (identifier) @name)")
@@ -622,17 +622,30 @@ class _Extractor:
             elif scope.kind == "class":
                 self._record_attr(scope, name, left, value, ann)
         elif left.type == "attribute":
-            obj = left.child_by_field_name("object")
-            attr = left.child_by_field_name("attribute")
-            if obj is not None and obj.type == "identifier" and attr is not None:
-                binding = self._classify(_text(obj))
-                if binding[0] == S.SELF:
-                    owner = next((s for s in reversed(self.stack) if s.kind == "class" and s.qn == binding[1]), None)
-                    if owner is not None:
-                        self._record_attr(owner, _text(attr), attr, value, ann)
+            self._self_attribute(left, value, ann)
             self._store(left)
         else:
+            stack = [left]
+            while stack:  # self.a, self.b = pair(): attributes of unknown value
+                node = stack.pop()
+                if node.type == "attribute":
+                    self._self_attribute(node, None, None)
+                elif node.type in _PATTERNS:
+                    stack.extend(node.named_children)
             self._store(left)
+
+    def _self_attribute(self, target: Node, value: Node | None, ann: Node | None) -> None:
+        """Record ``self.x = value`` in a method as an attribute of the method's class."""
+        obj = target.child_by_field_name("object")
+        attr = target.child_by_field_name("attribute")
+        if obj is None or obj.type != "identifier" or attr is None:
+            return
+        binding = self._classify(_text(obj))
+        if binding[0] != S.SELF:
+            return
+        owner = next((s for s in reversed(self.stack) if s.kind == "class" and s.qn == binding[1]), None)
+        if owner is not None:
+            self._record_attr(owner, _text(attr), attr, value, ann)
 
     def _record_attr(self, owner: _Scope, name: str, node: Node, value: Node | None, ann: Node | None) -> None:
         """Remember one binding of an instance attribute; merged into an ``attr`` site at class end."""
@@ -848,8 +861,12 @@ class _Extractor:
         for arg in bases.named_children:
             if arg.type == "keyword_argument":
                 value = arg.child_by_field_name("value")
-                if value is not None:
-                    self._argument(value, S.REF)
+                if value is None:
+                    continue
+                if _text(arg.child_by_field_name("name")) == "metaclass":
+                    line, col = self._pos(arg)
+                    self.sites.append(Site(S.METACLASS, _text(value), line, col, self.enclosing, ()))
+                self._argument(value, S.REF)
                 continue
             base = arg
             if arg.type == "subscript":
@@ -1040,15 +1057,20 @@ class _Extractor:
 
     def _comprehension(self, node: Node) -> None:
         scope = _Scope("inner", self.stack[-1].qn)
-        for clause in node.named_children:
-            if clause.type == "for_in_clause":
-                for ident in self._target_names(clause.child_by_field_name("left")):
-                    scope.names[ident] = S.UNTYPED
+        clauses = [c for c in node.named_children if c.type == "for_in_clause"]
+        for clause in clauses:
+            for ident in self._target_names(clause.child_by_field_name("left")):
+                scope.names[ident] = S.UNTYPED
+        # The first iterable is evaluated in the enclosing scope (a class body's names are visible there).
+        first = clauses[0].child_by_field_name("right") if clauses else None
+        self._expr(first)
         self.stack.append(scope)
         for child in node.named_children:
             if child.type == "for_in_clause":
                 self._store(child.child_by_field_name("left"))
-                self._expr(child.child_by_field_name("right"))
+                right = child.child_by_field_name("right")
+                if right is not None and right != first:
+                    self._expr(right)
             else:
                 self._expr(child)
         self.stack.pop()
@@ -1162,8 +1184,9 @@ class _Extractor:
         single = len(parts) == 1
         if single and not calls and kind == S.REF and binding[0] == S.LOCAL and self._lookup(name)[2] == _TYPED:
             return  # reading a typed local names no declaration
-        if binding[0] == S.MODULE and name in S.IMPLICIT_NAMES and name not in self.stack[0].names:
-            return  # builtins are silent
+        if (binding[0] == S.MODULE and name in S.IMPLICIT_NAMES and name not in self.stack[0].names
+                and not (kind == S.BASE and name != "object")):
+            return  # builtins are silent, except as a base: a dict subclass has members we do not index
         if binding[0] == S.UNTYPED and (kind not in (S.CALL, S.DECORATOR) or (single and not calls)):
             return  # a local of unknown value: only a call on it is worth an unresolved row
         if binding[0] == S.SELF and single and not calls:
