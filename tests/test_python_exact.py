@@ -185,3 +185,116 @@ def test_the_exact_pass_is_cached_and_reported_with_its_own_time(tmp_path: Path)
     third = json.loads(run_kivgraph(home, "index", "--json").stdout.splitlines()[-1])["result"]
     assert third["index"]["python"]["analyzer_runs"] == 1  # a changed file re-runs the analyzer
 
+
+
+# -- two real repositories: pyrepo_b (drawing) imports pyrepo_a (shapes) -----------------------------------
+
+FIXTURES = Path(__file__).parent / "fixtures"
+_SKIP_DIRS = ("vendor", "ignored_dir")
+
+# B's uses of A, by site (path, line, col) -> (edge kind, A's qualified name): each must be an exact edge
+B_INTO_A = {
+    ("drawing/canvas.py", 4, 19): (EdgeKind.IMPORTS_SYMBOL, "shapes.circle.Circle"),  # through shapes/__init__
+    ("drawing/canvas.py", 4, 27): (EdgeKind.IMPORTS_SYMBOL, "shapes.circle.circle_area"),  # `as area_of_circle`
+    ("drawing/canvas.py", 11, 25): (EdgeKind.TYPE_USES, "shapes.base.Shape"),  # shapes.Shape annotation
+    ("drawing/canvas.py", 13, 25): (EdgeKind.TYPE_USES, "shapes.base.Shape"),
+    ("drawing/canvas.py", 19, 17): (EdgeKind.CALLS_DIRECT, "shapes.circle.Circle"),  # Circle(radius)
+    ("drawing/canvas.py", 21, 15): (EdgeKind.CALLS_DIRECT, "shapes.circle.circle_area"),  # area_of_circle(...)
+    ("drawing/canvas.py", 25, 16): (EdgeKind.CALLS_DIRECT, "shapes.base.Shape.describe"),  # item.describe()
+    ("drawing/canvas.py", 31, 15): (EdgeKind.CALLS_DIRECT, "shapes.square.Square"),  # shapes.Square(1.0)
+}
+
+
+class CrossRun:
+    def __init__(self, built: BuiltCorpus, resolution: Resolution, outcome: scip_python.ExactOutcome,
+                 provided: list[scip_python.ProvidedPackage]) -> None:
+        self.built, self.resolution, self.outcome, self.provided = built, resolution, outcome, provided
+
+    def edges_from_b(self) -> dict[tuple[str, int, int], list[tuple[EdgeKind, str, str, Confidence, Provenance]]]:
+        out: dict[tuple[str, int, int], list[tuple[EdgeKind, str, str, Confidence, Provenance]]] = defaultdict(list)
+        for e in self.resolution.edges:
+            src = self.built.declarations[e.source]
+            dst = self.built.declarations[e.target]
+            if src.repository == "pyrepo_b":
+                out[(src.path, e.line, e.col)].append((EdgeKind(e.kind), dst.repository, dst.qualified_name,
+                                                       Confidence(e.confidence), Provenance(e.provenance)))
+        return out
+
+
+def _run_b(repositories: list[tuple[str, Path]]) -> CrossRun:
+    """The real scip-python over pyrepo_b only, with whatever else is registered; merged like the pipeline."""
+    built = build_corpus(repositories, skip_dirs=_SKIP_DIRS)
+    repo_b = next(r for r in built.corpus.repositories if r.name == "pyrepo_b")
+    facts = scip_python.analyze_repository(repo_b, built.corpus, timeout=120)
+    outcome = scip_python.bind(facts, "pyrepo_b", built.corpus, scip_python.ModuleTable(built.corpus))
+    exact = ExactPass("python", outcomes=[outcome])
+    return CrossRun(built, merge(built.resolve(), exact), outcome, scip_python.providers(repo_b, built.corpus))
+
+
+@pytest.fixture(scope="module")
+def cross_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, CrossRun]:
+    _require_analyzer()
+    a, b = FIXTURES / "pyrepo_a", FIXTURES / "pyrepo_b"
+    twin = tmp_path_factory.mktemp("twin") / "pyrepo_a_fork"  # a second registered provider of `shapes`
+    for path in (a / "src").rglob("*.py"):
+        target = twin / path.relative_to(a)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(path.read_bytes())
+    before = {str(p): _tree(p) for p in (a, b)}
+    runs = {
+        "registered": _run_b([("pyrepo_a", a), ("pyrepo_b", b)]),
+        "unregistered": _run_b([("pyrepo_b", b)]),
+        "ambiguous": _run_b([("pyrepo_a", a), ("pyrepo_a_fork", twin), ("pyrepo_b", b)]),
+    }
+    assert {str(p): _tree(p) for p in (a, b)} == before, "the analyzer wrote into a fixture repository"
+    return runs
+
+
+def test_a_consumer_analyzer_sees_the_registered_provider_package(cross_runs: dict[str, CrossRun]) -> None:
+    (provided,) = cross_runs["registered"].provided
+    assert (provided.repository, provided.name, provided.root) == ("pyrepo_a", "shapes", FIXTURES / "pyrepo_a" / "src")
+    assert "shapes/circle.py" in provided.files and "shapes/__init__.py" in provided.files
+    assert cross_runs["unregistered"].provided == []
+
+
+def test_calls_into_another_registered_repository_are_exact_edges_to_its_declarations(
+    cross_runs: dict[str, CrossRun],
+) -> None:
+    run = cross_runs["registered"]
+    at = run.edges_from_b()
+    failures = []
+    for site, (kind, qn) in B_INTO_A.items():
+        rows = [r for r in at.get(site, []) if r[0] == kind]
+        if rows != [(kind, "pyrepo_a", qn, Confidence.EXACT_TYPECHECKED, Provenance.PYTHON_INDEXER_USE)]:
+            failures.append(f"{site}: want exact {kind.name} -> pyrepo_a:{qn}, got {at.get(site)}")
+    assert not failures, "\n".join(failures)
+    # provider identity: the targets are the keys pyrepo_a publishes for itself
+    circle = run.built.key("shapes.circle.Circle", "pyrepo_a")
+    assert any(e.target == circle and e.confidence == Confidence.EXACT_TYPECHECKED for e in run.outcome.edges)
+    assert run.outcome.cross_repository >= len(B_INTO_A)
+    assert not [u for u in run.resolution.unresolved if u.repository == "pyrepo_b" and u.path == "drawing/canvas.py"
+                and (u.path, u.line, u.col) in B_INTO_A]
+
+
+def test_without_the_provider_registered_the_same_uses_are_no_edges(cross_runs: dict[str, CrossRun]) -> None:
+    at = cross_runs["unregistered"].edges_from_b()
+    for site in B_INTO_A:
+        assert not at.get(site), f"{site}: {at.get(site)}"
+    assert cross_runs["unregistered"].outcome.cross_repository == 0
+    # B's own calls are exact regardless
+    assert (EdgeKind.CALLS_DIRECT, "pyrepo_b", "drawing.canvas.Canvas.add", Confidence.EXACT_TYPECHECKED,
+            Provenance.PYTHON_INDEXER_USE) in at[("drawing/canvas.py", 20, 8)]
+
+
+def test_two_registered_providers_of_a_package_leave_unresolved_rows_not_edges(
+    cross_runs: dict[str, CrossRun],
+) -> None:
+    run = cross_runs["ambiguous"]
+    at = run.edges_from_b()
+    for site in B_INTO_A:
+        assert not [r for r in at.get(site, []) if r[1] != "pyrepo_b"], f"{site}: {at.get(site)}"
+    rows = {(u.path, u.line, u.col): u for u in run.resolution.unresolved if u.repository == "pyrepo_b"}
+    for site in (("drawing/canvas.py", 19, 17), ("drawing/canvas.py", 31, 15), ("drawing/canvas.py", 25, 16)):
+        assert site in rows, f"{site}: no unresolved row; rows: {sorted(rows)}"
+        assert rows[site].reason == "AMBIGUOUS_PACKAGE_PROVIDER"
+        assert rows[site].detail == "provided by pyrepo_a, pyrepo_a_fork"

@@ -150,7 +150,7 @@ def real_index(tmp_path_factory):
     (root / "pkg" / "impl.py").write_text(
         "from pkg.base import Base\n\n\nclass Impl(Base):\n    def go(self) -> int:\n        return self.run()\n"
     )
-    return scip_python.run_index(root, "proj", extra_paths=[], timeout=120)
+    return scip_python.run_index(root, "proj", timeout=120)
 
 
 def test_a_real_scip_python_index_decodes_with_definitions_references_and_relationships(real_index):

@@ -4,11 +4,19 @@ One ``scip-python index`` per repository, cwd = the repository, the index
 written to a private temporary directory, ``--environment`` pointing at an
 empty package list (so it never shells out to pip), ``--project-version`` set
 (it crashes outside a git repository otherwise), bounded by the configured
-timeout. Imports of other packages resolve the way Pyright resolves them (the
-interpreter's search path); their symbols bind to a registered repository
-only through ``bind``'s single-provider rule and only when that provider
-declares the same qualified name. (Other repositories' import roots are also
-passed on ``PYTHONPATH``, which scip-python 0.6.6 ignores.)
+timeout.
+
+Cross-repository: the analyzer of a consumer sees the sources of the
+registered repositories that provide the top-level packages it imports
+(``providers``). Their import roots go first on ``PYTHONPATH`` (Pyright takes
+its search paths from ``sys.path`` of the interpreter, so they win over a
+same-named package installed in site-packages), and the per-run environment
+file lists each provided package with its files: without that entry
+scip-python drops every occurrence of an imported member (``from shapes
+import Circle`` yields no occurrence at all). The consumer's occurrences then
+carry the provider's descriptors (``shapes.circle/Circle#``); ``bind`` turns
+them into edges to the provider's declarations only when exactly one
+registered repository provides the package (else AMBIGUOUS_PACKAGE_PROVIDER).
 
 The run is joined in two steps:
 
@@ -30,6 +38,7 @@ pipeline keeps the CANDIDATE answers and reports the fallback.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import signal
@@ -46,6 +55,7 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.python.modules import package_for
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import ColumnMap, FileDeclarations, descriptor_path, parse_symbol
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
@@ -54,7 +64,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-1"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-2"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -140,23 +150,97 @@ def _tail(text: str, n: int = 300) -> str:
     return text[-n:] if text else "no output"
 
 
-def run_index(root: Path, project: str, *, extra_paths: list[Path], timeout: float,
+@dataclass(frozen=True)
+class ProvidedPackage:
+    """A top-level package another registered repository provides, as the analyzer is shown it."""
+
+    repository: str
+    name: str  # top-level package or module name
+    root: Path  # the import root it lives under
+    files: tuple[str, ...]  # root-relative .py/.pyi paths
+
+
+def imported_top_levels(repo: RepositoryFacts) -> set[str]:
+    """Top-level names a repository imports (absolute imports only, wherever they are)."""
+    out: set[str] = set()
+    for ff in repo.files:
+        for site in ff.sites:
+            if site.kind == "import":
+                out.add(site.name.split(".")[0])
+            elif site.kind == "from" and site.extra and not site.extra[0].startswith("."):
+                out.add(site.extra[0].split(".")[0])
+    return out
+
+
+def _top_levels(paths: list[str] | set[str] | frozenset[str]) -> dict[str, list[str]]:
+    """Top-level package -> the paths under it, by the same module naming the extractor uses."""
+    everything = frozenset(paths)
+    out: dict[str, list[str]] = {}
+    for path in sorted(everything):
+        if path.endswith((".py", ".pyi")):
+            out.setdefault(package_for(path, everything).split(".")[0], []).append(path)
+    return out
+
+
+def providers(repo: RepositoryFacts, corpus: Corpus) -> list[ProvidedPackage]:
+    """Packages this repository imports that other registered repositories provide (registry order)."""
+    wanted = imported_top_levels(repo)
+    own = {ff.package.split(".")[0] for ff in repo.files}
+    out: list[ProvidedPackage] = []
+    for other in corpus.repositories:
+        if other.name == repo.name:
+            continue
+        by_top: dict[str, list[FileFacts]] = {}
+        for ff in other.files:
+            top = ff.package.split(".")[0]
+            if top in wanted and top not in own:
+                by_top.setdefault(top, []).append(ff)
+        for top, files in sorted(by_top.items()):
+            for root in import_roots(RepositoryFacts(other.name, other.root, files)):
+                rel_root = root.relative_to(other.root).as_posix() if root != Path(other.root) else ""
+                rel = tuple(sorted(
+                    ff.path[len(rel_root) + 1:] if rel_root else ff.path for ff in files
+                    if not rel_root or ff.path.startswith(rel_root + "/")
+                ))
+                if rel:
+                    out.append(ProvidedPackage(other.name, top, root, rel))
+                break  # one import root per package: the one most of its files live under
+    return out
+
+
+def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
+    """scip-python's environment format: name, version, files relative to a search-path entry."""
+    seen: set[str] = set()
+    out: list[dict[str, object]] = []
+    for p in provided:
+        if p.name in seen:
+            continue  # a second provider: Pyright reads the first; bind reports the ambiguity
+        seen.add(p.name)
+        out.append({"name": p.name, "version": f"kivgraph-{p.repository}", "files": list(p.files)})
+    return out
+
+
+def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | None = None, timeout: float,
               exe: Path | None = None) -> Index:
     """Run scip-python over ``root`` and decode its index (written outside the repository)."""
     exe = exe or executable()
     identity(exe)
+    provided = provided or []
     with tempfile.TemporaryDirectory(prefix="kivgraph-scip-") as tmp:
         out = Path(tmp) / "index.scip"
         env_file = Path(tmp) / "environment.json"
-        env_file.write_text("[]")  # no pip queries: packages come from the registry, not the interpreter
+        # no pip queries: the packages shown to the analyzer are the registered providers, nothing else
+        env_file.write_text(json.dumps(_environment(provided)))
         env = dict(os.environ)
-        paths = [str(p) for p in extra_paths]
-        if env.get("PYTHONPATH"):
-            paths.append(env["PYTHONPATH"])
-        env["PYTHONPATH"] = os.pathsep.join(paths)
+        paths: list[str] = []
+        for p in provided:
+            where = str(p.root.resolve())
+            if where not in paths:
+                paths.append(where)
+        env["PYTHONPATH"] = os.pathsep.join(paths)  # only the providers: never the caller's own PYTHONPATH
         env.pop(EXECUTABLE_ENV, None)
         cmd = [str(exe), "index", "--quiet", "--project-name", project or "project", "--project-version", "0",
-               "--environment", str(env_file), "--output", str(out), "--cwd", str(root)]
+               "--environment", str(env_file), "--output", str(out), "--cwd", str(root.resolve())]
         try:
             proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
@@ -186,7 +270,7 @@ def probe(timeout: float = 120) -> str:
         root = Path(tmp)
         (root / "probe_a.py").write_text("def target():\n    return 1\n")
         (root / "probe_b.py").write_text("from probe_a import target\n\n\ndef caller():\n    return target()\n")
-        index = run_index(root, "probe", extra_paths=[], timeout=timeout)
+        index = run_index(root, "probe", timeout=timeout)
         for doc in index.documents:
             if doc.relative_path == "probe_b.py":
                 for occ in doc.occurrences:
@@ -589,24 +673,35 @@ class RepositoryRun:
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
-    """Adapter and analyzer identity + the content of every Python file Pyright could read for this run."""
+    """Adapter and analyzer identity + this repository's Python files + those of its providers.
+
+    A provider is another repository with a top-level package this one imports:
+    editing a file elsewhere leaves this repository's analyzer run cached.
+    """
+    wanted = imported_top_levels(repo)
+    own = {ff.package.split(".")[0] for ff in repo.files}
     h = hashlib.blake2b(digest_size=20)
     for part in ("scip", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
         h.update(part.encode())
         h.update(b"\0")
     for name in sorted(hashes):
-        for path, digest in sorted(hashes[name].items()):
-            h.update(f"{name}\0{path}\0{digest}\n".encode())
+        files = hashes[name]
+        if name == repo.name:
+            chosen = sorted(files)
+        else:
+            tops = _top_levels(set(files))
+            chosen = sorted(p for top in sorted(wanted - own) for p in tops.get(top, ()))
+            if not chosen:
+                continue
+        h.update(f"repository\0{name}\n".encode())
+        for path in chosen:
+            h.update(f"{path}\0{files[path]}\n".encode())
     return h.digest()
 
 
 def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
-    """Run scip-python on one repository (others on PYTHONPATH) and join its output."""
-    extra: list[Path] = []
-    for other in corpus.repositories:
-        if other.name != repo.name:
-            extra.extend(p for p in import_roots(other) if p not in extra)
-    index = run_index(Path(repo.root), repo.name, extra_paths=extra, timeout=timeout)
+    """Run scip-python on one repository (its providers' sources visible to it) and join its output."""
+    index = run_index(Path(repo.root), repo.name, provided=providers(repo, corpus), timeout=timeout)
     return join_repository(index, repo)
 
 
