@@ -172,12 +172,14 @@ def _parse_register(raw: str) -> list[RepositoryConfig]:
 @click.option("--watch", is_flag=True, help="Keep running: re-index and publish after file changes (debounced).")
 @click.option("--fact-cache", type=click.Choice(["on", "off", "verify"]), default=None,
               help="Override indexing.fact_cache: verify re-extracts everything and fails on any disagreement.")
+@click.option("--repository", "only", multiple=True, metavar="NAME",
+              help="Re-read only NAME from disk (repeatable); other repositories are carried over from the current generation.")
 @click.option("--register", "register", default=None, metavar="JSON",
               help='Upsert [{"name":..,"path":..,"languages":[..]}] into the registry first; restored if indexing fails.')
 @config_option
 @state_option
-def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, register: str | None,
-          config_path: str | None, state_dir: str | None) -> None:
+def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: tuple[str, ...],
+          register: str | None, config_path: str | None, state_dir: str | None) -> None:
     """Index every registered repository and publish a new generation atomically.
 
     The previous generation keeps serving until the new one is complete and
@@ -196,14 +198,15 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, regist
             write(layout.config_path, upsert_repositories(base, entries))
         except ConfigError as exc:
             _finish_failure(reporter, str(exc), EXIT_FAILURE)
-    code = _index_once(layout, reporter, fact_cache)
+    selected = frozenset(only) if only else None
+    code = _index_once(layout, reporter, fact_cache, selected)
     if code != 0 and original is not None:
         _restore_config(layout, original)
     if code != 0 or not watch:
         raise SystemExit(code)
     from indexer.watch import watch_and_index
 
-    watch_and_index(layout, lambda: _index_once(layout, reporter, fact_cache))
+    watch_and_index(layout, lambda: _index_once(layout, reporter, fact_cache, None))
 
 
 def _restore_config(layout: StateLayout, original: bytes) -> None:
@@ -223,13 +226,14 @@ def _finish_failure(reporter: _Reporter, message: str, code: int) -> None:
     raise SystemExit(code)
 
 
-def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None) -> int:
+def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None,
+                only: frozenset[str] | None) -> int:
     started = time.perf_counter()
     try:
         loaded = load(layout.config_path)
         if not loaded.repositories:
             raise ConfigError(f"{layout.config_path}: no repositories registered; run `kivgraph init PATH`")
-        report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache)
+        report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache, only=only)
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))
         return EXIT_LOCKED

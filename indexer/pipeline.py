@@ -12,16 +12,18 @@ from pathlib import Path
 from indexer import __version__
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
-from indexer.discover import Discovery, discover
+from indexer.discover import Candidate, Discovery, discover
 from indexer.fact_cache import FactCache, cache_key
 from indexer.facts import FileFacts
-from indexer.gitstate import read_git_state
+from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
 from indexer.publish import GenerationContent, PublishResult, publish
 from indexer.scip.exact import ExactPass, merge, run_exact
 from snapshot_format import records
+from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
+from snapshot_format.reader import Generation, open_current
 from snapshot_format.stable_key import stable_key
 from snapshot_format.vocab import Confidence, Provenance
 
@@ -82,6 +84,9 @@ class _RepoWork:
     facts: dict[str, list[FileFacts]] = field(default_factory=dict)  # language -> files
     hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256
     sizes: dict[str, int] = field(default_factory=dict)
+    # Carried over from the previous generation (index --repository other): not re-read from disk.
+    carried: records.Repository | None = None
+    known_hashes: dict[str, str] = field(default_factory=dict)
 
 
 def _extension_map(languages: tuple[str, ...]) -> dict[str, str]:
@@ -100,14 +105,32 @@ def symbol_key(language: str, repository: str, path: str, package: str, qualifie
     )
 
 
+def _carried_discovery(previous: Generation, name: str) -> tuple[Discovery, dict[str, str]]:
+    """The file list and content hashes a repository had in the previous generation."""
+    found = Discovery()
+    hashes: dict[str, str] = {}
+    for f in previous.files(name):
+        found.files.append(Candidate(f.path, f.language, f.size, f.reason if f.status == "skipped" else ""))
+        if f.content_hash:
+            hashes[f.path] = f.content_hash
+    return found, hashes
+
+
 def build_content(
     loaded: LoadedConfig,
     *,
     fact_cache: FactCache,
     progress: ProgressFn,
     timer: _Timer,
+    only: frozenset[str] | None = None,
+    previous: Generation | None = None,
 ) -> tuple[GenerationContent, dict[str, LanguageCounters]]:
-    """Run every phase up to (not including) publication."""
+    """Run every phase up to (not including) publication.
+
+    With ``only``, repositories outside it are taken as they were in ``previous``
+    (file list, hashes, commit) and their facts come from the fact cache; only the
+    named ones are re-read from disk. Resolution always runs over the whole corpus.
+    """
     counters: dict[str, LanguageCounters] = collections.defaultdict(LanguageCounters)
     work: list[_RepoWork] = []
     n_repos = len(loaded.repositories)
@@ -115,6 +138,13 @@ def build_content(
     # 1. discover
     for i, repo in enumerate(loaded.repositories):
         started = time.perf_counter()
+        prev_repo = previous.repository(repo.name) if previous is not None and only is not None else None
+        if prev_repo is not None and repo.name not in only:  # type: ignore[operator]
+            assert previous is not None
+            found, known = _carried_discovery(previous, repo.name)
+            work.append(_RepoWork(repo.name, repo.root, repo.languages, found, carried=prev_repo, known_hashes=known))
+            progress(Progress("discover", repo.name, f"{len(found.indexable)} files (carried over)", i + 1, n_repos))
+            continue
         found = discover(
             repo.root, _extension_map(repo.languages), exclude=repo.exclude,
             max_file_bytes=loaded.indexing.max_file_bytes,
@@ -139,14 +169,21 @@ def build_content(
             all_paths = frozenset(paths)
             out = w.facts.setdefault(language, [])
             for path in paths:
-                data = (w.root / path).read_bytes()
-                digest = hashlib.sha256(data).hexdigest()
-                w.hashes[path] = digest
-                w.sizes[path] = len(data)
                 package = module.package_for(path, all_paths)
-                key = cache_key(language, module.EXTRACTOR_VERSION, path, package, digest)
-                facts = fact_cache.get(key)
+                data: bytes | None = None
+                digest = w.known_hashes.get(path, "")
+                facts = None
+                if digest:
+                    key = cache_key(language, module.EXTRACTOR_VERSION, path, package, digest)
+                    facts = fact_cache.get(key)
                 if facts is None:
+                    data = (w.root / path).read_bytes()
+                    digest = hashlib.sha256(data).hexdigest()
+                    key = cache_key(language, module.EXTRACTOR_VERSION, path, package, digest)
+                    facts = fact_cache.get(key)
+                w.hashes[path] = digest
+                if facts is None:
+                    assert data is not None
                     facts = module.extract(path, data, package)
                     fact_cache.check(key, facts)
                     fact_cache.put(key, facts)
@@ -157,6 +194,8 @@ def build_content(
                 lex_key = lexical_cache_key(path, digest)
                 raw_counts = fact_cache.get_raw(lex_key)
                 if raw_counts is None:
+                    if data is None:
+                        data = (w.root / path).read_bytes()
                     counts = file_terms(path, data.decode("utf-8", "replace"), facts)
                     fact_cache.put_raw(lex_key, encode_counts(counts))
                 else:
@@ -321,7 +360,7 @@ def build_content(
                     package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language) if ff else "",
                 )
             )
-        git = read_git_state(w.root)
+        git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty) if w.carried else read_git_state(w.root)
         analyses = []
         for lang in w.languages:
             module = registry.module_for(lang)
@@ -380,14 +419,34 @@ def run_index(
     *,
     progress: ProgressFn | None = None,
     fact_cache_mode: str | None = None,
+    only: frozenset[str] | None = None,
 ) -> tuple[IndexReport, PublishResult]:
-    """Index every registered repository and publish a generation (raises on failure)."""
+    """Index every registered repository and publish a generation (raises on failure).
+
+    ``only`` names the repositories to re-read from disk; the others are carried over
+    from the current generation (every registered repository is always published).
+    """
     emit = progress or (lambda _p: None)
     timer = _Timer()
     started = time.perf_counter()
     mode = fact_cache_mode or loaded.indexing.fact_cache
+    names = {r.name for r in loaded.repositories}
+    if only is not None and not only <= names:
+        raise ValueError(f"--repository: not registered: {', '.join(sorted(only - names))}")
+    previous: Generation | None = None
+    if only is not None:
+        try:
+            previous = open_current(layout)
+        except SnapshotError:
+            previous = None  # nothing to carry over: index everything
     with FactCache(layout.fact_cache_dir, mode) as cache:
-        content, counters = build_content(loaded, fact_cache=cache, progress=emit, timer=timer)
+        try:
+            content, counters = build_content(
+                loaded, fact_cache=cache, progress=emit, timer=timer, only=only, previous=previous
+            )
+        finally:
+            if previous is not None:
+                previous.close()
         t = time.perf_counter()
         emit(Progress("publish", "*", "writing generation", 0, 1))
         result = publish(layout, content, indexer_version=__version__, retain=loaded.indexing.retain_generations)

@@ -198,3 +198,21 @@ def test_register_restores_the_registry_when_indexing_fails(tmp_path: Path) -> N
     assert result.returncode == 1
     assert "already registered" in json.loads(result.stdout.splitlines()[-1])["result"]["error"]
     assert (home / "kivgraph.toml").read_text() == before
+
+
+def test_repository_option_re_reads_only_that_repository_and_keeps_the_others(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    one = write_repo(tmp_path / "one", {"a.py": "def alpha():\n    return 1\n"})
+    two = write_repo(tmp_path / "two", {"b.py": "def beta():\n    return 2\n"})
+    assert run_kivgraph(home, "init", str(one), str(two), "--languages", "python").returncode == 0
+    assert run_kivgraph(home, "index").returncode == 0
+    (one / "a.py").write_text("def alpha2():\n    return 1\n")
+    (two / "b.py").write_text("def beta2():\n    return 2\n")
+    result = run_kivgraph(home, "index", "--json", "--repository", "two")
+    assert result.returncode == 0, result.stderr
+    with _gen(home) as gen:
+        assert gen.symbols_by_name("alpha") and not gen.symbols_by_name("alpha2")  # carried over as last indexed
+        assert gen.symbols_by_name("beta2") and not gen.symbols_by_name("beta")  # re-read from disk
+        assert {r.name for r in gen.repositories()} == {"one", "two"}
+    bad = run_kivgraph(home, "index", "--repository", "three")
+    assert bad.returncode == 1 and "not registered: three" in bad.stderr
