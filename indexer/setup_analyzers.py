@@ -17,6 +17,13 @@ def setup_go() -> str:
     return go_analyzer.install()
 
 
+def setup_typescript() -> str:
+    """Install the pinned scip-typescript with typescript 5.9.3 through npm into the cache (skipped when present)."""
+    from indexer.scip import typescript as scip_typescript
+
+    return scip_typescript.install()
+
+
 def main() -> int:
     """Install every pinned analyzer that is missing; print one line per analyzer."""
     print("analyzers: tree-sitter grammars come from the Python wheels")
@@ -24,6 +31,8 @@ def main() -> int:
     print(f"analyzers: {status}")
     go_status = setup_go()
     print(f"analyzers: {go_status}")
+    ts_status = setup_typescript()
+    print(f"analyzers: {ts_status}")
     return 1 if "FAILED" in status else 0
 
 

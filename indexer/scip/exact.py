@@ -23,7 +23,9 @@ from indexer.scip.python import ExactOutcome
 from snapshot_format import records
 from snapshot_format.vocab import Confidence
 
-ADAPTERS: dict[str, str] = {"python": "indexer.scip.python", "go": "indexer.languages.go.analyzer"}
+ADAPTERS: dict[str, str] = {"python": "indexer.scip.python",
+                            "typescript": "indexer.scip.typescript", "javascript": "indexer.scip.typescript",
+                            "go": "indexer.languages.go.analyzer"}
 
 
 def adapter_for(language: str) -> ModuleType | None:

@@ -1,0 +1,644 @@
+"""The exact TypeScript/JavaScript adapter: scip-typescript (the TypeScript 5.9 checker) in batch, joined with tree-sitter.
+
+One ``scip-typescript index`` per repository and language, cwd = the
+repository, bounded by the configured timeout. The project is always a
+tsconfig written to a private temporary directory (never into the
+repository): it ``extends`` the repository's own ``tsconfig.json`` when there
+is one (so ``paths``, ``baseUrl`` and module settings are the project's),
+lists every file of the corpus (files no tsconfig claims are checked under
+the inferred defaults) and turns on ``allowJs`` so ``.js``/``.jsx`` are
+checked too. The index is written to the same temporary directory.
+
+Joining (``join_repository``, repository-local and cached): each occurrence
+is classified by the tree-sitter node at its position (call, import, export,
+re-export, type, extends, implements, callback, reference) and attributed to
+its enclosing declaration; its target is one of the repository's
+declarations (mapped by the definition occurrence's position) or an npm
+package + file + member path for a symbol defined elsewhere. SCIP
+relationships add IMPLEMENTS/OVERRIDES between methods.
+
+Binding (``bind``): a foreign symbol binds to a registered repository only
+when exactly one registered repository's ``package.json`` carries that
+package name and the symbol's file is one of that repository's sources (a
+``.d.ts`` of a build output is DECLARATION_SOURCE_NOT_MAPPED). Exports and
+re-exports become EXPORTS/REEXPORTS, never uses.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import msgspec
+from tree_sitter import Node
+
+from indexer.corpus import Corpus, RepositoryFacts
+from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.typescript.extract import extract, parser_for
+from indexer.languages.typescript.modules import EXTENSIONS, language_of, module_name, package_for
+from indexer.languages.typescript.packages import package_dirs
+from indexer.scip.decode import Index, decode_index
+from indexer.scip.join import PARAMETER, TYPE_PARAMETER, ColumnMap, FileDeclarations, parse_symbol
+from indexer.scip.python import ExactOutcome
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+LANGUAGE = "typescript"
+ANALYZER = "scip-typescript"
+NPM_PACKAGE = "@sourcegraph/scip-typescript"
+PINNED_VERSION = "0.4.0"
+TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
+ADAPTER_VERSION = "scip-typescript-join-1"  # part of the cache key: bump on any change to the joined output
+EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
+
+SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
+                          "variable", "property"})
+_CALLABLE = frozenset({"function", "method"})
+_EXTERNAL_PACKAGES = frozenset({"typescript", "@types/node"})
+_OCCURRENCE_NODES = frozenset({"identifier", "property_identifier", "type_identifier", "private_property_identifier",
+                               "shorthand_property_identifier", "shorthand_property_identifier_pattern", "string",
+                               "this", "super"})
+_TYPE_PARENTS = frozenset({"nested_type_identifier", "generic_type", "type_query", "type_annotation",
+                           "type_arguments", "union_type", "intersection_type", "array_type", "tuple_type",
+                           "function_type", "constraint", "default_type", "lookup_type", "index_type_query",
+                           "readonly_type", "conditional_type", "infer_type", "type_predicate", "satisfies_expression",
+                           "as_expression"})
+
+
+class AnalyzerFailed(Exception):
+    """scip-typescript or Node is missing, failed or timed out; the message is the reason shown to users."""
+
+
+# -- installation and invocation -------------------------------------------------------------------
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KIVGRAPH_CACHE") or Path.home() / ".cache" / "kivgraph")
+
+
+def install_dir() -> Path:
+    """Where setup installs the pinned scip-typescript and typescript (outside every repository)."""
+    return cache_root() / "analyzers" / f"scip-typescript-{PINNED_VERSION}"
+
+
+def executable() -> Path:
+    """The scip-typescript to run: $KIVGRAPH_SCIP_TYPESCRIPT, else the pinned install."""
+    override = os.environ.get(EXECUTABLE_ENV)
+    if override:
+        return Path(override)
+    return install_dir() / "node_modules" / ".bin" / "scip-typescript"
+
+
+def install(timeout: float = 600) -> str:
+    """Install the pinned scip-typescript (with typescript 5.9.3) unless present; a one-line status."""
+    exe = install_dir() / "node_modules" / ".bin" / "scip-typescript"
+    if exe.exists():
+        return f"{ANALYZER} {PINNED_VERSION}: already installed in {install_dir()}"
+    npm = shutil.which("npm")
+    if npm is None:
+        return f"{ANALYZER} {PINNED_VERSION}: NOT installed (npm not found; TypeScript stays on the CANDIDATE fallback)"
+    install_dir().mkdir(parents=True, exist_ok=True)
+    proc = subprocess.run(
+        [npm, "install", "--prefix", str(install_dir()), "--no-audit", "--no-fund", "--no-save",
+         f"{NPM_PACKAGE}@{PINNED_VERSION}", f"typescript@{TYPESCRIPT_VERSION}"],
+        capture_output=True, text=True, timeout=timeout,
+    )
+    if proc.returncode != 0 or not exe.exists():
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"{ANALYZER} {PINNED_VERSION}: install FAILED ({tail[0]})"
+    return f"{ANALYZER} {PINNED_VERSION} with typescript {TYPESCRIPT_VERSION}: installed in {install_dir()}"
+
+
+def identity(exe: Path | None = None) -> str:
+    """What the cache key knows of the analyzer: path, size and mtime (cheap, no process)."""
+    exe = exe or executable()
+    try:
+        real = exe.resolve(strict=True)
+        st = real.stat()
+    except OSError as exc:
+        raise AnalyzerFailed(f"{ANALYZER} not found at {exe} ({exc.strerror or exc}); run `make setup`") from None
+    return f"{ANALYZER}|{real}|{st.st_size}|{st.st_mtime_ns}"
+
+
+def _tail(text: str, n: int = 300) -> str:
+    text = " ".join(text.split())
+    return text[-n:] if text else "no output"
+
+
+def version(exe: Path | None = None, timeout: float = 60) -> str:
+    """The installed scip-typescript version; AnalyzerFailed when Node or the analyzer does not run."""
+    exe = exe or executable()
+    identity(exe)
+    try:
+        proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AnalyzerFailed(f"{ANALYZER} --version failed: {exc}") from None
+    if proc.returncode != 0:
+        raise AnalyzerFailed(f"{ANALYZER} --version exited {proc.returncode}: {_tail(proc.stderr)}")
+    return proc.stdout.strip()
+
+
+def project_config(root: Path, files: list[str]) -> dict[str, object]:
+    """The tsconfig the analyzer runs on: the repository's own (extended) plus every corpus file, allowJs on."""
+    options: dict[str, object] = {"allowJs": True, "noEmit": True, "skipLibCheck": True}
+    config: dict[str, object] = {"files": [str(root / f) for f in files], "compilerOptions": options}
+    own = root / "tsconfig.json"
+    if own.is_file():
+        config["extends"] = str(own)
+        # a composite/incremental project would want a tsbuildinfo next to its sources
+        options.update({"composite": False, "incremental": False, "declaration": False})
+    else:
+        options.update({"target": "es2022", "module": "esnext", "moduleResolution": "bundler", "jsx": "preserve",
+                        "strict": False, "esModuleInterop": True, "resolveJsonModule": True})
+    return config
+
+
+def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None = None) -> Index:
+    """Run scip-typescript over ``files`` of ``root``; config and index live outside the repository."""
+    exe = exe or executable()
+    identity(exe)
+    with tempfile.TemporaryDirectory(prefix="kivgraph-scipts-") as tmp:
+        out = Path(tmp) / "index.scip"
+        tsconfig = Path(tmp) / "tsconfig.json"
+        tsconfig.write_text(json.dumps(project_config(root, files)))
+        env = {k: v for k, v in os.environ.items() if k != EXECUTABLE_ENV}
+        env.setdefault("NODE_OPTIONS", "--max-old-space-size=4096")
+        cmd = [str(exe), "index", "--cwd", str(root), "--output", str(out), "--no-progress-bar", str(tsconfig)]
+        try:
+            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        except OSError as exc:
+            raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise AnalyzerFailed(f"{ANALYZER} timed out after {timeout:g}s") from None
+        if proc.returncode != 0 or not out.exists():
+            detail = stderr.decode(errors="replace") or stdout.decode(errors="replace")
+            raise AnalyzerFailed(f"{ANALYZER} exited {proc.returncode}: {_tail(detail)}")
+        try:
+            return decode_index(out.read_bytes())
+        except ValueError as exc:
+            raise AnalyzerFailed(f"{ANALYZER} wrote an unreadable index: {exc}") from None
+
+
+def probe(timeout: float = 120) -> str:
+    """Run the analyzer on a two-file project; returns a detail line, raises AnalyzerFailed."""
+    with tempfile.TemporaryDirectory(prefix="kivgraph-probe-") as tmp:
+        root = Path(tmp)
+        (root / "a.ts").write_text("export function target(): number { return 1 }\n")
+        (root / "b.ts").write_text("import { target } from './a'\nexport const v = target()\n")
+        index = run_index(root, ["a.ts", "b.ts"], timeout=timeout)
+        for doc in index.documents:
+            if doc.relative_path == "b.ts":
+                for occ in doc.occurrences:
+                    if occ.range[:2] == (1, 17) and occ.symbol.endswith("`a.ts`/target()."):
+                        return f"{index.metadata.tool_name} {index.metadata.tool_version} resolved a cross-module call"
+        raise AnalyzerFailed(f"{ANALYZER} ran but did not resolve the probe's cross-module call")
+
+
+# -- syntax: what each occurrence is ---------------------------------------------------------------
+
+
+def _is(a: Node | None, b: Node) -> bool:
+    return a is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
+
+
+def classify(node: Node) -> str | None:
+    """The use an occurrence at ``node`` makes: import, export, reexport, call, type, extends, implements,
+    callback or reference; None when it is nothing we record."""
+    parent = node.parent
+    if parent is None:
+        return None
+    cur: Node | None = node
+    while cur is not None and cur.type not in ("import_statement", "export_statement", "program",
+                                                "statement_block", "class_body"):
+        cur = cur.parent
+    if cur is not None and cur.type == "import_statement":
+        return "import"
+    if cur is not None and cur.type == "export_statement":
+        if cur.child_by_field_name("source") is not None:
+            return "reexport"
+        if parent.type == "export_specifier" or _is(cur.child_by_field_name("value"), node):
+            return "export"
+    if node.type == "string":
+        return None
+    expr = parent if parent.type == "member_expression" and _is(parent.child_by_field_name("property"), node) \
+        else node
+    up = expr.parent
+    if up is None:
+        return "reference"
+    if (up.type == "call_expression" and _is(up.child_by_field_name("function"), expr)) or \
+            (up.type == "new_expression" and _is(up.child_by_field_name("constructor"), expr)):
+        return "call"
+    if up.type == "extends_clause" or up.type == "extends_type_clause":
+        return "extends"
+    if up.type == "implements_clause":
+        return "implements"
+    if up.type in ("generic_type", "nested_type_identifier") and up.parent is not None:
+        if up.parent.type in ("extends_type_clause", "extends_clause"):
+            return "extends"
+        if up.parent.type == "implements_clause":
+            return "implements"
+    if node.type == "type_identifier" or (up.type in _TYPE_PARENTS and node.type != "identifier"):
+        return "type"
+    if up.type == "nested_type_identifier":
+        return "type"
+    if up.type == "arguments":
+        return "callback"
+    return "reference"
+
+
+def _occurrence_nodes(root: Node) -> dict[tuple[int, int], Node]:
+    out: dict[tuple[int, int], Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _OCCURRENCE_NODES:
+            out.setdefault(node.start_point, node)
+            if node.type == "string":
+                continue
+        stack.extend(node.children)
+    return out
+
+
+# -- join: repository-local, cacheable --------------------------------------------------------------
+
+
+class TsUse(msgspec.Struct, array_like=True, frozen=True):
+    """One resolved use: where, from which declaration, how, and to what."""
+
+    path: str
+    line: int
+    col: int
+    source_qn: str
+    source_kind: str
+    use: str
+    target_path: str = ""  # "" = defined outside this repository: see package/file/member
+    target_qn: str = ""
+    target_kind: str = ""
+    package: str = ""
+    file: str = ""  # the symbol's file, relative to its package.json directory
+    member: str = ""  # dotted member path in that file, "" = the module itself
+
+
+class TsCovered(msgspec.Struct, array_like=True, frozen=True):
+    """A site the analyzer resolved to something outside every corpus we index (lib.d.ts, node_modules)."""
+
+    path: str
+    line: int
+    col: int
+    source_qn: str
+    source_kind: str
+
+
+class RepositoryTsFacts(msgspec.Struct, frozen=True):
+    analyzer_version: str
+    uses: tuple[TsUse, ...] = ()
+    external: tuple[TsCovered, ...] = ()
+    documents: int = 0
+    occurrences: int = 0
+
+
+_facts_encoder = msgspec.msgpack.Encoder()
+_facts_decoder = msgspec.msgpack.Decoder(RepositoryTsFacts)
+
+
+def encode_facts(facts: RepositoryTsFacts) -> bytes:
+    return _facts_encoder.encode(facts)
+
+
+def decode_facts(data: bytes) -> RepositoryTsFacts:
+    return _facts_decoder.decode(data)
+
+
+_SOURCE_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", *EXTENSIONS)
+
+
+def symbol_target(symbol: str) -> tuple[str, str, str] | None:
+    """(npm package, file relative to its package.json, dotted member path) of a declaration symbol."""
+    parsed = parse_symbol(symbol)
+    if parsed is None:
+        return None
+    file_parts: list[str] = []
+    members: list[str] = []
+    in_file = False
+    for d in parsed.descriptors:
+        if d.suffix in (PARAMETER, TYPE_PARAMETER):
+            return None
+        if not in_file:
+            file_parts.append(d.name)
+            in_file = d.name.endswith(_SOURCE_SUFFIXES)
+            continue
+        members.append("constructor" if d.name == "<constructor>" else d.name)
+    if not in_file:
+        return None
+    return parsed.package, "/".join(file_parts), ".".join(members)
+
+
+def _member_name(symbol: str) -> str:
+    found = symbol_target(symbol)
+    return found[2].rsplit(".", 1)[-1] if found and found[2] else ""
+
+
+def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryTsFacts:
+    """Tie the index's occurrences to the repository's declarations and classify each use."""
+    root = Path(repo.root)
+    files = {ff.path: ff for ff in repo.files if ff.status == "indexed"}
+    extra: dict[str, FileFacts] = {}
+    sources: dict[str, bytes] = {}
+
+    def facts_of(path: str) -> FileFacts | None:
+        if path in files:
+            return files[path]
+        if path not in extra and path.endswith(EXTENSIONS) and (root / path).is_file():
+            extra[path] = extract(path, source_of(path), package_for(path, frozenset()))
+        return extra.get(path)
+
+    def source_of(path: str) -> bytes:
+        if path not in sources:
+            try:
+                sources[path] = (root / path).read_bytes()
+            except OSError:
+                sources[path] = b""
+        return sources[path]
+
+    decls: dict[str, FileDeclarations] = {}
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    own = {name: d for d, name in package_dirs(repo.root, list(files)).items()}
+
+    def local_target(package: str, file: str, member: str) -> tuple[str, SymbolFact] | None:
+        """A symbol of this repository no document defined (a file of the other language) by its path."""
+        if package == ".":
+            try:
+                rel = Path("/", file).relative_to(root.resolve()).as_posix()
+            except ValueError:
+                return None
+        elif package in own:
+            rel = f"{own[package]}/{file}" if own[package] else file
+        else:
+            return None
+        ff = facts_of(rel)
+        qn = module_name(rel) + (f".{member}" if member else "")
+        found = next((s for s in ff.symbols if s.qualified_name == qn), None) if ff is not None else None
+        return (rel, found) if found is not None else None
+
+    # 1. definitions: SCIP symbol -> our declaration, by position and name (any document of the project)
+    for doc in index.documents:
+        ff = facts_of(doc.relative_path)
+        if ff is None:
+            continue
+        fd = decls.setdefault(doc.relative_path, FileDeclarations(ff.symbols, SOURCE_KINDS))
+        cmap = ColumnMap(source_of(doc.relative_path), "utf-16")
+        for occ in doc.occurrences:
+            if not occ.is_definition or occ.symbol in defined or occ.symbol.startswith("local "):
+                continue
+            target = symbol_target(occ.symbol)
+            if target is None:
+                continue
+            if target[2] == "":
+                decl = fd.module
+            else:
+                name = target[2].rsplit(".", 1)[-1]
+                decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), name)
+            if decl is not None:
+                defined[occ.symbol] = (doc.relative_path, decl)
+
+    # 2. uses in the corpus's own documents
+    uses: list[TsUse] = []
+    external: list[TsCovered] = []
+    n_occ = 0
+    docs = [d for d in index.documents if d.relative_path in files]
+    for doc in docs:
+        path = doc.relative_path
+        src = source_of(path)
+        cmap = ColumnMap(src, "utf-16")
+        nodes = _occurrence_nodes(parser_for(path).parse(src).root_node)
+        fd = decls[path]
+        for occ in doc.occurrences:
+            n_occ += 1
+            if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+                continue
+            line0 = occ.range[0]
+            col = cmap.byte_col(line0, occ.range[1])
+            node = nodes.get((line0, col))
+            if node is None:
+                continue
+            use = classify(node)
+            if use is None:
+                continue
+            source = fd.enclosing(line0 + 1, col)
+            if source is None:
+                continue
+            uses_or_cover = _target_use(occ.symbol, defined, path, line0 + 1, col, source, use, local_target)
+            if isinstance(uses_or_cover, TsUse):
+                uses.append(uses_or_cover)
+            elif uses_or_cover is not None:
+                external.append(uses_or_cover)
+        # 3. relationships of this document's definitions: methods implementing or overriding others
+        for info in doc.symbols:
+            child = defined.get(info.symbol)
+            if child is None or child[1].kind not in ("method", "property", "class"):
+                continue
+            for rel in info.relationships:
+                if not rel.is_implementation:
+                    continue
+                parent = defined.get(rel.symbol)
+                decl = child[1]
+                if parent is not None:
+                    use = "implements" if _is_interface_member(parent, decls) else "override"
+                    if decl.kind == "class":
+                        use = "implements" if parent[1].kind == "interface" else "extends"
+                    uses.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, use,
+                                      parent[0], parent[1].qualified_name, parent[1].kind))
+                else:
+                    t = symbol_target(rel.symbol)
+                    if t is not None and t[0] not in _EXTERNAL_PACKAGES:
+                        uses.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
+                                          "implements" if decl.kind == "class" else "override",
+                                          package=t[0], file=t[1], member=t[2]))
+    return RepositoryTsFacts(
+        analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
+        uses=tuple(uses), external=tuple(external), documents=len(docs), occurrences=n_occ,
+    )
+
+
+def _is_interface_member(target: tuple[str, SymbolFact], decls: Mapping[str, FileDeclarations]) -> bool:
+    path, decl = target
+    fd = decls.get(path)
+    owner = fd.declared_at(decl.start_line, decl.start_col, decl.qualified_name.rsplit(".", 2)[-2]) \
+        if fd is not None and decl.qualified_name.count(".") >= 1 else None
+    return owner is not None and owner.kind == "interface"
+
+
+def _target_use(symbol: str, defined: Mapping[str, tuple[str, SymbolFact]], path: str, line: int, col: int,
+                source: SymbolFact, use: str,
+                local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None]) -> TsUse | TsCovered | None:
+    local = defined.get(symbol)
+    if local is None:
+        found = symbol_target(symbol)
+        local = local_target(*found) if found is not None else None
+    if local is not None and use == "call" and local[1].kind == "method" and local[1].name == "constructor":
+        # `new C()` names the class, like the candidate resolver and the language service do
+        cls = local[1].qualified_name.rsplit(".", 1)[0]
+        return TsUse(path, line, col, source.qualified_name, source.kind, use, local[0], cls, "class")
+    if local is not None:
+        return TsUse(path, line, col, source.qualified_name, source.kind, use, local[0], local[1].qualified_name,
+                     local[1].kind)
+    target = symbol_target(symbol)
+    if target is None:
+        return None  # a parameter or type parameter: nothing we declare
+    package, file, member = target
+    if package in _EXTERNAL_PACKAGES or package.startswith("@types/") or file.startswith("lib/lib."):
+        return TsCovered(path, line, col, source.qualified_name, source.kind)
+    return TsUse(path, line, col, source.qualified_name, source.kind, use, package=package, file=file, member=member)
+
+
+# -- bind: stable keys, cross-repository providers --------------------------------------------------
+
+
+class ModuleTable:
+    """Every registered repository's files and the npm package names they provide."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.files: dict[tuple[str, str], FileFacts] = {}
+        self.providers: dict[str, list[tuple[str, str]]] = {}  # package name -> [(repository, directory)]
+        for repo in corpus.repositories:
+            for ff in repo.files:
+                self.files[(repo.name, ff.path)] = ff
+            for d, name in package_dirs(repo.root, [ff.path for ff in repo.files]).items():
+                self.providers.setdefault(name, []).append((repo.name, d))
+        self._qn: dict[tuple[str, str], dict[str, SymbolFact]] = {}
+
+    def declaration(self, repo: str, path: str, qn: str) -> SymbolFact | None:
+        table = self._qn.get((repo, path))
+        if table is None:
+            ff = self.files.get((repo, path))
+            table = {}
+            for s in ff.symbols if ff is not None else ():
+                table.setdefault(s.qualified_name, s)
+            self._qn[(repo, path)] = table
+        return table.get(qn)
+
+
+_EDGE_OF_USE = {
+    "call": EdgeKind.CALLS_DIRECT, "import": EdgeKind.IMPORTS_SYMBOL, "export": EdgeKind.EXPORTS,
+    "reexport": EdgeKind.REEXPORTS, "type": EdgeKind.TYPE_USES, "extends": EdgeKind.EXTENDS,
+    "implements": EdgeKind.IMPLEMENTS, "override": EdgeKind.OVERRIDES,
+}
+
+
+def edge_kind(use: str, target_kind: str) -> EdgeKind:
+    if use == "callback":
+        return EdgeKind.PASSES_AS_CALLBACK if target_kind in _CALLABLE else EdgeKind.REFERENCES
+    if use == "call" and target_kind not in _CALLABLE and target_kind != "class":
+        return EdgeKind.REFERENCES
+    return _EDGE_OF_USE.get(use, EdgeKind.REFERENCES)
+
+
+def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+    """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
+    out = ExactOutcome(repository=repo)
+
+    def settle(source: str, u: TsUse | TsCovered) -> None:
+        out.covered.add((source, u.line, u.col))
+        out.covered_positions.add((u.path, u.line, u.col))
+
+    for c in facts.external:
+        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
+        if source is not None:
+            settle(source, c)
+    for u in facts.uses:
+        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
+        if source is None:
+            continue
+        target_repo = repo
+        if u.target_path:
+            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
+            target_kind = u.target_kind
+        else:
+            providers = modules.providers.get(u.package, [])
+            if not providers:
+                settle(source, u)  # a package nobody registered: no edge, but the site is settled
+                continue
+            if len(providers) > 1:
+                out.unresolved.append(UnresolvedFact(
+                    name=u.member or u.file, reason="AMBIGUOUS_PACKAGE_PROVIDER", repository=repo, path=u.path,
+                    line=u.line, col=u.col, language=language_of(u.path), source=source, package=u.package,
+                    detail="provided by " + ", ".join(sorted(r for r, _ in providers)),
+                ))
+                settle(source, u)
+                continue
+            (target_repo, directory), = providers
+            target_path = f"{directory}/{u.file}" if directory else u.file
+            qn = module_name(target_path) + (f".{u.member}" if u.member else "")
+            decl = modules.declaration(target_repo, target_path, qn)
+            if decl is None and (target_repo, target_path) not in modules.files:
+                other = module_declaration(corpus, target_repo, target_path, qn)
+                decl = other
+            if decl is None:
+                reason = "DECLARATION_SOURCE_NOT_MAPPED" if u.file.endswith((".d.ts", ".d.mts", ".d.cts")) \
+                    else "PROVIDER_SOURCE_UNAVAILABLE"
+                out.unresolved.append(UnresolvedFact(
+                    name=u.member or u.file, reason=reason, repository=repo, path=u.path, line=u.line, col=u.col,
+                    language=language_of(u.path), source=source, package=u.package,
+                    detail=f"{target_repo} has no declaration {qn} in {target_path}",
+                ))
+                settle(source, u)
+                continue
+            target = corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind)
+            target_kind = decl.kind
+        if target is None:
+            continue
+        settle(source, u)
+        if target_repo != repo:
+            out.cross_repository += 1
+        out.edges.append(EdgeFact(int(edge_kind(u.use, target_kind)), source, target,
+                                  int(Confidence.EXACT_TYPECHECKED), int(Provenance.TYPESCRIPT_CHECKER),
+                                  u.line, u.col))
+    return out
+
+
+def module_declaration(corpus: Corpus, repo: str, path: str, qn: str) -> SymbolFact | None:
+    """A provider declaration in a file of the other language (a ``.js`` provider for a ``.ts`` consumer)."""
+    root = next((r.root for r in corpus.repositories if r.name == repo), None)
+    full = Path(root, path) if root else None
+    if full is None or not full.is_file() or language_of(path) == corpus.language:
+        return None
+    ff = extract(path, full.read_bytes(), package_for(path, frozenset()))
+    return next((s for s in ff.symbols if s.qualified_name == qn), None)
+
+
+# -- the pass over a corpus ---------------------------------------------------------------------------
+
+
+def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
+    """Adapter and analyzer identity + every file's content the checker could read for this run."""
+    h = hashlib.blake2b(digest_size=20)
+    for part in ("scip-ts", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
+        h.update(part.encode())
+        h.update(b"\0")
+    own = Path(repo.root, "tsconfig.json")
+    if own.is_file():
+        h.update(hashlib.sha256(own.read_bytes()).digest())
+    for name in sorted(hashes):
+        for path, digest in sorted(hashes[name].items()):
+            h.update(f"{name}\0{path}\0{digest}\n".encode())
+    return h.digest()
+
+
+def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
+    """Run scip-typescript over one repository's files of the corpus's language and join its output."""
+    files = sorted(ff.path for ff in repo.files if ff.status == "indexed" and not ff.path.endswith(".d.ts"))
+    if not files:
+        return RepositoryTsFacts(analyzer_version=f"{ANALYZER} {PINNED_VERSION}")
+    index = run_index(Path(repo.root), files, timeout=timeout)
+    return join_repository(index, repo)
