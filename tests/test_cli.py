@@ -1,0 +1,92 @@
+"""The kivgraph command: help everywhere, init, version, and watch mode fed scripted changes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from indexer.config import load
+from indexer.watch import relevant, watch_and_index
+from kivgraph_cli.main import COMMANDS, cli
+from snapshot_format.layout import resolve_layout
+from tests.helpers import REPO_ROOT, run_kivgraph, write_repo
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_every_command_has_help_and_is_documented_in_the_readme(command: str) -> None:
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output
+    readme = (REPO_ROOT / "README.md").read_text()
+    assert f"kivgraph {command}" in readme
+
+
+def test_top_level_help_lists_every_command_and_the_exit_codes() -> None:
+    out = CliRunner().invoke(cli, ["--help"]).output
+    for command in COMMANDS:
+        assert command in out
+    assert "Exit codes" in out
+
+
+def test_an_unknown_command_is_a_usage_error() -> None:
+    result = CliRunner().invoke(cli, ["frobnicate"])
+    assert result.exit_code == 2
+
+
+def test_init_detects_languages_names_repositories_and_keeps_existing_entries(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    py = write_repo(tmp_path / "my repo", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    other = write_repo(tmp_path / "other", {"m.py": "z = 3\n"})
+    first = run_kivgraph(home, "init", str(py))
+    assert first.returncode == 0, first.stderr
+    assert "config: created" in first.stdout
+    second = run_kivgraph(home, "init", "--repository", f"lib={other}", "--languages", "py")
+    assert "config: updated" in second.stdout
+    loaded = load(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}).config_path)
+    assert [(r.name, r.languages) for r in loaded.repositories] == [("my-repo", ("python",)), ("lib", ("python",))]
+    bad = run_kivgraph(home, "init", "--repository", "nameonly")
+    assert bad.returncode == 2 and "NAME=PATH" in bad.stderr
+    unknown = run_kivgraph(home, "init", str(py), "--languages", "cobol")
+    assert unknown.returncode == 2 and "cobol" in unknown.stderr
+
+
+def test_index_without_a_config_says_how_to_register_repositories(tmp_path: Path) -> None:
+    result = run_kivgraph(tmp_path / "home", "index", "--json")
+    assert result.returncode == 1
+    assert "kivgraph init" in json.loads(result.stdout.splitlines()[-1])["result"]["error"]
+
+
+def test_status_on_an_empty_state_is_not_an_error(tmp_path: Path) -> None:
+    result = run_kivgraph(tmp_path / "home", "status")
+    assert result.returncode == 0 and "graph: empty" in result.stdout
+
+
+def test_version_reports_the_formats() -> None:
+    info = json.loads(CliRunner().invoke(cli, ["version", "--json"]).output)
+    assert info["format_version"] >= 1 and info["feature_version"] >= 1
+
+
+def test_watch_reindexes_once_per_relevant_batch_of_scripted_changes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = write_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    assert run_kivgraph(home, "init", str(repo), "--languages", "python").returncode == 0
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    batches = [
+        {(1, str(repo / "a.py"))},  # a source file: re-index
+        {(2, str(repo / "notes.txt"))},  # not a source file: ignored
+        {(1, str(repo / ".git" / "index.py"))},  # git internals: ignored
+        {(1, str(repo / ".gitignore")), (2, str(repo / "b.py"))},  # one batch, one re-index
+    ]
+    calls: list[int] = []
+    watch_and_index(layout, lambda: calls.append(1) or 0, changes=batches)
+    assert len(calls) == 2
+
+
+def test_relevance_ignores_caches_and_foreign_extensions() -> None:
+    exts = frozenset({".py"})
+    assert relevant({(1, "/r/pkg/mod.py")}, exts)
+    assert not relevant({(1, "/r/pkg/__pycache__/mod.py")}, exts)
+    assert not relevant({(1, "/r/pkg/mod.go")}, exts)
