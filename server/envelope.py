@@ -61,8 +61,9 @@ def envelope(
     coverage: Coverage,
     results: Any,
     guidance: str | None = None,
+    completeness: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The envelope around ``results`` in the compact or the full view."""
+    """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius)."""
     truncated = next_cursor is not None
     out: dict[str, Any] = {"snapshot_id": snapshot_id}
     if compact:
@@ -81,6 +82,8 @@ def envelope(
         out["truncated"] = truncated
         out["next_cursor"] = next_cursor
         out["coverage"] = coverage.full()
+    if completeness is not None:
+        out["completeness"] = completeness
     if guidance:
         out["guidance"] = guidance
     out["results"] = results

@@ -12,6 +12,7 @@ from typing import Any
 
 from server.queries.references import REFERENCE_VOCABULARY
 from server.queries.symbols import MODES
+from server.queries.traverse import MAX_DEPTH, MAX_NODES
 from snapshot_format.vocab import LANGUAGES, Confidence
 
 
@@ -47,6 +48,8 @@ def _limit(high: int = 500) -> dict[str, Any]:
 
 _SELECTOR = {"stable_key": _S, "qualified_name": _S, "repository": _S, "path": _S}
 _FORMAT = _enum("concise", "detailed")
+_EDGE_KINDS = {"type": "array", "items": _enum(*REFERENCE_VOCABULARY, "*")}
+_CONFIDENCE = _enum(*(c.name for c in Confidence))
 
 GRAPH_STATUS = ToolSpec(
     name="graph_status",
@@ -135,12 +138,46 @@ FIND_REFERENCES = ToolSpec(
         {
             **_SELECTOR, "name": _S, "direction": _enum("incoming", "outgoing"), "repo": _S,
             "language": _enum(*LANGUAGES),
-            "edge_kinds": {"type": "array", "items": _enum(*REFERENCE_VOCABULARY, "*")},
-            "confidence": _enum(*(c.name for c in Confidence)), "include_derived": _B, "limit": _limit(),
+            "edge_kinds": _EDGE_KINDS, "confidence": _CONFIDENCE, "include_derived": _B, "limit": _limit(),
             "cursor": _S, "response_format": _FORMAT, "view": _enum("compact", "full", "files"),
         }
     ),
     always_load=True,
+)
+_WALK = {
+    **_SELECTOR, "depth": {"type": "integer", "minimum": 0, "maximum": MAX_DEPTH},
+    "max_nodes": {"type": "integer", "minimum": 0, "maximum": MAX_NODES}, "edge_kinds": _EDGE_KINDS,
+    "confidence": _CONFIDENCE, "include_derived": _B, "limit": _limit(), "cursor": _S, "response_format": _FORMAT,
+    "view": _enum("compact", "full"),
+}
+_LARGE_RESULT = {"anthropic/maxResultSizeChars": 120000}
+GET_BLAST_RADIUS = ToolSpec(
+    name="get_blast_radius",
+    title="Blast radius",
+    description=(
+        "What a change to a symbol reaches, transitively, with a completeness verdict and a grep fallback. "
+        "Bounded hops; it only reports symbols, not behaviour."
+    ),
+    input_schema=_obj({**_WALK, "kinds": {"type": "array", "items": _S}}),
+    always_load=True,
+    meta=_LARGE_RESULT,
+)
+TRACE_DEPENDENCIES = ToolSpec(
+    name="trace_dependencies",
+    title="Trace dependencies",
+    description="What a symbol reaches, a few hops out. It only follows a few hops; wide fan-out is noisy.",
+    input_schema=_obj({**_WALK, "repo": _S, "language": _enum(*LANGUAGES)}),
+    meta=_LARGE_RESULT,
+)
+FIND_CROSS_REPO_CONSUMERS = ToolSpec(
+    name="find_cross_repo_consumers",
+    title="Cross-repository consumers",
+    description=(
+        "Files and symbols in other repositories that use a symbol, by category and confidence. It only sees "
+        "registered repositories and ignores uses in the symbol's own."
+    ),
+    input_schema=_obj({**_SELECTOR, "repo": _S, "language": _enum(*LANGUAGES), "limit": _limit(), "cursor": _S,
+                       "response_format": _FORMAT, "view": _enum("compact", "full")}),
 )
 _PROJECT = {"name": _S, "path": _S, "languages": {"type": "array", "items": _S}}
 INDEX_PROJECT = ToolSpec(
@@ -162,7 +199,9 @@ INDEX_PROJECT = ToolSpec(
 
 # Registration order: the tools an agent should reach for first come first.
 READ_TOOL_SPECS: tuple[ToolSpec, ...] = (
-    FIND_REFERENCES, FIND_SYMBOL, GET_SOURCE, GET_FILE_OUTLINE, GET_SYMBOL, LIST_REPOSITORIES, GRAPH_STATUS,
+    FIND_REFERENCES, FIND_SYMBOL, GET_SOURCE, GET_BLAST_RADIUS, TRACE_DEPENDENCIES, FIND_CROSS_REPO_CONSUMERS,
+    GET_FILE_OUTLINE,
+    GET_SYMBOL, LIST_REPOSITORIES, GRAPH_STATUS,
 )
 ALL_TOOL_SPECS: tuple[ToolSpec, ...] = (*READ_TOOL_SPECS, INDEX_PROJECT)
 

@@ -39,6 +39,7 @@ class GraphBuilder:
     symbols: list[records.Symbol] = field(default_factory=list)
     edges: list[records.Edge] = field(default_factory=list)
     unresolved: list[records.Unresolved] = field(default_factory=list)
+    package_dependencies: list[records.PackageDependency] = field(default_factory=list)
     by_qn: dict[tuple[str, str], list[records.Symbol]] = field(default_factory=dict)
 
     def repo(self, name: str, *, languages: tuple[str, ...] = ("python",), commit: str = "", branch: str = "",
@@ -151,10 +152,18 @@ class GraphBuilder:
             source=source.key if source else "", package=package, detail=detail,
         ))
 
+    def package_dependency(self, consumer_repo: str, consumer_pkg: str, provider_repo: str, provider_pkg: str,
+                           path: str, line: int, count: int = 1) -> None:
+        self.package_dependencies.append(records.PackageDependency(
+            consumer_repository=consumer_repo, consumer_package=consumer_pkg, provider_repository=provider_repo,
+            provider_package=provider_pkg, path=path, line=line, count=count,
+        ))
+
     def publish(self, layout: StateLayout) -> PublishResult:
         content = GenerationContent(
             repositories=list(self.repositories.values()), files=self.files, symbols=self.symbols,
             edges=self.edges, unresolved=self.unresolved, analyzers={"python": "hand-made 1"},
+            package_dependencies=self.package_dependencies,
         )
         return publish(layout, content, indexer_version="test-fixture")
 
@@ -332,6 +341,117 @@ def standard_graph(tmp: Path) -> StandardGraph:
     layout = StateLayout(config_path=tmp / "kivgraph.toml", state_dir=tmp / "state")
     result = builder.publish(layout)
     return StandardGraph(builder=builder, layout=layout, result=result)
+
+
+# --- two repositories where the consumer imports the provider (traversals and consumers) ------------------------
+
+PROVIDER_CORE = '''def compute(x):
+    return loop(x)
+
+
+def loop(x):
+    return compute(x - 1) if x else 0
+
+
+def left():
+    return compute(1)
+
+
+def right():
+    return compute(2)
+
+
+def top():
+    return left() + right()
+
+
+def unused():
+    return None
+
+
+VALUE = compute(3)
+'''
+
+PROVIDER_INIT = '''from lib.core import compute
+'''
+
+CONSUMER_MAIN = '''from lib.core import compute
+
+
+def run():
+    return compute(4)
+
+
+def cli():
+    return run()
+
+
+def guess(obj):
+    return obj.compute(5)
+'''
+
+CONSUMER_EXTRA = '''import lib
+
+
+def also():
+    return lib.compute(6)
+'''
+
+OTHER_MAIN = '''def compute():
+    return "a homonym in a third repository"
+'''
+
+
+def build_cross_repo(builder: GraphBuilder) -> GraphBuilder:
+    """``provider`` (lib) and ``consumer`` (app) where app imports lib, plus a diamond, a cycle and blind spots.
+
+    consumer: app.main.cli -> app.main.run -> lib.core.compute (exact, cross-repository);
+    provider: lib.core.left/right -> compute (a diamond under top), compute <-> loop (a cycle).
+    """
+    b = builder
+    b.repo("provider", commit="b" * 40, branch="main")
+    b.repo("consumer")
+    b.repo("other")
+    b.add_file("provider", "lib/__init__.py", PROVIDER_INIT)
+    b.add_file("provider", "lib/core.py", PROVIDER_CORE)
+    b.add_file("consumer", "app/main.py", CONSUMER_MAIN)
+    b.add_file("consumer", "app/extra.py", CONSUMER_EXTRA)
+    b.add_file("other", "tool.py", OTHER_MAIN)
+    b.add_file("other", "lib/__init__.py", "")  # a homonym of the provider's package module
+    value = b.add_symbol("provider", "lib/core.py", "VALUE", "variable", 25)
+    compute = b.sym("provider", "lib.core.compute")
+    loop = b.sym("provider", "lib.core.loop")
+    b.edge(compute, EdgeKind.CALLS_DIRECT, loop, line=2)
+    b.edge(loop, EdgeKind.CALLS_DIRECT, compute, line=6)
+    b.edge(b.sym("provider", "lib.core.left"), EdgeKind.CALLS_DIRECT, compute, line=10)
+    b.edge(b.sym("provider", "lib.core.right"), EdgeKind.CALLS_DIRECT, compute, line=14)
+    b.edge(b.sym("provider", "lib.core.top"), EdgeKind.CALLS_DIRECT, b.sym("provider", "lib.core.left"), line=18)
+    b.edge(b.sym("provider", "lib.core.top"), EdgeKind.CALLS_DIRECT, b.sym("provider", "lib.core.right"), line=18)
+    b.edge(value, EdgeKind.CALLS_DIRECT, compute, line=25)
+    b.edge(b.sym("provider", "lib"), EdgeKind.REEXPORTS, compute, line=1)
+    run = b.sym("consumer", "app.main.run")
+    b.edge(b.sym("consumer", "app.main"), EdgeKind.IMPORTS_SYMBOL, compute, line=1,
+           confidence=Confidence.EXACT_PACKAGE_MAPPED)
+    b.edge(run, EdgeKind.CALLS_DIRECT, compute, line=5)
+    b.edge(b.sym("consumer", "app.main.cli"), EdgeKind.CALLS_DIRECT, run, line=9)
+    b.edge(b.sym("consumer", "app.extra.also"), EdgeKind.CALLS_DIRECT, compute, line=5,
+           confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
+    b.package_dependency("consumer", "app", "provider", "lib", "app/main.py", 1, count=2)
+    b.package_dependency("consumer", "app.extra", "provider", "lib", "app/extra.py", 1)
+    b.unresolved_ref("compute", "RECEIVER_NOT_RESOLVED", "consumer", "app/main.py", line=13,
+                     source=b.sym("consumer", "app.main.guess"), detail="obj.compute")
+    b.unresolved_ref("compute", "IMPORT_NOT_RESOLVED", "consumer", "app/extra.py", line=1,
+                     source=b.sym("consumer", "app.extra"), package="lib.core", detail="lib.core.compute")
+    b.unresolved_ref("", "PACKAGE_NOT_LOADED", "provider", package="lib.vendored",
+                     detail="lib.vendored could not be imported in lib/vendored")
+    return b
+
+
+def cross_repo_graph(tmp: Path) -> StandardGraph:
+    """Build and publish the provider/consumer graph under ``tmp``."""
+    builder = build_cross_repo(GraphBuilder(tmp / "src"))
+    layout = StateLayout(config_path=tmp / "kivgraph.toml", state_dir=tmp / "state")
+    return StandardGraph(builder=builder, layout=layout, result=builder.publish(layout))
 
 
 # --- a stand-in for `kivgraph index`, for index_project tests that must not depend on the real indexer ----------

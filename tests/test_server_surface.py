@@ -86,6 +86,8 @@ def test_every_schema_property_is_an_argument_the_tool_accepts(spec: ToolSpec, g
 
 def test_the_claude_hints_mark_the_tools_that_must_always_load() -> None:
     always = sorted(spec.name for spec in ALL_TOOL_SPECS if spec.always_load)
-    assert always == ["find_references", "find_symbol", "get_source"]
+    assert always == ["find_references", "find_symbol", "get_blast_radius", "get_source"]
+    large = sorted(spec.name for spec in ALL_TOOL_SPECS if spec.meta.get("anthropic/maxResultSizeChars") == 120000)
+    assert large == ["get_blast_radius", "trace_dependencies"]
 
 

@@ -110,7 +110,7 @@ def test_unresolved_references_naming_the_root_make_the_answer_a_lower_bound(gra
     c = traverse.completeness(gen, api, traverse.walk(gen, [_raw(api)], outgoing=False))
     assert c.verdict == "LOWER_BOUND"
     assert [(u.path, u.line) for u in c.blind_spots] == [("b/x.py", 3)]
-    assert c.fallback == {"pattern": r"\bapi\b", "paths": ["b/x.py"]}
+    assert c.fallback == {"pattern": r"\bapi\b", "paths": ["/b/b/x.py"]}
     unused = s["a.unused"]
     clean = traverse.completeness(gen, unused, traverse.walk(gen, [_raw(unused)], outgoing=False))
     assert clean.verdict == "COMPLETE" and clean.fallback is None

@@ -101,13 +101,15 @@ def walk(
 
 
 def members_of(gen: Generation, root: Symbol) -> list[bytes]:
-    """The outermost declarations whose span sits inside the root's span (a class's methods)."""
-    out: list[bytes] = []
+    """The outermost members of the root: declarations it contains, and methods declared outside it (METHOD_OF)."""
+    out: dict[bytes, None] = {}
     for sym in gen.declarations(root.repository, root.path):
-        if sym.key == root.key or sym.container != root.key:
-            continue
-        out.append(keys.key_to_bytes(sym.key))
-    return out
+        if sym.key != root.key and sym.container == root.key:
+            out[keys.key_to_bytes(sym.key)] = None
+    for edge in gen.edges_in(root.key, (EdgeKind.METHOD_OF,)):
+        out[keys.key_to_bytes(edge.source)] = None
+    out.pop(keys.key_to_bytes(root.key), None)
+    return list(out)
 
 
 @dataclass
@@ -118,20 +120,53 @@ class Completeness:
     invisible_scopes: list[Unresolved]
     more_invisible_scopes: int
     candidate_edges: int
+    missing_analyzers: list[tuple[str, str, str]]  # (repository, language, reason)
     fallback: dict[str, object] | None
+
+    @property
+    def unresolved_count(self) -> int:
+        """Blind spots plus invisible scopes, the lists' remainders included."""
+        return len(self.blind_spots) + self.more_blind_spots + len(self.invisible_scopes) + self.more_invisible_scopes
+
+
+def scope_directory(detail: str) -> str:
+    """The directory a scope failure names: the text after the last " in " of its detail, if any."""
+    at = detail.rfind(" in ")
+    return detail[at + 4 :].strip() if at >= 0 else ""
 
 
 def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completeness:
-    """COMPLETE only when no recorded failure could touch the root; otherwise the blind spots and a grep."""
-    spots = [u for u in gen.unresolved_by_name(root.name)]
-    scopes = [u for u in gen.unresolved_in(root.repository) if not u.name]
-    analyses = gen.repository(root.repository)
-    missing = [a for a in (analyses.analyses if analyses else ()) if a.mode == "failed"]
+    """COMPLETE only when no recorded failure could touch the root; otherwise the blind spots and a grep.
+
+    Blind spots are failed references naming the root's unqualified name; invisible scopes are failures
+    that name no file (a package or module that could not be read) in the root's repository. CANDIDATE
+    edges on the walk and repositories whose analyzer was missing also make the answer a lower bound.
+    """
+    spots = sorted(gen.unresolved_by_name(root.name), key=lambda u: (u.repository, u.path, u.line, u.col, u.reason))
+    scopes = sorted((u for u in gen.unresolved_scopes(root.repository) if not u.path),
+                    key=lambda u: (u.package, u.reason, u.detail))
+    missing = [
+        (repo.name, a.language, a.reason)
+        for repo in gen.repositories()
+        for a in repo.analyses
+        if a.mode == "failed" and a.language == root.language
+    ]
     lower = bool(spots or scopes or walk_result.candidate_edges or missing)
     fallback = None
     if lower:
-        paths = sorted({u.path for u in spots if u.path} | {u.path for u in scopes if u.path})
-        fallback = {"pattern": rf"\b{_escape(root.name)}\b", "paths": paths or ["."]}
+        paths = dict.fromkeys(sorted({_on_disk(gen, u.repository, u.path) for u in spots if u.path}))
+        for u in scopes:
+            directory = scope_directory(u.detail)
+            if directory:
+                paths.setdefault(directory if directory.startswith("/") else _on_disk(gen, u.repository, directory),
+                                 None)
+        for repo_name, _language, _reason in missing:
+            repo = gen.repository(repo_name)
+            if repo is not None and repo.root:
+                paths.setdefault(repo.root, None)
+        if not paths:
+            paths[_on_disk(gen, root.repository, "")] = None
+        fallback = {"pattern": rf"\b{_escape(root.name)}\b", "paths": list(paths)}
     return Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
         blind_spots=spots[:COMPLETENESS_LIST_CAP],
@@ -139,8 +174,17 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
         invisible_scopes=scopes[:COMPLETENESS_LIST_CAP],
         more_invisible_scopes=max(len(scopes) - COMPLETENESS_LIST_CAP, 0),
         candidate_edges=walk_result.candidate_edges,
+        missing_analyzers=missing,
         fallback=fallback,
     )
+
+
+def _on_disk(gen: Generation, repository: str, path: str) -> str:
+    """A path the agent can grep: under the repository's registered root when it is known."""
+    repo = gen.repository(repository)
+    if repo is None or not repo.root:
+        return path or "."
+    return f"{repo.root.rstrip('/')}/{path}" if path else repo.root
 
 
 def _escape(name: str) -> str:
@@ -150,7 +194,7 @@ def _escape(name: str) -> str:
 @dataclass
 class Aggregates:
     by_repository: dict[str, int]
-    by_package: dict[tuple[str, str], int]
+    by_package: dict[tuple[str, str, str], int]  # (language, repository, package) -> count
     by_depth: dict[int, int]
     by_kind: dict[str, int]
 
@@ -158,12 +202,12 @@ class Aggregates:
 def aggregate(rows: list[tuple[Reached, Symbol]], relations: dict[bytes, set[int]]) -> Aggregates:
     """Counts over the whole walk (never paged); by_kind counts each row once per distinct relation kind."""
     by_repo: collections.Counter[str] = collections.Counter()
-    by_pkg: collections.Counter[tuple[str, str]] = collections.Counter()
+    by_pkg: collections.Counter[tuple[str, str, str]] = collections.Counter()
     by_depth: collections.Counter[int] = collections.Counter()
     by_kind: collections.Counter[str] = collections.Counter()
     for reached, sym in rows:
         by_repo[sym.repository] += 1
-        by_pkg[(sym.repository, sym.package)] += 1
+        by_pkg[(sym.language, sym.repository, sym.package)] += 1
         by_depth[reached.depth] += 1
         for kind in relations.get(reached.key16, {reached.via_kind}):
             by_kind[EdgeKind(kind).name] += 1

@@ -70,6 +70,7 @@ def wrap(
     coverage: Coverage,
     results: Any,
     guidance: str | None = None,
+    completeness: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The envelope of this generation around ``results``."""
     return envelope(
@@ -82,6 +83,7 @@ def wrap(
         coverage=coverage,
         results=results,
         guidance=guidance,
+        completeness=completeness,
     )
 
 

@@ -1,0 +1,127 @@
+"""find_cross_repo_consumers: who uses a symbol from another repository.
+
+Four categories, in rank order: ``exact_symbol`` (an incoming reference edge
+of exact confidence), ``package`` (a package dependency of another
+repository's package on the subject's package: it proves the dependency, never
+a use), ``candidate`` (an incoming CANDIDATE edge) and ``unresolved`` (a
+recorded failure in another repository that asked for this symbol). Rows in
+the subject's own repository are excluded by construction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.envelope import Coverage
+from server.queries.references import ALL_KINDS
+from snapshot_format.keys import key_to_bytes
+from snapshot_format.reader import Generation
+from snapshot_format.records import PackageDependency, Symbol, Unresolved
+from snapshot_format.vocab import Confidence
+
+CATEGORIES = ("exact_symbol", "package", "candidate", "unresolved")
+_RANK = {c: i for i, c in enumerate(CATEGORIES)}
+
+
+@dataclass(frozen=True)
+class Consumer:
+    category: str
+    repository: str
+    language: str
+    confidence: int
+    symbol: Symbol | None = None  # the consuming declaration (symbol categories)
+    edge_kind: int = 0
+    provenance: int = 0
+    evidence_line: int = 0
+    evidence_col: int = 0
+    dependency: PackageDependency | None = None
+    unresolved: Unresolved | None = None
+
+    def sort_key(self) -> tuple[object, ...]:
+        if self.symbol is not None:
+            s = self.symbol
+            where: tuple[object, ...] = (s.path, s.start_line, s.start_col, s.qualified_name, s.key)
+        elif self.dependency is not None:
+            d = self.dependency
+            where = (d.consumer_package, d.path, d.line)
+        else:
+            u = self.unresolved
+            assert u is not None
+            where = (u.path, u.line, u.col, u.name, u.reason)
+        return (_RANK[self.category], self.repository, *where, self.edge_kind, self.provenance)
+
+
+@dataclass
+class Consumers:
+    rows: list[Consumer]
+    coverage: Coverage
+
+
+def package_key(subject: Symbol) -> str:
+    return f"package:{subject.language}:{subject.repository}:{subject.package}"
+
+
+def provides(provider_package: str, subject_package: str) -> bool:
+    """Whether a dependency on ``provider_package`` covers the subject's package (itself or a sub-package)."""
+    return bool(provider_package) and (
+        subject_package == provider_package or subject_package.startswith(provider_package + ".")
+    )
+
+
+def asks_for(u: Unresolved, subject: Symbol) -> bool:
+    """A failure that requested this symbol: its package names the subject's and its symbol names the subject."""
+    if u.package not in {package_key(subject), subject.package, subject.path} or not u.package:
+        return False
+    name = u.name
+    return bool(name) and (
+        name in {subject.key, subject.name, subject.qualified_name}
+        or name.endswith("." + subject.name)
+        or name.endswith("::" + subject.name)
+    )
+
+
+def find_consumers(gen: Generation, subject: Symbol, *, repo: str | None = None,
+                   language: str | None = None) -> Consumers:
+    """Every consumer row outside the subject's repository matching the filters, ranked, with coverage."""
+    rows: list[Consumer] = []
+    edges = [e for e in gen.edges_in(subject.key, ALL_KINDS)]
+    sources = {s.key: s for s in gen.symbols_by_raw(dict.fromkeys(key_to_bytes(e.source) for e in edges))}
+    for e in edges:
+        source = sources.get(e.source)
+        if source is None or source.repository == subject.repository:
+            continue
+        if e.confidence <= Confidence.STRUCTURAL_CERTAIN:
+            category = "exact_symbol"
+        elif e.confidence == Confidence.CANDIDATE:
+            category = "candidate"
+        else:
+            continue
+        rows.append(Consumer(category, source.repository, source.language, e.confidence, symbol=source,
+                             edge_kind=e.kind, provenance=e.provenance, evidence_line=e.line, evidence_col=e.col))
+    for d in gen.package_dependencies(subject.repository):
+        if d.consumer_repository != subject.repository and provides(d.provider_package, subject.package):
+            rows.append(Consumer("package", d.consumer_repository, subject.language,
+                                 Confidence.EXACT_PACKAGE_MAPPED, dependency=d))
+    for other in gen.repositories():
+        if other.name == subject.repository:
+            continue
+        for u in gen.unresolved_in(other.name):
+            if asks_for(u, subject):
+                rows.append(Consumer("unresolved", u.repository, u.language or subject.language,
+                                     Confidence.UNRESOLVED, unresolved=u))
+    rows = [
+        r for r in rows
+        if (repo is None or r.repository == repo) and (language is None or r.language == language)
+    ]
+    rows.sort(key=Consumer.sort_key)
+    coverage = Coverage()
+    for r in rows:
+        if r.category == "exact_symbol":
+            coverage.exact += 1
+        elif r.category == "candidate":
+            coverage.candidate += 1
+        elif r.category == "unresolved":
+            coverage.unresolved_related += 1
+        else:
+            coverage.package_level += 1
+    return Consumers(rows, coverage)

@@ -1,0 +1,193 @@
+"""find_cross_repo_consumers: consumers of a symbol outside its own repository, by category."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import views
+from server.args import Args
+from server.cursor import scope
+from server.queries.consumers import Consumer, find_consumers, package_key
+from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.tools.common import read_detailed, read_paging, read_view, truncation_guidance, wrap
+from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
+from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind, Provenance
+
+CONSUMERS_ARGS = (*SELECTOR_FIELDS, "repo", "language", "limit", "cursor", "response_format", "view")
+_HOISTABLE = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason", "requested_package",
+              "requested_symbol")
+_GROUP_KEY = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason")
+_ENTRY_ORDER = ("category", "repo", "pkg", "at", "end_line", "qualified_name", "name", "kind", "edge_kind",
+                "confidence", "provenance", "evidence_kind", "requested_package", "requested_symbol", "reason",
+                "detail", "line", "col")
+
+
+def _provenance(code: int) -> str:
+    try:
+        return Provenance(code).name
+    except ValueError:
+        return f"PROVENANCE_{code}"
+
+
+def _row(c: Consumer) -> dict[str, Any]:
+    """The full row of one consumer fact (absent fields omitted)."""
+    row: dict[str, Any] = {"category": c.category}
+    if c.symbol is not None:
+        s = c.symbol
+        row.update({
+            "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind,
+            "edge_kind": EdgeKind(c.edge_kind).name, "repository": s.repository, "package_name": s.package,
+            "file_path": s.path, "start_line": s.start_line, "end_line": s.end_line,
+            "confidence": Confidence(c.confidence).name, "provenance": _provenance(c.provenance),
+            "evidence_kind": "reference", "evidence_line": c.evidence_line,
+        })
+        if c.evidence_col:
+            row["start_column"] = c.evidence_col
+    elif c.dependency is not None:
+        d = c.dependency
+        row.update({
+            "edge_kind": EdgeKind.PACKAGE_DEPENDS_ON.name, "repository": d.consumer_repository,
+            "package_name": d.consumer_package, "confidence": Confidence(c.confidence).name,
+            "evidence_kind": "import", "requested_package": d.provider_package,
+            "detail": f"first import at {d.path}:{d.line}" + (f", {d.count} imports" if d.count > 1 else ""),
+        })
+    elif c.unresolved is not None:
+        u = c.unresolved
+        row.update({"repository": u.repository})
+        if u.path:
+            row.update({"file_path": u.path, "start_line": u.line})
+        row.update({
+            "confidence": Confidence.UNRESOLVED.name, "evidence_kind": "unresolved_reference",
+            "requested_package": u.package, "requested_symbol": u.name, "reason": u.reason,
+        })
+        if u.detail:
+            row["detail"] = u.detail
+        if u.col:
+            row["start_column"] = u.col
+    return row
+
+
+def _subject_full(s: Symbol, detailed: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"qualified_name": s.qualified_name, "repository": s.repository, "package_name": s.package,
+                           "module_path": s.path, "file_path": s.path, "start_line": s.start_line,
+                           "end_line": s.end_line}
+    if detailed:
+        out["stable_key"] = s.key
+        out["package_key"] = package_key(s)
+    return out
+
+
+def _subject_compact(s: Symbol) -> dict[str, Any]:
+    out: dict[str, Any] = {"qualified_name": s.qualified_name, "at": f"{s.repository}:{s.path}:{s.start_line}",
+                           "pkg": s.package}
+    if s.end_line > s.start_line:
+        out["end_line"] = s.end_line
+    return out
+
+
+def _compact_entry(c: Consumer, detailed: bool) -> dict[str, Any]:
+    full = _row(c)
+    entry: dict[str, Any] = {"category": c.category, "repo": full["repository"]}
+    if "package_name" in full:
+        entry["pkg"] = full["package_name"]
+    if "file_path" in full:
+        entry["at"] = f"{full['file_path']}:{full['start_line']}"
+    if c.symbol is not None:
+        s = c.symbol
+        if s.end_line > s.start_line:
+            entry["end_line"] = s.end_line
+        entry["qualified_name"] = s.qualified_name
+        if not views.name_is_implied(s.name, s.qualified_name):
+            entry["name"] = s.name
+        entry["kind"] = s.kind
+        if c.evidence_line and c.evidence_line != s.start_line:
+            entry["line"] = c.evidence_line
+        if detailed:
+            entry["stable_key"] = s.key
+    for column in ("edge_kind", "confidence", "provenance", "evidence_kind", "requested_package",
+                   "requested_symbol", "reason", "detail"):
+        if column in full:
+            entry[column] = full[column]
+    if "start_column" in full:
+        entry["col"] = full["start_column"]
+    return entry
+
+
+def _merge_packages(pairs: list[tuple[Consumer, dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Package rows of one repository become one entry; ``pkg`` becomes a list when several packages carry it."""
+    out: list[dict[str, Any]] = []
+    index: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for consumer, entry in pairs:
+        if consumer.category != "package":
+            out.append(entry)
+            continue
+        key = tuple((k, v) for k, v in entry.items() if k not in ("pkg", "detail"))
+        merged = index.get(key)
+        if merged is None:
+            index[key] = dict(entry)
+            out.append(index[key])
+            continue
+        pkgs = merged["pkg"] if isinstance(merged["pkg"], list) else [merged["pkg"]]
+        if entry["pkg"] not in pkgs:
+            pkgs.append(entry["pkg"])
+        merged["pkg"] = pkgs
+        if merged.get("detail") != entry.get("detail"):
+            merged.pop("detail", None)
+    return out
+
+
+def _strip(entry: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
+    return {k: entry[k] for k in _ENTRY_ORDER if k in entry and k not in skip} | (
+        {"stable_key": entry["stable_key"]} if "stable_key" in entry else {})
+
+
+def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str, Any]:
+    entries = [_compact_entry(c, detailed) for c in page]
+    owner = {id(e): c for e, c in zip(entries, page, strict=True)}
+    header = views.hoist(entries, _HOISTABLE)
+    head = {"subject": _subject_compact(subject), **header}
+    flat = {**head, "consumers": _merge_packages([(owner[id(e)], _strip(e, tuple(header))) for e in entries])}
+    loose = tuple(c for c in _GROUP_KEY if c not in header)
+    split = views.buckets(entries, loose) if loose else []
+    if len(split) <= 1:
+        return flat
+    groups = []
+    for key, members in split:
+        shared = views.hoist(members, ("detail",))
+        skip = (*header, *loose, *shared)
+        groups.append({**key, **shared,
+                       "consumers": _merge_packages([(owner[id(m)], _strip(m, skip)) for m in members])})
+    return views.smaller(flat, {**head, "groups": groups})
+
+
+def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, Any]:
+    """Consumers of the symbol in other repositories: exact symbols, packages, candidates, unresolved asks."""
+    args = Args(arguments, CONSUMERS_ARGS)
+    repo = args.string("repo")
+    selector = parse_selector(args, repo_filter=repo)
+    language = args.enum("language", LANGUAGES, "") or None
+    detailed = read_detailed(args)
+    view = read_view(args, files_allowed=False)
+    paging = read_paging(args, gen, 50)
+    check_repository(gen, repo)
+    subject = resolve(gen, selector)
+    found = find_consumers(gen, subject, repo=repo, language=language)
+    cursor_scope = scope("find_cross_repo_consumers", "consumers-v1", subject=subject.key, repo=repo,
+                         language=language)
+    total = len(found.rows)
+    start, end, next_cursor = paging.window(gen, total, cursor_scope)
+    page = found.rows[start:end]
+    if view == "full":
+        results: dict[str, Any] = {"subject": _subject_full(subject, detailed),
+                                    "consumers": [_row(c) for c in page] if page else None}
+    else:
+        results = _compact(subject, page, detailed)
+    guidance = None
+    if total == 0:
+        guidance = ("no other repository consumes this symbol; check graph_status in case a consumer was never "
+                    "indexed, and use find_references for uses in its own repository")
+    elif len(page) < total:
+        guidance = truncation_guidance(len(page), total, "repo or language")
+    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
+                coverage=found.coverage, results=results, guidance=guidance)

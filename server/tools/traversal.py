@@ -1,0 +1,370 @@
+"""trace_dependencies (outgoing) and get_blast_radius (incoming): bounded breadth-first walks.
+
+The walk is computed whole, then filtered, sorted and sliced; aggregates are
+over the whole walk and never paged. ``traversal_truncated`` (max_nodes
+stopped discovery) is stated apart from page truncation. A walk that outlives
+the server's deadline is TRAVERSAL_LIMIT_REACHED, never a partial answer.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from server import views
+from server.args import Args
+from server.cursor import scope
+from server.envelope import Coverage
+from server.errors import TRAVERSAL_LIMIT_REACHED, ToolError, invalid
+from server.queries import traverse
+from server.queries.references import REFERENCE_VOCABULARY
+from server.queries.repositories import is_derived
+from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.tools.common import read_detailed, read_paging, read_view, truncation_guidance, wrap
+from snapshot_format import keys
+from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol, Unresolved
+from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Confidence, EdgeKind, Provenance
+
+# Seconds a walk may run before it is refused with TRAVERSAL_LIMIT_REACHED (the SDK does not expose the
+# client's request timeout to a tool, so the server keeps its own, well under the usual client timeouts).
+DEADLINE_SECONDS = 5.0
+
+CONFIDENCES = tuple(c.name for c in Confidence)
+COMMON_ARGS = (
+    *SELECTOR_FIELDS, "depth", "max_nodes", "edge_kinds", "confidence", "include_derived", "limit", "cursor",
+    "response_format", "view",
+)
+TRACE_ARGS = (*COMMON_ARGS, "repo", "language")
+BLAST_ARGS = (*COMMON_ARGS, "kinds")
+NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
+_HOISTABLE = ("repository", "kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance")
+_TAIL = ("name", "kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance", "stable_key")
+_GROUP_KEY = ("kind", "hop_depth", "via_kind", "via_confidence", "via_provenance")
+
+
+@dataclass(frozen=True)
+class WalkArgs:
+    depth: int
+    max_nodes: int
+    kinds: frozenset[int] | None  # None: every reference kind
+    kinds_identity: list[str]
+    confidence: str | None
+
+
+@dataclass(frozen=True)
+class Row:
+    symbol: Symbol
+    reached: traverse.Reached
+    reached_from: Symbol | None
+
+    def sort_key(self) -> tuple[object, ...]:
+        s = self.symbol
+        return (self.reached.depth, s.repository, s.path, s.start_line, s.start_col, s.qualified_name, s.key)
+
+
+def read_walk_args(args: Args) -> WalkArgs:
+    depth = args.integer("depth", default=traverse.DEFAULT_DEPTH, low=1, high=traverse.MAX_DEPTH)
+    max_nodes = args.integer("max_nodes", default=traverse.DEFAULT_MAX_NODES, low=1, high=traverse.MAX_NODES)
+    raw = args.string_list("edge_kinds")
+    if not raw:
+        kinds, identity = None, ["*"]
+    elif "*" in raw:
+        if len(set(raw)) != 1:
+            raise invalid('edge_kinds ["*"] means every kind and must stand alone')
+        kinds, identity = None, ["*"]
+    else:
+        unknown = [k for k in raw if k not in REFERENCE_VOCABULARY]
+        if unknown:
+            raise invalid(f"edge_kinds: {unknown[0]!r} is not a reference kind; accepted: "
+                          f"{', '.join(REFERENCE_VOCABULARY)} or [\"*\"]")
+        identity = sorted(set(raw))
+        kinds = frozenset(int(EdgeKind[k]) for k in identity)
+    confidence = args.enum("confidence", CONFIDENCES, "") or None
+    return WalkArgs(depth, max_nodes, kinds, identity, confidence)
+
+
+def read_symbol_kinds(args: Args) -> tuple[frozenset[str] | None, list[str] | None]:
+    """The kinds blast radius reports: (None, None) for the declared default, else (set or None for all, echo)."""
+    raw = args.string_list("kinds")
+    if not raw:
+        return None, None
+    if "*" in raw:
+        if len(set(raw)) != 1:
+            raise invalid('kinds ["*"] means every kind and must stand alone')
+        return frozenset(SYMBOL_KINDS), ["*"]
+    unknown = [k for k in raw if k not in SYMBOL_KINDS]
+    if unknown:
+        raise invalid(f"kinds: {unknown[0]!r} is not a symbol kind; accepted: {', '.join(sorted(SYMBOL_KINDS))} "
+                      'or ["*"]')
+    chosen = sorted(set(raw))
+    return frozenset(chosen), chosen
+
+
+def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs) -> traverse.Walk:
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    try:
+        return traverse.walk(
+            gen, seeds, outgoing=outgoing, depth=walk_args.depth, max_nodes=walk_args.max_nodes,
+            kinds=walk_args.kinds,
+            confidence=Confidence[walk_args.confidence] if walk_args.confidence else None, deadline=deadline,
+        )
+    except traverse.TraversalDeadline:
+        raise ToolError(
+            TRAVERSAL_LIMIT_REACHED,
+            f"the walk did not finish within {DEADLINE_SECONDS:g} seconds; lower depth or max_nodes, or narrow "
+            "edge_kinds or confidence",
+        ) from None
+
+
+def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]) -> list[Row]:
+    """Records for every reached node (and the node it was reached from), in walk order."""
+    symbols = dict(known)
+    wanted = dict.fromkeys(k for r in walked.reached for k in (r.key16, r.reached_from) if k not in symbols)
+    for sym in gen.symbols_by_raw(wanted):
+        symbols[keys.key_to_bytes(sym.key)] = sym
+    rows = []
+    for r in walked.reached:
+        sym = symbols.get(r.key16)
+        if sym is not None:
+            rows.append(Row(sym, r, symbols.get(r.reached_from)))
+    return rows
+
+
+def _provenance(code: int) -> str:
+    try:
+        return Provenance(code).name
+    except ValueError:
+        return f"PROVENANCE_{code}"
+
+
+def _via(row: Row) -> tuple[str, str, str]:
+    r = row.reached
+    return EdgeKind(r.via_kind).name, Confidence(r.via_confidence).name, _provenance(r.via_provenance)
+
+
+def _coverage(rows: list[Row]) -> Coverage:
+    coverage = Coverage()
+    for row in rows:
+        coverage.count_confidence(row.reached.via_confidence)
+    return coverage
+
+
+def full_node(row: Row, detailed: bool) -> dict[str, Any]:
+    s = row.symbol
+    kind, confidence, provenance = _via(row)
+    node: dict[str, Any] = {
+        "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind, "depth": row.reached.depth,
+        "repository": s.repository, "language": s.language, "file_path": s.path, "start_line": s.start_line,
+        "end_line": s.end_line, "reached_from": row.reached_from.qualified_name if row.reached_from else "",
+        "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
+    }
+    if detailed:
+        node["stable_key"] = s.key
+        node["reached_from_key"] = keys.key_from_bytes(row.reached.reached_from)
+    return node
+
+
+def compact_nodes(page: list[Row], detailed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(hoisted header, {"files": …} or {"groups": …}) whichever serializes smaller."""
+    rows = []
+    for row in page:
+        s = row.symbol
+        kind, confidence, provenance = _via(row)
+        rows.append({
+            "repository": s.repository, "file_path": s.path, "kind": s.kind, "hop_depth": row.reached.depth,
+            "reached_from": row.reached_from.qualified_name if row.reached_from else "",
+            "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
+            "label": views.label(s.qualified_name, s.start_line, s.end_line),
+            "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
+            "stable_key": s.key if detailed else "",
+        })
+    header = views.hoist(rows, _HOISTABLE)
+
+    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
+        entries = [views.tail_entry(m["label"], m, _TAIL, (*header, *skip)) for m in members]
+        return views.file_groups(members, entries, header.get("repository"))
+
+    flat: dict[str, Any] = {"files": at(rows, ())}
+    loose = tuple(c for c in _GROUP_KEY if c not in header)
+    split = views.buckets(rows, loose) if loose else []
+    if len(split) <= 1:
+        return header, flat
+    groups = []
+    for key, members in split:
+        shared = {} if "reached_from" in header else views.hoist(members, ("reached_from",))
+        groups.append({**key, **shared, "files": at(members, (*loose, *shared))})
+    grouped = {"groups": groups}
+    return header, views.smaller(flat, grouped)
+
+
+def _guidance(total: int, returned: int, truncated_walk: bool, max_nodes: int) -> str | None:
+    if total == 0 and not truncated_walk:
+        return "the walk reached nothing within its bounds; raise depth or use find_references"
+    if returned < total:
+        return truncation_guidance(returned, total, NARROW_WITH)
+    if truncated_walk:
+        return (f"max_nodes {max_nodes} stopped the walk, so counts are lower bounds; raise max_nodes or "
+                "narrow edge_kinds or confidence")
+    return None
+
+
+def _at(s: Symbol) -> str:
+    return f"{s.repository}:{s.path}:{s.start_line}"
+
+
+# --- trace_dependencies -----------------------------------------------------------------------------------------
+
+
+def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
+    """What the symbol (and its members) reaches, outgoing, breadth first."""
+    args = Args(arguments, TRACE_ARGS)
+    repo = args.string("repo")
+    selector = parse_selector(args, repo_filter=repo)
+    walk_args = read_walk_args(args)
+    language = args.enum("language", LANGUAGES, "") or None
+    include_derived = args.boolean("include_derived")
+    detailed = read_detailed(args)
+    view = read_view(args, files_allowed=False)
+    paging = read_paging(args, gen, 50)
+    check_repository(gen, repo)
+    root = resolve(gen, selector)
+    root16 = keys.key_to_bytes(root.key)
+    seeds = [root16, *traverse.members_of(gen, root)]
+    walked = run_walk(gen, seeds, outgoing=True, walk_args=walk_args)
+    known = {root16: root}
+    rows = [
+        r for r in load_rows(gen, walked, known)
+        if (repo is None or r.symbol.repository == repo)
+        and (language is None or r.symbol.language == language)
+        and (include_derived or repo is not None or not is_derived(r.symbol.repository))
+    ]
+    rows.sort(key=Row.sort_key)
+    cursor_scope = scope("trace_dependencies", "dependencies-v1", subject=root.key, depth=walk_args.depth,
+                         max_nodes=walk_args.max_nodes, repo=repo, language=language,
+                         edge_kinds=walk_args.kinds_identity, confidence=walk_args.confidence)
+    total = len(rows)
+    start, end, next_cursor = paging.window(gen, total, cursor_scope)
+    page = rows[start:end]
+    head: dict[str, Any] = {
+        "root_key": root.key, "root_repository": root.repository, "depth": walk_args.depth,
+        "max_nodes": walk_args.max_nodes, "reached": len(walked.reached),
+        "deepest_depth": max((r.reached.depth for r in rows), default=0),
+    }
+    if view == "full":
+        results: dict[str, Any] = {**head, "traversal_truncated": walked.truncated,
+                                   "nodes": [full_node(r, detailed) for r in page]}
+    else:
+        if walked.truncated:
+            head["traversal_truncated"] = True
+        header, body = compact_nodes(page, detailed)
+        results = {**head, **header, **body}
+    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
+                coverage=_coverage(rows), results=results,
+                guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes))
+
+
+# --- get_blast_radius -------------------------------------------------------------------------------------------
+
+
+def _unresolved_entry(u: Unresolved, *, with_file: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {"reason": u.reason, "repository": u.repository}
+    if with_file:
+        entry["file_path"] = u.path
+        entry["start_line"] = u.line
+    entry["requested_symbol"] = u.name
+    entry["requested_package"] = u.package
+    entry["detail"] = u.detail
+    return entry
+
+
+def completeness_block(c: traverse.Completeness) -> dict[str, Any]:
+    block: dict[str, Any] = {"verdict": c.verdict}
+    if c.blind_spots:
+        block["blind_spots"] = [_unresolved_entry(u, with_file=True) for u in c.blind_spots]
+    if c.more_blind_spots:
+        block["more_blind_spots"] = c.more_blind_spots
+    if c.invisible_scopes:
+        block["invisible_scopes"] = [_unresolved_entry(u, with_file=False) for u in c.invisible_scopes]
+    if c.more_invisible_scopes:
+        block["more_invisible_scopes"] = c.more_invisible_scopes
+    if c.candidate_edges:
+        block["candidate_edges"] = c.candidate_edges
+    if c.missing_analyzers:
+        block["missing_analyzers"] = [{"repository": r, "language": lang, "reason": reason}
+                                      for r, lang, reason in c.missing_analyzers]
+    if c.fallback is not None:
+        block["fallback"] = c.fallback
+    return block
+
+
+def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
+    """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict."""
+    args = Args(arguments, BLAST_ARGS)
+    selector = parse_selector(args)
+    walk_args = read_walk_args(args)
+    kinds, kinds_echo = read_symbol_kinds(args)
+    include_derived = args.boolean("include_derived")
+    detailed = read_detailed(args)
+    view = read_view(args, files_allowed=False)
+    paging = read_paging(args, gen, 50)
+    root = resolve(gen, selector)
+    root16 = keys.key_to_bytes(root.key)
+    walked = run_walk(gen, [root16], outgoing=False, walk_args=walk_args)
+    excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
+    rows = [
+        r for r in load_rows(gen, walked, {root16: root})
+        if (r.symbol.kind in kinds if kinds is not None else r.symbol.kind not in excluded)
+        and (include_derived or not is_derived(r.symbol.repository))
+    ]
+    rows.sort(key=Row.sort_key)
+    agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
+    verdict = traverse.completeness(gen, root, walked)
+    cursor_scope = scope("get_blast_radius", "blast-radius-v1", subject=root.key, depth=walk_args.depth,
+                         max_nodes=walk_args.max_nodes, edge_kinds=walk_args.kinds_identity,
+                         confidence=walk_args.confidence, kinds=kinds_echo)
+    total = len(rows)
+    start, end, next_cursor = paging.window(gen, total, cursor_scope)
+    page = rows[start:end]
+    filters: dict[str, Any] = (
+        {"kinds": kinds_echo} if kinds_echo is not None
+        else {"kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+    )
+    deepest = max((r.reached.depth for r in rows), default=0)
+    if view == "full":
+        results: dict[str, Any] = {
+            "root_key": root.key, "root_repository": root.repository, "depth": walk_args.depth,
+            "max_nodes": walk_args.max_nodes, **filters, "affected": total, "deepest_depth": deepest,
+            "traversal_truncated": walked.truncated, "symbols": [full_node(r, detailed) for r in page],
+            "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
+            "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
+            "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
+            "by_package": [
+                {"package_key": f"package:{lang}:{repo}:{pkg}", "package_name": pkg, "repository": repo, "count": n}
+                for (lang, repo, pkg), n in sorted(agg.by_package.items())
+            ],
+        }
+    else:
+        results = {"root": _at(root), "depth": walk_args.depth, "max_nodes": walk_args.max_nodes, **filters,
+                   "affected": total, "deepest_depth": deepest}
+        if walked.truncated:
+            results["traversal_truncated"] = True
+        if agg.by_depth:
+            results["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
+        if agg.by_kind:
+            results["by_kind"] = dict(agg.by_kind)
+        if agg.by_repository:
+            results["by_repository"] = dict(sorted(agg.by_repository.items()))
+        if agg.by_package:
+            results["by_package"] = [
+                {"package": pkg, **({} if repo == root.repository else {"repository": repo}), "count": n}
+                for (_lang, repo, pkg), n in sorted(agg.by_package.items())
+            ]
+        header, body = compact_nodes(page, detailed)
+        results.update({**header, **body})
+    coverage = _coverage(rows)
+    coverage.unresolved_related += verdict.unresolved_count
+    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
+                coverage=coverage, results=results, completeness=completeness_block(verdict),
+                guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes))

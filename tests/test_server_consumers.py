@@ -1,0 +1,173 @@
+"""find_cross_repo_consumers through the in-memory MCP client, and end to end on the real fixture repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import KivgraphApp
+from snapshot_format.layout import StateLayout
+from tests.helpers import copy_fixture, run_kivgraph
+from tests.server_fixtures import GraphBuilder, StandardGraph, cross_repo_graph
+from tests.test_server_mcp import connect, fails, make_app, ok
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def cross(tmp_path: Path) -> StandardGraph:
+    return cross_repo_graph(tmp_path)
+
+
+@pytest.fixture
+def app(cross: StandardGraph) -> KivgraphApp:
+    return make_app(cross.layout)
+
+
+async def _call(app: KivgraphApp, **arguments: Any) -> Any:
+    async with connect(app) as (client, _inbox):
+        return await ok(client, "find_cross_repo_consumers", **arguments)
+
+
+async def test_consumers_of_a_provider_function_list_the_consumers_files_in_rank_order(app: KivgraphApp) -> None:
+    answer = await _call(app, qualified_name="lib.core.compute", view="full")
+    rows = answer["results"]["consumers"]
+    assert [(r["category"], r.get("qualified_name") or r.get("package_name") or r.get("requested_symbol"))
+            for r in rows] == [
+        ("exact_symbol", "app.main"), ("exact_symbol", "app.main.run"), ("package", "app"),
+        ("package", "app.extra"), ("candidate", "app.extra.also"), ("unresolved", "compute"),
+    ]
+    assert all(r["repository"] == "consumer" for r in rows)  # the provider's own uses never appear
+    run = rows[1]
+    assert (run["file_path"], run["start_line"], run["end_line"], run["edge_kind"], run["confidence"],
+            run["provenance"], run["evidence_line"]) == (
+        "app/main.py", 4, 5, "CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE", 5)
+    package = rows[2]
+    assert (package["edge_kind"], package["requested_package"], package["evidence_kind"]) == (
+        "PACKAGE_DEPENDS_ON", "lib", "import")
+    assert "file_path" not in package and package["detail"] == "first import at app/main.py:1, 2 imports"
+    unresolved = rows[5]
+    assert (unresolved["file_path"], unresolved["start_line"], unresolved["reason"], unresolved["requested_package"]
+            ) == ("app/extra.py", 1, "IMPORT_NOT_RESOLVED", "lib.core")
+    # package facts are counted apart and never as exact uses
+    assert answer["coverage"] == {"exact": 2, "candidate": 1, "unresolved_related": 1, "package_level": 2}
+    subject = answer["results"]["subject"]
+    assert (subject["repository"], subject["package_name"], subject["file_path"]) == ("provider", "lib.core",
+                                                                                      "lib/core.py")
+
+
+async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_shared_columns(
+    app: KivgraphApp
+) -> None:
+    answer = await _call(app, qualified_name="lib.core.compute")
+    results = answer["results"]
+    assert results["subject"] == {"qualified_name": "lib.core.compute", "at": "provider:lib/core.py:1",
+                                  "pkg": "lib.core", "end_line": 2}
+    entries = results.get("consumers") or [c for g in results["groups"] for c in g["consumers"]]
+    packages = [e for e in entries if e.get("pkg") == ["app", "app.extra"]]
+    assert len(packages) == 1 and "at" not in packages[0]
+    assert answer["total"] == 6 and answer["returned"] == 6
+    only_packages = (await _call(app, qualified_name="lib.core.left"))["results"]
+    assert (only_packages["category"], only_packages["edge_kind"]) == ("package", "PACKAGE_DEPENDS_ON")
+    assert only_packages["consumers"] == [{"repo": "consumer", "pkg": ["app", "app.extra"]}]
+
+
+async def test_filters_guidance_and_a_symbol_nobody_else_uses(app: KivgraphApp) -> None:
+    candidates = await _call(app, qualified_name="lib.core.compute", repo="consumer", language="python")
+    assert candidates["total"] == 6
+    nobody = await _call(app, qualified_name="app.main.cli")
+    assert nobody["total"] == 0 and "no other repository consumes" in nobody["guidance"]
+    assert "find_references" in nobody["guidance"]
+    other_language = await _call(app, qualified_name="lib.core.compute", language="go")
+    assert other_language["total"] == 0
+    full_empty = await _call(app, qualified_name="app.main.cli", view="full")
+    assert full_empty["results"]["consumers"] is None
+
+
+async def test_every_error_code_of_find_cross_repo_consumers(app: KivgraphApp) -> None:
+    async with connect(app) as (client, _inbox):
+        tool = "find_cross_repo_consumers"
+        await fails(client, tool, "INVALID_ARGUMENT")
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", view="files")
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", include_derived=True)
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", limit=501)
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", language="cobol")
+        await fails(client, tool, "SYMBOL_NOT_FOUND", qualified_name="lib.core.nothing")
+        await fails(client, tool, "AMBIGUOUS_SYMBOL", qualified_name="lib")
+        await fails(client, tool, "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute", repo="nope")
+        page = await ok(client, tool, qualified_name="lib.core.compute", limit=2)
+        await fails(client, tool, "CURSOR_INVALID", qualified_name="lib.core.compute", repo="consumer",
+                    cursor=page["next_cursor"])
+
+
+async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(app: KivgraphApp) -> None:
+    seen: list[tuple[str, ...]] = []
+    cursor: str | None = None
+    async with connect(app) as (client, _inbox):
+        while True:
+            page = await ok(client, "find_cross_repo_consumers", qualified_name="lib.core.compute", limit=4,
+                            view="full", **({"cursor": cursor} if cursor else {}))
+            assert page["total"] == 6
+            seen.extend(tuple(str(v) for v in row.values()) for row in page["results"]["consumers"])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+    assert len(seen) == len(set(seen)) == 6
+
+
+async def test_consumers_of_a_symbol_in_a_repository_nobody_imports_are_none(tmp_path: Path) -> None:
+    b = GraphBuilder(tmp_path / "src")
+    b.repo("solo")
+    b.add_file("solo", "m.py", "def f():\n    return 1\n\n\ndef g():\n    return f()\n")
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    b.publish(layout)
+    answer = await _call(make_app(layout), qualified_name="m.f")
+    assert answer["total"] == 0 and "coverage" not in answer
+
+
+# --- end to end: the real indexer on tests/fixtures/pyrepo_a and pyrepo_b (drawing imports shapes) --------------
+
+
+@pytest.fixture(scope="module")
+def indexed_pair(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
+    base = tmp_path_factory.mktemp("pair")
+    home = base / "home"
+    repo_a = copy_fixture("pyrepo_a", base)
+    repo_b = copy_fixture("pyrepo_b", base)
+    for name, path in (("shapes", repo_a), ("drawing", repo_b)):
+        done = run_kivgraph(home, "init", "--repository", f"{name}={path}", "--languages", "python")
+        assert done.returncode == 0, done.stderr
+    done = run_kivgraph(home, "index")
+    assert done.returncode == 0, done.stderr
+    return StateLayout(config_path=home / "kivgraph.toml", state_dir=home / "state")
+
+
+async def test_real_index_consumers_of_a_provider_function_list_the_consumers_files(indexed_pair: StateLayout) -> None:
+    app = make_app(indexed_pair)
+    async with connect(app) as (client, _inbox):
+        square = await ok(client, "find_cross_repo_consumers", qualified_name="shapes.square.Square", view="full")
+        rows = square["results"]["consumers"]
+        exact = [r for r in rows if r["category"] == "exact_symbol"]
+        assert {(r["repository"], r["file_path"], r["qualified_name"]) for r in exact} == {
+            ("drawing", "drawing/canvas.py", "drawing.canvas.default_canvas")}
+        (package,) = [r for r in rows if r["category"] == "package"]
+        assert (package["repository"], package["package_name"], package["requested_package"]) == (
+            "drawing", "drawing", "shapes")
+        assert square["coverage"]["package_level"] == 1 and square["coverage"]["exact"] == 1
+        function = await ok(client, "find_cross_repo_consumers", qualified_name="shapes.circle.circle_area",
+                            view="full")
+        files = {r.get("file_path") for r in function["results"]["consumers"] if r["category"] != "package"}
+        assert files == {"drawing/canvas.py"}
+        categories = {r["category"] for r in function["results"]["consumers"]}
+        assert "package" in categories and categories & {"exact_symbol", "candidate"}
+        blast = await ok(client, "get_blast_radius", qualified_name="shapes.square.Square", view="full")
+        reached = {n["qualified_name"]: n for n in blast["results"]["symbols"]}
+        assert reached["drawing.canvas.default_canvas"]["repository"] == "drawing"
+        assert reached["drawing.canvas.default_canvas"]["via_kind"] == "CALLS_DIRECT"

@@ -1,0 +1,318 @@
+"""get_blast_radius and trace_dependencies through the in-memory MCP client, on hand-made generations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from server.app import KivgraphApp
+from server.tools import traversal
+from snapshot_format.layout import StateLayout
+from tests.server_fixtures import (
+    CALLER_COUNT,
+    GraphBuilder,
+    StandardGraph,
+    build_cross_repo,
+    cross_repo_graph,
+)
+from tests.server_fixtures import standard_graph as make_standard
+from tests.test_server_mcp import WAIT, connect, fails, make_app, ok
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture
+def cross(tmp_path: Path) -> StandardGraph:
+    return cross_repo_graph(tmp_path)
+
+
+@pytest.fixture
+def app(cross: StandardGraph) -> KivgraphApp:
+    return make_app(cross.layout)
+
+
+def _by_name(nodes: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    named = {n["qualified_name"]: n for n in nodes}
+    assert len(named) == len(nodes), "a node was reported twice"
+    return named
+
+
+# --- blast radius -----------------------------------------------------------------------------------------------
+
+
+async def test_blast_radius_reaches_the_consumers_caller_at_depth_two_with_the_via_edge(
+    app: KivgraphApp, cross: StandardGraph
+) -> None:
+    async with connect(app) as (client, _inbox):
+        answer = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", view="full")
+    results = answer["results"]
+    nodes = _by_name(results["symbols"])
+    cli = nodes["app.main.cli"]
+    assert (cli["depth"], cli["repository"], cli["file_path"], cli["start_line"], cli["end_line"]) == (
+        2, "consumer", "app/main.py", 8, 9)
+    assert (cli["reached_from"], cli["via_kind"], cli["via_confidence"], cli["via_provenance"]) == (
+        "app.main.run", "CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE")
+    run = nodes["app.main.run"]
+    assert (run["depth"], run["reached_from"]) == (1, "lib.core.compute")
+    assert nodes["app.main"]["via_confidence"] == "EXACT_PACKAGE_MAPPED"
+    assert nodes["app.extra.also"]["via_confidence"] == "CANDIDATE"
+    assert "lib.core.compute" not in nodes  # the root is excluded everywhere
+    assert results["root_key"] == cross.key("provider", "lib.core.compute")
+    assert results["root_repository"] == "provider" and results["traversal_truncated"] is False
+    assert "stable_key" not in cli
+    detailed = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", view="full",
+                                response_format="detailed")
+    cli_detailed = _by_name(detailed["results"]["symbols"])["app.main.cli"]
+    assert cli_detailed["stable_key"] == cross.key("consumer", "app.main.cli")
+    assert cli_detailed["reached_from_key"] == cross.key("consumer", "app.main.run")
+
+
+async def _call_once(app: KivgraphApp, tool: str, **arguments: Any) -> Any:
+    async with connect(app) as (client, _inbox):
+        return await ok(client, tool, **arguments)
+
+
+async def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once_at_the_right_depth(app: KivgraphApp) -> None:
+    answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, view="full")
+    results = answer["results"]
+    depths = {qn: n["depth"] for qn, n in _by_name(results["symbols"]).items()}
+    assert depths == {
+        "lib": 1, "lib.core.loop": 1, "lib.core.left": 1, "lib.core.right": 1, "app.main": 1, "app.main.run": 1,
+        "app.extra.also": 1, "lib.core.top": 2, "app.main.cli": 2,
+    }
+    assert results["affected"] == answer["total"] == 9 and results["deepest_depth"] == 2
+    assert results["by_depth"] == [{"depth": 1, "count": 7}, {"depth": 2, "count": 2}]
+    assert results["by_repository"] == [{"key": "consumer", "count": 4}, {"key": "provider", "count": 5}]
+    # top touches the visited set through two CALLS_DIRECT edges (left and right) but counts once per kind
+    assert results["by_kind"] == [{"key": "CALLS_DIRECT", "count": 7}, {"key": "IMPORTS_SYMBOL", "count": 1},
+                                  {"key": "REEXPORTS", "count": 1}]
+    assert {"package_key": "package:python:consumer:app.main", "package_name": "app.main",
+            "repository": "consumer", "count": 3} in results["by_package"]
+    assert sum(p["count"] for p in results["by_package"]) == 9
+    # the default excludes variables (VALUE calls compute): declared, and not applied to the walk
+    assert results["kinds_default_excluded"] == ["field", "variable"] and "kinds" not in results
+    every = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", kinds=["*"]))["results"]
+    assert every["kinds"] == ["*"] and every["affected"] == 10 and "kinds_default_excluded" not in every
+    chosen = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute",
+                               kinds=["variable", "function", "function"]))["results"]
+    assert chosen["kinds"] == ["function", "variable"] and chosen["affected"] == 8
+
+
+async def test_a_subject_with_unresolved_references_nearby_is_a_lower_bound_naming_the_blind_spot(
+    app: KivgraphApp, cross: StandardGraph
+) -> None:
+    answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute")
+    c = answer["completeness"]
+    assert c["verdict"] == "LOWER_BOUND"
+    assert [(s["repository"], s["file_path"], s["start_line"], s["reason"]) for s in c["blind_spots"]] == [
+        ("consumer", "app/extra.py", 1, "IMPORT_NOT_RESOLVED"), ("consumer", "app/main.py", 13, "RECEIVER_NOT_RESOLVED")]
+    assert c["blind_spots"][1]["requested_symbol"] == "compute" and c["blind_spots"][1]["detail"] == "obj.compute"
+    (scope,) = c["invisible_scopes"]
+    assert scope["requested_package"] == "lib.vendored" and "file_path" not in scope
+    assert c["candidate_edges"] == 1
+    consumer_root = cross.builder.root("consumer")
+    provider_root = cross.builder.root("provider")
+    assert c["fallback"] == {"pattern": r"\bcompute\b", "paths": [
+        f"{consumer_root}/app/extra.py", f"{consumer_root}/app/main.py", f"{provider_root}/lib/vendored"]}
+    assert answer["coverage"]["unresolved_related"] == 3
+    clean = await _call_once(app, "get_blast_radius", qualified_name="app.main.cli")
+    assert clean["completeness"] == {"verdict": "COMPLETE"}
+    assert clean["total"] == 0 and "raise depth" in clean["guidance"]
+
+
+async def test_completeness_lists_are_capped_with_an_exact_remainder(tmp_path: Path) -> None:
+    b = build_cross_repo(GraphBuilder(tmp_path / "src"))
+    for i in range(25):
+        b.unresolved_ref("compute", "NAME_NOT_RESOLVED", "consumer", f"gen/m{i:02d}.py", line=i + 1)
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    b.publish(layout)
+    answer = await _call_once(make_app(layout), "get_blast_radius", qualified_name="lib.core.compute")
+    c = answer["completeness"]
+    assert len(c["blind_spots"]) == 20 and c["more_blind_spots"] == 27 - 20
+    assert answer["coverage"]["unresolved_related"] == 27 + 1
+
+
+async def test_max_nodes_reached_answers_traversal_truncated_with_exact_aggregates_so_far(app: KivgraphApp) -> None:
+    answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, max_nodes=4,
+                              kinds=["*"])
+    results = answer["results"]
+    assert results["traversal_truncated"] is True
+    assert results["affected"] == answer["total"] == answer["returned"] == 3  # max_nodes counts the root
+    assert results["by_depth"] == {"1": 3}
+    assert sum(results["by_repository"].values()) == 3
+    assert "max_nodes" in answer["guidance"] and "truncated" not in answer
+    full = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, max_nodes=4,
+                            kinds=["*"], view="full")
+    assert full["results"]["traversal_truncated"] is True and full["truncated"] is False
+    untruncated = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5)
+    assert "traversal_truncated" not in untruncated["results"]
+
+
+async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_columns(app: KivgraphApp) -> None:
+    answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=1,
+                              edge_kinds=["CALLS_DIRECT"], confidence="EXACT_TYPECHECKED")
+    results = answer["results"]
+    assert results["root"] == "provider:lib/core.py:1"
+    assert (results["via_kind"], results["via_confidence"], results["hop_depth"]) == (
+        "CALLS_DIRECT", "EXACT_TYPECHECKED", 1)
+    assert results["reached_from"] == "lib.core.compute" and results["kind"] == "function"
+    assert results["by_depth"] == {"1": 4} and results["by_kind"] == {"CALLS_DIRECT": 4}
+    assert results["by_repository"] == {"consumer": 1, "provider": 3}
+    assert {"package": "app.main", "repository": "consumer", "count": 1} in results["by_package"]
+    assert {"package": "lib.core", "count": 3} in results["by_package"]
+    files = {(g.get("repo"), g["file"]): g["at"] for g in results["files"]}
+    assert files[("consumer", "app/main.py")] == ["app.main.run@4-5"]
+    assert files[("provider", "lib/core.py")] == ["lib.core.loop@5-6", "lib.core.left@9-10", "lib.core.right@13-14"]
+    assert "snapshot_age_ms" not in answer and "symbols" not in results
+
+
+async def test_compact_rows_group_by_their_remaining_columns_when_that_is_smaller(tmp_path: Path) -> None:
+    graph = make_standard(tmp_path)
+    answer = await _call_once(make_app(graph.layout), "get_blast_radius", qualified_name="hub.hub2", limit=60)
+    results = answer["results"]
+    assert answer["total"] == CALLER_COUNT and answer["returned"] == 60
+    assert "files" not in results
+    groups = {g["via_confidence"]: g for g in results["groups"]}
+    assert set(groups) == {"CANDIDATE", "EXACT_TYPECHECKED"}
+    assert groups["CANDIDATE"]["via_provenance"] == "PYTHON_SYNTAX_CALL"
+    assert groups["CANDIDATE"]["files"][0]["at"][0] == "callers.c0.caller_000@4-5"
+    assert sum(len(f["at"]) for g in results["groups"] for f in g["files"]) == 60
+
+
+# --- trace_dependencies -------------------------------------------------------------------------------------------
+
+
+async def test_trace_walks_outgoing_and_filters_rows_after_reachability(app: KivgraphApp, cross: StandardGraph) -> None:
+    async with connect(app) as (client, _inbox):
+        full = await ok(client, "trace_dependencies", qualified_name="app.main.cli", view="full")
+        depths = {qn: n["depth"] for qn, n in _by_name(full["results"]["nodes"]).items()}
+        assert depths == {"app.main.run": 1, "lib.core.compute": 2, "lib.core.loop": 3}
+        assert full["results"]["reached"] == 3 and full["results"]["deepest_depth"] == 3
+        compute = _by_name(full["results"]["nodes"])["lib.core.compute"]
+        assert (compute["reached_from"], compute["via_kind"]) == ("app.main.run", "CALLS_DIRECT")
+        # the provider's rows stay reachable through the consumer's run, which the filter hides
+        only_provider = await ok(client, "trace_dependencies", qualified_name="app.main.cli", repo="provider")
+        results = only_provider["results"]
+        assert only_provider["total"] == 2 and results["reached"] == 3 and results["repository"] == "provider"
+        assert results["root_key"] == cross.key("consumer", "app.main.cli") and "root" not in results
+        assert results["files"] == [{"file": "lib/core.py", "at": [
+            ["lib.core.compute@1-2", "2", "app.main.run"], ["lib.core.loop@5-6", "3", "lib.core.compute"]]}]
+        shallow = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
+        assert shallow["total"] == 1 and shallow["results"]["deepest_depth"] == 1
+        await fails(client, "trace_dependencies", "REPOSITORY_NOT_FOUND", qualified_name="app.main.cli", repo="nope")
+        none = await ok(client, "trace_dependencies", qualified_name="app.main.cli", language="go")
+        assert none["total"] == 0 and none["results"]["reached"] == 3
+
+
+async def test_trace_seeds_the_members_of_a_class_and_never_reports_seeds(tmp_path: Path) -> None:
+    graph = make_standard(tmp_path)
+    answer = await _call_once(make_app(graph.layout), "trace_dependencies", qualified_name="pkg.shapes.Square",
+                              view="full")
+    nodes = _by_name(answer["results"]["nodes"])
+    assert set(nodes) == {"pkg.shapes.Shape", "pkg.shapes.Shape.area"}
+    assert nodes["pkg.shapes.Shape.area"]["reached_from"] == "pkg.shapes.Square.area"
+    assert nodes["pkg.shapes.Shape.area"]["via_kind"] == "OVERRIDES"
+
+
+async def test_a_cycle_in_an_outgoing_walk_terminates(app: KivgraphApp) -> None:
+    answer = await _call_once(app, "trace_dependencies", qualified_name="lib.core.compute", depth=5, view="full")
+    assert [(n["qualified_name"], n["depth"]) for n in answer["results"]["nodes"]] == [("lib.core.loop", 1)]
+
+
+# --- errors, deadline, pagination ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tool", ["get_blast_radius", "trace_dependencies"])
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"depth": 6}, "depth must be between 1 and 5"),
+        ({"depth": -1}, "depth must be between 1 and 5"),
+        ({"max_nodes": 25001}, "max_nodes must be between 1 and 25000"),
+        ({"limit": 501}, "limit must be between 1 and 500"),
+        ({"edge_kinds": ["*", "CALLS_DIRECT"]}, 'edge_kinds ["*"] means every kind and must stand alone'),
+        ({"edge_kinds": ["CONTAINS_FILE"]}, "edge_kinds: 'CONTAINS_FILE' is not a reference kind"),
+        ({"confidence": "SURE"}, "confidence must be one of"),
+        ({"view": "files"}, "view files is only accepted by"),
+        ({"qualified_name": " lib.core.compute"}, "qualified_name must not have surrounding whitespace"),
+    ],
+)
+async def test_limits_and_vocabularies_are_rejected_not_clamped(
+    app: KivgraphApp, tool: str, arguments: dict[str, Any], message: str
+) -> None:
+    async with connect(app) as (client, _inbox):
+        text = await fails(client, tool, "INVALID_ARGUMENT", **{"qualified_name": "lib.core.compute", **arguments})
+        assert text.startswith(message), text
+
+
+async def test_every_error_code_of_the_traversals(app: KivgraphApp, cross: StandardGraph, tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    async with connect(app) as (client, _inbox):
+        await fails(client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute", repo="x")
+        await fails(client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute", kinds=["bogus"])
+        await fails(client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute",
+                    kinds=["*", "function"])
+        await fails(client, "get_blast_radius", "INVALID_ARGUMENT")
+        await fails(client, "get_blast_radius", "SYMBOL_NOT_FOUND", qualified_name="lib.core.nothing")
+        await fails(client, "trace_dependencies", "SYMBOL_NOT_FOUND", stable_key="A" * 26)
+        await fails(client, "get_blast_radius", "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute",
+                    repository="nope")
+        await fails(client, "trace_dependencies", "AMBIGUOUS_SYMBOL", qualified_name="lib")  # module homonyms
+        page = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", limit=2)
+        await fails(client, "trace_dependencies", "CURSOR_INVALID", qualified_name="lib.core.compute",
+                    cursor=page["next_cursor"])
+        await fails(client, "get_blast_radius", "CURSOR_INVALID", qualified_name="lib.core.compute", limit=2,
+                    depth=2, cursor=page["next_cursor"])
+        await fails(client, "get_blast_radius", "CURSOR_INVALID", qualified_name="lib.core.compute", cursor="bm9wZQ")
+        monkeypatch.setattr(traversal, "DEADLINE_SECONDS", -1.0)
+        for tool in ("get_blast_radius", "trace_dependencies"):
+            message = await fails(client, tool, "TRAVERSAL_LIMIT_REACHED", qualified_name="lib.core.compute")
+            assert "lower depth or max_nodes" in message
+        monkeypatch.setattr(traversal, "DEADLINE_SECONDS", 5.0)
+        build_cross_repo(GraphBuilder(tmp_path / "src")).publish(cross.layout)
+        with anyio.fail_after(WAIT):
+            while app.holder.current_id != 2:
+                await anyio.sleep(0.02)
+        await fails(client, "get_blast_radius", "CURSOR_SNAPSHOT_EXPIRED", qualified_name="lib.core.compute",
+                    limit=2, cursor=page["next_cursor"])
+
+
+async def test_view_and_limit_are_not_part_of_the_cursor_identity(app: KivgraphApp) -> None:
+    async with connect(app) as (client, _inbox):
+        first = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", limit=4)
+        second = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", limit=10, view="full",
+                          cursor=first["next_cursor"])
+        assert second["returned"] == first["total"] - 4 and second["next_cursor"] is None
+
+
+@pytest.mark.parametrize("view", ["compact", "full"])
+async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(tmp_path: Path, view: str) -> None:
+    graph = make_standard(tmp_path)
+    seen: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    async with connect(make_app(graph.layout)) as (client, _inbox):
+        while True:
+            page = await ok(client, "get_blast_radius", qualified_name="hub.hub", limit=40, view=view,
+                            **({"cursor": cursor} if cursor else {}))
+            pages += 1
+            assert page["total"] == CALLER_COUNT
+            assert page["results"]["affected"] == CALLER_COUNT  # aggregates never page
+            if view == "full":
+                seen.extend(n["qualified_name"] for n in page["results"]["symbols"])
+            else:
+                seen.extend(at if isinstance(at, str) else at[0]
+                            for f in page["results"]["files"] for at in f["at"])
+            cursor = page.get("next_cursor")
+            if cursor is None:
+                break
+            assert "showing 40 of 130" in page["guidance"]
+    assert pages == 4 and len(seen) == len(set(seen)) == CALLER_COUNT
