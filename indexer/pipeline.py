@@ -168,8 +168,11 @@ def build_content(
                 continue
             all_paths = frozenset(paths)
             out = w.facts.setdefault(language, [])
+            # Optional hook: a module that needs the repository root (Go: go.mod) defines package_for_root.
+            package_for_root = getattr(module, "package_for_root", None)
             for path in paths:
-                package = module.package_for(path, all_paths)
+                package = (package_for_root(w.root, path, all_paths) if package_for_root is not None
+                           else module.package_for(path, all_paths))
                 data: bytes | None = None
                 digest = w.known_hashes.get(path, "")
                 facts = None

@@ -1,4 +1,4 @@
-"""A Go Corpus built the way the pipeline builds one, for tests: walk, package_for, extract, stable keys."""
+"""A Go Corpus built the way the pipeline builds one, for tests: walk, package_for_root, extract, stable keys."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def build_go_corpus(repositories: Iterable[tuple[str, Path]]) -> BuiltCorpus:
         all_paths = frozenset(paths)
         facts = RepositoryFacts(name=name, root=str(root))
         for path in paths:
-            package = go.package_for(path, all_paths)
+            package = go.package_for_root(root, path, all_paths)
             extracted = go.extract(path, (root / path).read_bytes(), package)
             facts.files.append(extracted)
             for sym in extracted.symbols:

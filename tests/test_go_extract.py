@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from indexer.languages.go import extract, package_for
+from indexer.languages.go import extract, package_for, package_for_root
 from indexer.languages.go import resolve as resolve_go
 from snapshot_format.vocab import Confidence
 from tests.go_corpus import build_go_corpus
@@ -83,6 +83,22 @@ def test_a_syntax_error_is_a_parse_failure_with_its_position() -> None:
 def test_the_package_is_the_directory() -> None:
     assert package_for("cmd/app/main.go", frozenset()) == "cmd/app"
     assert package_for("main.go", frozenset()) == "."
+
+
+def test_the_package_is_the_import_path_under_a_go_mod(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module example.com/m // the module\n\ngo 1.21\n")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "go.mod").write_text("module example.com/tools\n")
+    assert package_for_root(tmp_path, "main.go", frozenset()) == "example.com/m"
+    assert package_for_root(tmp_path, "cmd/app/main.go", frozenset()) == "example.com/m/cmd/app"
+    assert package_for_root(tmp_path, "tools/gen/gen.go", frozenset()) == "example.com/tools/gen"
+    (tmp_path / "go.mod").write_text("module example.com/renamed\n")
+    assert package_for_root(tmp_path, "main.go", frozenset()) == "example.com/renamed"
+
+
+def test_without_a_go_mod_the_package_is_the_directory(tmp_path: Path) -> None:
+    assert package_for_root(tmp_path, "cmd/app/main.go", frozenset()) == "cmd/app"
+    assert package_for_root(tmp_path, "main.go", frozenset()) == "."
 
 
 def test_candidate_resolution_binds_syntax_and_keeps_the_rest_unresolved(tmp_path: Path) -> None:

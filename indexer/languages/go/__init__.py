@@ -5,7 +5,14 @@ helper driven by ``indexer.languages.go.analyzer`` (registered in
 ``indexer.scip.exact.ADAPTERS``). The Site vocabulary is in ``sites.py``.
 """
 
-from indexer.languages.go.extract import EXTENSIONS, EXTRACTOR_VERSION, LANGUAGE, extract, package_for
+from indexer.languages.go.extract import (
+                                         EXTENSIONS,
+                                         EXTRACTOR_VERSION,
+                                         LANGUAGE,
+                                         extract,
+                                         package_for,
+                                         package_for_root,
+)
 from indexer.languages.go.resolve import resolve
 
-__all__ = ["EXTENSIONS", "EXTRACTOR_VERSION", "LANGUAGE", "extract", "package_for", "resolve"]
+__all__ = ["EXTENSIONS", "EXTRACTOR_VERSION", "LANGUAGE", "extract", "package_for", "package_for_root", "resolve"]

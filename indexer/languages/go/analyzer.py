@@ -18,7 +18,7 @@ consumer type-checks against the provider's registered source.
 
 Binding: a target's import path maps to the one registered repository whose
 module path is its longest prefix, and the declaration is looked up there by
-package directory, qualified name and kind: exactly the key the provider
+package (its import path), qualified name and kind: exactly the key the provider
 publishes for itself. Standard-library targets settle the site with no edge.
 A missing ``go`` (``$KIVGRAPH_GO`` points elsewhere), a failed build, a failed
 ``go list`` or a timeout raise ``AnalyzerFailed``: the repository stays on
@@ -359,7 +359,7 @@ def probe(timeout: float = 120) -> str:
 
 
 class ModuleTable:
-    """Registered Go repositories: module paths, and declarations by (repository, package directory)."""
+    """Registered Go repositories: module paths, and declarations by (repository, package import path)."""
 
     def __init__(self, corpus: Corpus) -> None:
         self.registry = ModuleRegistry(corpus)
@@ -399,7 +399,7 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
             out.covered_positions.add((u.path, u.line, u.col))
         if u.use == "local" or u.standard:
             continue
-        module, providers, directory = modules.registry.provider(u.package)
+        module, providers, _ = modules.registry.provider(u.package)
         if len(providers) != 1:
             if u.use != "implements":
                 reason = "AMBIGUOUS_MODULE_PROVIDER" if providers else "MODULE_PROVIDER_NOT_FOUND"
@@ -411,7 +411,7 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 ))
             continue
         provider = providers[0]
-        path = modules.declared.get((provider, directory), {}).get((u.qualified_name, u.kind))
+        path = modules.declared.get((provider, u.package), {}).get((u.qualified_name, u.kind))
         target = corpus.key_of(provider, path, u.qualified_name, u.kind) if path else None
         if target is None:
             if u.use != "implements":

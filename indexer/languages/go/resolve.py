@@ -9,9 +9,10 @@ promoted members. Everything else is an UNRESOLVED row with a reason. None of
 this is proof: every edge is CANDIDATE / TREE_SITTER_SYNTAX, and the go/types
 pass replaces it where it runs.
 
-Import paths come from each repository's ``go.mod`` (module path +
-directory); an import path is provided by the one registered repository whose
-module path is its longest prefix. Standard-library imports (no dot in the
+A file's package is its import path (``package_for_root``: module path of
+the go.mod + directory), so packages are keyed by import path; an import path
+is provided by the one registered repository whose module path is its longest
+prefix. Standard-library imports (no dot in the
 first path element) are nobody's and produce no rows.
 """
 
@@ -181,13 +182,13 @@ class _Resolver:
             ipath = self.imports[(repo, ff.path)].get(qualifier)
             if ipath is None:
                 continue
-            _, providers, directory = self.registry.provider(ipath)
+            _, providers, _ = self.registry.provider(ipath)
             if len(providers) == 1:
-                pkg.embeds.setdefault(site.enclosing, []).append((providers[0], directory, site.name))
+                pkg.embeds.setdefault(site.enclosing, []).append((providers[0], ipath, site.name))
 
-    def _member(self, repo: str, directory: str, type_name: str, name: str, depth: int = 0) -> Target | None:
+    def _member(self, repo: str, package: str, type_name: str, name: str, depth: int = 0) -> Target | None:
         """``T.name`` declared on T or promoted from an embedded type (breadth by declaration order)."""
-        pkg = self.packages.get((repo, directory))
+        pkg = self.packages.get((repo, package))
         if pkg is None or depth > _MAX_PROMOTION_DEPTH:
             return None
         found = pkg.members.get(f"{type_name}.{name}")
@@ -234,7 +235,8 @@ class _Resolver:
                 ipath = self.imports[(repo, ff.path)].get(type_qualifier, "")
                 if not ipath or is_standard(ipath):
                     return  # a member of a standard-library type: nobody's declaration
-                _, providers, t_dir = self.registry.provider(ipath)
+                _, providers, _ = self.registry.provider(ipath)
+                t_dir = ipath
                 if len(providers) != 1:
                     self._unresolved(repo, ff, site, "RECEIVER_NOT_RESOLVED", detail=f"type {qtype} has no single provider")
                     return
@@ -252,7 +254,7 @@ class _Resolver:
     def _qualified(self, repo: str, ff: FileFacts, site: Site, import_path: str) -> None:
         if is_standard(import_path):
             return
-        module, providers, directory = self.registry.provider(import_path)
+        module, providers, _ = self.registry.provider(import_path)
         if not providers:
             self._unresolved(repo, ff, site, "MODULE_PROVIDER_NOT_FOUND", package=import_path,
                              detail=f"no registered repository provides {import_path}")
@@ -261,7 +263,7 @@ class _Resolver:
             self._unresolved(repo, ff, site, "AMBIGUOUS_MODULE_PROVIDER", package=import_path,
                              detail=f"{module} is provided by " + ", ".join(sorted(providers)))
             return
-        pkg = self.packages.get((providers[0], directory))
+        pkg = self.packages.get((providers[0], import_path))
         target = pkg.top.get(site.name) if pkg is not None else None
         if target is None:
             reason = "PACKAGE_PROVIDER_NOT_FOUND" if pkg is None else "DECLARATION_NOT_RESOLVED"
@@ -273,18 +275,18 @@ class _Resolver:
     def _import(self, repo: str, ff: FileFacts, site: Site) -> None:
         if is_standard(site.name):
             return
-        module, providers, directory = self.registry.provider(site.name)
+        module, providers, _ = self.registry.provider(site.name)
         if not providers:
             return  # an unregistered module: its uses carry the MODULE_PROVIDER_NOT_FOUND rows
         if len(providers) > 1:
             self._unresolved(repo, ff, site, "AMBIGUOUS_MODULE_PROVIDER", package=site.name,
                              detail=f"{module} is provided by " + ", ".join(sorted(providers)))
             return
-        if providers[0] == repo and directory == ff.package:
+        if providers[0] == repo and site.name == ff.package:
             return
         self.out.package_dependencies.append(PackageDependencyFact(
             consumer_repository=repo, consumer_package=ff.package, provider_repository=providers[0],
-            provider_package=directory, path=ff.path, line=site.line,
+            provider_package=site.name, path=ff.path, line=site.line,
         ))
 
     def _edge(self, repo: str, ff: FileFacts, site: Site, target: Target) -> None:
