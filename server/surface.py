@@ -55,8 +55,8 @@ GRAPH_STATUS = ToolSpec(
     name="graph_status",
     title="Graph status",
     description=(
-        "The published graph's generation, counts, exact or fallback analysis per language, and each "
-        "repository's indexed versus current commit. It cannot see an edit under an unchanged commit."
+        "The published graph: generation, counts, exact or fallback analysis per language, indexed versus "
+        "current commits. It cannot see an edit under an unchanged commit."
     ),
     input_schema=_obj({}),
 )
@@ -64,8 +64,8 @@ LIST_REPOSITORIES = ToolSpec(
     name="list_repositories",
     title="List repositories",
     description=(
-        "Indexed repositories with path, languages and indexed versus live HEAD commit. It cannot see an "
-        "edited file under an unchanged commit."
+        "Indexed repositories: path, languages, indexed versus live HEAD. It cannot see an edit under an "
+        "unchanged commit."
     ),
     input_schema=_obj({"limit": _limit(), "cursor": _S}),
 )
@@ -155,8 +155,8 @@ GET_BLAST_RADIUS = ToolSpec(
     name="get_blast_radius",
     title="Blast radius",
     description=(
-        "What a change to a symbol reaches, transitively, with a completeness verdict and a grep fallback. "
-        "Bounded hops; it only reports symbols, not behaviour."
+        "What a change to a symbol reaches, with a completeness verdict and a grep fallback. It only reports "
+        "symbols within a few hops, not behaviour."
     ),
     input_schema=_obj({**_WALK, "kinds": {"type": "array", "items": _S}}),
     always_load=True,
@@ -179,6 +179,16 @@ FIND_CROSS_REPO_CONSUMERS = ToolSpec(
     input_schema=_obj({**_SELECTOR, "repo": _S, "language": _enum(*LANGUAGES), "limit": _limit(), "cursor": _S,
                        "response_format": _FORMAT, "view": _enum("compact", "full")}),
 )
+FIND_BY_INTENT = ToolSpec(
+    name="find_by_intent",
+    title="Find by intent",
+    description=(
+        "Files to open for a task described in words, with the symbols and terms that matched. Lexical only: "
+        "a known name is cheaper to grep."
+    ),
+    input_schema=_obj({"query": _S, "repository": _S, "language": _enum(*LANGUAGES), "kind": _S,
+                       "limit": _limit(), "cursor": _S}, ("query",)),
+)
 _PROJECT = {"name": _S, "path": _S, "languages": {"type": "array", "items": _S}}
 INDEX_PROJECT = ToolSpec(
     name="index_project",
@@ -200,7 +210,7 @@ INDEX_PROJECT = ToolSpec(
 # Registration order: the tools an agent should reach for first come first.
 READ_TOOL_SPECS: tuple[ToolSpec, ...] = (
     FIND_REFERENCES, FIND_SYMBOL, GET_SOURCE, GET_BLAST_RADIUS, TRACE_DEPENDENCIES, FIND_CROSS_REPO_CONSUMERS,
-    GET_FILE_OUTLINE,
+    FIND_BY_INTENT, GET_FILE_OUTLINE,
     GET_SYMBOL, LIST_REPOSITORIES, GRAPH_STATUS,
 )
 ALL_TOOL_SPECS: tuple[ToolSpec, ...] = (*READ_TOOL_SPECS, INDEX_PROJECT)
@@ -221,15 +231,17 @@ INSTRUCTIONS_READY = (
     "kivgraph answers who calls or references a symbol, where it is declared, what a file declares and what "
     "its code is, from a published graph of the registered repositories. Before grepping or reading files "
     "for callers, references or declarations, call find_references or find_symbol; to read the code they "
-    "name, call get_source with several symbols at once. To add or re-index a repository, call "
-    "index_project.\n\n" + _USE
+    "name, call get_source with several symbols at once. For what a change breaks, call get_blast_radius; for "
+    "users in other repositories, find_cross_repo_consumers; when you do not know a name, find_by_intent. To "
+    "add or re-index a repository, call index_project.\n\n" + _USE
 )
 
 INSTRUCTIONS_EMPTY = (
     "kivgraph has no published graph yet, so only index_project is listed. To build one, call index_project "
     "with the repositories to index (name, path, languages); it asks the user for consent, or takes "
     "confirmed true once you have asked. A terminal can run kivgraph init PATH then kivgraph index instead. "
-    "The query tools (find_references, find_symbol, get_source, get_file_outline, get_symbol, "
-    "list_repositories, graph_status) then appear in this session without a restart; until then use your "
+    "The query tools (find_references, find_symbol, get_source, get_blast_radius, trace_dependencies, "
+    "find_cross_repo_consumers, find_by_intent, get_file_outline, get_symbol, list_repositories, graph_status) "
+    "then appear in this session without a restart; until then use your "
     "own search and file tools.\n\n" + _USE
 )

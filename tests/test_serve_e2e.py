@@ -15,7 +15,7 @@ from tests.server_fixtures import StdioPeer, stdio_serve
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
 READ_TOOLS = ["find_references", "find_symbol", "get_source", "get_blast_radius", "trace_dependencies",
-              "find_cross_repo_consumers",
+              "find_cross_repo_consumers", "find_by_intent",
               "get_file_outline", "get_symbol", "list_repositories", "graph_status"]
 SERVE = [sys.executable, "-m", "kivgraph_cli", "serve", "--poll-interval", "0.1"]
 

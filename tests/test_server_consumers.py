@@ -151,6 +151,13 @@ def indexed_pair(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
 
 async def test_real_index_consumers_of_a_provider_function_list_the_consumers_files(indexed_pair: StateLayout) -> None:
     app = make_app(indexed_pair)
+    try:
+        await _check_real_pair(app)
+    finally:
+        app.holder.close()
+
+
+async def _check_real_pair(app: KivgraphApp) -> None:
     async with connect(app) as (client, _inbox):
         square = await ok(client, "find_cross_repo_consumers", qualified_name="shapes.square.Square", view="full")
         rows = square["results"]["consumers"]

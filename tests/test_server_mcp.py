@@ -22,7 +22,7 @@ from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, bui
 pytestmark = pytest.mark.anyio
 
 READ_TOOLS = ["find_references", "find_symbol", "get_source", "get_blast_radius", "trace_dependencies",
-              "find_cross_repo_consumers",
+              "find_cross_repo_consumers", "find_by_intent",
               "get_file_outline", "get_symbol", "list_repositories", "graph_status"]
 WAIT = 15.0  # seconds: the bound on every wait for something asynchronous
 

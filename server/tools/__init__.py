@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.tools.consumers import find_cross_repo_consumers
+from server.tools.intent import find_by_intent
 from server.tools.outline import get_file_outline
 from server.tools.references import find_references
 from server.tools.source import get_source
@@ -25,6 +26,7 @@ READ_TOOLS: dict[str, ReadTool] = {
     "get_blast_radius": get_blast_radius,
     "trace_dependencies": trace_dependencies,
     "find_cross_repo_consumers": find_cross_repo_consumers,
+    "find_by_intent": find_by_intent,
     "find_symbol": find_symbol,
     "get_source": get_source,
     "get_symbol": get_symbol,

@@ -1,0 +1,79 @@
+"""find_by_intent: which files to open for a task described in words (PRODUCT.md §5).
+
+Files are ranked with BM25 over the lexicon stored in the generation
+(identifier sub-words, docstrings and comments, paths); each carries its
+score, the query terms it matched and the few declarations that matched.
+Deterministic: ties break on repository and path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server import views
+from server.args import Args
+from server.cursor import scope
+from server.envelope import Coverage
+from server.errors import invalid
+from server.queries.intent import FileMatch, matching_symbols, query_terms
+from server.queries.intent import find_by_intent as query
+from server.selector import check_repository
+from server.tools.common import read_paging, truncation_guidance, wrap
+from server.tools.symbols import read_kind
+from snapshot_format.reader import Generation
+from snapshot_format.vocab import LANGUAGES
+
+INTENT_ARGS = ("query", "repository", "language", "kind", "limit", "cursor")
+DEFAULT_LIMIT = 10
+
+
+def _symbols(match: FileMatch) -> list[Any]:
+    return [[views.label(s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
+
+
+def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
+    """Files ranked for a task in words, with the symbols and terms that matched."""
+    args = Args(arguments, INTENT_ARGS)
+    text = args.string("query", required=True) or ""
+    repository = args.string("repository")
+    language = args.enum("language", LANGUAGES, "") or None
+    kind = read_kind(args)
+    paging = read_paging(args, gen, DEFAULT_LIMIT)
+    check_repository(gen, repository)
+    wanted = query_terms(text)
+    if not wanted:
+        raise invalid("query has no searchable word; describe the task in a few words")
+    indexed = gen.lexicon_stats() is not None
+    ranked = query(gen, text, repository=repository, language=language, kind=kind) if indexed else []
+    cursor_scope = scope("find_by_intent", "intent-bm25-v1", terms=wanted, repository=repository,
+                         language=language, kind=kind)
+    total = len(ranked)
+    start, end, next_cursor = paging.window(gen, total, cursor_scope)
+    page = ranked[start:end]
+    for match in page:
+        if not match.symbols:
+            match.symbols = matching_symbols(gen, match, kind=kind)
+    rows = [{"repository": m.repository, "file_path": m.path} for m in page]
+    header = views.hoist(rows, ("repository",))
+    files = []
+    for m in page:
+        entry: dict[str, Any] = {}
+        if m.repository != header.get("repository"):
+            entry["repo"] = m.repository
+        entry["file"] = m.path
+        entry["score"] = round(m.score, 2)
+        entry["terms"] = m.matched
+        if m.symbols:
+            entry["symbols"] = _symbols(m)
+        files.append(entry)
+    results: dict[str, Any] = {"terms": wanted, **header, "files": files}
+    guidance = None
+    if not indexed:
+        guidance = "this generation has no lexical index; re-index with kivgraph index to build one"
+    elif total == 0:
+        guidance = ("no indexed file matches these words; try other words or a name fragment with "
+                    "find_symbol mode substring")
+    elif len(page) < total:
+        guidance = truncation_guidance(len(page), total, "more words, repository, language or kind")
+    return wrap(gen, compact=True, total=total, returned=len(page), next_cursor=next_cursor, coverage=Coverage(),
+                results=results, guidance=guidance)

@@ -1,0 +1,118 @@
+"""find_by_intent through the in-memory MCP client, on the real fixture repositories indexed by the real CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from server.app import KivgraphApp
+from snapshot_format.layout import StateLayout
+from tests.helpers import copy_fixture, run_kivgraph
+from tests.server_fixtures import standard_graph
+from tests.test_server_mcp import connect, fails, make_app, ok
+
+pytestmark = pytest.mark.anyio
+TOOL = "find_by_intent"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def indexed_layout(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
+    base = tmp_path_factory.mktemp("intent-pair")
+    home = base / "home"
+    for name, fixture in (("shapes", "pyrepo_a"), ("drawing", "pyrepo_b")):
+        path = copy_fixture(fixture, base)
+        done = run_kivgraph(home, "init", "--repository", f"{name}={path}", "--languages", "python")
+        assert done.returncode == 0, done.stderr
+    done = run_kivgraph(home, "index")
+    assert done.returncode == 0, done.stderr
+    return StateLayout(config_path=home / "kivgraph.toml", state_dir=home / "state")
+
+
+@pytest.fixture
+def app(indexed_layout: StateLayout) -> Iterator[KivgraphApp]:
+    """One server per test, closed after it (LMDB opens a generation once per process)."""
+    served = make_app(indexed_layout)
+    yield served
+    served.holder.close()
+
+
+async def test_the_file_to_open_comes_first_with_its_matched_terms_and_symbols(app: KivgraphApp) -> None:
+    async with connect(app) as (client, _inbox):
+        answer = await ok(client, TOOL, query="convert legacy units to inches")
+        again = await ok(client, TOOL, query="convert legacy units to inches")
+    assert answer == again  # deterministic
+    results = answer["results"]
+    first = results["files"][0]
+    assert (results.get("repository") or first["repo"]) == "shapes"
+    assert first["file"] == "src/shapes/units.py"
+    assert set(first["terms"]) <= set(results["terms"]) and "legacy" in first["terms"]
+    assert first["symbols"][0] == ["shapes.units.legacy_to_inches@11-13", "function"]
+    scores = [f["score"] for f in results["files"]]
+    assert scores == sorted(scores, reverse=True)
+    assert answer["total"] == len(results["files"]) and "guidance" not in answer
+
+
+async def test_filters_by_repository_language_and_kind(app: KivgraphApp) -> None:
+    async with connect(app) as (client, _inbox):
+        drawing = await ok(client, TOOL, query="canvas of shapes", repository="drawing")
+        assert drawing["results"]["repository"] == "drawing"
+        assert drawing["results"]["files"][0]["file"] == "drawing/canvas.py"
+        assert all("repo" not in f for f in drawing["results"]["files"])
+        classes = await ok(client, TOOL, query="canvas of shapes", kind="class")
+        kinds = {s[1] for f in classes["results"]["files"] for s in f["symbols"]}
+        assert kinds == {"class"}
+        none = await ok(client, TOOL, query="canvas of shapes", language="go")
+        assert none["total"] == 0 and "no indexed file matches" in none["guidance"]
+
+
+async def test_errors_and_guidance(app: KivgraphApp) -> None:
+    async with connect(app) as (client, _inbox):
+        assert (await fails(client, TOOL, "INVALID_ARGUMENT")) == "query is required"
+        assert (await fails(client, TOOL, "INVALID_ARGUMENT", query="")) == "query is required"
+        await fails(client, TOOL, "INVALID_ARGUMENT", query=" area ")
+        assert "no searchable word" in await fails(client, TOOL, "INVALID_ARGUMENT", query="how is the")
+        await fails(client, TOOL, "INVALID_ARGUMENT", query="area", kind="gizmo")
+        await fails(client, TOOL, "INVALID_ARGUMENT", query="area", language="cobol")
+        await fails(client, TOOL, "INVALID_ARGUMENT", query="area", limit=501)
+        await fails(client, TOOL, "INVALID_ARGUMENT", query="area", view="full")
+        await fails(client, TOOL, "REPOSITORY_NOT_FOUND", query="area", repository="nope")
+        page = await ok(client, TOOL, query="area circle shape", limit=1)
+        await fails(client, TOOL, "CURSOR_INVALID", query="area", limit=1, cursor=page["next_cursor"])
+        nothing = await ok(client, TOOL, query="zzzqqq")
+        assert nothing["total"] == 0 and nothing["results"]["files"] == [] and "guidance" in nothing
+
+
+async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(app: KivgraphApp) -> None:
+    seen: list[tuple[str, str]] = []
+    cursor: str | None = None
+    async with connect(app) as (client, _inbox):
+        everything = await ok(client, TOOL, query="shape area circle square canvas units", limit=500)
+        total = everything["total"]
+        assert total >= 4
+        while True:
+            page = await ok(client, TOOL, query="shape area circle square canvas units", limit=3,
+                            **({"cursor": cursor} if cursor else {}))
+            assert page["total"] == total
+            header = page["results"].get("repository")
+            seen.extend((f.get("repo", header), f["file"]) for f in page["results"]["files"])
+            cursor = page.get("next_cursor")
+            if cursor is None:
+                break
+            assert "showing 3 of" in page["guidance"]
+    expected = [(f.get("repo", everything["results"].get("repository")), f["file"])
+                for f in everything["results"]["files"]]
+    assert seen == expected and len(set(seen)) == total
+
+
+async def test_a_generation_without_a_lexical_index_says_so(tmp_path: Path) -> None:
+    graph = standard_graph(tmp_path)
+    async with connect(make_app(graph.layout)) as (client, _inbox):
+        answer = await ok(client, TOOL, query="square area")
+    assert answer["total"] == 0 and "no lexical index" in answer["guidance"]
