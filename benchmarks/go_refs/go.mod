@@ -1,0 +1,3 @@
+module kivgraph.local/benchmarks/go_refs
+
+go 1.22
