@@ -99,35 +99,15 @@ class FactCache:
                 )
 
     def get_raw(self, key: bytes) -> bytes | None:
-        """A cached opaque value (lexical counts, analyzer output), or None; not used in verify mode."""
-        if self._env is None or self.mode == "verify":
-            return None
-        pending = self._pending.get(key)
-        if pending is not None:
-            return pending[_DAY.size :]
-        with self._env.begin() as txn:
-            raw = txn.get(key)
-        if raw is None:
-            return None
-        self._touched.add(key)
-        return raw[_DAY.size :]
-
-    def put_raw(self, key: bytes, value: bytes) -> None:
-        if self._env is not None:
-            self._pending[key] = _DAY.pack(_today()) + value
-
-    def put(self, key: bytes, facts: FileFacts) -> None:
-        if self._env is None:
-            return
-        self._pending[key] = _DAY.pack(_today()) + _encoder.encode(facts)
-
-    def get_blob(self, key: bytes) -> bytes | None:
-        """Raw cached bytes under ``key`` (analyzer runs), or None; verify mode always misses.
+        """A cached opaque value (lexical counts, an analyzer run), or None; verify mode always misses.
 
         Not counted in ``stats``, which are per-file extraction figures; callers count their own.
         """
         if self._env is None or self.mode == "verify":
             return None
+        pending = self._pending.get(key)
+        if pending is not None:
+            return pending[_DAY.size :]
         with self._env.begin(buffers=True) as txn:
             raw = txn.get(key)
             if raw is None:
@@ -136,10 +116,24 @@ class FactCache:
         self._touched.add(key)
         return data
 
-    def put_blob(self, key: bytes, data: bytes) -> None:
+    def put_raw(self, key: bytes, value: bytes, *, what: str = "an entry") -> None:
+        """Store an opaque value; in verify mode first compare it with what the cache held."""
         if self._env is None:
             return
-        self._pending[key] = _DAY.pack(_today()) + data
+        if self.mode == "verify":
+            with self._env.begin(buffers=True) as txn:
+                cached = txn.get(key)
+                old = None if cached is None else bytes(cached[_DAY.size :])
+            if old is not None:
+                self.stats.verified += 1
+                if old != value:
+                    raise FactCacheDisagreement(f"fact cache disagrees with a fresh computation of {what}")
+        self._pending[key] = _DAY.pack(_today()) + value
+
+    def put(self, key: bytes, facts: FileFacts) -> None:
+        if self._env is None:
+            return
+        self._pending[key] = _DAY.pack(_today()) + _encoder.encode(facts)
 
     def flush(self) -> None:
         """Write pending entries and refresh the last-used day of every hit."""

@@ -200,7 +200,7 @@ def build_content(
                     if data is None:
                         data = (w.root / path).read_bytes()
                     counts = file_terms(path, data.decode("utf-8", "replace"), facts)
-                    fact_cache.put_raw(lex_key, encode_counts(counts))
+                    fact_cache.put_raw(lex_key, encode_counts(counts), what=f"the lexical terms of {w.name}:{path}")
                 else:
                     counts = decode_counts(raw_counts)
                 lexicon.add(w.name, path, language, counts)

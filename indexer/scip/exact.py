@@ -65,13 +65,13 @@ def run_exact(
         progress(repo.name, i, len(repos))
         try:
             key = adapter.cache_key(repo, hashes, adapter.identity())
-            blob = fact_cache.get_blob(key)
+            blob = fact_cache.get_raw(key)
             cached = blob is not None
             if blob is not None:
                 facts = adapter.decode_facts(blob)
             else:
                 facts = adapter.analyze_repository(repo, corpus, timeout=timeout)
-                fact_cache.put_blob(key, adapter.encode_facts(facts))
+                fact_cache.put_raw(key, adapter.encode_facts(facts), what=f"the {adapter.ANALYZER} run of {repo.name}")
                 result.runs += 1
             result.cache_hits += cached
             outcome = adapter.bind(facts, repo.name, corpus, modules)
