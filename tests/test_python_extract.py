@@ -453,3 +453,22 @@ def test_a_comprehension_in_a_class_body_sees_class_names_only_in_its_first_iter
     ''')
     refs = [(s.name, s.line, s.extra) for s in _sites(facts, S.REF) if s.name == "columns"]
     assert refs == [("columns", 4, ("module", ""))]  # line 3's is a class-body local; line 4's is not
+
+
+def test_a_syntax_error_is_located_at_the_innermost_error_not_at_a_wrapping_one() -> None:
+    # Valid Python that tree-sitter-python cannot parse; its recovery wraps the whole file in an ERROR node.
+    facts = _extract('''
+        import os
+
+        class T:
+            def a(self):
+                def f():
+                    (bar.
+                baz)
+                    (bar.
+                baz(
+                ))
+                return f
+    ''')
+    assert facts.status == "parse_failed"
+    assert facts.reason == "syntax error at line 6, column 13"

@@ -189,3 +189,13 @@ def test_a_name_declared_only_in_the_stub_beside_an_implementation_still_resolve
     # Only the compiled module itself is missing; nothing reached through the stub is.
     assert [(u.path, u.reason, u.package) for u in resolution.unresolved] == [
         ("fast/__init__.py", "IMPORT_NOT_RESOLVED", "fast._native")]
+
+
+def test_a_module_that_writes_its_own_namespace_answers_unknown_names_silently(tmp_path: Path) -> None:
+    _, resolution = _corpus(tmp_path, {
+        "flags.py": "import enum\n\n\nclass Flag(enum.IntFlag):\n    A = 1\n\n\nglobals().update(Flag.__members__)\n",
+        "plain.py": "X = 1\n",
+        "use.py": "import flags\nimport plain\n\nflags.A\nplain.Y\n",
+    })
+    assert [(u.path, u.line, u.reason, u.name) for u in resolution.unresolved] == [
+        ("use.py", 5, "NAME_NOT_RESOLVED", "Y")]

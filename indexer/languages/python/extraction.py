@@ -24,7 +24,7 @@ from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.python import sites as S
 from indexer.languages.python.modules import LANGUAGE
 
-EXTRACTOR_VERSION = "python-ts-2"
+EXTRACTOR_VERSION = "python-ts-3"
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _WALRUS_QUERY = Query(_TS_LANGUAGE, "(named_expression name: (identifier) @name)")
@@ -53,6 +53,8 @@ _PATTERNS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple",
 _CLAUSES = frozenset({"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"})
 _SCOPE_OWNERS = frozenset({"function_definition", "lambda", "class_definition", "module"})
 _PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
+# Builtins through which a module can create its own names at run time.
+_NAMESPACE_WRITERS = frozenset({"globals", "exec"})
 _CLASS_FIRST_PARAM = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
 
 # Binding modes collected before a body is visited.
@@ -77,11 +79,14 @@ def extract(path: str, source: bytes, package: str) -> FileFacts:
 
 
 def _syntax_error(root: Node) -> str:
-    """Where the first ERROR or MISSING node is, as a message (line and column 1-based)."""
+    """Where the first innermost ERROR or MISSING node is, as a message (line and column 1-based).
+
+    Innermost, because tree-sitter may wrap a whole file in an ERROR node that starts at line 1.
+    """
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.is_error or node.is_missing:
+        if node.is_missing or (node.is_error and not any(c.has_error for c in node.children)):
             row, col = node.start_point
             return f"syntax error at line {row + 1}, column {col + 1}"
         if node.has_error:
@@ -152,6 +157,7 @@ class _Extractor:
         self.stack: list[_Scope] = []
         self.enclosing = ""  # declaration that sites are attributed to ("" = the module symbol)
         self.walrus: dict[tuple[int, int], list[str]] = {}
+        self.dynamic: Site | None = None  # first globals()/exec() call: the module namespace is open-ended
 
     # -- entry -----------------------------------------------------------------------------------
 
@@ -167,6 +173,8 @@ class _Extractor:
         self._emit_module_binds(collected)
         self._block(root)
         self.stack.pop()
+        if self.dynamic is not None:
+            self.sites.append(self.dynamic)
         self.symbols.insert(0, self._module_symbol(root))
         self.sites.sort(key=lambda s: (s.line, s.col))
         return tuple(self.symbols), tuple(self.sites)
@@ -635,13 +643,13 @@ class _Extractor:
             self._store(left)
 
     def _self_attribute(self, target: Node, value: Node | None, ann: Node | None) -> None:
-        """Record ``self.x = value`` in a method as an attribute of the method's class."""
+        """Record ``self.x = value`` (or ``cls.x``) in a method as an attribute of the method's class."""
         obj = target.child_by_field_name("object")
         attr = target.child_by_field_name("attribute")
         if obj is None or obj.type != "identifier" or attr is None:
             return
         binding = self._classify(_text(obj))
-        if binding[0] != S.SELF:
+        if binding[0] not in (S.SELF, S.CLS):
             return
         owner = next((s for s in reversed(self.stack) if s.kind == "class" and s.qn == binding[1]), None)
         if owner is not None:
@@ -1002,6 +1010,10 @@ class _Extractor:
         fn = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         parts = self._chain(fn) if fn is not None else None
+        if (self.dynamic is None and parts is not None and len(parts) == 1 and parts[0] in _NAMESPACE_WRITERS
+                and parts[0] not in self.stack[0].names and fn is not None):
+            line, col = self._pos(fn)
+            self.dynamic = Site(S.DYNAMIC, parts[0], line, col, "", ())
         if fn is None:
             pass
         elif parts:

@@ -43,7 +43,7 @@ _CALLS, _REFERENCES, _IMPORTS = int(EdgeKind.CALLS_DIRECT), int(EdgeKind.REFEREN
 _CALLBACK, _TYPE_USES, _EXTENDS = int(EdgeKind.PASSES_AS_CALLBACK), int(EdgeKind.TYPE_USES), int(EdgeKind.EXTENDS)
 _SYNTAX_CALL, _SYNTAX = int(Provenance.PYTHON_SYNTAX_CALL), int(Provenance.TREE_SITTER_SYNTAX)
 # Sites that only inform other lookups; they are never edges themselves.
-_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS})
+_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS, S.DYNAMIC})
 _IN_PROGRESS = object()  # a lookup under way: meeting it again means a cycle
 _MISSING = object()
 _CYCLE = object()  # what a lookup that met itself returns
@@ -69,6 +69,7 @@ class _File:
     returns: dict[str, Site] = field(default_factory=dict)  # function qn -> returns site
     stars: list[Site] = field(default_factory=list)  # module-level star imports
     metaclasses: set[str] = field(default_factory=set)  # classes declared with metaclass=
+    dynamic: bool = False  # calls globals()/exec(): names may exist that no statement binds
     top: dict[str, tuple[str, object]] | None = None  # module namespace, built on first use
 
     @property
@@ -120,6 +121,7 @@ class _Resolver:
         self.memo_module: dict[tuple[str, str], tuple[str, str]] = {}
         self.memo: dict[tuple[object, ...], object] = {}
         self.cycles = 0
+        self.subclass_index: dict[tuple[int, str], list[_T]] | None = None
         self.depth = 0
         self.out = Resolution()
         self.dependencies: set[tuple[str, str, str, str]] = set()
@@ -177,6 +179,8 @@ class _Resolver:
                 f.returns.setdefault(site.enclosing, site)
             elif k == S.METACLASS:
                 f.metaclasses.add(site.enclosing)
+            elif k == S.DYNAMIC:
+                f.dynamic = True
         return f
 
     def _top(self, f: _File) -> dict[str, tuple[str, object]]:
@@ -371,8 +375,8 @@ class _Resolver:
                 found = self._module_name(mod.file, name)
                 if found is not None:
                     return found
-        if "__getattr__" in top:
-            return _EXT  # a module-level __getattr__ answers any name at run time
+        if "__getattr__" in top or f.dynamic:
+            return _EXT  # a module-level __getattr__, globals() or exec() may supply any name at run time
         return None
 
     # -- values ------------------------------------------------------------------------------------
@@ -475,6 +479,48 @@ class _Resolver:
                 return self._bind_value(cls.file, site), uncertain
         return None, uncertain
 
+    def _subclasses(self) -> dict[tuple[int, str], list[_T]]:
+        """Direct subclasses of every indexed class, in corpus order (built on first use)."""
+        if self.subclass_index is None:
+            index: dict[tuple[int, str], list[_T]] = {}
+            self.subclass_index = index
+            for f in self.files:
+                for qn, base_sites in f.bases.items():
+                    sub = _T("sym", f.repo, f, qn, "class")
+                    for site in base_sites:
+                        base = self._walk(f, site.extra[0], site.extra[1], site.name).target
+                        if base is not None and base.tag == "sym" and base.kind == "class" and base.file is not None:
+                            index.setdefault((id(base.file), base.name), []).append(sub)
+        return self.subclass_index
+
+    def _member_of_subclasses(self, f: _File, qn: str, name: str) -> _T | None:
+        """A member a mixin uses but only its subclasses provide: the one provider, _EXT if unknowable."""
+        found = self._memo(("sub", id(f), qn, name), self._member_of_subclasses_uncached, f, qn, name)
+        return _EXT if found is _CYCLE else found  # type: ignore[return-value]
+
+    def _member_of_subclasses_uncached(self, f: _File, qn: str, name: str) -> _T | None:
+        index = self._subclasses()
+        queue = list(index.get((id(f), qn), ()))
+        seen: set[tuple[int, str]] = set()
+        providers: dict[tuple[int, str], _T] = {}
+        open_ended = False
+        while queue:
+            sub = queue.pop(0)
+            key = (id(sub.file), sub.name)
+            if key in seen or sub.file is None:
+                continue
+            seen.add(key)
+            member, uncertain = self._member(sub.file, sub.name, name)
+            if member is not None:
+                providers.setdefault((id(member.file), member.name), member)
+                continue  # deeper subclasses inherit it
+            open_ended = open_ended or uncertain
+            queue.extend(index.get(key, ()))
+        if len(providers) == 1:
+            return next(iter(providers.values()))
+        # Several providers is dispatch we cannot decide; a subclass with unindexed bases may provide it.
+        return _EXT if providers or open_ended else None
+
     # -- chains ------------------------------------------------------------------------------------
 
     def _walk(self, f: _File, binding: str, scope: str, chain: str) -> _Walk:
@@ -543,6 +589,8 @@ class _Resolver:
             return _Walk(found, "", "", "", ())
         if tag in ("sym", "inst", "super") and t.kind == "class" and t.file is not None:
             found, uncertain = self._member(t.file, t.name, name, skip_self=tag == "super")
+            if found is None and not uncertain and tag != "super":
+                found = self._member_of_subclasses(t.file, t.name, name)
             if found is not None:
                 return _Walk(found, "", "", "", ())
             if uncertain or name in S.OBJECT_MEMBERS:

@@ -45,6 +45,8 @@ Site kinds (``name``; ``extra``)
     ``returns``   a function's declared return type; extra = (binding, scope)
     ``metaclass`` a class's ``metaclass=`` argument text; enclosing = the class
                   (its members may then come from the metaclass)
+    ``dynamic``   the file calls ``globals()`` or ``exec()``: its module namespace
+                  may hold names no statement binds (at most one per file)
 
 Sites of a decorator, base, parameter annotation or default value are
 attributed to the declaration they belong to (``enclosing``), while their
@@ -68,6 +70,7 @@ BIND = "bind"
 ATTR = "attr"
 RETURNS = "returns"
 METACLASS = "metaclass"
+DYNAMIC = "dynamic"
 
 MODULE = "module"
 LOCAL = "local"
