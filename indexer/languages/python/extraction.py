@@ -743,7 +743,7 @@ class _Extractor:
                            self._docstring(body))
 
         saved, self.enclosing = self.enclosing, qn
-        decorator_names = set()
+        decorator_names: set[str] = set()
         for decorator in decorators:
             parts = self._decorator(decorator)
             if parts:
@@ -752,7 +752,7 @@ class _Extractor:
         if is_method and "staticmethod" not in decorator_names:
             classy = "classmethod" in decorator_names or name in _CLASS_FIRST_PARAM
             first_binding = S.CLS if classy else S.SELF
-        param_bindings, param_binds = self._parameters(params, first_binding, outer.qn)
+        param_bindings, param_binds = self._parameters(params, first_binding)
         if ret is not None:
             self._type(ret)
             ret_parts = self._type_chain(ret)
@@ -789,7 +789,7 @@ class _Extractor:
                 line, col = self._pos(node) if node is not None else (1, 0)
                 self.sites.append(Site(S.BIND, name, line, col, "", ("", "", "", S.VALUE)))
 
-    def _parameters(self, params: Node | None, first_binding: str, outer_qn: str
+    def _parameters(self, params: Node | None, first_binding: str
                     ) -> tuple[dict[str, str], list[tuple[str, Node, list[str], tuple[str, str]]]]:
         """Visit defaults and annotations (in the outer scope); return param bindings and typed binds."""
         bindings: dict[str, str] = {}

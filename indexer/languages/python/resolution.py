@@ -13,15 +13,25 @@ grows with the number of distinct chains, not with the corpus squared.
 Cycles (import loops, class hierarchies, ``x = x.next``) are cut by marking a
 lookup in progress: a lookup that meets itself finds nothing.
 
-Outcomes that are not edges:
+Members: ``self.m()`` looks in the class, then its bases depth-first; a
+member a class lacks but exactly one of its subclasses provides (a mixin
+calling ``self.assertEqual``) binds to that provider.
+
+Outcomes that are not edges (unresolved rows, one per occurrence):
     IMPORT_NOT_RESOLVED        a relative import, or a module or name of an indexed package, that does not exist
     AMBIGUOUS_PACKAGE_PROVIDER two or more other repositories provide the imported module
     NAME_NOT_RESOLVED          a name bound nowhere in its file (nor builtin), or missing from an indexed module
     RECEIVER_NOT_RESOLVED      a call on a receiver whose value is unknown (``obj.run()`` with ``obj`` untyped)
-    MEMBER_NOT_RESOLVED        a call of a member a fully indexed class (bases included) does not declare
+    MEMBER_NOT_RESOLVED        a call of a member that a class whose bases are all indexed, and its
+                               subclasses, do not declare
     TARGET_NOT_INDEXED         the target module failed to parse
-Imports of packages nobody registered (stdlib, third party) and everything
-reached through them are silent: they are not indexed, so not unresolved.
+Silent (no edge, no row), because the answer lies outside what is indexed:
+imports of packages nobody registered (stdlib, third party) and everything
+reached through them; builtins; uses of a name whose import already has a
+row; members of classes with a builtin or unindexed base, a metaclass, or
+``__getattr__``; unknown names of modules with ``__getattr__``, a star import
+from an unreadable module, or a ``globals()``/``exec()`` call; a member that
+several subclasses provide (dispatch we cannot decide).
 """
 
 from __future__ import annotations
