@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 from indexer.scip import typescript as scip_ts
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.helpers import run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
+from tests.typescript_corpus import build_ts_corpus
 
 _FILES = {
     "src/a.ts": "export function f(): number {\n  return 1;\n}\n",
@@ -56,3 +58,30 @@ def test_typescript_and_javascript_index_exactly_and_the_analyzer_run_is_cached(
     second = _index(home)
     assert second["index"]["typescript"]["analyzer_runs"] == 0  # type: ignore[index]
     assert second["index"]["typescript"]["analyzer_cache_hits"] == 1  # type: ignore[index]
+
+
+def test_a_foreign_symbol_binds_only_to_the_single_registered_provider_of_its_package(tmp_path: Path) -> None:
+    lib = "export function start(): number {\n  return 1;\n}\n"
+    write_repo(tmp_path / "a", {"package.json": '{"name": "only"}', "src/index.ts": lib})
+    write_repo(tmp_path / "b", {"package.json": '{"name": "dup"}', "src/index.ts": lib})
+    write_repo(tmp_path / "c", {"package.json": '{"name": "dup"}', "src/index.ts": lib})
+    write_repo(tmp_path / "main", {"use.ts": "export function go(): number {\n  return 1;\n}\n"})
+    built = build_ts_corpus([(n, tmp_path / n) for n in ("main", "a", "b", "c")])
+    corpus = built.corpora["typescript"]
+
+    def use(package: str, file: str, member: str, col: int) -> scip_ts.TsUse:
+        return scip_ts.TsUse("use.ts", 2, col, "use.go", "function", "call", package=package, file=file, member=member)
+
+    facts = scip_ts.RepositoryTsFacts("scip-typescript 0.4.0", uses=(
+        use("only", "src/index.ts", "start", 10), use("dup", "src/index.ts", "start", 20),
+        use("react", "index.d.ts", "useState", 30), use("only", "dist/index.d.ts", "start", 40),
+    ))
+    out = scip_ts.bind(facts, "main", corpus, scip_ts.ModuleTable(corpus))
+    (edge,) = out.edges
+    assert (EdgeKind(edge.kind), built.declarations[edge.target].repository,
+            built.declarations[edge.target].qualified_name) == (EdgeKind.CALLS_DIRECT, "a", "src.index.start")
+    assert (edge.confidence, edge.provenance) == (Confidence.EXACT_TYPECHECKED, Provenance.TYPESCRIPT_CHECKER)
+    assert out.cross_repository == 1
+    assert sorted((u.reason, u.col) for u in out.unresolved) == [
+        ("AMBIGUOUS_PACKAGE_PROVIDER", 20), ("DECLARATION_SOURCE_NOT_MAPPED", 40)]
+    assert {col for _src, _line, col in out.covered} == {10, 20, 30, 40}

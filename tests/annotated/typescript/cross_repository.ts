@@ -23,3 +23,18 @@ export function boot(): string {
   return s.load("1");
 //         ^ calls: provlib:src.index.Store.load
 }
+// --- path: web:package.json ---
+{"name": "web", "version": "0.0.1"}
+// --- path: web:node_modules/provlib/package.json ---
+{"name": "provlib", "version": "1.2.0", "types": "src/index.ts"}
+// --- path: web:node_modules/provlib/src/index.ts ---
+export interface Store { load(id: string): string }
+export function open(name: string): Store {
+  return { load: (id: string) => name + id };
+}
+// --- path: web:src/page.ts ---
+import { open } from "provlib";
+//       ^ imports: provlib:src.index.open
+export const page = open("web").load("p");
+//                  ^ calls: provlib:src.index.open from src.page.page
+//                              ^ calls: provlib:src.index.Store.load
