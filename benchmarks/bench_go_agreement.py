@@ -17,8 +17,8 @@ dependencies. Then, for ten symbols:
   on its own);
 
 precision and recall at file level per symbol and overall, over all files and
-over non-test files (``_test.go`` files are outside the analyzer's run: their
-edges are tree-sitter CANDIDATE). Also the cross-repository check (cobra's
+over non-test files (the helper type-checks test variants too, ``go list
+-test``). Also the cross-repository check (cobra's
 files among the consumers of pflag's FlagSet methods) and index time cold and
 warm with the analyzer's share (``timings["analyzer.go"]``).
 
@@ -123,7 +123,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
     from server.queries.references import find_references
     from snapshot_format.layout import resolve_layout
     from snapshot_format.reader import open_current
-    from snapshot_format.vocab import EdgeKind
+    from snapshot_format.vocab import Confidence, EdgeKind
 
     layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
     gen = open_current(layout)
@@ -151,7 +151,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
             want = truth.get(key, set())
             confidences: dict[str, int] = {}
             for r in rows:
-                name = "EXACT" if r.confidence >= 60 else "CANDIDATE"
+                name = Confidence(r.confidence).name
                 confidences[name] = confidences.get(name, 0) + 1
             entry = {
                 "symbol": f"{s.repository}:{s.qualified_name}", "kind": s.kind, "go_types_key": key, "why": why,
@@ -267,7 +267,7 @@ def report(d: dict[str, Any]) -> str:
         "",
         "File level: kivgraph = files of the incoming references of the default edge kinds (IMPLEMENTS rows "
         "counted apart); go/types = files whose `types.Info.Uses` points at the object (benchmarks/go_refs, "
-        "test files type-checked too). `_test.go` files are outside the analyzer's run (CANDIDATE edges).",
+        "test files type-checked too); the analyzer type-checks test variants as well (`go list -deps -test`).",
         "",
         "| symbol | kind | kivgraph files | go/types files | precision | recall | non-test precision | non-test recall |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",

@@ -3,7 +3,8 @@
 The helper (``helper/main.go``, standard library only) is built once with the
 local toolchain into ``$KIVGRAPH_CACHE/analyzers/kivgraph-gotypes-<source
 hash>/`` (rebuilt when its source changes) and run once per repository:
-``go list -deps`` then go/types over every package in one fresh universe. It
+``go list -deps -test`` then go/types over every package (test variants and external
+test packages included, so ``_test.go`` files are exact too) in one fresh universe. It
 prints each resolved identifier with its enclosing declaration, its
 syntactic class (call, callback, assign, return, type, embed, ref) and its
 target as (import path, qualified name, kind), plus type-level and
@@ -49,7 +50,7 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = "go/types"
 HELPER_NAME = "kivgraph-gotypes"
-ADAPTER_VERSION = "go-types-bind-1"  # part of the cache key: bump on any change to the facts below
+ADAPTER_VERSION = "go-types-bind-2"  # part of the cache key: bump on any change to the facts below
 GO_ENV = "KIVGRAPH_GO"
 HELPER_DIR = Path(__file__).parent / "helper"
 

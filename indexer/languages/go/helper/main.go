@@ -26,7 +26,7 @@ import (
 	"strings"
 )
 
-const helperVersion = "kivgraph-gotypes 1"
+const helperVersion = "kivgraph-gotypes 2"
 
 type listedModule struct {
 	Path      string
@@ -94,6 +94,10 @@ type checker struct {
 	names   map[*types.Package]map[types.Object]qnKind
 	files   map[string]int
 	out     Output
+	// analysed: files whose uses were emitted; implemented: IMPLEMENTS facts emitted (a
+	// package and its test variant declare the same types).
+	analysed    map[string]bool
+	implemented map[Use]bool
 }
 
 type qnKind struct{ qn, kind string }
@@ -120,10 +124,12 @@ func main() {
 		fail(err)
 	}
 	c := &checker{
-		fset:    token.NewFileSet(),
-		checked: map[string]*types.Package{"unsafe": types.Unsafe},
-		names:   map[*types.Package]map[types.Object]qnKind{},
-		files:   map[string]int{},
+		fset:        token.NewFileSet(),
+		checked:     map[string]*types.Package{"unsafe": types.Unsafe},
+		names:       map[*types.Package]map[types.Object]qnKind{},
+		files:       map[string]int{},
+		analysed:    map[string]bool{},
+		implemented: map[Use]bool{},
 	}
 	c.out.Helper = helperVersion
 	c.out.GoVersion = runtime.Version()
@@ -141,6 +147,9 @@ func main() {
 		}
 		if p.ImportPath == "unsafe" || p.ImportPath == "C" {
 			continue
+		}
+		if p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test") {
+			continue // the generated test main: its files live in the build cache
 		}
 		tp := c.check(p, isTarget, &rep)
 		if isTarget {
@@ -173,7 +182,9 @@ func underDir(dir, root string) bool {
 }
 
 func goList(goExe, dir string, patterns []string) ([]*listedPackage, error) {
-	args := append([]string{"list", "-e", "-deps",
+	// -test: each package's test variant ("p [p.test]", its _test.go files included) and its
+	// external test package ("p_test [p.test]") are loaded and analysed too.
+	args := append([]string{"list", "-e", "-deps", "-test",
 		"-json=ImportPath,Name,Dir,GoFiles,ImportMap,Standard,Module,Error,DepsErrors"}, patterns...)
 	cmd := exec.Command(goExe, args...)
 	cmd.Dir = dir
@@ -266,7 +277,7 @@ func (c *checker) check(p *listedPackage, isTarget bool, rep *PackageReport) *ta
 			Selections: map[*ast.SelectorExpr]*types.Selection{},
 		}
 	}
-	pkg, _ := conf.Check(p.ImportPath, c.fset, files, info)
+	pkg, _ := conf.Check(packagePath(p), c.fset, files, info)
 	if pkg == nil {
 		return nil
 	}
@@ -275,6 +286,17 @@ func (c *checker) check(p *listedPackage, isTarget bool, rep *PackageReport) *ta
 		return nil
 	}
 	return &targetPkg{list: p, pkg: pkg, info: info, files: files}
+}
+
+// packagePath is the import path a listed package's declarations are named under: a test
+// variant's suffix (" [p.test]") dropped, and an external test package ("p_test") named as
+// the package it tests, since kivgraph keys every file of a directory under one package.
+func packagePath(p *listedPackage) string {
+	path, _, _ := strings.Cut(p.ImportPath, " [")
+	if strings.HasSuffix(p.Name, "_test") && strings.HasSuffix(path, "_test") {
+		path = strings.TrimSuffix(path, "_test")
+	}
+	return path
 }
 
 func (c *checker) fileIndex(path string) int {
@@ -527,8 +549,12 @@ func innermost(spans []span, pos token.Pos) (string, string) {
 
 func (c *checker) uses(tp *targetPkg) {
 	for _, f := range tp.files {
-		spans := declarations(f)
 		file := c.fset.Position(f.Pos()).Filename
+		if c.analysed[file] {
+			continue // a package and its test variant share their non-test files
+		}
+		c.analysed[file] = true
+		spans := declarations(f)
 		fi := c.fileIndex(file)
 		var stack []ast.Node
 		ast.Inspect(f, func(n ast.Node) bool {
@@ -665,6 +691,13 @@ func classify(stack []ast.Node, obj types.Object) string {
 
 // -- implements ------------------------------------------------------------------------------
 
+func (c *checker) implement(u Use) {
+	if !c.implemented[u] {
+		c.implemented[u] = true
+		c.out.Uses = append(c.out.Uses, u)
+	}
+}
+
 func (c *checker) implements(targets []*targetPkg) {
 	type iface struct {
 		named *types.Named
@@ -728,7 +761,7 @@ func (c *checker) implements(targets []*targetPkg) {
 				if !ok {
 					continue
 				}
-				c.out.Uses = append(c.out.Uses, Use{
+				c.implement(Use{
 					File: c.fileIndex(tpos.Filename), Line: tpos.Line, Col: tpos.Column - 1, SrcQN: name, SrcKind: "type",
 					Use: "implements", Pkg: ipkg, QN: iqk.qn, Kind: iqk.kind,
 				})
@@ -745,7 +778,7 @@ func (c *checker) implements(targets []*targetPkg) {
 					if !ok1 || !ok2 || m.Pkg() != tp.pkg {
 						continue // promoted from another package: not paired (declared limit)
 					}
-					c.out.Uses = append(c.out.Uses, Use{
+					c.implement(Use{
 						File: c.fileIndex(mpos.Filename), Line: mpos.Line, Col: mpos.Column - 1, SrcQN: mqk.qn,
 						SrcKind: mqk.kind, Use: "implements", Pkg: tpkg, QN: tqk.qn, Kind: tqk.kind,
 					})
