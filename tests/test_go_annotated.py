@@ -252,3 +252,21 @@ def test_a_missing_toolchain_falls_back_with_the_reason(tmp_path: Path, monkeypa
     assert [built.edge_row(e) for e in merged.edges] == [("CALLS_DIRECT", "F", "G")]
     assert all(e.confidence == Confidence.CANDIDATE for e in merged.edges)
     assert not pass_.outcomes
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="no go toolchain")
+def test_test_files_are_type_checked_once(tmp_path: Path) -> None:
+    """In-package and external test files are analysed; a package's files shared with its test variant once."""
+    (tmp_path / "go.mod").write_text("module example.com/x\n\ngo 1.22\n")
+    (tmp_path / "x.go").write_text("package x\n\nfunc F() int { return G() }\n\nfunc G() int { return 1 }\n")
+    (tmp_path / "x_test.go").write_text("package x\n\nimport \"testing\"\n\nfunc TestG(t *testing.T) { _ = G() }\n")
+    (tmp_path / "y_test.go").write_text(
+        "package x_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/x\"\n)\n\nfunc TestF(t *testing.T) { _ = x.F() }\n")
+    facts = analyzer.facts_from_output(analyzer.run_helper(tmp_path, timeout=120), tmp_path.resolve())
+    calls = sorted((u.path, u.source_qn, u.package, u.qualified_name) for u in facts.uses if u.use == "call")
+    assert calls == [
+        ("x.go", "F", "example.com/x", "G"),
+        ("x_test.go", "TestG", "example.com/x", "G"),
+        ("y_test.go", "TestF", "example.com/x", "F"),
+    ]
+    assert not facts.problems and facts.type_errors == 0
