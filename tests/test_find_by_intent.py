@@ -6,11 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.corpora import fetch_pypi_sdist
 from server.queries.intent import find_by_intent, matching_symbols, query_terms, rank_files
-from snapshot_format.layout import resolve_layout
-from snapshot_format.reader import Generation, open_current
-from tests.helpers import run_kivgraph
+from snapshot_format.reader import Generation
 
 # (task in a developer's words, the file they would open) — kept as the acceptance set.
 TASKS = [
@@ -21,18 +18,6 @@ TASKS = [
     ("how are command line arguments tokenized and parsed into options", "src/click/parser.py"),
     ("where are file path parameters validated", "src/click/types.py"),
 ]
-
-
-@pytest.fixture(scope="module")
-def click_generation(tmp_path_factory: pytest.TempPathFactory) -> Generation:
-    home = tmp_path_factory.mktemp("intent-home")
-    src = fetch_pypi_sdist("click")
-    assert run_kivgraph(home, "init", "--repository", f"click={src}", "--languages", "python").returncode == 0
-    result = run_kivgraph(home, "index")
-    assert result.returncode == 0, result.stderr
-    gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
-    yield gen
-    gen.close()
 
 
 @pytest.mark.slow
