@@ -51,6 +51,9 @@ class LanguageModule(Protocol):
         """The module or package name of a repository-relative file path."""
         ...
 
+    # Optional: ``package_for_root(root: Path, path: str, all_paths) -> str``, preferred by the pipeline
+    # when a language needs the repository root to name packages (Go reads go.mod for import paths).
+
     def extract(self, path: str, source: bytes, package: str) -> FileFacts:
         """Declarations and reference sites of one file; parse failures as status, never raised."""
         ...
