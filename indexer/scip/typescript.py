@@ -46,7 +46,7 @@ from indexer.languages.typescript.modules import EXTENSIONS, language_of, module
 from indexer.languages.typescript.packages import package_dirs
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import PARAMETER, TYPE_PARAMETER, ColumnMap, FileDeclarations, parse_symbol
-from indexer.scip.python import ExactOutcome
+from indexer.scip.python import ExactOutcome, _tail, cache_root
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
@@ -76,10 +76,6 @@ class AnalyzerFailed(Exception):
 
 
 # -- installation and invocation -------------------------------------------------------------------
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("KIVGRAPH_CACHE") or Path.home() / ".cache" / "kivgraph")
 
 
 def install_dir() -> Path:
@@ -124,11 +120,6 @@ def identity(exe: Path | None = None) -> str:
     except OSError as exc:
         raise AnalyzerFailed(f"{ANALYZER} not found at {exe} ({exc.strerror or exc}); run `make setup`") from None
     return f"{ANALYZER}|{real}|{st.st_size}|{st.st_mtime_ns}"
-
-
-def _tail(text: str, n: int = 300) -> str:
-    text = " ".join(text.split())
-    return text[-n:] if text else "no output"
 
 
 def version(exe: Path | None = None, timeout: float = 60) -> str:
