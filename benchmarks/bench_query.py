@@ -30,10 +30,10 @@ from typing import Any
 
 from benchmarks.corpora import cache_root, fetch_pypi_sdist
 from benchmarks.synthetic import build
-from server.queries import traverse
 from server.tools.references import find_references
 from server.tools.status import graph_status
 from server.tools.symbols import find_symbol, get_symbol
+from server.tools.traversal import get_blast_radius, trace_dependencies
 from snapshot_format import keys
 from snapshot_format.layout import resolve_layout
 from snapshot_format.reader import Generation, open_current
@@ -96,11 +96,11 @@ def backend(gen: Generation, calls: int) -> dict[str, Any]:
     }
     for depth in (3, 5):
         out[f"blast_radius_depth{depth}"] = timed(
-            lambda k, d=depth: traverse.walk(gen, [keys.key_to_bytes(k)], outgoing=False, depth=d),
+            lambda k, d=depth: get_blast_radius(gen, {"stable_key": k, "depth": d}),
             sample[: min(calls, 500)],
         )
         out[f"trace_dependencies_depth{depth}"] = timed(
-            lambda k, d=depth: traverse.walk(gen, [keys.key_to_bytes(k)], outgoing=True, depth=d),
+            lambda k, d=depth: trace_dependencies(gen, {"stable_key": k, "depth": d}),
             sample[: min(calls, 500)],
         )
     out["find_references_subjects_with_1_to_100_refs"] = len(small_refs)

@@ -154,18 +154,18 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
     lower = bool(spots or scopes or walk_result.candidate_edges or missing)
     fallback = None
     if lower:
-        paths = dict.fromkeys(sorted({_on_disk(gen, u.repository, u.path) for u in spots if u.path}))
+        roots = {r.name: r.root for r in gen.repositories()}
+        paths = dict.fromkeys(sorted({_on_disk(roots, u.repository, u.path) for u in spots if u.path}))
         for u in scopes:
             directory = scope_directory(u.detail)
             if directory:
-                paths.setdefault(directory if directory.startswith("/") else _on_disk(gen, u.repository, directory),
+                paths.setdefault(directory if directory.startswith("/") else _on_disk(roots, u.repository, directory),
                                  None)
         for repo_name, _language, _reason in missing:
-            repo = gen.repository(repo_name)
-            if repo is not None and repo.root:
-                paths.setdefault(repo.root, None)
+            if roots.get(repo_name):
+                paths.setdefault(roots[repo_name], None)
         if not paths:
-            paths[_on_disk(gen, root.repository, "")] = None
+            paths[_on_disk(roots, root.repository, "")] = None
         fallback = {"pattern": rf"\b{_escape(root.name)}\b", "paths": list(paths)}
     return Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
@@ -179,12 +179,12 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
     )
 
 
-def _on_disk(gen: Generation, repository: str, path: str) -> str:
+def _on_disk(roots: dict[str, str], repository: str, path: str) -> str:
     """A path the agent can grep: under the repository's registered root when it is known."""
-    repo = gen.repository(repository)
-    if repo is None or not repo.root:
+    root = roots.get(repository, "")
+    if not root:
         return path or "."
-    return f"{repo.root.rstrip('/')}/{path}" if path else repo.root
+    return f"{root.rstrip('/')}/{path}" if path else root
 
 
 def _escape(name: str) -> str:

@@ -121,9 +121,12 @@ def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: 
 def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]) -> list[Row]:
     """Records for every reached node (and the node it was reached from), in walk order."""
     symbols = dict(known)
-    wanted = dict.fromkeys(k for r in walked.reached for k in (r.key16, r.reached_from) if k not in symbols)
-    for sym in gen.symbols_by_raw(wanted):
-        symbols[keys.key_to_bytes(sym.key)] = sym
+    wanted = list(dict.fromkeys(k for r in walked.reached for k in (r.key16, r.reached_from) if k not in symbols))
+    found = list(gen.symbols_by_raw(wanted))
+    if len(found) == len(wanted):  # every key has its record (the invariant): pair them without re-encoding keys
+        symbols.update(zip(wanted, found, strict=True))
+    else:
+        symbols.update((keys.key_to_bytes(sym.key), sym) for sym in found)
     rows = []
     for r in walked.reached:
         sym = symbols.get(r.key16)
