@@ -64,7 +64,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-2"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-3"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -220,8 +220,8 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     return out
 
 
-def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | None = None, timeout: float,
-              exe: Path | None = None) -> Index:
+def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | None = None,
+              own_roots: list[Path] | None = None, timeout: float, exe: Path | None = None) -> Index:
     """Run scip-python over ``root`` and decode its index (written outside the repository)."""
     exe = exe or executable()
     identity(exe)
@@ -232,12 +232,14 @@ def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | Non
         # no pip queries: the packages shown to the analyzer are the registered providers, nothing else
         env_file.write_text(json.dumps(_environment(provided)))
         env = dict(os.environ)
-        paths: list[str] = []
+        # the repository's own import roots below its top (a src/ layout) first, so its own imports read
+        # its own files; then the providers'
+        paths: list[str] = [str(r.resolve()) for r in own_roots or [] if r.resolve() != root.resolve()]
         for p in provided:
             where = str(p.root.resolve())
             if where not in paths:
                 paths.append(where)
-        env["PYTHONPATH"] = os.pathsep.join(paths)  # only the providers: never the caller's own PYTHONPATH
+        env["PYTHONPATH"] = os.pathsep.join(paths)  # never the caller's own PYTHONPATH
         env.pop(EXECUTABLE_ENV, None)
         cmd = [str(exe), "index", "--quiet", "--project-name", project or "project", "--project-version", "0",
                "--environment", str(env_file), "--output", str(out), "--cwd", str(root.resolve())]
@@ -620,6 +622,10 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
             target_kind = u.target_kind
         else:
             providers = modules.providers.get(u.namespace.split(".")[0], set())
+            if repo in providers:
+                # the repository's own package: Pyright reads it before any search path; a member we
+                # do not declare (a module variable) is no edge, never an ambiguity with another provider
+                providers = {repo}
             if not providers:
                 if u.final:  # resolved to a package nobody registered: no edge, but the site is settled
                     out.covered.add((source, u.line, u.col))
@@ -701,7 +707,8 @@ def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], an
 
 def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
     """Run scip-python on one repository (its providers' sources visible to it) and join its output."""
-    index = run_index(Path(repo.root), repo.name, provided=providers(repo, corpus), timeout=timeout)
+    index = run_index(Path(repo.root), repo.name, provided=providers(repo, corpus), own_roots=import_roots(repo),
+                      timeout=timeout)
     return join_repository(index, repo)
 
 
