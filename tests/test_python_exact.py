@@ -298,3 +298,27 @@ def test_two_registered_providers_of_a_package_leave_unresolved_rows_not_edges(
         assert site in rows, f"{site}: no unresolved row; rows: {sorted(rows)}"
         assert rows[site].reason == "AMBIGUOUS_PACKAGE_PROVIDER"
         assert rows[site].detail == "provided by pyrepo_a, pyrepo_a_fork"
+
+
+def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_its_consumers(tmp_path: Path) -> None:
+    _require_analyzer()
+    home = tmp_path / "home"
+    lib = write_repo(tmp_path / "lib", {"src/libpkg/__init__.py": "def helper() -> int:\n    return 1\n"})
+    app = write_repo(tmp_path / "app", {"app/__init__.py": "from libpkg import helper\n\n\ndef run() -> int:\n"
+                                                          "    return helper()\n"})
+    other = write_repo(tmp_path / "other", {"other.py": "def alone() -> int:\n    return 2\n"})
+    for repo in (lib, app, other):
+        assert run_kivgraph(home, "init", str(repo), "--languages", "python").returncode == 0
+
+    def index() -> dict:
+        return json.loads(run_kivgraph(home, "index", "--json").stdout.splitlines()[-1])["result"]
+
+    assert index()["index"]["python"]["analyzer_runs"] == 3
+    (other / "other.py").write_text("def alone() -> int:\n    return 3\n")
+    assert index()["index"]["python"]["analyzer_runs"] == 1  # only `other`: nobody imports it
+    (lib / "src/libpkg/__init__.py").write_text("def helper() -> int:\n    return 4\n")
+    second = index()["index"]["python"]
+    assert (second["analyzer_runs"], second["analyzer_cache_hits"]) == (2, 1)  # lib and its consumer app
+    status = json.loads(run_kivgraph(home, "status", "--json").stdout)
+    app_analysis = next(r for r in status["repositories"] if r["name"] == "app")["analyses"][0]
+    assert "3 exact edges, 3 to other repositories" in app_analysis["reason"]  # module, import, call
