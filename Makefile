@@ -40,6 +40,7 @@ demo: setup
 bench: setup
 	$(BIN)/python -m benchmarks.bench_index --corpus click
 	$(BIN)/python -m benchmarks.bench_query
+	$(BIN)/python -m benchmarks.bench_tokens
 
 clean-venv:
 	rm -rf $(VENV)

@@ -1,0 +1,375 @@
+"""Answer tokens: kivgraph's MCP answers against grep + read, on click 8.1.7 and typer 0.12.3 (PRODUCT.md §7).
+
+What it measures. For each question of benchmarks/questions/click_typer.json
+(who calls a common name and a rare one, blast radius, which files use X,
+where X is declared, a large and a small file outline, the code of two
+methods, a cross-repository consumer question, an absence, and a search by
+intent), the tokens and bytes an agent receives:
+
+- kivgraph: the text of the tool results returned by a real `kivgraph serve`
+  spawned over stdio and driven by the MCP Python SDK client, exactly as a
+  client receives them (the concatenated text blocks of each result);
+- baseline: what an agent without kivgraph runs, as the host's tools would
+  show it: the verbatim output of real `grep` (run from a directory holding
+  the two trees as `click` and `typer`, restricted to ``*.py``, lines sorted
+  by path then line number) and the file reads the question's rule calls for,
+  rendered as a host's read tool renders them (``cat -n``: line number
+  right-aligned in six columns, a tab, the text).
+
+Both sides are checked against the hand-written expected answer of each
+question: kivgraph must name every expected file and symbol (and text); the
+baseline's output must contain every expected file (and text). The ratio is
+baseline tokens / kivgraph tokens. The budget is the median ratio over the
+questions where both are correct (≥ 6×); the whole-session view is the sum
+over all questions. Questions where grep is cheaper stay in the set.
+
+Tokens. No tokenizer can be downloaded here, so tokens are a deterministic
+approximation (``approx_tokens``): one token per letter run of at most eight
+letters (camelCase and ``_`` start a new run, as a byte-pair vocabulary
+splits identifiers), per group of up to three digits, per punctuation pair,
+per newline and per run of two or more blanks; single spaces are free (they
+merge into the next word). It is not calibrated against cl100k_base (which
+the reference harness used); it charges JSON punctuation and grep's repeated
+path prefixes alike, and the byte ratio is reported next to it as a
+tokenizer-free check.
+
+Both corpora are registered in a temporary KIVGRAPH_HOME and indexed by the
+real CLI (`python -m kivgraph_cli init ... / index`).
+
+    python -m benchmarks.bench_tokens [--questions PATH]
+
+Writes benchmarks/results/tokens.json and tokens.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks.corpora import PYPI_CORPORA, fetch_pypi_sdist
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RESULTS = REPO_ROOT / "benchmarks" / "results"
+QUESTIONS = REPO_ROOT / "benchmarks" / "questions" / "click_typer.json"
+BUDGET = 6.0
+INDEX_TIMEOUT = 1800.0
+CALL_TIMEOUT = 60.0
+SERVE_TIMEOUT = 300.0
+GREP_TIMEOUT = 60.0
+
+_TOKEN = re.compile(
+    r"_?[A-Z]{2,8}(?![a-z])"  # an acronym or an UPPER_CASE run
+    r"|_?[A-Z]?[a-z]{1,8}"  # a word or a camelCase part, at most eight letters
+    r"|_?[A-Z]"  # a lone capital
+    r"|\d{1,3}"  # digits, three at a time
+    r"|\n"  # a newline
+    r"|[ \t]{2,}"  # indentation
+    r"|[^\w\s]{1,2}"  # punctuation, two at a time
+    r"|_+"  # underscores left over
+    r"|[^\x00-\x7f]"  # any other character
+)
+
+
+def approx_tokens(text: str) -> int:
+    """Deterministic token estimate of ``text`` (see the module docstring)."""
+    return sum(1 for _ in _TOKEN.finditer(text))
+
+
+# -- the baseline: real grep and host-style reads ------------------------------------------------------------
+
+
+def _sorted_grep(out: str, list_only: bool) -> str:
+    lines = [line for line in out.splitlines() if line]
+    if list_only:
+        return "".join(f"{line}\n" for line in sorted(lines))
+
+    def key(line: str) -> tuple[str, int]:
+        parts = line.split(":", 2)
+        if parts[0].isdigit():  # grep over one file prints no path
+            return "", int(parts[0])
+        if len(parts) >= 2 and parts[1].isdigit():
+            return parts[0], int(parts[1])
+        return line, 0
+
+    return "".join(f"{line}\n" for line in sorted(lines, key=key))
+
+
+def run_grep(workdir: Path, args: list[str]) -> str:
+    """Verbatim output of ``grep --include=*.py ARGS`` from ``workdir``, sorted by path and line.
+
+    Without a path among ``ARGS`` (the first one is the pattern or an option), both trees are searched.
+    """
+    has_path = any(a.split("/")[0] in ("click", "typer") for a in args[1:])
+    argv = ["grep", "--include=*.py", *args, *([] if has_path else ["click", "typer"])]
+    proc = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=GREP_TIMEOUT,
+                          env={**os.environ, "LC_ALL": "C"})
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{argv} failed: {proc.stderr}")
+    list_only = any(a.startswith("-") and not a.startswith("--") and "l" in a for a in args)
+    return _sorted_grep(proc.stdout, list_only)
+
+
+def host_read(workdir: Path, rel: str, lines: list[int] | None = None) -> str:
+    """A file (or a line range) as a host's read tool shows it: ``cat -n`` numbering."""
+    text = (workdir / rel).read_text(encoding="utf-8", errors="replace").splitlines()
+    start, end = (lines[0], lines[1]) if lines else (1, len(text))
+    return "".join(f"{n:>6}\t{text[n - 1]}\n" for n in range(start, min(end, len(text)) + 1))
+
+
+def run_baseline(workdir: Path, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for step in steps:
+        if "grep" in step:
+            text = run_grep(workdir, step["grep"])
+            label = "grep " + " ".join(step["grep"])
+        else:
+            text = host_read(workdir, step["read"], step.get("lines"))
+            label = f"read {step['read']}" + (f":{step['lines'][0]}-{step['lines'][1]}" if step.get("lines") else "")
+        out.append({"step": label, "text": text})
+    return out
+
+
+# -- kivgraph: a real serve over stdio ------------------------------------------------------------------------
+
+
+async def _ask(home: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "kivgraph_cli", "serve"], cwd=str(REPO_ROOT),
+        env={"KIVGRAPH_HOME": str(home), "PATH": os.environ.get("PATH", "")},
+    )
+    answers = []
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            init = await session.initialize()
+            info = {"server": init.server_info.name, "version": init.server_info.version}
+            for tool, arguments in calls:
+                result = await session.call_tool(tool, arguments, read_timeout_seconds=CALL_TIMEOUT)
+                text = "".join(getattr(block, "text", "") for block in result.content)
+                answers.append({"tool": tool, "arguments": arguments, "is_error": bool(result.is_error), "text": text})
+    return answers, info
+
+
+def ask_server(home: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    async def bounded() -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        return await asyncio.wait_for(_ask(home, calls), SERVE_TIMEOUT)
+
+    return asyncio.run(bounded())
+
+
+def index_corpora(home: Path, roots: dict[str, Path]) -> dict[str, Any]:
+    env = {**os.environ, "KIVGRAPH_HOME": str(home)}
+    repos = [arg for name, root in roots.items() for arg in ("--repository", f"{name}={root}")]
+    subprocess.run([sys.executable, "-m", "kivgraph_cli", "init", *repos, "--languages", "python"],
+                   cwd=REPO_ROOT, env=env, check=True, capture_output=True, timeout=120)
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT, env=env,
+                          capture_output=True, text=True, timeout=INDEX_TIMEOUT)
+    if proc.returncode != 0:
+        raise RuntimeError(f"kivgraph index failed ({proc.returncode}): {proc.stderr[-2000:]}")
+    result = json.loads(proc.stdout.splitlines()[-1])["result"]
+    counts = {"generation": result.get("generation"), **result.get("counts", {})}
+    return {"seconds": round(time.perf_counter() - started, 1), **counts}
+
+
+# -- correctness ----------------------------------------------------------------------------------------------
+
+
+def _names_file(text: str, repo_path: str) -> bool:
+    """Whether ``text`` names ``repo/path``: spelled whole, or repository-relative next to its repository name."""
+    if repo_path in text:
+        return True
+    repo, _, rel = repo_path.partition("/")
+    return rel in text and re.search(rf"\b{re.escape(repo)}\b", text) is not None
+
+
+def check(expected: dict[str, Any], text: str, side: str) -> dict[str, Any]:
+    missing = [f for f in expected.get("files", []) if not _names_file(text, f)]
+    missing += [t for t in expected.get("text", []) if t not in text]
+    if side == "kivgraph":
+        missing += [s for s in expected.get("symbols", []) if s not in text]
+    missing += [t for t in expected.get(f"{side}_text", []) if t not in text]
+    return {"correct": not missing, "missing": missing}
+
+
+# -- the run --------------------------------------------------------------------------------------------------
+
+
+def _ratio(a: float, b: float) -> float | None:
+    return round(a / b, 2) if b else None
+
+
+def run(questions_path: Path) -> dict[str, Any]:
+    spec = json.loads(questions_path.read_text())
+    roots = {name: fetch_pypi_sdist(name, version) for name, version in spec["corpora"].items()}
+    with tempfile.TemporaryDirectory(prefix="kivgraph-tokens-") as tmp:
+        home, workdir = Path(tmp) / "home", Path(tmp) / "grep"
+        home.mkdir()
+        workdir.mkdir()
+        for name, root in roots.items():
+            (workdir / name).symlink_to(root, target_is_directory=True)
+        index = index_corpora(home, roots)
+        calls = [(tool, args) for q in spec["questions"] for tool, args in q["kivgraph"]]
+        answers, server = ask_server(home, calls)
+        rows = []
+        cursor = 0
+        for q in spec["questions"]:
+            mine = answers[cursor: cursor + len(q["kivgraph"])]
+            cursor += len(q["kivgraph"])
+            theirs = run_baseline(workdir, q["baseline"])
+            k_text = "\n".join(a["text"] for a in mine)
+            b_text = "".join(f"{s['step']}\n{s['text']}" for s in theirs)  # a read names the file it reads
+            k_tokens = sum(approx_tokens(a["text"]) for a in mine)
+            b_tokens = sum(approx_tokens(s["text"]) for s in theirs)
+            k_bytes = sum(len(a["text"].encode()) for a in mine)
+            b_bytes = sum(len(s["text"].encode()) for s in theirs)
+            k_check, b_check = check(q["expected"], k_text, "kivgraph"), check(q["expected"], b_text, "baseline")
+            rows.append({
+                "id": q["id"], "question": q["question"], "class": q["class"],
+                "kivgraph": {
+                    "calls": [{"tool": a["tool"], "arguments": a["arguments"], "is_error": a["is_error"],
+                               "bytes": len(a["text"].encode()), "tokens": approx_tokens(a["text"])} for a in mine],
+                    "tokens": k_tokens, "bytes": k_bytes, **k_check,
+                },
+                "baseline": {
+                    "rule": q["baseline_rule"],
+                    "steps": [{"step": s["step"], "lines": s["text"].count("\n"), "bytes": len(s["text"].encode()),
+                               "tokens": approx_tokens(s["text"]),
+                               "sha256": hashlib.sha256(s["text"].encode()).hexdigest()[:16]} for s in theirs],
+                    "tokens": b_tokens, "bytes": b_bytes, **b_check,
+                },
+                "ratio_tokens": _ratio(b_tokens, k_tokens), "ratio_bytes": _ratio(b_bytes, k_bytes),
+                "both_correct": k_check["correct"] and b_check["correct"],
+                "cheaper": "kivgraph" if k_tokens < b_tokens else "grep",
+            })
+    both = [r for r in rows if r["both_correct"]]
+    median_tokens = round(statistics.median(r["ratio_tokens"] for r in both), 2) if both else None
+    median_bytes = round(statistics.median(r["ratio_bytes"] for r in both), 2) if both else None
+    k_sum, b_sum = sum(r["kivgraph"]["tokens"] for r in rows), sum(r["baseline"]["tokens"] for r in rows)
+    kb_sum, bb_sum = sum(r["kivgraph"]["bytes"] for r in rows), sum(r["baseline"]["bytes"] for r in rows)
+    return {
+        "benchmark": "tokens", "corpora": spec["corpora"], "questions_file": str(questions_path.relative_to(REPO_ROOT)),
+        "questions_version": spec.get("version"), "server": server, "index": index,
+        "tokenizer": "approx_tokens (regex, deterministic, uncalibrated; see benchmarks/bench_tokens.py)",
+        "budget": {"median_ratio_at_least": BUDGET},
+        "summary": {
+            "questions": len(rows), "both_correct": len(both),
+            "kivgraph_incorrect": [r["id"] for r in rows if not r["kivgraph"]["correct"]],
+            "baseline_incorrect": [r["id"] for r in rows if not r["baseline"]["correct"]],
+            "grep_cheaper": [r["id"] for r in rows if r["cheaper"] == "grep"],
+            "median_ratio_tokens": median_tokens, "median_ratio_bytes": median_bytes,
+            "meets_budget": median_tokens is not None and median_tokens >= BUDGET,
+            "session": {"baseline_tokens": b_sum, "kivgraph_tokens": k_sum, "ratio_tokens": _ratio(b_sum, k_sum),
+                        "baseline_bytes": bb_sum, "kivgraph_bytes": kb_sum, "ratio_bytes": _ratio(bb_sum, kb_sum)},
+            "bytes_per_token": {"baseline": _ratio(bb_sum, b_sum), "kivgraph": _ratio(kb_sum, k_sum)},
+        },
+        "questions": rows,
+    }
+
+
+def report(data: dict[str, Any]) -> str:
+    s = data["summary"]
+    out = [
+        "# Answer tokens: kivgraph vs grep + read",
+        "",
+        f"Corpora: click {data['corpora']['click']} + typer {data['corpora']['typer']}, indexed by `kivgraph index` "
+        f"in {data['index'].get('seconds')} s; answers from a real `kivgraph serve` over stdio "
+        f"({data['server'].get('server')} {data['server'].get('version')}). Questions: `{data['questions_file']}` "
+        f"(version {data['questions_version']}). Command: `python -m benchmarks.bench_tokens`.",
+        "",
+        "Tokens are a deterministic regex approximation (`approx_tokens`, not cl100k_base: no tokenizer can be "
+        "downloaded offline); bytes are exact. Ratio = baseline / kivgraph (above 1: kivgraph is cheaper).",
+        "",
+        "| question | class | baseline tokens | kivgraph tokens | ratio (tokens) | ratio (bytes) | kivgraph correct "
+        "| baseline correct | cheaper |",
+        "| --- | --- | ---: | ---: | ---: | ---: | --- | --- | --- |",
+    ]
+    for r in data["questions"]:
+        out.append(
+            f"| {r['id']}: {r['question']} | {r['class'].split(' (')[0]} | {r['baseline']['tokens']:,} "
+            f"| {r['kivgraph']['tokens']:,} | {r['ratio_tokens']}× | {r['ratio_bytes']}× "
+            f"| {'yes' if r['kivgraph']['correct'] else 'NO: missing ' + ', '.join(r['kivgraph']['missing'])} "
+            f"| {'yes' if r['baseline']['correct'] else 'NO: missing ' + ', '.join(r['baseline']['missing'])} "
+            f"| {r['cheaper']} |"
+        )
+    sess = s["session"]
+    verdict = "meets" if s["meets_budget"] else "does NOT meet"
+    out += [
+        "",
+        f"**Median ratio over the {s['both_correct']} of {s['questions']} questions where both sides are correct: "
+        f"{s['median_ratio_tokens']}× in tokens ({s['median_ratio_bytes']}× in bytes); this {verdict} the "
+        f"≥ {data['budget']['median_ratio_at_least']:g}× budget (PRODUCT.md §7).**",
+        "",
+        f"Whole session (every question, summed): baseline {sess['baseline_tokens']:,} tokens "
+        f"({sess['baseline_bytes']:,} bytes), kivgraph {sess['kivgraph_tokens']:,} tokens "
+        f"({sess['kivgraph_bytes']:,} bytes): {sess['ratio_tokens']}× in tokens, {sess['ratio_bytes']}× in bytes. "
+        "The sum is dominated by the common-name grep; it is the view that flatters kivgraph most, the "
+        "median the one that counts.",
+        "",
+        f"Grep is cheaper on: {', '.join(s['grep_cheaper']) or 'none'}.",
+        "",
+        f"Bytes per approximate token: baseline {s['bytes_per_token']['baseline']}, kivgraph "
+        f"{s['bytes_per_token']['kivgraph']}.",
+        "",
+        "## Per question: calls and baseline steps",
+        "",
+    ]
+    for r in data["questions"]:
+        calls = "; ".join(f"`{c['tool']} {json.dumps(c['arguments'])}` ({c['tokens']:,} tokens)"
+                          for c in r["kivgraph"]["calls"])
+        steps = "; ".join(f"`{st['step']}` ({st['lines']:,} lines, {st['tokens']:,} tokens)"
+                          for st in r["baseline"]["steps"])
+        out += [f"- **{r['id']}**: kivgraph {calls}. Baseline ({r['baseline']['rule']}): {steps}."]
+    out += [
+        "",
+        "## Method",
+        "",
+        "- Baseline: real `grep` from a directory holding the two trees as `click/` and `typer/`, always "
+        "`--include=*.py`, output sorted by path then line; reads rendered `cat -n` style as a host's read tool "
+        "shows them. The rule for each question is in the question file and above.",
+        "- Correctness: kivgraph's answer must name every expected file (whole, or repository-relative next to the "
+        "repository's name), every expected symbol and text; the baseline's output must name every expected file "
+        "and text. Expected sets were written by hand from the sources (comments in the question file).",
+        "- Not measured: the resident tool surface (descriptions and schemas), the agent's own reasoning, and a "
+        "sharper grep an expert might type (e.g. `ctx\\.invoke(` instead of the word `invoke`).",
+        "",
+    ]
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    args = parser.parse_args(argv)
+    assert set(PYPI_CORPORA) >= {"click", "typer"}
+    data = run(args.questions.resolve())
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    (RESULTS / "tokens.json").write_text(json.dumps(data, indent=1) + "\n")
+    (RESULTS / "tokens.md").write_text(report(data))
+    s = data["summary"]
+    for r in data["questions"]:
+        print(f"{r['id']:16} baseline {r['baseline']['tokens']:>7,}  kivgraph {r['kivgraph']['tokens']:>6,}  "
+              f"{r['ratio_tokens']:>7}x  kivgraph {'ok' if r['kivgraph']['correct'] else 'WRONG'}  "
+              f"baseline {'ok' if r['baseline']['correct'] else 'WRONG'}")
+    print(f"median ratio (both correct, {s['both_correct']}/{s['questions']}): {s['median_ratio_tokens']}x tokens, "
+          f"{s['median_ratio_bytes']}x bytes; budget {BUDGET:g}x {'met' if s['meets_budget'] else 'NOT met'}; "
+          f"session {s['session']['ratio_tokens']}x")
+    print(f"wrote {RESULTS / 'tokens.json'} and {RESULTS / 'tokens.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
