@@ -244,11 +244,24 @@ def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
     with Generation(gen_path) as gen:
         for qn, _rel, _why in SYMBOLS:
             answer = find_references(gen, {"qualified_name": qn, "repository": "click", "view": "files",
-                                           "limit": 500})
+                                           "limit": 500, "edge_kinds": USE_KINDS})
             assert answer["total"] == answer["returned"], f"{qn}: paging"
             out[qn] = {row["file"] for row in answer["results"]["files"]}
     return out
 
+
+# Pyright's find-references lists uses; type relations (OVERRIDES, IMPLEMENTS, EXTENDS) are declarations,
+# which kivgraph answers too but Pyright does not list, so they are left out of the comparison (as in the
+# Go benchmark, where IMPLEMENTS rows are counted apart).
+USE_KINDS = ["IMPORTS_SYMBOL", "REFERENCES", "CALLS_DIRECT", "PASSES_AS_CALLBACK", "ASSIGNS_FUNCTION",
+             "RETURNS_FUNCTION", "TYPE_USES"]
+
+# kivgraph-only files read by hand and found to be real uses of the symbol that Pyright's reference
+# search does not report (the adjudicated precision counts them as correct; the raw one does not).
+VERIFIED_USES: set[tuple[str, str]] = {
+    ("click.core.Context.invoke", "click/tests/test_commands.py"),
+    ("click.core.Context.invoke", "click/tests/test_custom_classes.py"),
+}
 
 # Disagreements read by hand in the sources (the benchmark prints any other one with its lines)
 NOTES: dict[tuple[str, str], str] = {
@@ -299,10 +312,11 @@ def main() -> int:
     theirs, pyright_seconds = pyright_references(click, typer)
 
     rows = []
-    tp_all = fp_all = fn_all = 0
+    tp_all = fp_all = fn_all = verified_all = 0
     for qn, _rel, why in SYMBOLS:
         k, p = ours[qn], theirs[qn]
         tp, fp, fn = len(k & p), len(k - p), len(p - k)
+        verified_all += sum(1 for f in k - p if (qn, f) in VERIFIED_USES)
         tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
         rows.append({
             "symbol": qn, "why": why, "kivgraph_files": len(k), "pyright_files": len(p), "agree": tp,
@@ -315,6 +329,8 @@ def main() -> int:
         "precision": round(tp_all / (tp_all + fp_all), 4) if tp_all + fp_all else 1.0,
         "recall": round(tp_all / (tp_all + fn_all), 4) if tp_all + fn_all else 1.0,
         "agree": tp_all, "kivgraph_only": fp_all, "pyright_only": fn_all,
+        "kivgraph_only_verified_uses": verified_all,
+        "precision_adjudicated": round((tp_all + verified_all) / (tp_all + fp_all), 4) if tp_all + fp_all else 1.0,
     }
     index = {
         "corpora": {"click": PYPI_CORPORA["click"], "typer": PYPI_CORPORA["typer"]},
@@ -324,7 +340,7 @@ def main() -> int:
     }
     report = {
         "benchmark": "pyright-agreement", "pyright": PYRIGHT_VERSION, "corpora": index["corpora"],
-        "method": "file level; kivgraph: find_references incoming, default edge kinds, view=files; "
+        "method": "file level; kivgraph: find_references incoming, use edge kinds (no type relations), view=files; "
                   "pyright: textDocument/references at the declared name, includeDeclaration=false",
         "targets": {"precision": 1.0, "recall": 0.95},
         "overall": overall, "symbols": rows, "pyright_seconds": round(pyright_seconds, 3), "index": index,
@@ -335,9 +351,12 @@ def main() -> int:
     md = [
         "# find_references vs Pyright find-references (click 8.1.7 + typer 0.12.3)", "",
         f"Pyright {PYRIGHT_VERSION} (`pyright-langserver --stdio`, ten pipelined `textDocument/references`, "
-        f"{pyright_seconds:.1f}s); kivgraph `find_references` incoming, default edge kinds, `view: files`.", "",
+        f"{pyright_seconds:.1f}s); kivgraph `find_references` incoming with the use edge kinds "
+        f"({', '.join(USE_KINDS)}; type relations are declarations Pyright does not list), `view: files`.", "",
         f"**Overall: precision {overall['precision']}, recall {overall['recall']}** "
-        f"({tp_all} files agree, {fp_all} kivgraph-only, {fn_all} Pyright-only; targets 1.0 / 0.95)", "",
+        f"({tp_all} files agree, {fp_all} kivgraph-only, {fn_all} Pyright-only; targets 1.0 / 0.95).", "",
+        f"Adjudicated precision {overall['precision_adjudicated']}: {verified_all} of the kivgraph-only files "
+        "were read by hand and are real uses that Pyright's reference search does not report (see below).", "",
         "| symbol | why chosen | kivgraph files | Pyright files | precision | recall |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
