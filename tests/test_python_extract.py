@@ -472,3 +472,20 @@ def test_a_syntax_error_is_located_at_the_innermost_error_not_at_a_wrapping_one(
     ''')
     assert facts.status == "parse_failed"
     assert facts.reason == "syntax error at line 6, column 13"
+
+
+def test_overload_stubs_with_an_implementation_are_not_declarations_of_their_own() -> None:
+    from indexer.languages.python import extract
+
+    source = (
+        b"import typing as t\n\n\nclass C:\n"
+        b"    @t.overload\n    def run(self, x: int) -> int: ...\n\n"
+        b"    @t.overload\n    def run(self, x: str) -> str: ...\n\n"
+        b"    def run(self, x):\n        \"\"\"The body.\"\"\"\n        return x\n\n\n"
+        b"@t.overload\ndef stub_only(x: int) -> int: ...\n@t.overload\ndef stub_only(x: str) -> str: ...\n"
+    )
+    facts = extract("m.py", source, "m")
+    runs = [s for s in facts.symbols if s.name == "run"]
+    assert [(s.qualified_name, s.start_line, s.doc) for s in runs] == [("m.C.run", 11, "The body.")]
+    stubs = [s.qualified_name for s in facts.symbols if s.name == "stub_only"]
+    assert stubs == ["m.stub_only", "m.stub_only#2"]  # a stub file's overloads stay declarations

@@ -64,7 +64,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-3"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-4"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -304,6 +304,8 @@ def _classify(ident: Node) -> _Syntax | None:
     parent = ident.parent
     if parent is None:
         return None
+    if parent.type in ("function_definition", "class_definition") and _is(_field(parent, "name"), ident):
+        return None  # a declaration's own name (an @overload stub's, say) is never a use
     if parent.type == "dotted_name":
         holder = parent.parent
         if holder is None or holder.type == "relative_import":

@@ -5,9 +5,11 @@ visited, its bindings are collected (Python decides locality for a whole
 function, not from the first assignment), so each reference site records
 where its head name is bound; the resolver then only needs the other files.
 
-Duplicate qualified names in one file (conditional or overloaded
-redefinitions, property setters) keep the first declaration as it is and give
-later ones a ``#2``, ``#3`` suffix; declarations nested in a suffixed one are
+``@overload`` stubs followed by their implementation are not declarations of
+their own: the implementation is (its uses are attributed to it). Other
+duplicate qualified names in one file (conditional redefinitions, property
+setters, overloads without an implementation as in stubs) keep the first
+declaration as it is and give later ones a ``#2``, ``#3`` suffix; declarations nested in a suffixed one are
 named under the suffixed name. A module-level variable assigned more than once
 is one variable, declared by its first assignment.
 """
@@ -24,7 +26,7 @@ from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.python import sites as S
 from indexer.languages.python.modules import LANGUAGE
 
-EXTRACTOR_VERSION = "python-ts-3"
+EXTRACTOR_VERSION = "python-ts-4"
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _WALRUS_QUERY = Query(_TS_LANGUAGE, "(named_expression name: (identifier) @name)")
@@ -153,6 +155,8 @@ class _Extractor:
         self.symbols: list[SymbolFact] = []
         self.sites: list[Site] = []
         self.seen_qn: dict[str, int] = {}
+        # Per block being visited: names whose @overload stubs are followed by an implementation.
+        self.overloaded: list[frozenset[str]] = []
         self.module_vars: set[str] = set()
         self.stack: list[_Scope] = []
         self.enclosing = ""  # declaration that sites are attributed to ("" = the module symbol)
@@ -448,8 +452,10 @@ class _Extractor:
     # -- statements ---------------------------------------------------------------------------------
 
     def _block(self, block: Node) -> None:
+        self.overloaded.append(_overloads_with_implementation(block))
         for stmt in block.named_children:
             self._stmt(stmt)
+        self.overloaded.pop()
 
     def _stmt(self, node: Node) -> None:
         t = node.type
@@ -739,8 +745,13 @@ class _Extractor:
         sig += name + _text(node.child_by_field_name("type_parameters")) + _text(params)
         if ret is not None:
             sig += " -> " + _text(ret)
-        qn = self._declare(node, start, "method" if is_method else "function", _collapse(sig),
-                           self._docstring(body))
+        if self.overloaded and name in self.overloaded[-1] and any(_is_overload(d) for d in decorators):
+            # An @overload stub of a function that has an implementation: the implementation is the
+            # declaration (so its name leads to its body); the stub's annotations are its uses.
+            qn = f"{self._prefix()}.{name}"
+        else:
+            qn = self._declare(node, start, "method" if is_method else "function", _collapse(sig),
+                               self._docstring(body))
 
         saved, self.enclosing = self.enclosing, qn
         decorator_names: set[str] = set()
@@ -1231,3 +1242,26 @@ def _is_none(node: Node) -> bool:
     if node.type == "none":
         return True
     return node.type == "type" and node.named_child_count == 1 and node.named_children[0].type == "none"
+
+
+_OVERLOAD_DECORATOR = re.compile(r"^@\s*(?:[A-Za-z_][\w.]*\.)?overload\s*$")
+
+
+def _is_overload(decorator: Node) -> bool:
+    return bool(_OVERLOAD_DECORATOR.match(_text(decorator).strip()))
+
+
+def _overloads_with_implementation(block: Node) -> frozenset[str]:
+    """Names in a block declared by @overload stubs and also by an undecorated-by-overload implementation."""
+    stubs: set[str] = set()
+    implementations: set[str] = set()
+    for stmt in block.named_children:
+        defn, decorators = stmt, []
+        if stmt.type == "decorated_definition":
+            defn = stmt.child_by_field_name("definition")
+            decorators = [d for d in stmt.named_children if d.type == "decorator"]
+        if defn is None or defn.type != "function_definition":
+            continue
+        name = _text(defn.child_by_field_name("name"))
+        (stubs if any(_is_overload(d) for d in decorators) else implementations).add(name)
+    return frozenset(stubs & implementations)
