@@ -338,6 +338,10 @@ class Generation:
         for _key, value in self._scan(keys.DB_UNRESOLVED, keys.prefix(name)):
             yield codec.UNRESOLVED.decode(value)
 
+    def count_unresolved_by_name(self, name: str) -> int:
+        """How many unresolved references request exactly ``name`` (keys only, nothing decoded)."""
+        return sum(1 for _ in self._scan_keys(keys.DB_UNRESOLVED, keys.prefix(name)))
+
     def unresolved_in(self, repository: str, path_prefix: str = "") -> Iterator[records.Unresolved]:
         """Unresolved references recorded in files under ``path_prefix`` ("" = the whole repository)."""
         start = keys.text(repository) + keys.SEP + keys.text(path_prefix)

@@ -85,7 +85,7 @@ def find_symbols(gen: Generation, name: str, **filters: Any) -> list[Symbol]:
 
 def count_unresolved_named(gen: Generation, name: str) -> int:
     """How many unresolved references request exactly this name."""
-    return sum(1 for _ in gen.unresolved_by_name(name))
+    return gen.count_unresolved_by_name(name)
 
 
 def concise_signature(sym: Symbol) -> str:
