@@ -26,14 +26,15 @@ from tree_sitter import Language, Node, Parser
 
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.go import sites as S
+from indexer.languages.syntax import collapse as _collapse
+from indexer.languages.syntax import first_syntax_error
+from indexer.languages.syntax import node_text as _text
 
 LANGUAGE = "go"
 EXTENSIONS = (".go",)
-EXTRACTOR_VERSION = "go-ts-1"
+EXTRACTOR_VERSION = "go-ts-2"
 
 _TS_LANGUAGE = Language(tree_sitter_go.language())
-_MAX_SIGNATURE = 200
-
 # Nodes that introduce names bound inside a function body.
 _LOCAL_BINDERS = frozenset({"short_var_declaration", "range_clause", "receive_statement", "type_switch_statement"})
 
@@ -106,34 +107,13 @@ def extract(path: str, source: bytes, package: str) -> FileFacts:
     root = tree.root_node
     if root.has_error:
         return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
-                         reason=_syntax_error(root))
+                         reason=first_syntax_error(root))
     try:
         symbols, sites = _Extractor(source, path).run(root)
     except RecursionError:
         return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
                          reason="nesting too deep to analyse")
     return FileFacts(path=path, language=LANGUAGE, package=package, symbols=symbols, sites=sites)
-
-
-def _syntax_error(root: Node) -> str:
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_error or node.is_missing:
-            row, col = node.start_point
-            return f"syntax error at line {row + 1}, column {col + 1}"
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    return "syntax error"
-
-
-def _text(node: Node | None) -> str:
-    return "" if node is None or node.text is None else node.text.decode("utf-8", "replace")
-
-
-def _collapse(text: str) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= _MAX_SIGNATURE else text[: _MAX_SIGNATURE - 3] + "..."
 
 
 def _exported(name: str) -> bool:

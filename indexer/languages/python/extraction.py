@@ -25,6 +25,8 @@ from tree_sitter import Language, Node, Parser, Query, QueryCursor
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.python import sites as S
 from indexer.languages.python.modules import LANGUAGE
+from indexer.languages.syntax import first_syntax_error
+from indexer.languages.syntax import node_text as _text
 
 EXTRACTOR_VERSION = "python-ts-4"
 
@@ -71,30 +73,13 @@ def extract(path: str, source: bytes, package: str) -> FileFacts:
     root = tree.root_node
     if root.has_error:
         return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
-                         reason=_syntax_error(root))
+                         reason=first_syntax_error(root))
     try:
         symbols, sites = _Extractor(source, package).run(root)
     except RecursionError:
         return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
                          reason="nesting too deep to analyse")
     return FileFacts(path=path, language=LANGUAGE, package=package, symbols=symbols, sites=sites)
-
-
-def _syntax_error(root: Node) -> str:
-    """Where the first innermost ERROR or MISSING node is, as a message (line and column 1-based).
-
-    Innermost, because tree-sitter may wrap a whole file in an ERROR node that starts at line 1.
-    """
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.is_missing or (node.is_error and not any(c.has_error for c in node.children)):
-            row, col = node.start_point
-            return f"syntax error at line {row + 1}, column {col + 1}"
-        if node.has_error:
-            stack.extend(reversed(node.children))
-    row, col = root.start_point
-    return f"syntax error at line {row + 1}, column {col + 1}"
 
 
 @dataclass(eq=False)
@@ -118,10 +103,6 @@ class _Collected:
 
     def add(self, name: str, mode: str, node: Node | None = None) -> None:
         self.entries.setdefault(name, []).append((mode, node))
-
-
-def _text(node: Node | None) -> str:
-    return "" if node is None or node.text is None else node.text.decode("utf-8", "replace")
 
 
 def _collapse(text: str, limit: int = _MAX_TEXT) -> str:
