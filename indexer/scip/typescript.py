@@ -1,13 +1,22 @@
 """The exact TypeScript/JavaScript adapter: scip-typescript (the TypeScript 5.9 checker) in batch, joined with tree-sitter.
 
-One ``scip-typescript index`` per repository and language, cwd = the
-repository, bounded by the configured timeout. The project is always a
-tsconfig written to a private temporary directory (never into the
-repository): it ``extends`` the repository's own ``tsconfig.json`` when there
-is one (so ``paths``, ``baseUrl`` and module settings are the project's),
-lists every file of the corpus (files no tsconfig claims are checked under
-the inferred defaults) and turns on ``allowJs`` so ``.js``/``.jsx`` are
-checked too. The index is written to the same temporary directory.
+One ``scip-typescript index`` process per repository and language, cwd =
+the repository, bounded by the configured timeout, checking every project
+that claims some of the corpus's files (``indexer.languages.typescript.projects``):
+every ``tsconfig.json``/``jsconfig.json`` discovery keeps, and every config
+their ``references`` name, listed by the TypeScript 5.9.3 compiler itself
+(``files``/``include``/``exclude``/``extends`` as ``tsc`` reads them), each
+file assigned to its default project the way tsserver picks it. Each project
+runs on a generated tsconfig in a private temporary directory (never in the
+repository) that ``extends`` the project's own config (its ``paths``,
+``baseUrl`` and module settings), lists the project's files, turns on
+``allowJs`` and turns off every emit. Files no tsconfig claims run in an
+inferred project with default options and ``allowJs``. scip-typescript does
+not give the program ``projectReferences``, so an import across projects
+resolves as module resolution finds it (``paths`` or a relative path: the
+referenced project's source); a symbol found in a referenced project's
+``.d.ts`` output is mapped back to the source file under its ``rootDir``, as
+the language service does. The index is written to the temporary directory.
 
 Joining (``join_repository``, repository-local and cached): each occurrence
 is classified by the tree-sitter node at its position (call, import, export,
@@ -33,6 +42,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -41,9 +51,17 @@ from tree_sitter import Node
 
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.typescript import projects as projects_mod
 from indexer.languages.typescript.extract import extract, parser_for
-from indexer.languages.typescript.modules import EXTENSIONS, language_of, module_name, package_for
+from indexer.languages.typescript.modules import (
+    EXTENSIONS,
+    language_of,
+    module_name,
+    package_for,
+    strip_extension,
+)
 from indexer.languages.typescript.packages import package_dirs
+from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import PARAMETER, TYPE_PARAMETER, ColumnMap, FileDeclarations, parse_symbol
 from indexer.scip.python import ExactOutcome, _tail, cache_root
@@ -54,7 +72,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-1"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-2"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
@@ -135,39 +153,90 @@ def version(exe: Path | None = None, timeout: float = 60) -> str:
     return proc.stdout.strip()
 
 
-def project_config(root: Path, files: list[str]) -> dict[str, object]:
-    """The tsconfig the analyzer runs on: the repository's own (extended) plus every corpus file, allowJs on."""
-    options: dict[str, object] = {"allowJs": True, "noEmit": True, "skipLibCheck": True}
-    config: dict[str, object] = {"files": [str(root / f) for f in files], "compilerOptions": options}
-    own = root / "tsconfig.json"
-    if own.is_file():
-        config["extends"] = str(own)
-        # a composite/incremental project would want a tsbuildinfo next to its sources
-        options.update({"composite": False, "incremental": False, "declaration": False})
-    else:
-        options.update({"target": "es2022", "module": "esnext", "moduleResolution": "bundler", "jsx": "preserve",
-                        "strict": False, "esModuleInterop": True, "resolveJsonModule": True})
-    return config
+def _typescript_module(exe: Path) -> str:
+    """The ``typescript`` package scip-typescript itself loads (the pinned 5.9.3 next to it)."""
+    try:
+        here = exe.resolve(strict=True).parent
+    except OSError as exc:
+        raise AnalyzerFailed(f"{ANALYZER} not found at {exe} ({exc})") from None
+    for d in (here, *here.parents):
+        candidate = d / "node_modules" / "typescript"
+        if (candidate / "package.json").is_file():
+            return str(candidate)
+    raise AnalyzerFailed(f"no typescript package next to {ANALYZER} at {exe}; run `make setup`")
 
 
-def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None = None) -> Index:
-    """Run scip-typescript over ``files`` of ``root``; config and index live outside the repository."""
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        raise AnalyzerFailed("node not found on PATH")
+    return node
+
+
+_NO_EMIT: dict[str, object] = {"noEmit": True, "allowJs": True, "skipLibCheck": True, "composite": False,
+                               "incremental": False, "declaration": False, "declarationMap": False,
+                               "emitDeclarationOnly": False}
+INFERRED_OPTIONS: dict[str, object] = {"target": "es2022", "module": "esnext", "moduleResolution": "bundler",
+                                       "jsx": "preserve", "strict": False, "esModuleInterop": True,
+                                       "resolveJsonModule": True, "allowJs": True, "noEmit": True,
+                                       "skipLibCheck": True}
+
+
+def project_config(root: Path, files: list[str], project: Project | None = None) -> dict[str, object]:
+    """A generated tsconfig checking ``files``: the repository's ``project`` extended (its options, paths and
+    module settings; its own ``files``/``include``/``references`` replaced), or the inferred defaults."""
+    listed = [str(root / f) for f in files]
+    if project is None:
+        return {"files": listed, "compilerOptions": dict(INFERRED_OPTIONS)}
+    # ambient declarations the project claims (global .d.ts) stay in its program
+    listed += sorted(f for f in project.file_names if f.endswith((".d.ts", ".d.mts", ".d.cts")) and f not in listed)
+    options = dict(_NO_EMIT)
+    options["typeRoots"] = type_roots_for(project, str(root))
+    return {"extends": project.config, "files": listed, "include": [], "compilerOptions": options}
+
+
+def plan(root: Path, files: list[str], *, timeout: float, exe: Path | None = None) -> Plan:
+    """The repository's tsconfig projects as the compiler lists them, with ``files`` assigned to them."""
+    exe = exe or executable()
+    if not projects_mod.config_files(root):
+        return projects_mod.assign(Plan(), str(root), files)
+    try:
+        return plan_projects(str(root), files, node=_node(), typescript_module=_typescript_module(exe),
+                             timeout=timeout)
+    except ProjectsFailed as exc:
+        raise AnalyzerFailed(str(exc)) from None
+
+
+def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None = None,
+              projects: Plan | None = None) -> Index:
+    """One scip-typescript process over every project of ``root`` that checks some of ``files`` (each file in
+    its own project, the unclaimed ones in the inferred project); configs and index live outside the
+    repository."""
     exe = exe or executable()
     identity(exe)
+    started = time.monotonic()
+    projects = projects if projects is not None else plan(root, files, timeout=timeout, exe=exe)
     with tempfile.TemporaryDirectory(prefix="kivgraph-scipts-") as tmp:
         out = Path(tmp) / "index.scip"
-        tsconfig = Path(tmp) / "tsconfig.json"
-        tsconfig.write_text(json.dumps(project_config(root, files)))
+        configs: list[str] = []
+        runs = [(projects.projects[c], fs) for c, fs in sorted(projects.assigned.items())]
+        if projects.inferred:
+            runs.append((None, projects.inferred))
+        for i, (project, members) in enumerate(runs):
+            tsconfig = Path(tmp) / f"tsconfig.{i}.json"
+            tsconfig.write_text(json.dumps(project_config(root, members, project)))
+            configs.append(str(tsconfig))
         env = {k: v for k, v in os.environ.items() if k != EXECUTABLE_ENV}
         env.setdefault("NODE_OPTIONS", "--max-old-space-size=4096")
-        cmd = [str(exe), "index", "--cwd", str(root), "--output", str(out), "--no-progress-bar", str(tsconfig)]
+        cmd = [str(exe), "index", "--cwd", str(root), "--output", str(out), "--no-progress-bar", *configs]
+        left = max(1.0, timeout - (time.monotonic() - started))
         try:
             proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     stdin=subprocess.DEVNULL, start_new_session=True)
         except OSError as exc:
             raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
         try:
-            stdout, stderr = proc.communicate(timeout=timeout)
+            stdout, stderr = proc.communicate(timeout=left)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
@@ -175,6 +244,12 @@ def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None 
         if proc.returncode != 0 or not out.exists():
             detail = stderr.decode(errors="replace") or stdout.decode(errors="replace")
             raise AnalyzerFailed(f"{ANALYZER} exited {proc.returncode}: {_tail(detail)}")
+        # scip-typescript skips a project whose config does not parse (it prints the diagnostics, exit 0)
+        printed = stdout.decode(errors="replace")
+        skipped = [c for c in configs if f"+ {c} (" not in printed]
+        if skipped:
+            raise AnalyzerFailed(f"{ANALYZER} did not check {len(skipped)} of {len(configs)} projects: "
+                                 f"{_tail(printed)}")
         try:
             return decode_index(out.read_bytes())
         except ValueError as exc:
@@ -340,10 +415,24 @@ def _member_name(symbol: str) -> str:
     return found[2].rsplit(".", 1)[-1] if found and found[2] else ""
 
 
-def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryTsFacts:
-    """Tie the index's occurrences to the repository's declarations and classify each use."""
+def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[str, str]] | tuple[()] = (),
+                    project_files: list[str] | tuple[()] = ()) -> RepositoryTsFacts:
+    """Tie the index's occurrences to the repository's declarations and classify each use.
+
+    ``redirects`` are (output directory, source root) pairs of the repository's projects: a symbol declared
+    in a ``.d.ts`` output of a referenced project is the declaration in that project's source file.
+    A document checked by two projects counts once (the first). ``project_files`` (repository-relative
+    files of every project, either language) widen the repository's own npm packages beyond this corpus's
+    files: a ``.js`` file importing a TypeScript package of the same monorepo stays local.
+    """
     root = Path(repo.root)
     files = {ff.path: ff for ff in repo.files if ff.status == "indexed"}
+    seen_docs: set[str] = set()
+    documents = []
+    for doc in index.documents:
+        if doc.relative_path not in seen_docs:
+            seen_docs.add(doc.relative_path)
+            documents.append(doc)
     extra: dict[str, FileFacts] = {}
     sources: dict[str, bytes] = {}
 
@@ -364,7 +453,22 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryTsFacts:
 
     decls: dict[str, FileDeclarations] = {}
     defined: dict[str, tuple[str, SymbolFact]] = {}
-    own = {name: d for d, name in package_dirs(repo.root, list(files)).items()}
+    own = {name: d for d, name in package_dirs(repo.root, sorted({*files, *project_files})).items()}
+
+    def source_of_output(rel: str) -> str:
+        """A project's emitted declaration file → its source file (same path under the source root)."""
+        if rel in files or not rel.endswith((".d.ts", ".d.mts", ".d.cts")):
+            return rel
+        for out_dir, src_dir in redirects:
+            prefix = f"{out_dir}/" if out_dir else ""
+            if not rel.startswith(prefix):
+                continue
+            stem = strip_extension(rel[len(prefix):])
+            for ext in EXTENSIONS:
+                candidate = f"{src_dir}/{stem}{ext}" if src_dir else f"{stem}{ext}"
+                if candidate in files or (root / candidate).is_file():
+                    return candidate
+        return rel
 
     def local_target(package: str, file: str, member: str) -> tuple[str, SymbolFact] | None:
         """A symbol of this repository no document defined (a file of the other language) by its path."""
@@ -377,13 +481,14 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryTsFacts:
             rel = f"{own[package]}/{file}" if own[package] else file
         else:
             return None
+        rel = source_of_output(rel)
         ff = facts_of(rel)
         qn = module_name(rel) + (f".{member}" if member else "")
         found = next((s for s in ff.symbols if s.qualified_name == qn), None) if ff is not None else None
         return (rel, found) if found is not None else None
 
     # 1. definitions: SCIP symbol -> our declaration, by position and name (any document of the project)
-    for doc in index.documents:
+    for doc in documents:
         ff = facts_of(doc.relative_path)
         if ff is None:
             continue
@@ -407,7 +512,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryTsFacts:
     uses: list[TsUse] = []
     external: list[TsCovered] = []
     n_occ = 0
-    docs = [d for d in index.documents if d.relative_path in files]
+    docs = [d for d in documents if d.relative_path in files]
     for doc in docs:
         path = doc.relative_path
         src = source_of(path)
@@ -612,14 +717,14 @@ def module_declaration(corpus: Corpus, repo: str, path: str, qn: str) -> SymbolF
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
-    """Adapter and analyzer identity + every file's content the checker could read for this run."""
+    """Adapter and analyzer identity + every file's content the checker could read for this run: the
+    corpus files and every tsconfig/jsconfig of the repository (with the bases they extend)."""
     h = hashlib.blake2b(digest_size=20)
     for part in ("scip-ts", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
         h.update(part.encode())
         h.update(b"\0")
-    own = Path(repo.root, "tsconfig.json")
-    if own.is_file():
-        h.update(hashlib.sha256(own.read_bytes()).digest())
+    for path, digest in projects_mod.config_inputs(repo.root):
+        h.update(f"config\0{path}\0{digest}\n".encode())
     for name in sorted(hashes):
         for path, digest in sorted(hashes[name].items()):
             h.update(f"{name}\0{path}\0{digest}\n".encode())
@@ -627,9 +732,11 @@ def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], an
 
 
 def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
-    """Run scip-typescript over one repository's files of the corpus's language and join its output."""
+    """Run scip-typescript over one repository's files of the corpus's language, project by project, and join."""
     files = sorted(ff.path for ff in repo.files if ff.status == "indexed" and not ff.path.endswith(".d.ts"))
     if not files:
         return RepositoryTsFacts(analyzer_version=f"{ANALYZER} {PINNED_VERSION}")
-    index = run_index(Path(repo.root), files, timeout=timeout)
-    return join_repository(index, repo)
+    root = Path(repo.root)
+    projects = plan(root, files, timeout=timeout)
+    index = run_index(root, files, timeout=timeout, projects=projects)
+    return join_repository(index, repo, projects.output_redirects(str(root)), projects.files(str(root)))
