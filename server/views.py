@@ -6,6 +6,35 @@ labels (``qualified_name@start[-end]``), with a positional tail of the
 columns that are left. Second tier: rows are bucketed by their remaining
 tuple, and the grouped page replaces the flat one only when it serializes
 smaller.
+
+Where this server's compact shape is tighter than the reference's own
+(each keeps the same facts; ``view: "full"`` keeps the reference's full shape):
+
+- repository: the repository most rows share is hoisted as the page's default
+  (``repository``) even when a minority disagrees; a file group (or entry)
+  names its own ``repo`` only when it differs. The reference hoists only a
+  unanimous value, yet also says a group names ``repo`` only when it differs
+  from the hoisted one.
+- find_references ``view: "files"``: ``files: {repo: {path: count}}`` instead
+  of ``[{file: "<repo>/<path>", count}]`` (repository once, no field names).
+- find_symbol: rows grouped by file as ``qn@start[-end]`` labels with a tail
+  (name when not implied, kind, exported, sig, stable_key) instead of
+  ``{at, end?, qn?, name?, sig?}`` objects; ``sig`` is hoisted when shared,
+  and (kind, exported, sig) is tried as a grouping key beside (kind, exported).
+- get_blast_radius: ``affected`` is left off (it is the envelope's
+  ``total``); ``by_depth`` and ``by_repository`` are left off when the page
+  holds every affected symbol (they are its rows counted); ``by_package`` is
+  ``{package: n}``, a package of another repository than the root's keyed
+  ``repo:package``; a hop-1 row omits ``reached_from`` (always the root).
+- find_cross_repo_consumers: a consuming declaration is a label in
+  ``files: [{repo?, file, pkg?, at}]`` with a tail (category, edge_kind, kind,
+  confidence, provenance, evidence_kind, ``line:col``); ``pkg`` is left off
+  when the qualified names spell it (also on the subject); a coarser grouping
+  key without ``edge_kind`` is tried beside the reference's.
+- get_file_outline of one file: the labels sit under ``at`` directly (the
+  header's ``path`` is the file) instead of ``files: [{file, at}]``.
+- find_by_intent (not in the reference): a file whose matched symbols share a
+  kind states it once (``kind``) and lists bare labels.
 """
 
 from __future__ import annotations
@@ -111,3 +140,38 @@ def file_groups(
             out.append(group)
         group["at"].append(entry)
     return out
+
+
+def default_repository(rows: Sequence[dict[str, Any]], column: str = "repository") -> str | None:
+    """The repository most rows share (the first seen on a tie), hoisted as the page's default.
+
+    Groups name their own ``repo`` only when it differs from this default
+    (surface-reference §3.3: "repo appears on a group only when its
+    repository differs from the hoisted one"). A repository that only one row
+    of several carries is not worth a header field, so none is returned then.
+    """
+    counts: dict[str, int] = {}
+    for row in rows:
+        value = row.get(column)
+        if _present(value):
+            counts[value] = counts.get(value, 0) + 1
+    if not counts:
+        return None
+    best = max(counts, key=lambda repo: counts[repo])  # max keeps the first of equal counts
+    return best if counts[best] >= 2 or len(counts) == 1 else None
+
+
+def smallest(*shapes: Any) -> Any:
+    """The shape that serializes smallest; the earliest on a tie."""
+    best = shapes[0]
+    size = encoded_size(best)
+    for shape in shapes[1:]:
+        candidate = encoded_size(shape)
+        if candidate < size:
+            best, size = shape, candidate
+    return best
+
+
+def implied_package(package: str, qualified_names: Iterable[str]) -> bool:
+    """Whether every qualified name spells the package as its prefix (``pkg`` or ``pkg.…``)."""
+    return bool(package) and all(qn == package or qn.startswith(package + ".") for qn in qualified_names)

@@ -68,15 +68,24 @@ async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_sha
 ) -> None:
     answer = await _call(app, qualified_name="lib.core.compute")
     results = answer["results"]
+    # the package is left off the subject: its qualified name spells it
     assert results["subject"] == {"qualified_name": "lib.core.compute", "at": "provider:lib/core.py:1",
-                                  "pkg": "lib.core", "end_line": 2}
-    entries = results.get("consumers") or [c for g in results["groups"] for c in g["consumers"]]
+                                  "end_line": 2}
+    # a consuming declaration is a label in its file's group; the evidence is its line:column
+    labels = {entry[0]: entry for f in results.get("files", []) for entry in f["at"]}
+    if "groups" in results:
+        labels = {entry[0]: entry for g in results["groups"] for f in g.get("files", []) for entry in f["at"]}
+    assert {"app.main.run@4-5", "app.extra.also@4-5"} <= set(labels)
+    assert labels["app.main.run@4-5"][-1] == "5:0" and "CALLS_DIRECT" in labels["app.main.run@4-5"]
+    groups = results.get("groups", [results])
+    entries = [c for g in groups for c in g.get("consumers", [])]
     packages = [e for e in entries if e.get("pkg") == ["app", "app.extra"]]
     assert len(packages) == 1 and "at" not in packages[0]
     assert answer["total"] == 6 and answer["returned"] == 6
     only_packages = (await _call(app, qualified_name="lib.core.left"))["results"]
     assert (only_packages["category"], only_packages["edge_kind"]) == ("package", "PACKAGE_DEPENDS_ON")
-    assert only_packages["consumers"] == [{"repo": "consumer", "pkg": ["app", "app.extra"]}]
+    assert only_packages["repository"] == "consumer"  # every row's repository, stated once
+    assert only_packages["consumers"] == [{"pkg": ["app", "app.extra"]}]
 
 
 async def test_filters_guidance_and_a_symbol_nobody_else_uses(app: KivgraphApp) -> None:

@@ -249,26 +249,32 @@ def test_find_symbol_hoists_shared_columns_and_addresses_rows(gen: Generation) -
     results = answer["results"]
     assert answer["total"] == answer["returned"] == 3
     assert results["name"] == "area" and results["exported"] is True
-    assert "repository" not in results  # rows disagree, so each row names its repository
-    ats = sorted(row["at"] for row in _symbol_rows(results))
-    assert ats == ["alpha:pkg/shapes.py:13", "alpha:pkg/shapes.py:5", "beta:app/run.py:9"]
+    # The repository most rows share is the header's default; a file of another one names its own.
+    assert results["repository"] == "alpha"
+    rows = _symbol_rows(results)
+    assert sorted((repo, path, entry[0] if isinstance(entry, list) else entry) for repo, path, entry in rows) == [
+        ("alpha", "pkg/shapes.py", "pkg.shapes.Shape.area@5-6"), ("alpha", "pkg/shapes.py", "pkg.shapes.Square.area@13-14"),
+        ("beta", "app/run.py", "app.run.area@9-10")]
     assert "stable_key" not in json.dumps(results)
     assert "snapshot_age_ms" not in answer and "truncated" not in answer and "next_cursor" not in answer
 
 
-def _symbol_rows(results: dict[str, Any]) -> list[dict[str, Any]]:
+def _symbol_rows(results: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """(repository, path, entry) of every compact find_symbol row, grouped or flat."""
     if "groups" in results:
-        assert "symbols" not in results
-        return [row for group in results["groups"] for row in group["symbols"]]
-    return results["symbols"]
+        assert "files" not in results
+        files = [f for group in results["groups"] for f in group["files"]]
+    else:
+        files = results["files"]
+    return [(f.get("repo", results.get("repository")), f["file"], entry) for f in files for entry in f["at"]]
 
 
 def test_find_symbol_with_one_repository_writes_path_and_line_only(gen: Generation) -> None:
     results = call(gen, "find_symbol", name="area", repo="alpha")["results"]
     assert results["repository"] == "alpha" and results["kind"] == "method"
-    assert {row["at"] for row in results["symbols"]} == {"pkg/shapes.py:5", "pkg/shapes.py:13"}
-    assert all(row["qn"].endswith(".area") and "name" not in row for row in results["symbols"])
-    assert all(row["sig"] == "def area(self)" for row in results["symbols"])
+    assert results["sig"] == "def area(self)"  # shared by every row, so stated once
+    assert results["files"] == [{"file": "pkg/shapes.py",
+                                 "at": ["pkg.shapes.Shape.area@5-6", "pkg.shapes.Square.area@13-14"]}]
 
 
 def _index_order(row: dict[str, Any]) -> tuple[str, str, str, bytes]:
@@ -304,7 +310,7 @@ def test_find_symbol_modes_and_filters(gen: Generation, arguments: dict[str, Any
 
 def test_find_symbol_with_no_match_is_an_empty_page_not_an_error(gen: Generation) -> None:
     compact = call(gen, "find_symbol", name="no_such_name")
-    assert compact["total"] == 0 and compact["results"] == {"symbols": []}
+    assert compact["total"] == 0 and compact["results"] == {"files": []}
     assert "guidance" not in compact
     assert call(gen, "find_symbol", name="no_such_name", view="full")["results"] == []
 
@@ -320,8 +326,8 @@ def test_find_symbol_rejects_an_unknown_kind(gen: Generation) -> None:
 
 
 def test_detailed_restores_stable_keys_on_compact_rows(graph: StandardGraph, gen: Generation) -> None:
-    rows = call(gen, "find_symbol", name="make_square", response_format="detailed")["results"]["symbols"]
-    assert rows[0]["stable_key"] == graph.key("alpha", "pkg.shapes.make_square")
+    rows = _symbol_rows(call(gen, "find_symbol", name="make_square", response_format="detailed")["results"])
+    assert rows[0][2][-1] == graph.key("alpha", "pkg.shapes.make_square")
 
 
 def _walk(gen: Generation, tool: str, rows_of: Any, **arguments: Any) -> tuple[list[Any], int]:
@@ -392,7 +398,8 @@ def test_an_outline_of_a_file_lists_labels_in_source_order(gen: Generation) -> N
 
 def _outline_entries(results: dict[str, Any]) -> list[Any]:
     groups = results.get("groups", [results])
-    return [entry for group in groups for f in group["files"] for entry in f["at"]]
+    # One file outlined: the labels sit under ``at`` (the header names the path); a directory: per file.
+    return [entry for group in groups for f in group.get("files", [group]) for entry in f["at"]]
 
 
 def test_an_outline_of_a_directory_skips_files_that_failed_to_parse(gen: Generation) -> None:
@@ -522,7 +529,7 @@ def test_compact_references_hoist_page_wide_columns(gen: Generation) -> None:
 def test_rows_that_disagree_keep_their_columns_as_a_positional_tail(gen: Generation) -> None:
     results = call(gen, "find_references", qualified_name="pkg.shapes.make_square")["results"]
     assert "confidence" not in results
-    alpha = next(f for f in results["files"] if f["repo"] == "alpha")
+    alpha = next(f for f in results["files"] if f.get("repo", results.get("repository")) == "alpha")
     assert alpha["at"] == [["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE"],
                            ["pkg.use.main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED",
                             "PYTHON_INDEXER_USE"]]
@@ -545,7 +552,7 @@ def test_second_tier_grouping_is_kept_only_when_it_is_smaller(gen: Generation) -
 
 def test_the_files_view_counts_rows_per_repository_file(gen: Generation) -> None:
     results = call(gen, "find_references", qualified_name="hub.hub", view="files")["results"]
-    assert results["files"] == [{"file": f"gamma/callers/c{i}.py", "count": 19 if i < 6 else 16} for i in range(7)]
+    assert results["files"] == {"gamma": {f"callers/c{i}.py": 19 if i < 6 else 16 for i in range(7)}}
     assert results["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
 
 

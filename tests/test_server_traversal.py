@@ -99,11 +99,14 @@ async def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once_at_the_r
     assert sum(p["count"] for p in results["by_package"]) == 9
     # the default excludes variables (VALUE calls compute): declared, and not applied to the walk
     assert results["kinds_default_excluded"] == ["field", "variable"] and "kinds" not in results
-    every = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", kinds=["*"]))["results"]
-    assert every["kinds"] == ["*"] and every["affected"] == 10 and "kinds_default_excluded" not in every
-    chosen = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute",
-                               kinds=["variable", "function", "function"]))["results"]
-    assert chosen["kinds"] == ["function", "variable"] and chosen["affected"] == 8
+    # compact: ``affected`` is the envelope's ``total`` (stated once)
+    every_answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", kinds=["*"])
+    every = every_answer["results"]
+    assert every["kinds"] == ["*"] and every_answer["total"] == 10 and "kinds_default_excluded" not in every
+    assert "affected" not in every
+    chosen = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute",
+                              kinds=["variable", "function", "function"])
+    assert chosen["results"]["kinds"] == ["function", "variable"] and chosen["total"] == 8
 
 
 async def test_a_subject_with_unresolved_references_nearby_is_a_lower_bound_naming_the_blind_spot(
@@ -145,9 +148,10 @@ async def test_max_nodes_reached_answers_traversal_truncated_with_exact_aggregat
                               kinds=["*"])
     results = answer["results"]
     assert results["traversal_truncated"] is True
-    assert results["affected"] == answer["total"] == answer["returned"] == 3  # max_nodes counts the root
-    assert results["by_depth"] == {"1": 3}
-    assert sum(results["by_repository"].values()) == 3
+    assert answer["total"] == answer["returned"] == 3  # max_nodes counts the root
+    # the page holds every affected symbol, so by_depth and by_repository are its rows counted (left off)
+    assert results["hop_depth"] == 1 and "by_depth" not in results and "by_repository" not in results
+    assert sum(results["by_package"].values()) == 3
     assert "max_nodes" in answer["guidance"] and "truncated" not in answer
     full = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, max_nodes=4,
                             kinds=["*"], view="full")
@@ -163,12 +167,15 @@ async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_column
     assert results["root"] == "provider:lib/core.py:1"
     assert (results["via_kind"], results["via_confidence"], results["hop_depth"]) == (
         "CALLS_DIRECT", "EXACT_TYPECHECKED", 1)
-    assert results["reached_from"] == "lib.core.compute" and results["kind"] == "function"
-    assert results["by_depth"] == {"1": 4} and results["by_kind"] == {"CALLS_DIRECT": 4}
-    assert results["by_repository"] == {"consumer": 1, "provider": 3}
-    assert {"package": "app.main", "repository": "consumer", "count": 1} in results["by_package"]
-    assert {"package": "lib.core", "count": 3} in results["by_package"]
-    files = {(g.get("repo"), g["file"]): g["at"] for g in results["files"]}
+    # hop 1 is always reached from the root, so reached_from is implied and left off
+    assert "reached_from" not in results and results["kind"] == "function"
+    assert results["by_kind"] == {"CALLS_DIRECT": 4}
+    # a whole page: by_depth and by_repository are the rows counted; affected is the envelope's total
+    assert "by_depth" not in results and "by_repository" not in results and "affected" not in results
+    assert answer["total"] == 4
+    assert results["by_package"] == {"consumer:app.main": 1, "lib.core": 3}
+    assert results["repository"] == "provider"  # the repository most rows share
+    files = {(g.get("repo", results["repository"]), g["file"]): g["at"] for g in results["files"]}
     assert files[("consumer", "app/main.py")] == ["app.main.run@4-5"]
     assert files[("provider", "lib/core.py")] == ["lib.core.loop@5-6", "lib.core.left@9-10", "lib.core.right@13-14"]
     assert "snapshot_age_ms" not in answer and "symbols" not in results
@@ -305,7 +312,10 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
                             **({"cursor": cursor} if cursor else {}))
             pages += 1
             assert page["total"] == CALLER_COUNT
-            assert page["results"]["affected"] == CALLER_COUNT  # aggregates never page
+            if view == "full":
+                assert page["results"]["affected"] == CALLER_COUNT
+            else:  # a partial page keeps the aggregates, over the whole walk (they never page)
+                assert page["results"]["by_depth"] == {"1": CALLER_COUNT}
             if view == "full":
                 seen.extend(n["qualified_name"] for n in page["results"]["symbols"])
             else:

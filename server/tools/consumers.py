@@ -18,6 +18,8 @@ CONSUMERS_ARGS = (*SELECTOR_FIELDS, "repo", "language", "limit", "cursor", "resp
 _HOISTABLE = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason", "requested_package",
               "requested_symbol")
 _GROUP_KEY = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason")
+# Also tried (the smallest page wins): edge_kind left on the rows, so that one category is one group.
+_COARSE_GROUP_KEY = ("category", "confidence", "provenance", "evidence_kind", "reason")
 _ENTRY_ORDER = ("category", "repo", "pkg", "at", "end_line", "qualified_name", "name", "kind", "edge_kind",
                 "confidence", "provenance", "evidence_kind", "requested_package", "requested_symbol", "reason",
                 "detail", "line", "col")
@@ -79,8 +81,9 @@ def _subject_full(s: Symbol, detailed: bool) -> dict[str, Any]:
 
 
 def _subject_compact(s: Symbol) -> dict[str, Any]:
-    out: dict[str, Any] = {"qualified_name": s.qualified_name, "at": f"{s.repository}:{s.path}:{s.start_line}",
-                           "pkg": s.package}
+    out: dict[str, Any] = {"qualified_name": s.qualified_name, "at": f"{s.repository}:{s.path}:{s.start_line}"}
+    if not views.implied_package(s.package, [s.qualified_name]):
+        out["pkg"] = s.package
     if s.end_line > s.start_line:
         out["end_line"] = s.end_line
     return out
@@ -142,23 +145,74 @@ def _strip(entry: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
         {"stable_key": entry["stable_key"]} if "stable_key" in entry else {})
 
 
+_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence", "provenance", "evidence_kind", "evidence",
+                "stable_key")
+
+
+def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
+    """A consuming declaration as a label row: ``qn@start[-end]``, the evidence as ``line:col``."""
+    s = c.symbol
+    assert s is not None
+    return {**entry, "repository": s.repository, "file_path": s.path, "package": s.package,
+            "qualified_name": s.qualified_name, "label": views.label(s.qualified_name, s.start_line, s.end_line),
+            "evidence": f"{c.evidence_line or s.start_line}:{c.evidence_col}",
+            "stable_key": s.key if entry.get("stable_key") else ""}
+
+
 def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str, Any]:
+    """Consumers with a declaration grouped by file as labels; package and unresolved rows as entries.
+
+    A deviation from the reference's per-consumer objects (documented in server/views.py): a consuming
+    declaration is the label ``qn@start[-end]`` in ``files: [{repo?, file, pkg?, at}]`` with a positional tail
+    (category, edge_kind, kind, confidence, provenance, evidence_kind, ``line:col`` of the evidence), the
+    columns every row shares hoisted, the repository most rows share stated once in the header (``repository``),
+    and ``pkg`` left off a file whose qualified names spell it. Package and unresolved rows keep the reference's
+    entries (``repo`` only when it differs from the header's).
+    """
     entries = [_compact_entry(c, detailed) for c in page]
     owner = {id(e): c for e, c in zip(entries, page, strict=True)}
-    header = views.hoist(entries, _HOISTABLE)
-    head = {"subject": _subject_compact(subject), **header}
-    flat = {**head, "consumers": _merge_packages([(owner[id(e)], _strip(e, tuple(header))) for e in entries])}
-    loose = tuple(c for c in _GROUP_KEY if c not in header)
-    split = views.buckets(entries, loose) if loose else []
-    if len(split) <= 1:
-        return flat
-    groups = []
-    for key, members in split:
-        shared = views.hoist(members, ("detail",))
-        skip = (*header, *loose, *shared)
-        groups.append({**key, **shared,
-                       "consumers": _merge_packages([(owner[id(m)], _strip(m, skip)) for m in members])})
-    return views.smaller(flat, {**head, "groups": groups})
+    header = views.hoist(entries, (*_HOISTABLE, "kind"))
+    repository = views.default_repository(entries, "repo")
+    head: dict[str, Any] = {"subject": _subject_compact(subject), **header}
+    if repository is not None:
+        head["repository"] = repository
+
+    def body(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, Any]:
+        hidden = (*header, *skip)
+        symbol_rows = [_symbol_row(owner[id(m)], m) for m in members if owner[id(m)].symbol is not None]
+        others = [(owner[id(m)], _strip(m, (*hidden, *(("repo",) if m["repo"] == repository else ()))))
+                  for m in members if owner[id(m)].symbol is None]
+        out: dict[str, Any] = {}
+        if symbol_rows:
+            groups = views.file_groups(
+                symbol_rows, [views.tail_entry(r["label"], r, _SYMBOL_TAIL, hidden) for r in symbol_rows],
+                repository)
+            packages: dict[tuple[str, str], tuple[str, list[str]]] = {}
+            for r in symbol_rows:
+                packages.setdefault((r["repository"], r["file_path"]), (r["package"], []))[1].append(
+                    r["qualified_name"])
+            for group in groups:
+                package, names = packages[(group.get("repo", repository), group["file"])]
+                if package and not views.implied_package(package, names):
+                    group["pkg"] = package
+                    group["at"] = group.pop("at")
+            out["files"] = groups
+        if others or not symbol_rows:
+            out["consumers"] = _merge_packages(others)
+        return out
+
+    shapes = [{**head, **body(entries, ())}]
+    for key_columns in (_GROUP_KEY, _COARSE_GROUP_KEY):
+        loose = tuple(c for c in key_columns if c not in header)
+        split = views.buckets(entries, loose) if loose else []
+        if len(split) <= 1:
+            continue
+        groups = []
+        for key, members in split:
+            shared = views.hoist(members, ("detail",))
+            groups.append({**key, **shared, **body(members, (*loose, *shared))})
+        shapes.append({**head, "groups": groups})
+    return views.smallest(*shapes)
 
 
 def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, Any]:

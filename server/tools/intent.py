@@ -53,18 +53,25 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     for match in page:
         if not match.symbols:
             match.symbols = matching_symbols(gen, match, kind=kind)
-    rows = [{"repository": m.repository, "file_path": m.path} for m in page]
-    header = views.hoist(rows, ("repository",))
+    # The repository most files share is stated once; a file names its own only when it differs.
+    repository = views.default_repository([{"repository": m.repository} for m in page])
+    header = {"repository": repository} if repository is not None else {}
     files = []
     for m in page:
         entry: dict[str, Any] = {}
-        if m.repository != header.get("repository"):
+        if m.repository != repository:
             entry["repo"] = m.repository
         entry["file"] = m.path
         entry["score"] = round(m.score, 2)
         entry["terms"] = m.matched
         if m.symbols:
-            entry["symbols"] = _symbols(m)
+            kinds = {sym.kind for sym in m.symbols}
+            if len(kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
+                entry["kind"] = next(iter(kinds))
+                entry["symbols"] = [views.label(sym.qualified_name, sym.start_line, sym.end_line)
+                                    for sym in m.symbols]
+            else:
+                entry["symbols"] = _symbols(m)
         files.append(entry)
     results: dict[str, Any] = {"terms": wanted, **header, "files": files}
     guidance = None

@@ -108,13 +108,19 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
         return views.tail_entry(views.label(s.qualified_name, s.start_line, s.end_line), tail,
                                 ("name", "kind", "exported", "signature", "stable_key"), ())
 
-    def groups_by_file(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
-        file_rows = [{"repository": repository, "file_path": r["symbol"].path} for r in members]
-        return views.file_groups(file_rows, [entry(r, skip) for r in members], repository)
+    # One file outlined: its path is the header's, so the labels go straight under ``at`` (a deviation from
+    # the reference's ``files: [{file, at}]``, which would repeat the header's path in every group).
+    single_file = bool(page) and all(s.path == path for s in page)
 
-    flat = {**head, "files": groups_by_file(rows, ())}
+    def groups_by_file(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, Any]:
+        if single_file:
+            return {"at": [entry(r, skip) for r in members]}
+        file_rows = [{"repository": repository, "file_path": r["symbol"].path} for r in members]
+        return {"files": views.file_groups(file_rows, [entry(r, skip) for r in members], repository)}
+
+    flat = {**head, **groups_by_file(rows, ())}
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
         return flat
-    grouped = {**head, "groups": [{**key, "files": groups_by_file(members, tuple(loose))} for key, members in split]}
+    grouped = {**head, "groups": [{**key, **groups_by_file(members, tuple(loose))} for key, members in split]}
     return views.smaller(flat, grouped)

@@ -33,7 +33,7 @@ FIND_REFERENCES_ARGS = (
 DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
 _TAIL = ("edge_kind", "kind", "confidence", "provenance", "via")
-_HOISTABLE = ("repository", "kind", "edge_kind", "confidence", "provenance", "via")
+_HOISTABLE = ("kind", "edge_kind", "confidence", "provenance", "via")
 _GROUP_KEY = ("kind", "edge_kind", "confidence", "provenance", "via")
 
 
@@ -152,12 +152,16 @@ def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
 
 
 def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
-    counts: dict[str, int] = {}
+    """``files: {repository: {path: count}}``, first-seen order (a deviation from the reference's row objects).
+
+    The reference writes ``[{file: "<repo>/<path>", count}]``; the same pairs keyed by repository then path
+    state the repository once and drop two field names per file (see server/views.py).
+    """
+    counts: dict[str, dict[str, int]] = {}
     for r in page:
-        key = f"{r.other.repository}/{r.other.path}"
-        counts[key] = counts.get(key, 0) + 1
-    return {**_subject_compact(subject, direction), **extras,
-            "files": [{"file": f, "count": n} for f, n in counts.items()]}
+        paths = counts.setdefault(r.other.repository, {})
+        paths[r.other.path] = paths.get(r.other.path, 0) + 1
+    return {**_subject_compact(subject, direction), **extras, "files": counts}
 
 
 def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any],
@@ -173,6 +177,9 @@ def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dic
         for r in page
     ]
     header = views.hoist(rows, _HOISTABLE)
+    repository = views.default_repository(rows)
+    if repository is not None:
+        header = {"repository": repository, **header}
     head = {**_subject_compact(subject, direction), **header, **extras}
     tail_columns = (*_TAIL, "stable_key")
 

@@ -80,44 +80,55 @@ def _full_row(s: Symbol, detailed: bool) -> dict[str, Any]:
     }
 
 
+_SYMBOL_TAIL = ("name", "kind", "exported", "sig", "stable_key")
+
+
 def _compact(page: list[Symbol], detailed: bool) -> dict[str, Any]:
-    columns = [
-        {"name": s.name, "kind": s.kind, "exported": s.exported, "repository": s.repository, "symbol": s}
-        for s in page
-    ]
-    header = views.hoist(columns, ("name", "kind", "exported", "repository"))
-    loose = [c for c in ("kind", "exported") if c not in header]
+    """Declarations grouped by file as ``qn@start[-end]`` labels, shared columns hoisted.
 
-    def entry(row: dict[str, Any], with_key_columns: bool) -> dict[str, Any]:
-        s: Symbol = row["symbol"]
-        out: dict[str, Any] = {}
-        where = f"{s.path}:{s.start_line}"
-        out["at"] = where if "repository" in header else f"{s.repository}:{where}"
-        if s.end_line > s.start_line:
-            out["end"] = s.end_line
-        if s.qualified_name != s.name:
-            out["qn"] = s.qualified_name
-        if "name" not in header and ("qn" not in out or not views.name_is_implied(s.name, s.qualified_name)):
-            out["name"] = s.name
-        if with_key_columns:
-            for c in loose:
-                out[c] = row[c]
+    A deviation from the reference's ``symbols: [{at, end?, qn?, name?, sig?}]`` objects (documented in
+    server/views.py): the same facts, written in the label grammar the reference uses for find_references and
+    the traversals, so a path, a repository and the field names are not repeated per declaration. ``sig`` (a
+    signature shared by every row) is hoisted like any other column, and is also tried as a grouping key; the
+    smallest of the flat and grouped pages is kept.
+    """
+    rows = []
+    for s in page:
         sig = s.signature if detailed else concise_signature(s)
-        if s.kind in SIGNATURE_KINDS and sig:
-            out["sig"] = sig
-        if detailed:
-            out["stable_key"] = s.key
-        return out
+        rows.append({
+            "repository": s.repository, "file_path": s.path, "name": s.name, "kind": s.kind,
+            "exported": "exported" if s.exported else "unexported",
+            "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
+            "label": views.label(s.qualified_name, s.start_line, s.end_line),
+            "implied": views.name_is_implied(s.name, s.qualified_name),
+            "stable_key": s.key if detailed else "",
+        })
+    header = views.hoist(rows, ("name", "kind", "exported", "sig"))
+    if "exported" in header:
+        header["exported"] = header["exported"] == "exported"
+    repository = views.default_repository(rows)
+    if repository is not None:
+        header = {**header, "repository": repository}
 
-    flat = {**header, "symbols": [entry(r, True) for r in columns]}
-    grouped_buckets = views.buckets(columns, loose) if loose else []
-    if len(grouped_buckets) <= 1:
-        return flat
-    grouped = {
-        **header,
-        "groups": [{**key, "symbols": [entry(r, False) for r in rows]} for key, rows in grouped_buckets],
-    }
-    return views.smaller(flat, grouped)
+    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
+        entries = []
+        for m in members:
+            hidden = (*header, *skip, *(("name",) if m["implied"] else ()))
+            entries.append(views.tail_entry(m["label"], m, _SYMBOL_TAIL, hidden))
+        return views.file_groups(members, entries, repository)
+
+    shapes = [{**header, "files": at(rows, ())}]
+    for key in (("kind", "exported"), ("kind", "exported", "sig")):
+        loose = tuple(c for c in key if c not in header)
+        split = views.buckets(rows, loose) if loose else []
+        if len(split) > 1:
+            groups = []
+            for bucket, members in split:
+                if "exported" in bucket:
+                    bucket["exported"] = bucket["exported"] == "exported"
+                groups.append({**bucket, "files": at(members, loose)})
+            shapes.append({**header, "groups": groups})
+    return views.smallest(*shapes)
 
 
 def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:

@@ -39,7 +39,7 @@ COMMON_ARGS = (
 TRACE_ARGS = (*COMMON_ARGS, "repo", "language")
 BLAST_ARGS = (*COMMON_ARGS, "kinds")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
-_HOISTABLE = ("repository", "kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance")
+_HOISTABLE = ("kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance")
 _TAIL = ("name", "kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance", "stable_key")
 _GROUP_KEY = ("kind", "hop_depth", "via_kind", "via_confidence", "via_provenance")
 
@@ -169,25 +169,36 @@ def full_node(row: Row, detailed: bool) -> dict[str, Any]:
     return node
 
 
-def compact_nodes(page: list[Row], detailed: bool) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(hoisted header, {"files": …} or {"groups": …}) whichever serializes smaller."""
+def compact_nodes(page: list[Row], detailed: bool, implied_from: str | None = None
+                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(hoisted header, {"files": …} or {"groups": …}) whichever serializes smaller.
+
+    ``implied_from``: a ``reached_from`` left off the rows because the header already implies it (blast radius:
+    every hop-1 row is reached from the root). The repository most rows share is the page's default, and a file
+    group names its ``repo`` only when it differs.
+    """
     rows = []
     for row in page:
         s = row.symbol
         kind, confidence, provenance = _via(row)
+        reached_from = row.reached_from.qualified_name if row.reached_from else ""
         rows.append({
             "repository": s.repository, "file_path": s.path, "kind": s.kind, "hop_depth": row.reached.depth,
-            "reached_from": row.reached_from.qualified_name if row.reached_from else "",
+            "reached_from": "" if implied_from is not None and reached_from == implied_from
+            and row.reached.depth == 1 else reached_from,
             "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
             "label": views.label(s.qualified_name, s.start_line, s.end_line),
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             "stable_key": s.key if detailed else "",
         })
     header = views.hoist(rows, _HOISTABLE)
+    repository = views.default_repository(rows)
+    if repository is not None:
+        header = {"repository": repository, **header}
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
         entries = [views.tail_entry(m["label"], m, _TAIL, (*header, *skip)) for m in members]
-        return views.file_groups(members, entries, header.get("repository"))
+        return views.file_groups(members, entries, repository)
 
     flat: dict[str, Any] = {"files": at(rows, ())}
     loose = tuple(c for c in _GROUP_KEY if c not in header)
@@ -302,6 +313,35 @@ def completeness_block(c: traverse.Completeness) -> dict[str, Any]:
     return block
 
 
+def _compact_blast_head(root: Symbol, walk_args: WalkArgs, filters: dict[str, Any], total: int, returned: int,
+                        deepest: int, truncated: bool, agg: traverse.Aggregates) -> dict[str, Any]:
+    """The compact blast-radius header: root, bounds, filters and the aggregates that say something.
+
+    Deviations from the reference's compact header (documented in server/views.py), each keeping the facts:
+    ``affected`` is left off (it always equals the envelope's ``total``); ``by_depth`` and ``by_repository``
+    are left off when the page holds every affected symbol (each row states its hop and its repository, so
+    they are the rows counted); ``by_package`` is ``{package: n}``, a package of another repository than the
+    root's keyed ``repo:package``.
+    """
+    head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth, "max_nodes": walk_args.max_nodes,
+                            **filters, "deepest_depth": deepest}
+    if truncated:
+        head["traversal_truncated"] = True
+    whole = returned == total
+    if agg.by_depth and not whole:
+        head["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
+    if agg.by_kind:
+        head["by_kind"] = dict(agg.by_kind)
+    if agg.by_repository and not whole:
+        head["by_repository"] = dict(sorted(agg.by_repository.items()))
+    if agg.by_package:
+        head["by_package"] = {
+            (pkg if repo == root.repository else f"{repo}:{pkg}"): n
+            for (_lang, repo, pkg), n in sorted(agg.by_package.items())
+        }
+    return head
+
+
 def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict."""
     args = Args(arguments, BLAST_ARGS)
@@ -349,22 +389,8 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             ],
         }
     else:
-        results = {"root": _at(root), "depth": walk_args.depth, "max_nodes": walk_args.max_nodes, **filters,
-                   "affected": total, "deepest_depth": deepest}
-        if walked.truncated:
-            results["traversal_truncated"] = True
-        if agg.by_depth:
-            results["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
-        if agg.by_kind:
-            results["by_kind"] = dict(agg.by_kind)
-        if agg.by_repository:
-            results["by_repository"] = dict(sorted(agg.by_repository.items()))
-        if agg.by_package:
-            results["by_package"] = [
-                {"package": pkg, **({} if repo == root.repository else {"repository": repo}), "count": n}
-                for (_lang, repo, pkg), n in sorted(agg.by_package.items())
-            ]
-        header, body = compact_nodes(page, detailed)
+        results = _compact_blast_head(root, walk_args, filters, total, len(page), deepest, walked.truncated, agg)
+        header, body = compact_nodes(page, detailed, implied_from=root.qualified_name)
         results.update({**header, **body})
     coverage = _coverage(rows)
     coverage.unresolved_related += verdict.unresolved_count
