@@ -187,7 +187,8 @@ def project_config(root: Path, files: list[str], project: Project | None = None)
     module settings; its own ``files``/``include``/``references`` replaced), or the inferred defaults."""
     listed = [str(root / f) for f in files]
     if project is None:
-        return {"files": listed, "compilerOptions": dict(INFERRED_OPTIONS)}
+        inferred = Project(config=str(root / "tsconfig.json"), file_names=frozenset())
+        return {"files": listed, "compilerOptions": {**INFERRED_OPTIONS, "typeRoots": type_roots_for(inferred, str(root))}}
     # ambient declarations the project claims (global .d.ts) stay in its program
     listed += sorted(f for f in project.file_names if f.endswith((".d.ts", ".d.mts", ".d.cts")) and f not in listed)
     options = dict(_NO_EMIT)
