@@ -143,6 +143,11 @@ def test_the_cache_key_follows_every_tsconfig_and_the_bases_they_extend(tmp_path
     first = key()
     (root / "README.md").write_text("not a config\n")
     assert key() == first
+    # the typescript run's key follows the javascript sources its programs read (hashes name only .ts files)
+    legacy = root / "packages/app/src/legacy.js"
+    legacy.write_text(legacy.read_text() + "\nexport const more = 1;\n")
+    assert key() != first
+    first = key()
     for config in ("tsconfig.base.json", "packages/app/tsconfig.build.json", "tsconfig.json"):
         path = root / config
         path.write_text(path.read_text().replace("{", "{ ", 1))

@@ -719,13 +719,16 @@ def module_declaration(corpus: Corpus, repo: str, path: str, qn: str) -> SymbolF
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
     """Adapter and analyzer identity + every file's content the checker could read for this run: the
-    corpus files and every tsconfig/jsconfig of the repository (with the bases they extend)."""
+    corpus files, the repository's sources of the other language (TS and JS import each other) and every
+    tsconfig/jsconfig of the repository (with the bases they extend)."""
     h = hashlib.blake2b(digest_size=20)
     for part in ("scip-ts", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
         h.update(part.encode())
         h.update(b"\0")
     for path, digest in projects_mod.config_inputs(repo.root):
         h.update(f"config\0{path}\0{digest}\n".encode())
+    for path, digest in projects_mod.source_inputs(repo.root, hashes.get(repo.name, {})):
+        h.update(f"source\0{path}\0{digest}\n".encode())
     for name in sorted(hashes):
         for path, digest in sorted(hashes[name].items()):
             h.update(f"{name}\0{path}\0{digest}\n".encode())

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from indexer.discover import discover
+from indexer.languages.typescript.modules import EXTENSIONS
 
 CONFIG_NAMES = ("tsconfig.json", "jsconfig.json")
 _CONFIG_LIKE = re.compile(r"^(tsconfig|jsconfig)([.-][\w.-]*)?\.json$")
@@ -169,6 +170,22 @@ def config_inputs(root: str | Path) -> list[tuple[str, str]]:
                 pending.append(found)
     return sorted((Path(k).relative_to(root).as_posix() if Path(k).is_relative_to(root) else k, v)
                   for k, v in out.items())
+
+
+def source_inputs(root: str | Path, known: Iterable[str]) -> list[tuple[str, str]]:
+    """(path, sha256) of the repository's TypeScript/JavaScript sources not in ``known``: the other language's
+    files, which the checker reads too (a ``.ts`` file importing a ``.js`` one and back)."""
+    root = Path(root)
+    skip = set(known)
+    out: list[tuple[str, str]] = []
+    for c in discover(root, dict.fromkeys(EXTENSIONS, "ts")).files:
+        if c.path in skip or c.skip_reason.startswith("vendored"):
+            continue
+        try:
+            out.append((c.path, hashlib.sha256((root / c.path).read_bytes()).hexdigest()))
+        except OSError:
+            out.append((c.path, "missing"))
+    return out
 
 
 def _extends_targets(text: str) -> list[str]:
