@@ -18,7 +18,12 @@ intent), the tokens and bytes an agent receives:
 
 Both sides are checked against the hand-written expected answer of each
 question: kivgraph must name every expected file and symbol (and text); the
-baseline's output must contain every expected file (and text). The ratio is
+baseline's output must contain every expected file (and text) and, for a
+caller or impact question, show every expected caller ``file:function``
+through its reads: the baseline pays for reading, around each grep match it
+cannot dismiss on sight, the enclosing function from its first line down to
+the match (``enclosing_reads``), since the answer is the calling
+declarations, not the matching lines. The ratio is
 baseline tokens / kivgraph tokens. The budget is the median ratio over the
 questions where both are correct (≥ 6×); the whole-session view is the sum
 over all questions. Questions where grep is cheaper stay in the set.
@@ -127,16 +132,89 @@ def host_read(workdir: Path, rel: str, lines: list[int] | None = None) -> str:
     return "".join(f"{n:>6}\t{text[n - 1]}\n" for n in range(start, min(end, len(text)) + 1))
 
 
-def run_baseline(workdir: Path, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+SHORT_FILE = 80  # lines: a file this short is read whole rather than function by function
+_DECLARATION = re.compile(r"^\s*(async\s+)?def\s|^\s*class\s")
+
+
+def enclosing_spans(workdir: Path, rel: str, lines: list[int]) -> list[tuple[int, int]]:
+    """From the innermost function around each line (its first decorator) down to the last such line, merged.
+
+    The least a read can show to name the enclosing function of a match (a host's read tool takes an offset
+    and a limit); module-level lines need no read.
+    """
+    import ast
+
+    tree = ast.parse((workdir / rel).read_text(encoding="utf-8", errors="replace"))
+    functions = [
+        (min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno)
+        for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+    reach: dict[tuple[int, int], int] = {}  # innermost function -> the last match inside it
+    for line in lines:
+        around = [f for f in functions if f[0] <= line <= f[1]]
+        if around:
+            inner = min(around, key=lambda f: f[1] - f[0])
+            reach[inner] = max(line, reach.get(inner, 0))
+    spans = [(start, last) for (start, _end), last in reach.items()]
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(set(spans)):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def enclosing_reads(workdir: Path, grep_text: str, skip: str | None, one_file: str | None = None
+                    ) -> list[dict[str, Any]]:
+    """What an agent reads to name the declaration around each grep match, as a host's read tool shows it.
+
+    Rule: for every match line (``path:line:text``) that is not itself a declaration (``def``/``class``) and
+    not dismissed on sight (``skip``, a regex over the line), read from the innermost enclosing function's first
+    line (decorators included) down to the last match inside it: the least that shows which function holds the
+    use. A match at module level needs no read (the line says it). A file of at
+    most SHORT_FILE lines is read whole instead, once. Spans of one file are merged and each read once.
+    """
+    by_file: dict[str, list[int]] = {}
+    for line in grep_text.splitlines():
+        parts = [one_file, *line.split(":", 1)] if one_file else line.split(":", 2)
+        if len(parts) < 3 or not parts[1].isdigit():
+            continue
+        path, number, text = parts[0], int(parts[1]), parts[2]
+        if _DECLARATION.match(text) or (skip and re.search(skip, text)):
+            continue
+        by_file.setdefault(path, []).append(number)
     out = []
-    for step in steps:
+    for path, numbers in by_file.items():
+        length = len((workdir / path).read_text(encoding="utf-8", errors="replace").splitlines())
+        if length <= SHORT_FILE:
+            out.append({"step": f"read {path}", "text": host_read(workdir, path)})
+            continue
+        for start, end in enclosing_spans(workdir, path, numbers):
+            out.append({"step": f"read {path}:{start}-{end}", "text": host_read(workdir, path, [start, end])})
+    return out
+
+
+def run_baseline(workdir: Path, steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    greps: dict[int, tuple[str, str | None]] = {}  # step position -> the grep output the agent saw
+    for position, step in enumerate(steps):
         if "grep" in step:
             text = run_grep(workdir, step["grep"])
             label = "grep " + " ".join(step["grep"])
+            if step.get("drop"):  # the agent's own `| grep -vE DROP`: it never sees those lines
+                text = "".join(line + "\n" for line in text.splitlines() if not re.search(step["drop"], line))
+                label += f" | grep -vE {step['drop']}"
+            files = [a for a in step["grep"][1:] if a.endswith(".py")]
+            greps[position] = (text, files[0] if len(files) == 1 else None)
+            out.append({"step": label, "text": text})
+        elif "enclosing" in step:
+            text, one_file = greps[step["enclosing"]]
+            out.extend(enclosing_reads(workdir, text, step.get("skip"), one_file))
         else:
             text = host_read(workdir, step["read"], step.get("lines"))
             label = f"read {step['read']}" + (f":{step['lines'][0]}-{step['lines'][1]}" if step.get("lines") else "")
-        out.append({"step": label, "text": text})
+            out.append({"step": label, "text": text})
     return out
 
 
@@ -196,11 +274,29 @@ def _names_file(text: str, repo_path: str) -> bool:
     return rel in text and re.search(rf"\b{re.escape(repo)}\b", text) is not None
 
 
-def check(expected: dict[str, Any], text: str, side: str) -> dict[str, Any]:
+def _names_caller(steps: list[dict[str, Any]], caller: str) -> bool:
+    """``repo/path:function``: a read of that file, or a grep line of that file, shows the ``def`` line."""
+    path, _, function = caller.rpartition(":")
+    declared = re.compile(rf"\bdef {re.escape(function)}\(")
+    for st in steps:
+        label = st["step"]
+        if label.split(":")[0] == f"read {path}" or (label.startswith("grep ") and label.endswith(f" {path}")):
+            if declared.search(st["text"]):
+                return True
+        elif label.startswith("grep ") and any(
+                line.startswith(f"{path}:") and declared.search(line) for line in st["text"].splitlines()):
+            return True
+    return False
+
+
+def check(expected: dict[str, Any], text: str, side: str, steps: list[dict[str, Any]] | None = None
+          ) -> dict[str, Any]:
     missing = [f for f in expected.get("files", []) if not _names_file(text, f)]
     missing += [t for t in expected.get("text", []) if t not in text]
     if side == "kivgraph":
         missing += [s for s in expected.get("symbols", []) if s not in text]
+    else:  # the same declarations, as file:function, each shown by a read
+        missing += [c for c in expected.get("callers", []) if not _names_caller(steps or [], c)]
     missing += [t for t in expected.get(f"{side}_text", []) if t not in text]
     return {"correct": not missing, "missing": missing}
 
@@ -236,7 +332,7 @@ def run(questions_path: Path) -> dict[str, Any]:
             b_tokens = sum(approx_tokens(s["text"]) for s in theirs)
             k_bytes = sum(len(a["text"].encode()) for a in mine)
             b_bytes = sum(len(s["text"].encode()) for s in theirs)
-            k_check, b_check = check(q["expected"], k_text, "kivgraph"), check(q["expected"], b_text, "baseline")
+            k_check, b_check = check(q["expected"], k_text, "kivgraph"), check(q["expected"], b_text, "baseline", theirs)
             rows.append({
                 "id": q["id"], "question": q["question"], "class": q["class"],
                 "kivgraph": {
@@ -316,8 +412,8 @@ def report(data: dict[str, Any]) -> str:
         f"Whole session (every question, summed): baseline {sess['baseline_tokens']:,} tokens "
         f"({sess['baseline_bytes']:,} bytes), kivgraph {sess['kivgraph_tokens']:,} tokens "
         f"({sess['kivgraph_bytes']:,} bytes): {sess['ratio_tokens']}× in tokens, {sess['ratio_bytes']}× in bytes. "
-        "The sum is dominated by the common-name grep; it is the view that flatters kivgraph most, the "
-        "median the one that counts.",
+        "The median over both-correct questions is the budget's measure; the session sum also counts the "
+        "questions where one side is wrong.",
         "",
         f"Grep is cheaper on: {', '.join(s['grep_cheaper']) or 'none'}.",
         "",
@@ -340,11 +436,19 @@ def report(data: dict[str, Any]) -> str:
         "- Baseline: real `grep` from a directory holding the two trees as `click/` and `typer/`, always "
         "`--include=*.py`, output sorted by path then line; reads rendered `cat -n` style as a host's read tool "
         "shows them. The rule for each question is in the question file and above.",
+        "- Caller and impact questions (equal correctness): the answer is the set of calling declarations. "
+        "kivgraph must name each by qualified name; the baseline pays for the reads that name the enclosing "
+        "function of every grep match it cannot dismiss on sight (from the function's first line down to the "
+        "last match inside it, the least a read with an offset shows; a file of at most 80 lines is read whole; "
+        "a module-level match needs no read), and is judged on `file:function` (a read of that file shows "
+        "`def function(`). Greps use the pattern a careful agent types (e.g. `\\.invoke\\(` piped through "
+        "`grep -vE runner`), not the bare word. File-list, declaration, outline and absence questions take no "
+        "reads beyond their rule.",
         "- Correctness: kivgraph's answer must name every expected file (whole, or repository-relative next to the "
-        "repository's name), every expected symbol and text; the baseline's output must name every expected file "
-        "and text. Expected sets were written by hand from the sources (comments in the question file).",
-        "- Not measured: the resident tool surface (descriptions and schemas), the agent's own reasoning, and a "
-        "sharper grep an expert might type (e.g. `ctx\\.invoke(` instead of the word `invoke`).",
+        "repository's name), every expected symbol and text; the baseline's output must name every expected file, "
+        "caller and text. Expected sets were written by hand from the sources (comments in the question file); "
+        "where kivgraph misses a true caller the question counts as kivgraph-incorrect and leaves the median.",
+        "- Not measured: the resident tool surface (descriptions and schemas) and the agent's own reasoning.",
         "",
     ]
     return "\n".join(out)
