@@ -64,7 +64,13 @@ _json = msgspec.json.Encoder()
 SERVER_NAME = "kivgraph"
 
 
+# Tools bounded to a page of key lookups; the walks, file reads and ranking run in worker threads.
+_INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "graph_status", "list_repositories", "get_file_outline",
+                           "find_references"})
+
+
 @dataclass
+
 class ServeOptions:
     """How a server follows generations and runs the indexer."""
 
@@ -239,7 +245,13 @@ class KivgraphApp:
             elif name in READ_TOOLS:
                 if self.holder.current_id is None:
                     await self.refresh()  # published since the last poll: answer from it rather than refuse
-                text = await anyio.to_thread.run_sync(self._read, name, params.arguments, limiter=self._limiter)
+                if name in _INLINE_TOOLS:
+                    # Key lookups and short scans answer in well under a millisecond: a thread hop
+                    # would cost more than the answer (it doubled the stdio round trip).
+                    text = self._read(name, params.arguments)
+                else:
+                    text = await anyio.to_thread.run_sync(self._read, name, params.arguments,
+                                                          limiter=self._limiter)
             else:
                 raise invalid(f"unknown tool {name!r}")
         except ToolError as exc:
