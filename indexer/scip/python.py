@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -58,6 +57,7 @@ from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.python.modules import package_for
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import ColumnMap, FileDeclarations, descriptor_path, parse_symbol
+from indexer.scip.npm_tool import AnalyzerFailed, NpmTool, tail
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 LANGUAGE = "python"
@@ -77,77 +77,14 @@ _TYPE_STOP = frozenset({"block", "module", "function_definition", "class_definit
                         "expression_statement", "argument_list"})
 
 
-class AnalyzerFailed(Exception):
-    """scip-python is missing, failed or timed out; the message is the reason shown to users."""
-
-
-# -- installation and invocation -------------------------------------------------------------------
-
-
-def cache_root() -> Path:
-    return Path(os.environ.get("KIVGRAPH_CACHE") or Path.home() / ".cache" / "kivgraph")
-
-
-def install_dir() -> Path:
-    """Where setup installs the pinned scip-python (outside every repository)."""
-    return cache_root() / "analyzers" / f"scip-python-{PINNED_VERSION}"
-
-
-def executable() -> Path:
-    """The scip-python to run: $KIVGRAPH_SCIP_PYTHON, else the pinned install."""
-    override = os.environ.get(EXECUTABLE_ENV)
-    if override:
-        return Path(override)
-    return install_dir() / "node_modules" / ".bin" / "scip-python"
-
-
-def install(timeout: float = 600) -> str:
-    """Install the pinned scip-python with npm unless present; returns a one-line status."""
-    exe = install_dir() / "node_modules" / ".bin" / "scip-python"
-    if exe.exists():
-        return f"{ANALYZER} {PINNED_VERSION}: already installed in {install_dir()}"
-    npm = shutil.which("npm")
-    if npm is None:
-        return f"{ANALYZER} {PINNED_VERSION}: NOT installed (npm not found; Python stays on the CANDIDATE fallback)"
-    install_dir().mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [npm, "install", "--prefix", str(install_dir()), "--no-audit", "--no-fund", "--no-save",
-         f"{NPM_PACKAGE}@{PINNED_VERSION}"],
-        capture_output=True, text=True, timeout=timeout,
-    )
-    if proc.returncode != 0 or not exe.exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return f"{ANALYZER} {PINNED_VERSION}: install FAILED ({tail[0]})"
-    return f"{ANALYZER} {PINNED_VERSION}: installed in {install_dir()}"
-
-
-def identity(exe: Path | None = None) -> str:
-    """What the cache key knows of the analyzer: path, size and mtime (cheap, no process)."""
-    exe = exe or executable()
-    try:
-        real = exe.resolve(strict=True)
-        st = real.stat()
-    except OSError as exc:
-        raise AnalyzerFailed(f"{ANALYZER} not found at {exe} ({exc.strerror or exc}); run `make setup`") from None
-    return f"{ANALYZER}|{real}|{st.st_size}|{st.st_mtime_ns}"
-
-
-def version(exe: Path | None = None, timeout: float = 60) -> str:
-    """``scip-python --version``; AnalyzerFailed when it does not run."""
-    exe = exe or executable()
-    identity(exe)
-    try:
-        proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AnalyzerFailed(f"{ANALYZER} --version failed: {exc}") from None
-    if proc.returncode != 0:
-        raise AnalyzerFailed(f"{ANALYZER} --version exited {proc.returncode}: {_tail(proc.stderr)}")
-    return proc.stdout.strip()
-
-
-def _tail(text: str, n: int = 300) -> str:
-    text = " ".join(text.split())
-    return text[-n:] if text else "no output"
+TOOL = NpmTool(ANALYZER, NPM_PACKAGE, PINNED_VERSION, EXECUTABLE_ENV,
+               "Python stays on the CANDIDATE fallback")
+install_dir = TOOL.install_dir
+executable = TOOL.executable
+install = TOOL.install
+identity = TOOL.identity
+version = TOOL.run_version
+_tail = tail
 
 
 @dataclass(frozen=True)

@@ -64,7 +64,9 @@ from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import PARAMETER, TYPE_PARAMETER, ColumnMap, FileDeclarations, parse_symbol
-from indexer.scip.python import ExactOutcome, _tail, cache_root
+from indexer.scip.npm_tool import AnalyzerFailed, NpmTool
+from indexer.scip.npm_tool import tail as _tail
+from indexer.scip.python import ExactOutcome
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
@@ -89,68 +91,13 @@ _TYPE_PARENTS = frozenset({"nested_type_identifier", "generic_type", "type_query
                            "as_expression"})
 
 
-class AnalyzerFailed(Exception):
-    """scip-typescript or Node is missing, failed or timed out; the message is the reason shown to users."""
-
-
-# -- installation and invocation -------------------------------------------------------------------
-
-
-def install_dir() -> Path:
-    """Where setup installs the pinned scip-typescript and typescript (outside every repository)."""
-    return cache_root() / "analyzers" / f"scip-typescript-{PINNED_VERSION}"
-
-
-def executable() -> Path:
-    """The scip-typescript to run: $KIVGRAPH_SCIP_TYPESCRIPT, else the pinned install."""
-    override = os.environ.get(EXECUTABLE_ENV)
-    if override:
-        return Path(override)
-    return install_dir() / "node_modules" / ".bin" / "scip-typescript"
-
-
-def install(timeout: float = 600) -> str:
-    """Install the pinned scip-typescript (with typescript 5.9.3) unless present; a one-line status."""
-    exe = install_dir() / "node_modules" / ".bin" / "scip-typescript"
-    if exe.exists():
-        return f"{ANALYZER} {PINNED_VERSION}: already installed in {install_dir()}"
-    npm = shutil.which("npm")
-    if npm is None:
-        return f"{ANALYZER} {PINNED_VERSION}: NOT installed (npm not found; TypeScript stays on the CANDIDATE fallback)"
-    install_dir().mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        [npm, "install", "--prefix", str(install_dir()), "--no-audit", "--no-fund", "--no-save",
-         f"{NPM_PACKAGE}@{PINNED_VERSION}", f"typescript@{TYPESCRIPT_VERSION}"],
-        capture_output=True, text=True, timeout=timeout,
-    )
-    if proc.returncode != 0 or not exe.exists():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
-        return f"{ANALYZER} {PINNED_VERSION}: install FAILED ({tail[0]})"
-    return f"{ANALYZER} {PINNED_VERSION} with typescript {TYPESCRIPT_VERSION}: installed in {install_dir()}"
-
-
-def identity(exe: Path | None = None) -> str:
-    """What the cache key knows of the analyzer: path, size and mtime (cheap, no process)."""
-    exe = exe or executable()
-    try:
-        real = exe.resolve(strict=True)
-        st = real.stat()
-    except OSError as exc:
-        raise AnalyzerFailed(f"{ANALYZER} not found at {exe} ({exc.strerror or exc}); run `make setup`") from None
-    return f"{ANALYZER}|{real}|{st.st_size}|{st.st_mtime_ns}"
-
-
-def version(exe: Path | None = None, timeout: float = 60) -> str:
-    """The installed scip-typescript version; AnalyzerFailed when Node or the analyzer does not run."""
-    exe = exe or executable()
-    identity(exe)
-    try:
-        proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, timeout=timeout)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise AnalyzerFailed(f"{ANALYZER} --version failed: {exc}") from None
-    if proc.returncode != 0:
-        raise AnalyzerFailed(f"{ANALYZER} --version exited {proc.returncode}: {_tail(proc.stderr)}")
-    return proc.stdout.strip()
+TOOL = NpmTool(ANALYZER, NPM_PACKAGE, PINNED_VERSION, EXECUTABLE_ENV,
+               "TypeScript stays on the CANDIDATE fallback", companions=(f"typescript@{TYPESCRIPT_VERSION}",))
+install_dir = TOOL.install_dir
+executable = TOOL.executable
+install = TOOL.install
+identity = TOOL.identity
+version = TOOL.run_version
 
 
 def _typescript_module(exe: Path) -> str:

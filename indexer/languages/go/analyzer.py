@@ -44,7 +44,8 @@ from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, UnresolvedFact
 from indexer.languages.go.extract import LANGUAGE, module_qualified_name
 from indexer.languages.go.resolve import ModuleRegistry
-from indexer.scip.python import ExactOutcome, cache_root
+from indexer.scip.npm_tool import cache_root
+from indexer.scip.python import ExactOutcome
 from snapshot_format.layout import resolve_layout
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
