@@ -90,7 +90,9 @@ def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
         for repo in loaded.repositories:
             languages.update(repo.languages)
     except ConfigError as exc:
-        checks.append(Check("config", "FAIL", str(exc)))
+        # Nothing registered yet is a fresh install, not a fault; a config that does not parse is.
+        missing = not layout.config_path.exists()
+        checks.append(Check("config", "WARN" if missing else "FAIL", str(exc)))
     checks += _language_checks(languages)
     checks += _exact_analyzer_checks(languages)
     current = read_current(layout)

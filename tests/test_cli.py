@@ -90,3 +90,10 @@ def test_relevance_ignores_caches_and_foreign_extensions() -> None:
     assert relevant({(1, "/r/pkg/mod.py")}, exts)
     assert not relevant({(1, "/r/pkg/__pycache__/mod.py")}, exts)
     assert not relevant({(1, "/r/pkg/mod.go")}, exts)
+
+
+def test_doctor_on_a_fresh_install_warns_that_nothing_is_registered_but_passes(tmp_path: Path) -> None:
+    result = run_kivgraph(tmp_path / "home", "doctor")
+    assert result.returncode == 0, result.stdout
+    assert "config: WARN" in result.stdout and "kivgraph init" in result.stdout
+    assert "doctor: PASS" in result.stdout
