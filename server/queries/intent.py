@@ -10,7 +10,7 @@ from snapshot_format.reader import Generation
 
 K1 = 1.2
 B = 0.75
-SYMBOLS_PER_FILE = 5
+SYMBOLS_PER_FILE = 3
 
 
 @dataclass

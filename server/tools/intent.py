@@ -24,7 +24,7 @@ from snapshot_format.reader import Generation
 from snapshot_format.vocab import LANGUAGES
 
 INTENT_ARGS = ("query", "repository", "language", "kind", "limit", "cursor")
-DEFAULT_LIMIT = 10
+DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
 
 
 def _symbols(match: FileMatch) -> list[Any]:
