@@ -51,7 +51,7 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = "go/types"
 HELPER_NAME = "kivgraph-gotypes"
-ADAPTER_VERSION = "go-types-bind-2"  # part of the cache key: bump on any change to the facts below
+ADAPTER_VERSION = "go-types-bind-3"  # part of the cache key: bump on any change to the facts below
 GO_ENV = "KIVGRAPH_GO"
 HELPER_DIR = Path(__file__).parent / "helper"
 
@@ -287,17 +287,64 @@ def run_helper(root: Path, *, timeout: float, gowork: Path | None = None) -> dic
             raise AnalyzerFailed(f"{HELPER_NAME} printed unreadable output: {exc}") from None
 
 
-def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
-    """Type-check one repository's module (with registered providers in a state-dir workspace)."""
+def module_roots(repo: RepositoryFacts) -> list[Path]:
+    """The modules owning the repository's Go files: for each file, the nearest go.mod at or under the root."""
     root = Path(repo.root).resolve()
-    if not (root / "go.mod").is_file():
-        raise AnalyzerFailed(f"no go.mod at {root}: the module cannot be loaded (MODULE_NOT_LOADED)")
-    gowork = _workspace(repo, corpus, ModuleRegistry(corpus))
-    raw = run_helper(root, timeout=timeout, gowork=gowork)
-    return facts_from_output(raw, root, workspace=str(gowork or ""))
+    owner: dict[Path, Path | None] = {}
+
+    def module_of(directory: Path) -> Path | None:
+        if directory not in owner:
+            if (directory / "go.mod").is_file():
+                owner[directory] = directory
+            elif directory == root or root not in directory.parents:
+                owner[directory] = None
+            else:
+                owner[directory] = module_of(directory.parent)
+        return owner[directory]
+
+    found = {module_of((root / ff.path).parent) for ff in repo.files}
+    return sorted(m for m in found if m is not None)
+
+
+def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
+    """Type-check every module of one repository (the root one with registered providers in a state-dir workspace).
+
+    ``./...`` never crosses into a nested module, so each module is loaded on its own; a nested module
+    that cannot be loaded is reported as a MODULE_NOT_LOADED problem while the others still count.
+    """
+    root = Path(repo.root).resolve()
+    roots = module_roots(repo)
+    if not roots:
+        raise AnalyzerFailed(f"no go.mod at or under {root}: the module cannot be loaded (MODULE_NOT_LOADED)")
+    parts: list[RepositoryGoFacts] = []
+    failed: list[GoPackageProblem] = []
+    workspace = ""
+    for module_root in roots:
+        gowork = _workspace(repo, corpus, ModuleRegistry(corpus)) if module_root == root else None
+        try:
+            raw = run_helper(module_root, timeout=timeout, gowork=gowork)
+        except AnalyzerFailed as exc:
+            if len(roots) == 1:
+                raise
+            where = module_root.relative_to(root).as_posix() or "."
+            failed.append(GoPackageProblem(where, "MODULE_NOT_LOADED", str(exc)[:300]))
+            continue
+        if gowork:
+            workspace = str(gowork)
+        parts.append(facts_from_output(raw, root))
+    if not parts:
+        raise AnalyzerFailed("no module of the repository could be loaded: " + "; ".join(p.detail for p in failed))
+    return RepositoryGoFacts(
+        analyzer_version=parts[0].analyzer_version,
+        uses=tuple(u for p in parts for u in p.uses),
+        problems=tuple(pr for p in parts for pr in p.problems) + tuple(failed),
+        packages=sum(p.packages for p in parts), type_errors=sum(p.type_errors for p in parts),
+        workspace=workspace,
+    )
 
 
 def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -> RepositoryGoFacts:
+    """The helper's JSON as facts, with file paths relative to ``root`` (the repository's root)."""
     files: list[str] = []
     for f in raw.get("files", []):  # type: ignore[union-attr]
         try:
@@ -324,15 +371,17 @@ def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
-    """Adapter, toolchain and helper identity + every Go file of the corpus + this repository's go.mod/go.sum."""
+    """Adapter, toolchain and helper identity + every Go file of the corpus + each module's go.mod/go.sum."""
     h = hashlib.blake2b(digest_size=20)
     for part in ("go", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
         h.update(part.encode() + b"\0")
-    for name in ("go.mod", "go.sum"):
-        try:
-            h.update(hashlib.sha256((Path(repo.root) / name).read_bytes()).digest())
-        except OSError:
-            h.update(b"-")
+    for module_root in module_roots(repo) or [Path(repo.root)]:
+        for name in ("go.mod", "go.sum"):
+            h.update(str(module_root).encode() + b"\0")
+            try:
+                h.update(hashlib.sha256((module_root / name).read_bytes()).digest())
+            except OSError:
+                h.update(b"-")
     for name in sorted(hashes):
         for path, digest in sorted(hashes[name].items()):
             h.update(f"{name}\0{path}\0{digest}\n".encode())

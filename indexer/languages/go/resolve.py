@@ -18,6 +18,7 @@ first path element) are nobody's and produce no rows.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -43,6 +44,30 @@ def read_module_path(root: str | Path) -> str:
         if len(parts) >= 2 and parts[0] == "module":
             return parts[1].strip('"`')
     return ""
+
+
+def _owning_modules(root: Path, paths: Iterable[str]) -> set[str]:
+    """Module paths of the go.mod files that govern ``paths`` (the nearest one at or under ``root``)."""
+    owner: dict[Path, str] = {}
+    found: set[str] = set()
+    for path in paths:
+        directory = (root / path).parent
+        chain: list[Path] = []
+        module = ""
+        while True:
+            if directory in owner:
+                module = owner[directory]
+                break
+            chain.append(directory)
+            module = read_module_path(directory)
+            if module or directory == root or root not in directory.parents:
+                break
+            directory = directory.parent
+        for d in chain:
+            owner[d] = module
+        if module:
+            found.add(module)
+    return found
 
 
 def is_standard(import_path: str) -> bool:
@@ -82,15 +107,16 @@ class ModuleRegistry:
     """Registered Go repositories by module path: who provides an import path."""
 
     def __init__(self, corpus: Corpus) -> None:
-        self.module_of: dict[str, str] = {}  # repository -> module path
-        self.providers: dict[str, list[str]] = {}  # module path -> repositories
+        self.module_of: dict[str, str] = {}  # repository -> the module path of its root go.mod
+        self.providers: dict[str, list[str]] = {}  # module path -> repositories (nested modules included)
         for repo in corpus.repositories:
             if not repo.files:
                 continue
             mod = read_module_path(repo.root)
             if mod:
                 self.module_of[repo.name] = mod
-                self.providers.setdefault(mod, []).append(repo.name)
+            for module in sorted(_owning_modules(Path(repo.root), (ff.path for ff in repo.files))):
+                self.providers.setdefault(module, []).append(repo.name)
 
     def import_path(self, repository: str, directory: str) -> str:
         """The import path of a package directory of a repository ("" without go.mod)."""
