@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-LEXICAL_VERSION = 1
+LEXICAL_VERSION = 2
 
 # Field weights: a query word in a file's path or a declaration name says more than one in its body.
 FIELD_WEIGHTS = {"path": 3.0, "name": 3.0, "doc": 2.0, "body": 1.0}
@@ -26,7 +26,7 @@ STOP_WORDS = frozenset(
 _SUFFIXES = (
     ("ational", "ate"), ("ization", "ize"), ("ations", "ate"), ("ation", "ate"), ("ities", ""), ("ness", ""),
     ("ments", ""), ("ment", ""), ("ings", ""), ("ing", ""), ("ies", "y"), ("ied", "y"), ("ions", ""),
-    ("ion", ""), ("ers", ""), ("er", ""), ("ed", ""), ("es", ""), ("ly", ""), ("s", ""),
+    ("ion", ""), ("ers", ""), ("er", ""), ("ed", ""), ("es", ""), ("s", ""),
 )
 
 
@@ -38,7 +38,7 @@ def stem(word: str) -> str:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)] + repl
             break
-    if word.endswith("e") and len(word) > 4:
+    if word.endswith("e") and len(word) >= 4:  # rule and rules, make and makes meet
         word = word[:-1]
     if len(word) > 4 and word[-1] == word[-2] and word[-1] not in "aeiouls":
         word = word[:-1]  # running -> runn -> run

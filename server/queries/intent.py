@@ -11,6 +11,10 @@ from snapshot_format.reader import Generation
 K1 = 1.2
 B = 0.75
 SYMBOLS_PER_FILE = 3
+# A task described in words is usually about the code, not its tests: tests that merely exercise the
+# same words rank below the source they test (they still match, and a test-only query still finds them).
+TEST_FILE_WEIGHT = 0.6
+_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "testdata"})
 
 
 @dataclass
@@ -69,16 +73,31 @@ def rank_files(
         repo, path, lang, _length = info
         if (repository is not None and repo != repository) or (language is not None and lang != language):
             continue
+        if _is_test_path(path):
+            score *= TEST_FILE_WEIGHT
         out.append(FileMatch(repo, path, lang, round(score, 4), matched[doc]))
     out.sort(key=lambda m: (-m.score, m.repository, m.path))
     return out
 
 
-_length_cache: dict[tuple[int, int], float] = {}
+def _is_test_path(path: str) -> bool:
+    parts = path.split("/")
+    name = parts[-1]
+    return (
+        any(p in _TEST_DIRS for p in parts[:-1])
+        or name.startswith("test_")
+        or name.endswith(("_test.py", "_test.go", ".test.ts", ".test.tsx", ".test.js", ".spec.ts", ".spec.js"))
+        or name == "conftest.py"
+    )
+
+
+# Document lengths by (generation directory, document): generations are immutable, and ids alone repeat
+# across state directories.
+_length_cache: dict[tuple[str, int], float] = {}
 
 
 def _doc_length(gen: Generation, doc: int) -> float:
-    key = (gen.id, doc)
+    key = (str(gen.path), doc)
     cached = _length_cache.get(key)
     if cached is None:
         info = gen.lexicon_document(doc)
