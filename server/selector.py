@@ -158,7 +158,11 @@ def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
         return declarations[0]
     if len(declarations) > 1:
         declarations.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
-        listed = _candidate_list([f"{s.repository}:{s.path}:{s.start_line}" for s in declarations])
+        # The qualified name and kind ride along: two candidates can share a file (a module and the
+        # function it is named after), and then only the qualified name separates them.
+        listed = _candidate_list(
+            [f"{s.repository}:{s.path}:{s.start_line} {s.qualified_name} ({s.kind})" for s in declarations]
+        )
         raise ToolError(
             AMBIGUOUS_SYMBOL,
             f'name "{name}" is declared {len(declarations)} times: {listed}; '

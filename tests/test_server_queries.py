@@ -229,6 +229,7 @@ def test_the_name_form_resolves_one_declaration_and_lists_several(gen: Generatio
     err = error(gen, "find_references", name="area")
     assert err.code == AMBIGUOUS_SYMBOL
     assert "alpha:pkg/shapes.py:5" in err.message and "beta:app/run.py:9" in err.message
+    assert "app.run.area (function)" in err.message  # the qualified name settles candidates sharing a file
     narrowed = call(gen, "find_references", name="area", repository="beta")
     assert narrowed["results"]["qn"] == "app.run.area"
 
