@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export KIVGRAPH_CACHE ?= $(HOME)/.cache/kivgraph
 
-.PHONY: setup test lint unit demo bench clean-venv analyzers
+.PHONY: setup test lint unit demo bench agreement clean-venv analyzers
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,12 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_index --corpus click
 	$(BIN)/python -m benchmarks.bench_query
 	$(BIN)/python -m benchmarks.bench_tokens
+
+## agreement: each analyzer's find_references against the language's own reference search (slow: cold indexes)
+agreement: setup
+	$(BIN)/python -m benchmarks.bench_pyright_agreement
+	$(BIN)/python -m benchmarks.bench_typescript_agreement
+	$(BIN)/python -m benchmarks.bench_go_agreement
 
 clean-venv:
 	rm -rf $(VENV)
