@@ -36,6 +36,10 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
      {"repository": "click", "path": "src/click/exceptions.py"}),
     ("Show me the code of `echo`.", "get_source",
      {"symbols": [{"qualified_name": "click.utils.echo", "repository": "click"}]}),
+    ("What breaks if I change make_default_short_help? (two hops)", "get_blast_radius",
+     {"qualified_name": "click.utils.make_default_short_help", "repository": "click", "depth": 2}),
+    ("I don't know the name: where are shell completion scripts generated?", "find_by_intent",
+     {"query": "where are shell completion scripts generated"}),
 ]
 
 
