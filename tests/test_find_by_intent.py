@@ -17,6 +17,10 @@ TASKS = [
     ("where is the help text formatted and wrapped", "src/click/formatting.py"),
     ("how are command line arguments tokenized and parsed into options", "src/click/parser.py"),
     ("where are file path parameters validated", "src/click/types.py"),
+    ("how does click open files lazily", "src/click/utils.py"),
+    ("where is the windows console handled", "src/click/_winconsole.py"),
+    ("how are exceptions shown to the user", "src/click/exceptions.py"),
+    ("how does the test runner invoke a command", "src/click/testing.py"),
 ]
 
 

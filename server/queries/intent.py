@@ -14,6 +14,7 @@ SYMBOLS_PER_FILE = 3
 # A task described in words is usually about the code, not its tests: tests that merely exercise the
 # same words rank below the source they test (they still match, and a test-only query still finds them).
 TEST_FILE_WEIGHT = 0.6
+PATH_BONUS = 2.0  # per query term (times its idf) found in the path
 _TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "testdata"})
 
 
@@ -55,11 +56,13 @@ def rank_files(
     n_docs, avg_len = stats
     scores: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
+    idfs: dict[str, float] = {}
     for term in wanted:
         postings = gen.lexicon_postings(term)
         if not postings:
             continue
         idf = math.log(1 + (n_docs - len(postings) + 0.5) / (len(postings) + 0.5))
+        idfs[term] = idf
         for doc, tf in postings:
             length = _doc_length(gen, doc)
             norm = K1 * (1 - B + B * length / avg_len) if avg_len else K1
@@ -73,6 +76,10 @@ def rank_files(
         repo, path, lang, _length = info
         if (repository is not None and repo != repository) or (language is not None and lang != language):
             continue
+        # A word of the task in the file's own path is the strongest hint of all (BM25 over one bag of
+        # weighted fields lets a long file that mentions everything outrank the file named for it).
+        path_terms = set(terms(path))
+        score += PATH_BONUS * sum(idf for term, idf in idfs.items() if term in path_terms)
         if _is_test_path(path):
             score *= TEST_FILE_WEIGHT
         out.append(FileMatch(repo, path, lang, round(score, 4), matched[doc]))
