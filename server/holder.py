@@ -32,7 +32,7 @@ class _Entry:
     verified: bool = False
 
     def close_if_idle(self) -> bool:
-        if self.retired and self.leases == 0 and self.generation.env is not None:
+        if self.retired and self.leases == 0 and not self.generation.closed:
             self.generation.close()
             log.info("closed generation %s (no call uses it any more)", self.generation.name)
             return True
@@ -90,7 +90,7 @@ class SnapshotHolder:
     def open_generations(self) -> int:
         """How many environments are mapped right now (the current one plus those still leased)."""
         with self._lock:
-            return sum(1 for e in self._entries if e.generation.env is not None)
+            return sum(1 for e in self._entries if not e.generation.closed)
 
     # --- following CURRENT -------------------------------------------------------------------------
 
@@ -189,7 +189,7 @@ class SnapshotHolder:
         """Close every environment (at shutdown, when no call is running)."""
         with self._lock:
             for entry in self._entries:
-                if entry.generation.env is not None:
+                if not entry.generation.closed:
                     entry.generation.close()
             self._entries.clear()
             self._current = None

@@ -61,6 +61,7 @@ class Generation:
                 f"{data}: size {size} differs from the {self.manifest.data_bytes} bytes the manifest records"
             )
         self._hold_fd: int | None = None
+        self._closed = True  # until the environment is open
         if hold:
             self._hold_fd = _take_shared_hold(self.path)
         try:
@@ -74,6 +75,7 @@ class Generation:
                 readahead=False,
                 max_readers=1024,
             )
+            self._closed = False
             self._dbs = {}
             for name in keys.ALL_DATABASES:
                 try:
@@ -82,10 +84,10 @@ class Generation:
                     if name in keys.REQUIRED_DATABASES:
                         raise
         except lmdb.NotFoundError as exc:
-            self._release_hold()
+            self.close()
             raise GenerationUnreadableError(f"{self.path}: a required sub-database is missing: {exc}") from exc
         except lmdb.Error as exc:
-            self._release_hold()
+            self.close()
             raise GenerationUnreadableError(f"{self.path}: cannot open LMDB environment: {exc}") from exc
 
     # --- lifecycle -----------------------------------------------------------
@@ -94,12 +96,16 @@ class Generation:
     def id(self) -> int:
         return self.manifest.id
 
+    @property
+    def closed(self) -> bool:
+        """Whether the environment has been unmapped."""
+        return self._closed
+
     def close(self) -> None:
-        """Unmap the environment and release the retention hold."""
-        env = getattr(self, "env", None)
-        if env is not None:
-            env.close()
-            self.env = None  # type: ignore[assignment]
+        """Unmap the environment and release the retention hold (idempotent)."""
+        if not self._closed:
+            self._closed = True
+            self.env.close()
         self._release_hold()
 
     def _release_hold(self) -> None:

@@ -16,7 +16,7 @@ class _Record(msgspec.Struct, array_like=True, frozen=True, omit_defaults=True):
     """Base of every stored record: positional arrays, trailing defaults omitted."""
 
 
-class LanguageAnalysis(_Record):
+class LanguageAnalysis(_Record, frozen=True):
     """How one language of one repository was analysed in this generation."""
 
     language: str
@@ -29,7 +29,7 @@ class LanguageAnalysis(_Record):
     seconds: float = 0.0
 
 
-class Repository(_Record):
+class Repository(_Record, frozen=True):
     """A registered repository as it was indexed."""
 
     name: str
@@ -43,7 +43,7 @@ class Repository(_Record):
     analyses: tuple[LanguageAnalysis, ...] = ()
 
 
-class File(_Record):
+class File(_Record, frozen=True):
     """A discovered file: indexed, failed to parse, or skipped with a reason."""
 
     repository: str
@@ -60,7 +60,7 @@ class File(_Record):
     analysis: str = ""
 
 
-class Symbol(_Record):
+class Symbol(_Record, frozen=True):
     """A declaration. Lines are 1-based, columns 0-based (bytes)."""
 
     key: str
@@ -81,7 +81,7 @@ class Symbol(_Record):
     package: str = ""
 
 
-class Edge(_Record):
+class Edge(_Record, frozen=True):
     """A symbol-to-symbol fact. The evidence position is in the source symbol's file."""
 
     kind: int  # vocab.EdgeKind
@@ -94,7 +94,7 @@ class Edge(_Record):
     count: int = 1  # occurrences folded into this fact (same source, target, kind, provenance)
 
 
-class EdgeValue(_Record):
+class EdgeValue(_Record, frozen=True):
     """The value stored under an edge key; the key carries kind, ends and provenance."""
 
     confidence: int
@@ -103,7 +103,7 @@ class EdgeValue(_Record):
     count: int = 1
 
 
-class Unresolved(_Record):
+class Unresolved(_Record, frozen=True):
     """A reference the indexer saw but could not bind, kept with its reason."""
 
     name: str  # requested symbol (unqualified, or dotted as written); "" for a scope failure
@@ -118,7 +118,7 @@ class Unresolved(_Record):
     detail: str = ""
 
 
-class PackageDependency(_Record):
+class PackageDependency(_Record, frozen=True):
     """A consumer repository's package imports a package another registered repository provides."""
 
     consumer_repository: str
@@ -130,7 +130,7 @@ class PackageDependency(_Record):
     count: int = 1
 
 
-class Counts(_Record):
+class Counts(_Record, frozen=True):
     """What the generation holds."""
 
     repositories: int = 0
@@ -143,12 +143,12 @@ class Counts(_Record):
     skipped_files: int = 0
 
 
-class CountEntry(_Record):
+class CountEntry(_Record, frozen=True):
     key: str
     count: int
 
 
-class Breakdown(_Record):
+class Breakdown(_Record, frozen=True):
     """Histograms computed once at index time so status is a key read."""
 
     edges_by_kind: tuple[CountEntry, ...] = ()

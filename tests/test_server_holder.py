@@ -40,8 +40,8 @@ def test_a_swap_keeps_the_old_environment_until_its_last_lease_ends(layout: Stat
         with holder.lease() as new:
             assert new is not None and new.name == second
         assert holder.open_generations() == 2
-        assert old.env is not None and old.counts().symbols > 0  # still mapped and readable mid-call
-    assert old.env is None
+        assert not old.closed and old.counts().symbols > 0  # still mapped and readable mid-call
+    assert old.closed
     assert holder.open_generations() == 1
     holder.close()
 
