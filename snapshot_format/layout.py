@@ -56,10 +56,6 @@ class StateLayout:
     def event_log(self) -> Path:
         return self.log_dir / "events.jsonl"
 
-    @property
-    def cache_dir(self) -> Path:
-        """Downloads and built analyzers that outlive generations."""
-        return self.state_dir / "cache"
 
 
 def resolve_layout(

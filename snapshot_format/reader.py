@@ -243,11 +243,6 @@ class Generation:
         raws = [k for _parts, k in self._index_keys(keys.DB_BY_NAME, start)]
         return list(self.symbols_by_raw(raws))
 
-    def name_index(self, name_prefix: str = "") -> Iterator[tuple[str, str, str, bytes]]:
-        """(name, repository, path, raw key) for every name starting with ``name_prefix``, in name order."""
-        for parts, key16 in self._index_keys(keys.DB_BY_NAME, keys.text(name_prefix)):
-            yield parts[0], parts[1], parts[2], key16
-
     def name_keys(self, name: str, repository: str | None = None) -> Iterator[bytes]:
         """Raw name-index keys (name NUL repository NUL path NUL key16) of exactly ``name``, undecoded, in order."""
         start = keys.prefix(name) if repository is None else keys.prefix(name, repository)
