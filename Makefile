@@ -19,10 +19,13 @@ setup: $(STAMP) analyzers
 analyzers: $(STAMP)
 	@$(BIN)/python -m indexer.setup_analyzers
 
-## lint: ruff and the import-linter architecture contracts
+PYRIGHT := $(KIVGRAPH_CACHE)/analyzers/pyright-1.1.414/node_modules/.bin/pyright
+
+## lint: ruff, the import-linter architecture contracts and pyright (installed by setup)
 lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/lint-imports
+	$(PYRIGHT)
 
 ## test: everything CI runs (set up, lint, then the whole pytest suite)
 test: setup lint

@@ -8,6 +8,10 @@ each step skips work already done, so ``make setup`` is cheap to re-run.
 from __future__ import annotations
 
 from indexer.scip import python as scip_python
+from indexer.scip.npm_tool import NpmTool
+
+# Not an analyzer of indexed code: the type checker `make lint` runs on kivgraph itself.
+PYRIGHT = NpmTool("pyright", "pyright", "1.1.414", "KIVGRAPH_PYRIGHT", "make lint cannot type-check")
 
 
 def setup_go() -> str:
@@ -33,6 +37,7 @@ def main() -> int:
     print(f"analyzers: {go_status}")
     ts_status = setup_typescript()
     print(f"analyzers: {ts_status}")
+    print(f"tools: {PYRIGHT.install()}")
     return 1 if "FAILED" in status else 0
 
 

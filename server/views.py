@@ -153,7 +153,7 @@ def default_repository(rows: Sequence[dict[str, Any]], column: str = "repository
     counts: dict[str, int] = {}
     for row in rows:
         value = row.get(column)
-        if _present(value):
+        if isinstance(value, str) and value:
             counts[value] = counts.get(value, 0) + 1
     if not counts:
         return None

@@ -144,6 +144,13 @@ def _fields(buf: bytes, start: int, end: int):
         raise ScipDecodeError("a field overruns its message")
 
 
+def _varint(value: int | tuple[int, int]) -> int:
+    """A varint field's value (callers check the wire type; a slice here is a corrupt index)."""
+    if isinstance(value, tuple):
+        raise ScipDecodeError("expected a varint, found a length-delimited field")
+    return value
+
+
 def _int32(value: int) -> int:
     """A varint as a signed int32 (negative int32s are sign-extended to 64 bits on the wire)."""
     value &= 0xFFFFFFFFFFFFFFFF
@@ -209,7 +216,7 @@ def _symbol_information(buf: bytes, start: int, end: int) -> SymbolInformation:
             elif number == 8:
                 enclosing = _text(buf, value)  # type: ignore[arg-type]
         elif number == 5 and wire == _VARINT:
-            kind = value  # type: ignore[assignment]
+            kind = _varint(value)
     return SymbolInformation(symbol, tuple(relationships), kind, display_name, enclosing)
 
 
@@ -229,7 +236,7 @@ def _occurrence(buf: bytes, start: int, end: int) -> Occurrence:
         elif number == 3 and wire == _VARINT:
             roles = _int32(value)  # type: ignore[arg-type]
         elif number == 5 and wire == _VARINT:
-            syntax = value  # type: ignore[assignment]
+            syntax = _varint(value)
         elif number == 7:
             if wire == _LEN:
                 enclosing.extend(_packed_int32(buf, *value))  # type: ignore[misc]
@@ -254,7 +261,7 @@ def _document(buf: bytes, start: int, end: int) -> Document:
             elif number == 4:
                 language = _text(buf, value)  # type: ignore[arg-type]
         elif number == 6 and wire == _VARINT:
-            encoding = value  # type: ignore[assignment]
+            encoding = _varint(value)
     return Document(path, language, tuple(occurrences), tuple(symbols), encoding)
 
 
@@ -264,7 +271,7 @@ def _metadata(buf: bytes, start: int, end: int) -> Metadata:
     arguments: list[str] = []
     for number, wire, value in _fields(buf, start, end):
         if number == 1 and wire == _VARINT:
-            version = value  # type: ignore[assignment]
+            version = _varint(value)
         elif number == 2 and wire == _LEN:
             for n2, w2, v2 in _fields(buf, *value):  # type: ignore[misc]
                 if w2 != _LEN:
@@ -278,7 +285,7 @@ def _metadata(buf: bytes, start: int, end: int) -> Metadata:
         elif number == 3 and wire == _LEN:
             root = _text(buf, value)  # type: ignore[arg-type]
         elif number == 4 and wire == _VARINT:
-            encoding = value  # type: ignore[assignment]
+            encoding = _varint(value)
     return Metadata(version, tool_name, tool_version, tuple(arguments), root, encoding)
 
 

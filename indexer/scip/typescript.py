@@ -167,7 +167,9 @@ def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None 
     with tempfile.TemporaryDirectory(prefix="kivgraph-scipts-") as tmp:
         out = Path(tmp) / "index.scip"
         configs: list[str] = []
-        runs = [(projects.projects[c], fs) for c, fs in sorted(projects.assigned.items())]
+        runs: list[tuple[Project | None, list[str]]] = [
+            (projects.projects[c], fs) for c, fs in sorted(projects.assigned.items())
+        ]
         if projects.inferred:
             runs.append((None, projects.inferred))
         for i, (project, members) in enumerate(runs):

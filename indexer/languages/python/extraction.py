@@ -1112,7 +1112,7 @@ class _Extractor:
                 params = (list(n.children_by_field_name("subscript")) if t == "subscript"
                           else [c for p in n.named_children[1:] for c in p.named_children])
                 parts = self._chain(base) if base is not None else None
-                if parts:
+                if parts and base is not None:
                     self._chain_site(S.TYPE, parts, base)
                 elif base is not None:
                     stack.append((base, strings))

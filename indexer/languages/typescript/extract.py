@@ -13,6 +13,7 @@ reason names the first error, so a partly broken file keeps what parsed.
 
 from __future__ import annotations
 
+import msgspec
 import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser
 
@@ -148,7 +149,7 @@ class _Extractor:
         if self.local_exports:
             for i, s in enumerate(self.symbols):
                 if s.container == "" and s.kind != "module" and not s.exported and s.name in self.local_exports:
-                    self.symbols[i] = SymbolFact(**{f: getattr(s, f) for f in s.__struct_fields__} | {"exported": True})
+                    self.symbols[i] = msgspec.structs.replace(s, exported=True)
 
     def statement(self, node: Node, scope: str, source: str, *, top: bool, exported: bool) -> None:
         """A statement at module, namespace or function level."""
