@@ -18,6 +18,8 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import msgspec
+
 from indexer.facts import SymbolFact
 
 # Descriptor suffixes, as written in a symbol string.
@@ -221,3 +223,16 @@ class FileDeclarations:
                 return s
             i = self._parent[i]
         return None
+
+
+class CoveredSite(msgspec.Struct, array_like=True, frozen=True):
+    """A site whose target the analyzer resolved outside every corpus we index (stdlib, lib.d.ts, node_modules).
+
+    It settles the site: no edge, and no candidate edge or unresolved row survives there.
+    """
+
+    path: str
+    line: int
+    col: int
+    source_qn: str
+    source_kind: str

@@ -56,7 +56,7 @@ from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.python.modules import package_for
 from indexer.scip.decode import Index, decode_index
-from indexer.scip.join import ColumnMap, FileDeclarations, descriptor_path, parse_symbol
+from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, descriptor_path, parse_symbol
 from indexer.scip.npm_tool import AnalyzerFailed, NpmTool, tail
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -328,22 +328,12 @@ class ScipUse(msgspec.Struct, array_like=True, frozen=True):
     member: str = ""
 
 
-class ScipCovered(msgspec.Struct, array_like=True, frozen=True):
-    """A site whose last segment the analyzer resolved to something outside every corpus we index."""
-
-    path: str
-    line: int
-    col: int
-    source_qn: str
-    source_kind: str
-
-
 class RepositoryScipFacts(msgspec.Struct, frozen=True):
     """The joined analyzer output of one repository (what the fact cache stores)."""
 
     analyzer_version: str
     uses: tuple[ScipUse, ...] = ()
-    external: tuple[ScipCovered, ...] = ()
+    external: tuple[CoveredSite, ...] = ()
     overrides: tuple[ScipUse, ...] = ()
     documents: int = 0
     occurrences: int = 0
@@ -411,7 +401,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
 
     # 2. uses
     uses: list[ScipUse] = []
-    external: list[ScipCovered] = []
+    external: list[CoveredSite] = []
     overrides: list[ScipUse] = []
     n_occ = 0
     for doc in docs:
@@ -446,7 +436,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
                 continue  # a parameter, a type parameter: nothing we declare
             if parsed.package in _STDLIB_PACKAGES:
                 if syntax.final:
-                    external.append(ScipCovered(path, syntax.line, syntax.col, source.qualified_name, source.kind))
+                    external.append(CoveredSite(path, syntax.line, syntax.col, source.qualified_name, source.kind))
                 continue
             uses.append(ScipUse(path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use,
                                 syntax.final, namespace=parts[0], member=parts[1]))

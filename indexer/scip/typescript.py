@@ -63,7 +63,14 @@ from indexer.languages.typescript.modules import (
 from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
 from indexer.scip.decode import Index, decode_index
-from indexer.scip.join import PARAMETER, TYPE_PARAMETER, ColumnMap, FileDeclarations, parse_symbol
+from indexer.scip.join import (
+    PARAMETER,
+    TYPE_PARAMETER,
+    ColumnMap,
+    CoveredSite,
+    FileDeclarations,
+    parse_symbol,
+)
 from indexer.scip.npm_tool import AnalyzerFailed, NpmTool
 from indexer.scip.npm_tool import tail as _tail
 from indexer.scip.python import ExactOutcome
@@ -306,20 +313,10 @@ class TsUse(msgspec.Struct, array_like=True, frozen=True):
     member: str = ""  # dotted member path in that file, "" = the module itself
 
 
-class TsCovered(msgspec.Struct, array_like=True, frozen=True):
-    """A site the analyzer resolved to something outside every corpus we index (lib.d.ts, node_modules)."""
-
-    path: str
-    line: int
-    col: int
-    source_qn: str
-    source_kind: str
-
-
 class RepositoryTsFacts(msgspec.Struct, frozen=True):
     analyzer_version: str
     uses: tuple[TsUse, ...] = ()
-    external: tuple[TsCovered, ...] = ()
+    external: tuple[CoveredSite, ...] = ()
     documents: int = 0
     occurrences: int = 0
 
@@ -460,7 +457,7 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
 
     # 2. uses in the corpus's own documents
     uses: list[TsUse] = []
-    external: list[TsCovered] = []
+    external: list[CoveredSite] = []
     n_occ = 0
     docs = [d for d in documents if d.relative_path in files]
     for doc in docs:
@@ -527,7 +524,7 @@ def _is_interface_member(target: tuple[str, SymbolFact], decls: Mapping[str, Fil
 
 def _target_use(symbol: str, defined: Mapping[str, tuple[str, SymbolFact]], path: str, line: int, col: int,
                 source: SymbolFact, use: str,
-                local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None]) -> TsUse | TsCovered | None:
+                local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None]) -> TsUse | CoveredSite | None:
     local = defined.get(symbol)
     if local is None:
         found = symbol_target(symbol)
@@ -544,7 +541,7 @@ def _target_use(symbol: str, defined: Mapping[str, tuple[str, SymbolFact]], path
         return None  # a parameter or type parameter: nothing we declare
     package, file, member = target
     if package in _EXTERNAL_PACKAGES or package.startswith("@types/") or file.startswith("lib/lib."):
-        return TsCovered(path, line, col, source.qualified_name, source.kind)
+        return CoveredSite(path, line, col, source.qualified_name, source.kind)
     return TsUse(path, line, col, source.qualified_name, source.kind, use, package=package, file=file, member=member)
 
 
@@ -594,7 +591,7 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
     """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
     out = ExactOutcome(repository=repo)
 
-    def settle(source: str, u: TsUse | TsCovered) -> None:
+    def settle(source: str, u: TsUse | CoveredSite) -> None:
         out.covered.add((source, u.line, u.col))
         out.covered_positions.add((u.path, u.line, u.col))
 
