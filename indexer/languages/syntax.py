@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from collections.abc import Callable
+
+from tree_sitter import Language, Node, Parser
+
+from indexer.facts import FileFacts, Site, SymbolFact
 
 MAX_SIGNATURE = 200
 
@@ -33,3 +37,24 @@ def first_syntax_error(root: Node) -> str:
             stack.extend(reversed(node.children))
     row, col = root.start_point
     return f"syntax error at line {row + 1}, column {col + 1}"
+
+
+def extract_tree(
+    grammar: Language,
+    language: str,
+    path: str,
+    source: bytes,
+    package: str,
+    walk: Callable[[Node], tuple[tuple[SymbolFact, ...], tuple[Site, ...]]],
+) -> FileFacts:
+    """Parse ``source`` and run a language's ``walk`` over it; a syntax error or runaway nesting is a failed file."""
+    root = Parser(grammar).parse(source).root_node
+    if root.has_error:
+        return FileFacts(path=path, language=language, package=package, status="parse_failed",
+                         reason=first_syntax_error(root))
+    try:
+        symbols, sites = walk(root)
+    except RecursionError:
+        return FileFacts(path=path, language=language, package=package, status="parse_failed",
+                         reason="nesting too deep to analyse")
+    return FileFacts(path=path, language=language, package=package, symbols=symbols, sites=sites)

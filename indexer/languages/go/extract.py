@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import tree_sitter_go
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node
 
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.go import sites as S
 from indexer.languages.syntax import collapse as _collapse
-from indexer.languages.syntax import first_syntax_error
+from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
 LANGUAGE = "go"
@@ -103,17 +103,8 @@ def module_qualified_name(path: str) -> str:
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one Go file; a syntax error becomes status parse_failed."""
-    tree = Parser(_TS_LANGUAGE).parse(source)
-    root = tree.root_node
-    if root.has_error:
-        return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
-                         reason=first_syntax_error(root))
-    try:
-        symbols, sites = _Extractor(source, path).run(root)
-    except RecursionError:
-        return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
-                         reason="nesting too deep to analyse")
-    return FileFacts(path=path, language=LANGUAGE, package=package, symbols=symbols, sites=sites)
+    return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
+                        lambda root: _Extractor(source, path).run(root))
 
 
 def _exported(name: str) -> bool:

@@ -20,12 +20,12 @@ import re
 from dataclasses import dataclass, field
 
 import tree_sitter_python
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Query, QueryCursor
 
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.python import sites as S
 from indexer.languages.python.modules import LANGUAGE
-from indexer.languages.syntax import first_syntax_error
+from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
 EXTRACTOR_VERSION = "python-ts-4"
@@ -69,17 +69,8 @@ _TYPED = "typed"
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one Python file; a syntax error becomes status parse_failed."""
-    tree = Parser(_TS_LANGUAGE).parse(source)
-    root = tree.root_node
-    if root.has_error:
-        return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
-                         reason=first_syntax_error(root))
-    try:
-        symbols, sites = _Extractor(source, package).run(root)
-    except RecursionError:
-        return FileFacts(path=path, language=LANGUAGE, package=package, status="parse_failed",
-                         reason="nesting too deep to analyse")
-    return FileFacts(path=path, language=LANGUAGE, package=package, symbols=symbols, sites=sites)
+    return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
+                        lambda root: _Extractor(source, package).run(root))
 
 
 @dataclass(eq=False)
