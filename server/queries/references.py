@@ -1,8 +1,11 @@
 """find_references: one hop of edges into (incoming) or out of (outgoing) a symbol.
 
-Rows are the other end of each edge. The dispatch bridge (ADR 0054 of the
-reference) adds, for an incoming query on the sole implementation of an
-interface method, the references to that interface method, marked ``via``.
+Rows are the other end of each edge. The dispatch bridge adds, for an incoming
+query on a method that implements an interface method or overrides a base
+method (transitively upward), the uses written against that method, marked
+``via``: a call through the interface may run the subject. This widens the
+reference's ADR 0054, which bridges only a sole implementation and so answered
+"nothing references this" for a method with a sibling implementation.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from server.envelope import Coverage
+from server.queries import traverse
 from server.queries.repositories import is_derived
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
@@ -71,17 +75,9 @@ def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], vi
     return out
 
 
-def _sole_implementation_targets(gen: Generation, subject: Symbol) -> list[Symbol]:
-    """Interface methods whose only implementation is the subject."""
-    implements = (EdgeKind.IMPLEMENTS,)
-    targets = []
-    for e in gen.edges_out(subject.key, implements):
-        implementers = {x.source for x in gen.edges_in(e.target, implements)}
-        if implementers == {subject.key}:
-            target = gen.symbol(e.target)
-            if target is not None:
-                targets.append(target)
-    return targets
+def dispatch_targets(gen: Generation, subject: Symbol) -> list[Symbol]:
+    """The methods the subject implements or overrides, nearest first (calls through them may run it)."""
+    return list(gen.symbols_by_raw(traverse.dispatch_targets(gen, key_to_bytes(subject.key))))
 
 
 def find_references(
@@ -99,9 +95,10 @@ def find_references(
     rows = _hop(gen, subject.key, outgoing=outgoing, kinds=kinds)
     dispatch_through: list[str] = []
     if not outgoing:
-        for target in _sole_implementation_targets(gen, subject):
+        bridge_kinds = frozenset(kinds - traverse.TYPE_RELATION_KINDS)
+        for target in dispatch_targets(gen, subject) if bridge_kinds else []:
             bridged = [
-                r for r in _hop(gen, target.key, outgoing=False, kinds=kinds, via=target.qualified_name)
+                r for r in _hop(gen, target.key, outgoing=False, kinds=bridge_kinds, via=target.qualified_name)
                 if r.other.key != subject.key
             ]
             if bridged:

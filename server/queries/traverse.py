@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from snapshot_format import keys
@@ -24,6 +25,17 @@ MAX_NODES = 25_000
 WALK_KINDS: frozenset[int] = frozenset(int(k) for k in REFERENCE_KINDS - CONTAINMENT_KINDS)
 BLAST_DEFAULT_EXCLUDED_KINDS = ("field", "variable")
 COMPLETENESS_LIST_CAP = 20
+# A method that implements or overrides another is reached by the calls written against that other one.
+DISPATCH_KINDS: frozenset[int] = frozenset({EdgeKind.IMPLEMENTS, EdgeKind.OVERRIDES})
+# Type relations: a sibling implementation or a subclass is no caller, so a dispatch bridge never follows them.
+TYPE_RELATION_KINDS: frozenset[int] = frozenset(
+    {EdgeKind.IMPLEMENTS, EdgeKind.OVERRIDES, EdgeKind.EXTENDS, EdgeKind.EMBEDS}
+)
+# Declarations whose IMPLEMENTS edges are type-level (a struct satisfies an interface): no dispatch through them.
+TYPE_DECLARATION_KINDS: frozenset[str] = frozenset(
+    {"class", "interface", "struct", "type", "type_alias", "enum", "trait", "union", "mixin", "extension",
+     "extension_type", "namespace", "module", "package"}
+)
 
 
 class TraversalDeadline(Exception):
@@ -38,6 +50,8 @@ class Reached:
     via_confidence: int
     via_provenance: int
     reached_from: bytes
+    # The method a call was written against when the node was reached by dispatch (b"" for a direct edge).
+    dispatch_via: bytes = b""
 
 
 @dataclass
@@ -48,6 +62,33 @@ class Walk:
     # Distinct relation kinds through which each reached node touches the visited set.
     relation_kinds: dict[bytes, set[int]] = field(default_factory=dict)
     candidate_edges: int = 0
+    # Methods whose callers were bridged in (dispatch), in the order first used.
+    dispatch_through: list[bytes] = field(default_factory=list)
+
+
+def dispatch_targets(gen: Generation, key16: bytes) -> list[bytes]:
+    """The methods ``key16`` implements or overrides, transitively upward (nearest first).
+
+    A call written against any of them may run ``key16``. Type-level IMPLEMENTS edges (a struct that
+    satisfies an interface) bridge nothing: only members dispatch.
+    """
+    first = [other for _k, other, _p, _c in gen.neighbours_raw(key16, outgoing=True, kinds=DISPATCH_KINDS)]
+    if not first:
+        return []
+    sym = gen.symbol_by_raw(key16)
+    if sym is None or sym.kind in TYPE_DECLARATION_KINDS:
+        return []
+    seen = {key16}
+    out: list[bytes] = []
+    queue = collections.deque(first)
+    while queue:
+        node = queue.popleft()
+        if node in seen:
+            continue
+        seen.add(node)
+        out.append(node)
+        queue.extend(o for _k, o, _p, _c in gen.neighbours_raw(node, outgoing=True, kinds=DISPATCH_KINDS))
+    return out
 
 
 def walk(
@@ -60,44 +101,74 @@ def walk(
     kinds: frozenset[int] | None = None,
     confidence: int | None = None,
     deadline: float | None = None,
+    dispatch: bool = True,
 ) -> Walk:
-    """BFS from ``seeds`` (depth 0, never rows) up to ``depth`` hops and ``max_nodes`` visited nodes."""
+    """BFS from ``seeds`` (depth 0, never rows) up to ``depth`` hops and ``max_nodes`` visited nodes.
+
+    Incoming walks also cross dispatch (``dispatch``): the users of a method that a node implements or
+    overrides reach the node too, one hop on, with ``dispatch_via`` naming the method they wrote against.
+    """
     follow = WALK_KINDS if kinds is None else kinds & WALK_KINDS
+    # Past the seeds, an override or implementation of a reached node does not use it: only uses propagate.
+    # (A subclass still propagates through EXTENDS: it inherits the members it does not override.)
+    onward = frozenset(follow - DISPATCH_KINDS) if not outgoing else follow
+    bridge_kinds = frozenset(follow - TYPE_RELATION_KINDS)
     visited: set[bytes] = set(seeds)
     reached: list[Reached] = []
     relations: dict[bytes, set[int]] = collections.defaultdict(set)
     frontier = list(dict.fromkeys(seeds))
+    bridged: set[bytes] = set()
+    through: list[bytes] = []
     truncated = False
     candidates = 0
     steps = 0
+
+    def visit(level: int, node: bytes, edges: Iterable[tuple[int, bytes, int, int]], via: bytes,
+              nxt: list[bytes]) -> bool:
+        """Record the unvisited ends of ``edges``; True when any of them was new."""
+        nonlocal truncated, candidates, steps
+        used = False
+        for kind, other, prov, conf in edges:
+            steps += 1
+            if deadline is not None and steps % 512 == 0 and time.monotonic() > deadline:
+                raise TraversalDeadline()
+            if confidence is not None and conf != confidence:
+                continue
+            if other in visited:
+                if other in relations:
+                    relations[other].add(kind)
+                continue
+            if len(visited) >= max_nodes:
+                truncated = True
+                continue
+            visited.add(other)
+            relations[other].add(kind)
+            if conf == Confidence.CANDIDATE:
+                candidates += 1
+            reached.append(Reached(other, level, kind, conf, prov, node, via))
+            nxt.append(other)
+            used = True
+        return used
+
     for level in range(1, depth + 1):
         if deadline is not None and time.monotonic() > deadline:
             raise TraversalDeadline()
         nxt: list[bytes] = []
         for node in frontier:
-            for kind, other, prov, conf in gen.neighbours_raw(node, outgoing=outgoing, kinds=follow):
-                steps += 1
-                if deadline is not None and steps % 512 == 0 and time.monotonic() > deadline:
-                    raise TraversalDeadline()
-                if confidence is not None and conf != confidence:
+            visit(level, node, gen.neighbours_raw(node, outgoing=outgoing, kinds=follow if level == 1 else onward),
+                  b"", nxt)
+            if outgoing or not dispatch or not bridge_kinds:
+                continue
+            for target in dispatch_targets(gen, node):
+                if target in bridged or target in visited:  # a visited method's users are walked directly
                     continue
-                if other in visited:
-                    if other in relations:
-                        relations[other].add(kind)
-                    continue
-                if len(visited) >= max_nodes:
-                    truncated = True
-                    continue
-                visited.add(other)
-                relations[other].add(kind)
-                if conf == Confidence.CANDIDATE:
-                    candidates += 1
-                reached.append(Reached(other, level, kind, conf, prov, node))
-                nxt.append(other)
+                bridged.add(target)
+                if visit(level, node, gen.neighbours_raw(target, outgoing=False, kinds=bridge_kinds), target, nxt):
+                    through.append(target)
         if not nxt:
             break
         frontier = nxt
-    return Walk(reached, len(visited), truncated, dict(relations), candidates)
+    return Walk(reached, len(visited), truncated, dict(relations), candidates, through)
 
 
 def members_of(gen: Generation, root: Symbol) -> list[bytes]:
@@ -122,6 +193,8 @@ class Completeness:
     candidate_edges: int
     missing_analyzers: list[tuple[str, str, str]]  # (repository, language, reason)
     fallback: dict[str, object] | None
+    # Why callers through a base class or an interface could not be decided ("" when they could).
+    dispatch_unknown: str = ""
 
     @property
     def unresolved_count(self) -> int:
@@ -151,7 +224,8 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
         for a in repo.analyses
         if a.mode == "failed" and a.language == root.language
     ]
-    lower = bool(spots or scopes or walk_result.candidate_edges or missing)
+    dispatch_unknown = undecided_dispatch(gen, root)
+    lower = bool(spots or scopes or walk_result.candidate_edges or missing or dispatch_unknown)
     fallback = None
     if lower:
         roots = {r.name: r.root for r in gen.repositories()}
@@ -176,7 +250,30 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
         candidate_edges=walk_result.candidate_edges,
         missing_analyzers=missing,
         fallback=fallback,
+        dispatch_unknown=dispatch_unknown,
     )
+
+
+def undecided_dispatch(gen: Generation, root: Symbol) -> str:
+    """Why calls through a base or an interface may reach ``root`` unseen; "" when the type checker decided it.
+
+    Only a type checker records which method implements or overrides which; without it a member's callers
+    through its base types are invisible, so the answer cannot be complete.
+    """
+    if not root.container or root.kind in TYPE_DECLARATION_KINDS:
+        return ""
+    container = gen.symbol(root.container)
+    if container is None or container.kind in ("module", "namespace", "package"):
+        return ""  # a top-level declaration: nothing dispatches to it
+    repo = gen.repository(root.repository)
+    if repo is None:
+        return ""
+    for analysis in repo.analyses:
+        if analysis.language == root.language and analysis.mode != "exact":
+            return (f"{root.repository} ({root.language}) was analysed without its type checker "
+                    f"({analysis.reason or analysis.mode}), so calls through a base class or an interface that "
+                    f"may run {root.qualified_name} are not known")
+    return ""
 
 
 def _on_disk(roots: dict[str, str], repository: str, path: str) -> str:

@@ -105,6 +105,11 @@ def _guidance(gen: Generation, subject: Symbol, found: References, returned: int
         return "the symbol reaches nothing with these edge kinds; ask direction=incoming for its users"
     repo = gen.repository(subject.repository)
     modes = {a["mode"] for a in analyses(repo) if a["language"] == subject.language} if repo else set()
+    blind = found.coverage.unresolved_related
+    if blind:
+        return (f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
+                "file that does not parse, a dynamic use or a failed analyzer run), so this is not proof of "
+                "absence; get_blast_radius lists them as blind spots")
     if modes == {"exact"}:
         return ("nothing references this symbol: the edges are type-checked, so this is an absence rather than "
                 "a miss; check graph_status for repositories that were never indexed")
@@ -170,7 +175,7 @@ def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dic
         {
             "repository": r.other.repository, "file_path": r.other.path, "kind": r.other.kind,
             "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
-            "provenance": _provenance(r.provenance), "via": r.via,
+            "provenance": _provenance(r.provenance), "via": f"via {r.via}" if r.via else "",
             "label": views.label(r.other.qualified_name, r.other.start_line, r.other.end_line),
             "stable_key": r.other.key if detailed else "",
         }

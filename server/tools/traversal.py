@@ -39,9 +39,10 @@ COMMON_ARGS = (
 TRACE_ARGS = (*COMMON_ARGS, "repo", "language")
 BLAST_ARGS = (*COMMON_ARGS, "kinds")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
-_HOISTABLE = ("kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance")
-_TAIL = ("name", "kind", "hop_depth", "reached_from", "via_kind", "via_confidence", "via_provenance", "stable_key")
-_GROUP_KEY = ("kind", "hop_depth", "via_kind", "via_confidence", "via_provenance")
+_HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence", "via_provenance")
+_TAIL = ("name", "kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence", "via_provenance",
+         "stable_key")
+_GROUP_KEY = ("kind", "hop_depth", "dispatch_via", "via_kind", "via_confidence", "via_provenance")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,8 @@ class Row:
     symbol: Symbol
     reached: traverse.Reached
     reached_from: Symbol | None
+    # The method the caller wrote its call against, when it reaches the root by dispatch.
+    dispatch_via: Symbol | None = None
 
     def sort_key(self) -> tuple[object, ...]:
         s = self.symbol
@@ -121,7 +124,9 @@ def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: 
 def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]) -> list[Row]:
     """Records for every reached node (and the node it was reached from), in walk order."""
     symbols = dict(known)
-    wanted = list(dict.fromkeys(k for r in walked.reached for k in (r.key16, r.reached_from) if k not in symbols))
+    wanted = list(dict.fromkeys(
+        k for r in walked.reached for k in (r.key16, r.reached_from, r.dispatch_via) if k and k not in symbols
+    ))
     found = list(gen.symbols_by_raw(wanted))
     if len(found) == len(wanted):  # every key has its record (the invariant): pair them without re-encoding keys
         symbols.update(zip(wanted, found, strict=True))
@@ -131,7 +136,8 @@ def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]
     for r in walked.reached:
         sym = symbols.get(r.key16)
         if sym is not None:
-            rows.append(Row(sym, r, symbols.get(r.reached_from)))
+            rows.append(Row(sym, r, symbols.get(r.reached_from),
+                            symbols.get(r.dispatch_via) if r.dispatch_via else None))
     return rows
 
 
@@ -163,6 +169,8 @@ def full_node(row: Row, detailed: bool) -> dict[str, Any]:
         "end_line": s.end_line, "reached_from": row.reached_from.qualified_name if row.reached_from else "",
         "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
     }
+    if row.dispatch_via is not None:
+        node["dispatch_via"] = row.dispatch_via.qualified_name
     if detailed:
         node["stable_key"] = s.key
         node["reached_from_key"] = keys.key_from_bytes(row.reached.reached_from)
@@ -186,6 +194,7 @@ def compact_nodes(page: list[Row], detailed: bool, implied_from: str | None = No
             "repository": s.repository, "file_path": s.path, "kind": s.kind, "hop_depth": row.reached.depth,
             "reached_from": "" if implied_from is not None and reached_from == implied_from
             and row.reached.depth == 1 else reached_from,
+            "dispatch_via": f"via {row.dispatch_via.qualified_name}" if row.dispatch_via is not None else "",
             "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
             "label": views.label(s.qualified_name, s.start_line, s.end_line),
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
@@ -308,6 +317,8 @@ def completeness_block(c: traverse.Completeness) -> dict[str, Any]:
     if c.missing_analyzers:
         block["missing_analyzers"] = [{"repository": r, "language": lang, "reason": reason}
                                       for r, lang, reason in c.missing_analyzers]
+    if c.dispatch_unknown:
+        block["dispatch_unknown"] = c.dispatch_unknown
     if c.fallback is not None:
         block["fallback"] = c.fallback
     return block
@@ -392,6 +403,9 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         results = _compact_blast_head(root, walk_args, filters, total, len(page), deepest, walked.truncated, agg)
         header, body = compact_nodes(page, detailed, implied_from=root.qualified_name)
         results.update({**header, **body})
+    if walked.dispatch_through:
+        # Calls written against these methods may run the root (or a member reached): their callers are rows.
+        results["dispatch_through"] = [s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)]
     coverage = _coverage(rows)
     coverage.unresolved_related += verdict.unresolved_count
     return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,

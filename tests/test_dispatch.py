@@ -1,0 +1,234 @@
+"""Callers through an interface, an implemented member or an overridden base method (real analyzers).
+
+Each language gets a tiny repository where a method is only ever called through its base type. Its
+blast radius and its incoming references must list those callers as dispatch rows (``via`` the method the
+call was written against), and a repository analysed without its type checker must never answer COMPLETE
+for a member.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.tools.references import find_references
+from server.tools.traversal import get_blast_radius
+from snapshot_format.layout import StateLayout
+from snapshot_format.reader import Generation, open_current
+from tests.helpers import run_kivgraph, write_repo
+
+PYTHON = {
+    "pkg/__init__.py": "",
+    "pkg/base.py": (
+        "class Handler:\n"
+        "    def handle(self, x: int) -> int:\n"
+        "        return x\n"
+        "\n\n"
+        "class Loud(Handler):\n"
+        "    def handle(self, x: int) -> int:\n"
+        "        return x * 2\n"
+        "\n\n"
+        "class Louder(Loud):\n"
+        "    def handle(self, x: int) -> int:\n"
+        "        return x * 3\n"
+        "\n\n"
+        "class Quiet(Handler):\n"
+        "    def handle(self, x: int) -> int:\n"
+        "        return 0\n"
+    ),
+    "pkg/use.py": (
+        "from pkg.base import Handler, Loud\n"
+        "\n\n"
+        "def run(h: Handler) -> int:\n"
+        "    return h.handle(1)\n"
+        "\n\n"
+        "def run_twice(h: Handler) -> int:\n"
+        "    return run(h) + run(h)\n"
+        "\n\n"
+        "def loud_only(h: Loud) -> int:\n"
+        "    return h.handle(2)\n"
+        "\n\n"
+        "def nobody_calls_me() -> int:\n"
+        "    return 0\n"
+    ),
+}
+
+TYPESCRIPT = {
+    "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}, '
+                     '"include": ["src"]}\n',
+    "src/shapes.ts": (
+        "export interface Shape {\n"
+        "  area(): number;\n"
+        "}\n"
+        "export class Square implements Shape {\n"
+        "  area(): number { return 4; }\n"
+        "}\n"
+        "export class Circle implements Shape {\n"
+        "  area(): number { return 3; }\n"
+        "}\n"
+        "export abstract class Base {\n"
+        "  abstract name(): string;\n"
+        "  greet(): string { return 'hi ' + this.name(); }\n"
+        "}\n"
+        "export class Impl extends Base {\n"
+        "  name(): string { return 'impl'; }\n"
+        "}\n"
+    ),
+    "src/use.ts": (
+        "import { Shape, Base } from './shapes';\n"
+        "export function total(shapes: Shape[]): number {\n"
+        "  return shapes.reduce((a, s) => a + s.area(), 0);\n"
+        "}\n"
+        "export function hello(b: Base): string {\n"
+        "  return b.greet();\n"
+        "}\n"
+    ),
+}
+
+GO = {
+    "go.mod": "module example.com/shapes\n\ngo 1.21\n",
+    "shapes/shapes.go": (
+        "package shapes\n"
+        "\n"
+        "type Shape interface {\n"
+        "\tArea() float64\n"
+        "}\n"
+        "\n"
+        "type Square struct{ S float64 }\n"
+        "\n"
+        "func (s Square) Area() float64 { return s.S * s.S }\n"
+        "\n"
+        "type Circle struct{ R float64 }\n"
+        "\n"
+        "func (c *Circle) Area() float64 { return 3 * c.R * c.R }\n"
+        "\n"
+        "func Total(xs []Shape) float64 {\n"
+        "\tt := 0.0\n"
+        "\tfor _, x := range xs {\n"
+        "\t\tt += x.Area()\n"
+        "\t}\n"
+        "\treturn t\n"
+        "}\n"
+        "\n"
+        "func Report(xs []Shape) float64 { return Total(xs) }\n"
+    ),
+}
+
+
+def _index(tmp: Path, name: str, files: dict[str, str], language: str, **env: str) -> Generation:
+    home = tmp / f"home-{name}"
+    repo = write_repo(tmp / name, files)
+    assert run_kivgraph(home, "init", str(repo), "--languages", language, **env).returncode == 0
+    result = run_kivgraph(home, "index", "--json", **env)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.splitlines()[-1])["result"]
+    assert report["passed"]
+    return open_current(StateLayout(home / "kivgraph.toml", home / "state"))
+
+
+@pytest.fixture(scope="module")
+def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Generation]]:
+    tmp = tmp_path_factory.mktemp("dispatch")
+    gens = {
+        "py": _index(tmp, "py", PYTHON, "python"),
+        "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
+        "go": _index(tmp, "go", GO, "go"),
+        "py-fallback": _index(tmp, "pyfb", PYTHON, "python", KIVGRAPH_SCIP_PYTHON=str(tmp / "no-such-analyzer")),
+    }
+    yield gens
+    for g in gens.values():
+        g.close()
+
+
+def _blast(gen: Generation, qn: str) -> dict[str, Any]:
+    return get_blast_radius(gen, {"qualified_name": qn, "view": "full"})
+
+
+def _refs(gen: Generation, qn: str) -> dict[str, Any]:
+    return find_references(gen, {"qualified_name": qn, "view": "full"})
+
+
+def _rows(answer: dict[str, Any]) -> set[tuple[str, int, str]]:
+    return {(s["qualified_name"], s["depth"], s.get("dispatch_via", "")) for s in answer["results"]["symbols"]}
+
+
+def test_python_an_override_reaches_the_callers_of_its_base_method(generations: dict[str, Generation]) -> None:
+    answer = _blast(generations["py"], "pkg.base.Loud.handle")
+    assert _rows(answer) == {
+        ("pkg.use.run", 1, "pkg.base.Handler.handle"),  # h: Handler, h.handle(): may run Loud.handle
+        ("pkg.use.loud_only", 1, ""),  # written against Loud.handle itself
+        ("pkg.base.Louder.handle", 1, ""),  # its own override: a change of signature reaches it
+        ("pkg.use.run_twice", 2, ""),
+    }
+    assert answer["results"]["dispatch_through"] == ["pkg.base.Handler.handle"]
+    assert answer["completeness"]["verdict"] == "COMPLETE"
+
+
+def test_python_dispatch_climbs_every_level_of_the_hierarchy(generations: dict[str, Generation]) -> None:
+    answer = _blast(generations["py"], "pkg.base.Louder.handle")
+    assert _rows(answer) == {
+        ("pkg.use.loud_only", 1, "pkg.base.Loud.handle"),
+        ("pkg.use.run", 1, "pkg.base.Handler.handle"),
+        ("pkg.use.run_twice", 2, ""),
+    }
+    refs = _refs(generations["py"], "pkg.base.Louder.handle")["results"]
+    assert refs["dispatch_through"] == ["pkg.base.Loud.handle", "pkg.base.Handler.handle"]
+    assert {(r["qualified_name"], r["via"]) for r in refs["references"]} == {
+        ("pkg.use.loud_only", "pkg.base.Loud.handle"), ("pkg.use.run", "pkg.base.Handler.handle")}
+
+
+def test_python_a_sibling_override_is_no_caller(generations: dict[str, Generation]) -> None:
+    refs = _refs(generations["py"], "pkg.base.Quiet.handle")["results"]
+    names = {r["qualified_name"] for r in refs["references"]}
+    assert names == {"pkg.use.run"}  # not Loud.handle or Louder.handle, which override the same base
+
+
+def test_python_the_base_method_keeps_its_direct_callers_and_overriders(generations: dict[str, Generation]) -> None:
+    answer = _blast(generations["py"], "pkg.base.Handler.handle")
+    direct = {(q, d) for q, d, via in _rows(answer) if not via}
+    assert ("pkg.use.run", 1) in direct and ("pkg.base.Loud.handle", 1) in direct
+    assert ("pkg.base.Louder.handle", 2) not in direct  # an override of an override does not use its base
+
+
+def test_typescript_an_interface_member_and_an_abstract_override_reach_their_callers(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["ts"]
+    square = _blast(gen, "src.shapes.Square.area")
+    assert _rows(square) == {("src.use.total", 1, "src.shapes.Shape.area")}
+    refs = _refs(gen, "src.shapes.Circle.area")["results"]  # one of two implementations: still bridged
+    assert [(r["qualified_name"], r["via"]) for r in refs["references"]] == [("src.use.total", "src.shapes.Shape.area")]
+    impl = _blast(gen, "src.shapes.Impl.name")
+    assert _rows(impl) == {("src.shapes.Base.greet", 1, "src.shapes.Base.name"), ("src.use.hello", 2, "")}
+
+
+def test_go_a_method_that_satisfies_an_interface_reaches_calls_through_it(generations: dict[str, Generation]) -> None:
+    gen = generations["go"]
+    answer = _blast(gen, "Circle.Area")
+    assert _rows(answer) == {("Total", 1, "Shape.Area"), ("Report", 2, "")}
+    refs = _refs(gen, "Square.Area")
+    assert refs["total"] == 1 and refs["results"]["references"][0]["via"] == "Shape.Area"
+    # the compact view says which rows came by dispatch
+    compact = get_blast_radius(gen, {"qualified_name": "Circle.Area"})["results"]
+    assert "via Shape.Area" in json.dumps(compact)
+
+
+def test_go_a_type_bridges_only_through_its_methods(generations: dict[str, Generation]) -> None:
+    answer = _blast(generations["go"], "Square")
+    # the type's own IMPLEMENTS edge bridges nothing; its method Area (a user of the type) does
+    assert _rows(answer) == {("Square.Area", 1, ""), ("Total", 2, "Shape.Area"), ("Report", 3, "")}
+
+
+def test_without_the_type_checker_a_member_is_never_complete(generations: dict[str, Generation]) -> None:
+    gen = generations["py-fallback"]
+    answer = _blast(gen, "pkg.base.Loud.handle")
+    assert answer["completeness"]["verdict"] == "LOWER_BOUND"
+    assert "without its type checker" in answer["completeness"]["dispatch_unknown"]
+    assert "pkg.base.Loud.handle" in answer["completeness"]["dispatch_unknown"]
+    # a top-level function is not reached by dispatch: its verdict rests on the edges alone
+    plain = _blast(gen, "pkg.use.nobody_calls_me")
+    assert "dispatch_unknown" not in plain["completeness"]
