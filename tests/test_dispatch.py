@@ -119,7 +119,9 @@ GO = {
 }
 
 
-def _index(tmp: Path, name: str, files: dict[str, str], language: str, **env: str) -> Generation:
+def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None
+           ) -> Generation:
+    env = env or {}
     home = tmp / f"home-{name}"
     repo = write_repo(tmp / name, files)
     assert run_kivgraph(home, "init", str(repo), "--languages", language, **env).returncode == 0
@@ -137,7 +139,8 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py": _index(tmp, "py", PYTHON, "python"),
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
-        "py-fallback": _index(tmp, "pyfb", PYTHON, "python", KIVGRAPH_SCIP_PYTHON=str(tmp / "no-such-analyzer")),
+        "py-fallback": _index(tmp, "pyfb", PYTHON, "python",
+                              {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
     }
     yield gens
     for g in gens.values():
