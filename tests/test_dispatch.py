@@ -121,11 +121,11 @@ GO = {
 
 def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None
            ) -> Generation:
-    env = env or {}
+    extra: dict[str, Any] = dict(env or {})
     home = tmp / f"home-{name}"
     repo = write_repo(tmp / name, files)
-    assert run_kivgraph(home, "init", str(repo), "--languages", language, **env).returncode == 0
-    result = run_kivgraph(home, "index", "--json", **env)
+    assert run_kivgraph(home, "init", str(repo), "--languages", language, **extra).returncode == 0
+    result = run_kivgraph(home, "index", "--json", **extra)
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.splitlines()[-1])["result"]
     assert report["passed"]
