@@ -339,7 +339,8 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
         click.echo(f"{repo['name']}: {repo['root']}  {head}")
         for lang, st in repo["languages"].items():
             click.echo(
-                f"  {lang}: {st.get('indexed', 0)} indexed, {st.get('parse_failed', 0)} failed, "
+                f"  {lang}: {st.get('indexed', 0)} indexed, {st.get('partial', 0)} partial, "
+                f"{st.get('parse_failed', 0)} failed, "
                 f"{st.get('skipped', 0)} skipped, {st.get('symbols', 0)} symbols"
             )
         for a in repo["analyses"]:

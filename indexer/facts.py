@@ -47,10 +47,12 @@ class FileFacts(msgspec.Struct, frozen=True):
     path: str
     language: str
     package: str  # module or package name the file belongs to
-    status: str = "indexed"  # "indexed" | "parse_failed"
+    status: str = "indexed"  # "indexed" | "partial" (a syntax error; the rest extracted) | "parse_failed"
     reason: str = ""
     symbols: tuple[SymbolFact, ...] = ()
     sites: tuple[Site, ...] = ()
+    # A partial file's identifiers on the lines that did not parse: (name, line, col). Uses there are unknown.
+    unparsed: tuple[tuple[str, int, int], ...] = ()
 
 
 class EdgeFact(msgspec.Struct, frozen=True):

@@ -17,7 +17,7 @@ from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.discover import Candidate, Discovery, discover
 from indexer.fact_cache import FactCache, cache_key
-from indexer.facts import FileFacts
+from indexer.facts import FileFacts, UnresolvedFact
 from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
@@ -47,6 +47,7 @@ ProgressFn = Callable[[Progress], None]
 class LanguageCounters:
     files: int = 0
     parse_failed: int = 0
+    partial: int = 0  # a syntax error: extracted outside the lines that do not parse
     skipped: int = 0
     symbols: int = 0
     edges: int = 0
@@ -317,6 +318,8 @@ def build_content(
         )
         progress(Progress("resolve", "*", language, 0, 1))
         resolution = module.resolve(corpus)
+        # Uses on lines that do not parse are blind spots, unless the analyzer settles them below.
+        resolution.unresolved.extend(unparsed_rows(work, language, key_index))
         timer.add("resolve", started)
         progress(Progress("resolve", "*", language, 1, 1))
         # 4b. the language's exact analyzer, when it has one: its answers replace candidates site by site
@@ -410,6 +413,8 @@ def build_content(
                 n_files += 1
                 if status == "parse_failed":
                     counter.parse_failed += 1
+                elif status == "partial":
+                    counter.partial += 1
             file_records.append(
                 records.File(
                     repository=w.name, path=cand.path, language=cand.language,
@@ -455,6 +460,33 @@ def build_content(
         derived=lexicon.items(),
     )
     return content, counters
+
+
+def unparsed_rows(work: list[_RepoWork], language: str,
+                  key_index: dict[tuple[str, str, str, str], str]) -> list[UnresolvedFact]:
+    """A SYNTAX_ERROR row for each identifier on the lines of a partial file that did not parse.
+
+    Such an identifier may be a call or an import nobody could read: an answer about a symbol of that name
+    must not be complete, and names the file. The row's source is the file's module symbol.
+    """
+    out: list[UnresolvedFact] = []
+    for w in work:
+        for ff in w.facts.get(language, []):
+            if ff.status != "partial" or not ff.unparsed:
+                continue
+            module = next((s for s in ff.symbols if s.kind == "module"), None)
+            source = key_index.get((w.name, ff.path, module.qualified_name, "module"), "") if module else ""
+            detail = f"on a line that does not parse ({ff.reason})"
+            seen: set[tuple[str, int]] = set()
+            for name, line, col in ff.unparsed:
+                if (name, line) in seen:
+                    continue
+                seen.add((name, line))
+                out.append(UnresolvedFact(
+                    name=name, reason="SYNTAX_ERROR", repository=w.name, path=ff.path, line=line, col=col,
+                    language=language, source=source, package=ff.package, detail=detail,
+                ))
+    return out
 
 
 def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: str) -> str:

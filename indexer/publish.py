@@ -216,13 +216,14 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     files_by_status = collections.Counter(f.status for f in content.files)
     counts = records.Counts(
         repositories=len(content.repositories),
-        files=files_by_status.get("indexed", 0),
+        files=files_by_status.get("indexed", 0) + files_by_status.get("partial", 0),
         symbols=len(content.symbols),
         edges=len(content.edges),
         unresolved=len(content.unresolved),
         package_dependencies=len(content.package_dependencies),
         failed_files=files_by_status.get("parse_failed", 0),
         skipped_files=files_by_status.get("skipped", 0),
+        partial_files=files_by_status.get("partial", 0),
     )
     breakdown = records.Breakdown(
         edges_by_kind=_count_entries(_named(collections.Counter(e.kind for e in content.edges), EdgeKind)),
@@ -232,7 +233,7 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
         unresolved_by_reason=_count_entries(collections.Counter(u.reason for u in content.unresolved)),
         symbols_by_language=_count_entries(collections.Counter(s.language for s in content.symbols)),
         files_by_language=_count_entries(
-            collections.Counter(f.language for f in content.files if f.status == "indexed")
+            collections.Counter(f.language for f in content.files if f.status in records.PARSED_STATUSES)
         ),
     )
     items[keys.DB_META] = [

@@ -51,7 +51,8 @@ class File(_Record, frozen=True):
     language: str
     content_hash: str = ""  # SHA-256 hex of the bytes analysed
     size: int = 0
-    # "indexed" | "parse_failed" | "skipped"
+    # "indexed" | "partial" (a syntax error: declarations and uses outside the lines that do not parse are
+    # kept; the reason names the lines) | "parse_failed" | "skipped"
     status: str = "indexed"
     reason: str = ""
     symbols: int = 0
@@ -141,6 +142,11 @@ class Counts(_Record, frozen=True):
     package_dependencies: int = 0
     failed_files: int = 0
     skipped_files: int = 0
+    partial_files: int = 0  # feature 4: counted in ``files`` too
+
+
+# File statuses whose declarations are in the graph.
+PARSED_STATUSES: tuple[str, ...] = ("indexed", "partial")
 
 
 class CountEntry(_Record, frozen=True):

@@ -8,7 +8,7 @@ safely ignore (a new sub-database, a field appended with a default).
 """
 
 FORMAT_VERSION = 1
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 # The oldest reader format that can read what this build writes.
 MIN_READER_VERSION = 1
 # Generations this build can read (the writer of each must not need a newer reader).
@@ -22,6 +22,7 @@ FEATURE_LOG: dict[int, str] = {
     1: "repositories, files, symbols, edges in/out, unresolved by name and by file, package dependencies",
     2: "lexicon and lexicon_docs sub-databases: the BM25 index behind find_by_intent",
     3: "lexical terms v2: a final e is dropped from four-letter words too (rule and rules stem alike); no -ly stripping (apply stays apply)",
+    4: "file status partial (a syntax error; the rest indexed), Counts.partial_files, unresolved reason SYNTAX_ERROR",
 }
 
 # Stable keys are permanent identities; the algorithm version is part of every key's input.

@@ -75,9 +75,10 @@ def test_sites_sit_on_the_resolved_identifier_with_their_qualifier() -> None:
     assert not any(s.name in ("s", "Side") and s.kind == "ref" and not s.extra[0] for s in facts.sites)
 
 
-def test_a_syntax_error_is_a_parse_failure_with_its_position() -> None:
-    facts = extract("bad.go", b"package x\n\nfunc (\n", ".")
-    assert facts.status == "parse_failed" and "line 3" in facts.reason
+def test_a_syntax_error_makes_the_file_partial_and_keeps_the_rest() -> None:
+    facts = extract("bad.go", b"package x\n\nfunc Good() int { return 1 }\n\nfunc (\n\nfunc After() {}\n", ".")
+    assert facts.status == "partial" and "line 5" in facts.reason
+    assert {s.qualified_name for s in facts.symbols} >= {"Good", "After"}
 
 
 def test_the_package_is_the_directory() -> None:

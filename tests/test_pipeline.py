@@ -44,7 +44,7 @@ REPO = {
         "def unused():\n"
         "    return 1\n"
     ),
-    "broken.py": "def oops(:\n    pass\n",
+    "broken.py": "def fine():\n    return 1\n\n\ndef oops(:\n    pass\n",
 }
 
 
@@ -76,15 +76,15 @@ def _callers(gen: Generation, qn: str) -> set[str]:
     }
 
 
-def test_a_broken_file_becomes_a_failed_row_while_the_rest_indexes(indexed: tuple[Path, Path]) -> None:
+def test_a_broken_file_is_partial_and_keeps_what_parses_while_the_rest_indexes(indexed: tuple[Path, Path]) -> None:
     home, _repo = indexed
     with _gen(home) as gen:
         broken = gen.file("repo", "broken.py")
-        assert broken is not None and broken.status == "parse_failed"
-        assert "line 1" in broken.reason
+        assert broken is not None and broken.status == "partial"
+        assert broken.reason.startswith("syntax error at line 5; lines 5-6 not parsed")
+        assert gen.symbols_by_qualified_name("broken.fine")  # the good function before the error stays
         assert gen.symbols_by_qualified_name("app.main")
-        scopes = [u for u in gen.unresolved_in("repo", "broken.py") if u.reason == "PARSE_ERROR"]
-        assert len(scopes) == 1
+        assert gen.counts().partial_files == 1 and gen.counts().failed_files == 0
 
 
 def test_gitignored_and_vendored_files_are_not_indexed(indexed: tuple[Path, Path]) -> None:
@@ -169,7 +169,7 @@ def test_status_reports_files_symbols_edges_and_unresolved_per_repository(indexe
     status = json.loads(result.stdout)
     assert status["status"] == "ready"
     (repo,) = status["repositories"]
-    assert repo["languages"]["python"]["parse_failed"] == 1
+    assert repo["languages"]["python"]["partial"] == 1
     assert repo["languages"]["python"]["indexed"] >= 4
     assert status["counts"]["edges"] > 0
     assert repo["analyses"][0]["mode"] == "exact"  # scip-python is installed by `make setup`

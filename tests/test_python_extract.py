@@ -234,18 +234,41 @@ def test_conditional_redefinitions_keep_the_first_name_and_suffix_the_others() -
     assert second.name == "home" and second.start_line == 6
 
 
-def test_a_syntax_error_is_a_parse_failed_file_with_its_position_and_nothing_else() -> None:
+def test_a_syntax_error_keeps_what_parses_and_lists_the_names_on_the_lines_that_do_not() -> None:
     facts = _extract('''
         def fine():
             return 1
 
         def broken(x:
             return x
+
+        def after():
+            return fine()
     ''')
-    assert facts.status == "parse_failed"
-    assert facts.reason.startswith("syntax error at line 4")
-    assert facts.symbols == () and facts.sites == ()
+    assert facts.status == "partial"
+    assert facts.reason.startswith("syntax error at line 4; lines 4-5 not parsed")
+    assert [s.qualified_name for s in facts.symbols] == ["pkg.mod", "pkg.mod.fine", "pkg.mod.after"]
+    assert [(s.kind, s.name, s.line, s.enclosing) for s in facts.sites] == [("call", "fine", 8, "pkg.mod.after")]
+    assert facts.unparsed == (("broken", 4, 4), ("x", 4, 11), ("x", 5, 11))
     assert (facts.path, facts.package, facts.language) == ("pkg/mod.py", "pkg.mod", "python")
+
+
+def test_an_unfinished_line_inside_a_function_loses_only_that_line() -> None:
+    facts = _extract('''
+        def first():
+            value = compute(1,
+
+        def second():
+            return helper(2)
+
+        class Box:
+            def size(self):
+                return 1
+    ''')
+    assert facts.status == "partial" and "line 2" in facts.reason
+    assert [s.qualified_name for s in facts.symbols] == [
+        "pkg.mod", "pkg.mod.first", "pkg.mod.second", "pkg.mod.Box", "pkg.mod.Box.size"]
+    assert ("compute", 2) in {(n, line) for n, line, _c in facts.unparsed}
 
 
 def test_imports_become_sites_with_module_alias_and_relative_spec() -> None:
@@ -470,8 +493,9 @@ def test_a_syntax_error_is_located_at_the_innermost_error_not_at_a_wrapping_one(
                 ))
                 return f
     ''')
-    assert facts.status == "parse_failed"
-    assert facts.reason == "syntax error at line 6, column 13"
+    assert facts.status == "partial"
+    assert facts.reason.startswith("syntax error at line 6; lines 6-10 not parsed")
+    assert [s.qualified_name for s in facts.symbols] == ["pkg.mod", "pkg.mod.T", "pkg.mod.T.a", "pkg.mod.T.a.f"]
 
 
 def test_overload_stubs_with_an_implementation_are_not_declarations_of_their_own() -> None:

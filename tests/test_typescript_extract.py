@@ -87,8 +87,8 @@ def test_javascript_files_parse_with_jsx_and_report_their_language() -> None:
 
 def test_a_file_with_syntax_errors_keeps_what_parsed_and_says_where() -> None:
     facts = ts.extract("bad.ts", b"export function ok() {}\nexport class {{{ \n", "bad")
-    assert facts.status == "indexed"
-    assert facts.reason.startswith("syntax error at line")
+    assert facts.status == "partial"
+    assert facts.reason.startswith("syntax error at line 2; line 2 not parsed")
     assert "bad.ok" in {s.qualified_name for s in facts.symbols}
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from server.errors import SYMBOL_NOT_FOUND, ToolError
 from server.selector import check_repository
 from snapshot_format.reader import Generation
-from snapshot_format.records import File, Symbol
+from snapshot_format.records import PARSED_STATUSES, File, Symbol
 
 MEMBER_KINDS = frozenset({"field", "property", "enum_member", "variant"})
 
@@ -30,7 +30,7 @@ def outline(
         files = [single]
     else:
         files = list(gen.files(repository, path + "/" if path else ""))
-    indexed = [f for f in files if f.status == "indexed"]
+    indexed = [f for f in files if f.status in PARSED_STATUSES]
     if not indexed:
         where = f"{repository} {path or '.'}"
         if files:

@@ -35,6 +35,7 @@ def graph_status(gen: Generation) -> dict[str, Any]:
         "repositories": counts.repositories,
         "files": counts.files,
         "failed_files": counts.failed_files,
+        "partial_files": counts.partial_files,
         "skipped_files": counts.skipped_files,
         "symbols": counts.symbols,
         "edges": counts.edges,

@@ -32,7 +32,7 @@ from indexer.languages.syntax import node_text as _text
 
 LANGUAGE = "go"
 EXTENSIONS = (".go",)
-EXTRACTOR_VERSION = "go-ts-2"
+EXTRACTOR_VERSION = "go-ts-3"
 
 _TS_LANGUAGE = Language(tree_sitter_go.language())
 # Nodes that introduce names bound inside a function body.
@@ -102,9 +102,9 @@ def module_qualified_name(path: str) -> str:
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
-    """Declarations and reference sites of one Go file; a syntax error becomes status parse_failed."""
+    """Declarations and reference sites of one Go file; a syntax error makes it partial (see extract_tree)."""
     return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
-                        lambda root: _Extractor(source, path).run(root))
+                        lambda root, text: _Extractor(text, path).run(root))
 
 
 def _exported(name: str) -> bool:

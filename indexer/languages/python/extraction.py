@@ -28,7 +28,7 @@ from indexer.languages.python.modules import LANGUAGE
 from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "python-ts-4"
+EXTRACTOR_VERSION = "python-ts-5"
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _WALRUS_QUERY = Query(_TS_LANGUAGE, "(named_expression name: (identifier) @name)")
@@ -68,9 +68,9 @@ _TYPED = "typed"
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
-    """Declarations and reference sites of one Python file; a syntax error becomes status parse_failed."""
+    """Declarations and reference sites of one Python file; a syntax error makes it partial (see extract_tree)."""
     return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
-                        lambda root: _Extractor(source, package).run(root))
+                        lambda root, text: _Extractor(text, package).run(root), python=True)
 
 
 @dataclass(eq=False)

@@ -18,10 +18,11 @@ import tree_sitter_typescript
 from tree_sitter import Language, Node, Parser
 
 from indexer.facts import FileFacts, Site, SymbolFact
+from indexer.languages.syntax import extract_tree
 from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.modules import language_of, module_name
 
-EXTRACTOR_VERSION = "typescript-ts-1"
+EXTRACTOR_VERSION = "typescript-ts-2"
 
 _TS = Language(tree_sitter_typescript.language_typescript())
 _TSX = Language(tree_sitter_typescript.language_tsx())
@@ -441,28 +442,14 @@ class _Extractor:
             self.walk(arg, enclosing)
 
 
-def _first_error(node: Node) -> Node | None:
-    if node.type == "ERROR" or node.is_missing:
-        return node
-    for child in node.children:
-        if child.has_error:
-            found = _first_error(child)
-            if found is not None:
-                return found
-    return None
+def _walk(path: str, source: bytes, root: Node) -> tuple[tuple[SymbolFact, ...], tuple[Site, ...]]:
+    ex = _Extractor(path, source)
+    ex.run(root)
+    return tuple(ex.symbols), tuple(ex.sites)
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
-    """Declarations and reference sites of one TypeScript or JavaScript file."""
-    language = language_of(path)
-    tree = parser_for(path).parse(source)
-    root = tree.root_node
-    reason = ""
-    if root.has_error:
-        err = _first_error(root)
-        where = f" at line {err.start_point[0] + 1}" if err is not None else ""
-        reason = f"syntax error{where}; extracted what parsed"
-    ex = _Extractor(path, source)
-    ex.run(root)
-    return FileFacts(path=path, language=language, package=package, reason=reason,
-                     symbols=tuple(ex.symbols), sites=tuple(ex.sites))
+    """Declarations and reference sites of one TypeScript or JavaScript file (partial on a syntax error)."""
+    grammar = _TS if path.endswith(_TS_ONLY) else _TSX
+    return extract_tree(grammar, language_of(path), path, source, package,
+                        lambda root, text: _walk(path, text, root))
