@@ -54,6 +54,11 @@ class FileFacts(msgspec.Struct, frozen=True):
     # A partial file's identifiers on the lines that did not parse: (name, line, col). Uses there are unknown.
     unparsed: tuple[tuple[str, int, int], ...] = ()
 
+    @property
+    def parsed(self) -> bool:
+        """Its declarations and sites are usable: indexed, or partial (everything outside the error lines)."""
+        return self.status in ("indexed", "partial")
+
 
 class EdgeFact(msgspec.Struct, frozen=True):
     """A resolved symbol-to-symbol fact (keys are text stable keys)."""

@@ -50,11 +50,12 @@ from pathlib import Path
 
 import msgspec
 import tree_sitter_python
-from tree_sitter import Language, Node, Parser, Query, QueryCursor
+from tree_sitter import Language, Node, Query, QueryCursor
 
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.python.modules import package_for
+from indexer.languages.syntax import repair
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, descriptor_path, parse_symbol
 from indexer.scip.npm_tool import AnalyzerFailed, NpmTool, tail
@@ -64,7 +65,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-4"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-5"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -300,12 +301,13 @@ def _in_annotation(node: Node) -> bool:
     return False
 
 
-def _identifiers(source: bytes) -> dict[tuple[int, int], Node]:
-    tree = Parser(_TS_LANGUAGE).parse(source)
+def _identifiers(source: bytes) -> tuple[dict[tuple[int, int], Node], frozenset[int]]:
+    """Identifier nodes by position, from the same repaired parse extraction used, and the blanked lines."""
+    fixed = repair(_TS_LANGUAGE, source, python=True)
     out: dict[tuple[int, int], Node] = {}
-    for node in QueryCursor(_IDENTIFIERS).captures(tree.root_node).get("id", []):
+    for node in QueryCursor(_IDENTIFIERS).captures(fixed.root).get("id", []):
         out[node.start_point] = node
-    return out
+    return out, frozenset(fixed.blanked)
 
 
 # -- join: repository-local, cacheable --------------------------------------------------------------
@@ -360,7 +362,7 @@ def _name_of(symbol: str) -> str | None:
 
 def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use."""
-    files = {ff.path: ff for ff in repo.files if ff.status == "indexed"}
+    files = {ff.path: ff for ff in repo.files if ff.parsed}
     root = Path(repo.root)
     decls: dict[str, FileDeclarations] = {p: FileDeclarations(ff.symbols, SOURCE_KINDS) for p, ff in files.items()}
     unit = "utf-16"  # Pyright counts UTF-16 code units; newer indexes say so in position_encoding
@@ -408,7 +410,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
         path = doc.relative_path
         src = source_of(path)
         cmap = ColumnMap(src, _unit_of(doc.position_encoding, unit))
-        idents = _identifiers(src)
+        idents, blanked = _identifiers(src)
         fd = decls[path]
         for occ in doc.occurrences:
             n_occ += 1
@@ -417,12 +419,19 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
             line0 = occ.range[0]
             col = cmap.byte_col(line0, occ.range[1])
             node = idents.get((line0, col))
-            if node is None:
+            if node is None and line0 + 1 in blanked:
+                # a line that does not parse: the analyzer still resolved it, but no syntax says how it is used
+                syntax: _Syntax | None = _Syntax("reference", line0 + 1, col, True)
+            elif node is None:
                 continue  # inside a string annotation or a docstring: no syntax to classify it with
-            syntax = _classify(node)
+            else:
+                syntax = _classify(node)
             if syntax is None:
                 continue
-            source = fd.enclosing(syntax.line, syntax.col)
+            # On a blanked line only the indentation's ``pass`` is left: look the enclosing declaration up there.
+            at_col = syntax.col if node is not None else len(src.split(b"\n")[line0]) - len(
+                src.split(b"\n")[line0].lstrip())
+            source = fd.enclosing(syntax.line, at_col)
             if source is None:
                 continue
             target = defined.get(occ.symbol)

@@ -51,8 +51,9 @@ from tree_sitter import Node
 
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.syntax import repair
 from indexer.languages.typescript import projects as projects_mod
-from indexer.languages.typescript.extract import extract, parser_for
+from indexer.languages.typescript.extract import extract, grammar_for
 from indexer.languages.typescript.modules import (
     EXTENSIONS,
     language_of,
@@ -81,7 +82,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-2"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-3"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
@@ -373,7 +374,7 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
     files: a ``.js`` file importing a TypeScript package of the same monorepo stays local.
     """
     root = Path(repo.root)
-    files = {ff.path: ff for ff in repo.files if ff.status == "indexed"}
+    files = {ff.path: ff for ff in repo.files if ff.parsed}
     seen_docs: set[str] = set()
     documents = []
     for doc in index.documents:
@@ -464,7 +465,9 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
         path = doc.relative_path
         src = source_of(path)
         cmap = ColumnMap(src, "utf-16")
-        nodes = _occurrence_nodes(parser_for(path).parse(src).root_node)
+        fixed = repair(grammar_for(path), src)
+        nodes = _occurrence_nodes(fixed.root)
+        blanked = frozenset(fixed.blanked)
         fd = decls[path]
         for occ in doc.occurrences:
             n_occ += 1
@@ -473,9 +476,12 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
             line0 = occ.range[0]
             col = cmap.byte_col(line0, occ.range[1])
             node = nodes.get((line0, col))
-            if node is None:
+            if node is None and line0 + 1 in blanked:
+                use: str | None = "reference"  # resolved by the checker on a line tree-sitter could not parse
+            elif node is None:
                 continue
-            use = classify(node)
+            else:
+                use = classify(node)
             if use is None:
                 continue
             source = fd.enclosing(line0 + 1, col)
@@ -683,7 +689,7 @@ def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], an
 
 def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
     """Run scip-typescript over one repository's files of the corpus's language, project by project, and join."""
-    files = sorted(ff.path for ff in repo.files if ff.status == "indexed" and not ff.path.endswith(".d.ts"))
+    files = sorted(ff.path for ff in repo.files if ff.parsed and not ff.path.endswith(".d.ts"))
     if not files:
         return RepositoryTsFacts(analyzer_version=f"{ANALYZER} {PINNED_VERSION}")
     root = Path(repo.root)

@@ -126,4 +126,4 @@ def unresolved_related(gen: Generation, subject: Symbol, *, outgoing: bool) -> i
             1 for u in gen.unresolved_in(subject.repository, subject.path)
             if u.path == subject.path and u.source == subject.key
         )
-    return sum(1 for _ in gen.unresolved_by_name(subject.name))
+    return sum(1 for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject))

@@ -215,7 +215,8 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
     that name no file (a package or module that could not be read) in the root's repository. CANDIDATE
     edges on the walk and repositories whose analyzer was missing also make the answer a lower bound.
     """
-    spots = sorted(gen.unresolved_by_name(root.name), key=lambda u: (u.repository, u.path, u.line, u.col, u.reason))
+    spots = sorted((u for u in gen.unresolved_by_name(root.name) if could_reach(u, root)),
+                   key=lambda u: (u.repository, u.path, u.line, u.col, u.reason))
     scopes = sorted((u for u in gen.unresolved_scopes(root.repository) if not u.path),
                     key=lambda u: (u.package, u.reason, u.detail))
     missing = [
@@ -252,6 +253,15 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
         fallback=fallback,
         dispatch_unknown=dispatch_unknown,
     )
+
+
+# Languages whose code can call each other's declarations (a .js file imports a .ts module and back).
+_FAMILIES = {"javascript": "typescript"}
+
+
+def could_reach(u: Unresolved, root: Symbol) -> bool:
+    """Whether an unresolved reference could name ``root``: same language family (or no language recorded)."""
+    return not u.language or _FAMILIES.get(u.language, u.language) == _FAMILIES.get(root.language, root.language)
 
 
 def undecided_dispatch(gen: Generation, root: Symbol) -> str:

@@ -154,15 +154,15 @@ class _Resolver:
     def run(self) -> Resolution:
         for repo in self.corpus.repositories:
             for ff in repo.files:
-                if ff.status == "indexed":
+                if ff.parsed:
                     self._index(repo.name, ff)
         for repo in self.corpus.repositories:
             for ff in repo.files:
-                if ff.status == "indexed":
+                if ff.parsed:
                     self._embeds(repo.name, ff)
         for repo in self.corpus.repositories:
             for ff in repo.files:
-                if ff.status == "indexed":
+                if ff.parsed:
                     for site in ff.sites:
                         self._site(repo.name, ff, site)
         return self.out

@@ -166,7 +166,7 @@ class _Resolver:
 
     def _index(self, repo: str, facts: FileFacts) -> _File:
         f = _File(repo=repo, facts=facts, module=facts.package, is_init=is_package_init(facts.path),
-                  failed=facts.status != "indexed")
+                  failed=not facts.parsed)
         for sym in facts.symbols:
             f.symbols.setdefault(sym.qualified_name, sym.kind)
         for site in facts.sites:

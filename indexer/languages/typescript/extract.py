@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import msgspec
 import tree_sitter_typescript
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node
 
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.syntax import extract_tree
@@ -38,8 +38,10 @@ _MAX_SIGNATURE = 240
 _MAX_DOC = 240
 
 
-def parser_for(path: str) -> Parser:
-    return Parser(_TS if path.endswith(_TS_ONLY) else _TSX)
+def grammar_for(path: str) -> Language:
+    """TypeScript for .ts/.mts/.cts, TSX (which also parses JavaScript) for the rest."""
+    return _TS if path.endswith(_TS_ONLY) else _TSX
+
 
 
 def _text(node: Node) -> str:
@@ -450,6 +452,5 @@ def _walk(path: str, source: bytes, root: Node) -> tuple[tuple[SymbolFact, ...],
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one TypeScript or JavaScript file (partial on a syntax error)."""
-    grammar = _TS if path.endswith(_TS_ONLY) else _TSX
-    return extract_tree(grammar, language_of(path), path, source, package,
+    return extract_tree(grammar_for(path), language_of(path), path, source, package,
                         lambda root, text: _walk(path, text, root))
