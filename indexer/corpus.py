@@ -39,6 +39,20 @@ class Resolution:
     unresolved: list[UnresolvedFact] = field(default_factory=list)
     package_dependencies: list[PackageDependencyFact] = field(default_factory=list)
 
+    def guarded(self, repository: str, facts: FileFacts, language: str, work: Callable[[], None]) -> None:
+        """Run one file's resolution; a resolver bug costs that file (a RESOLVER_FAILED row), never the index.
+
+        Edges the file produced before the failure stay: each was bound on its own.
+        """
+        try:
+            work()
+        except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
+            self.unresolved.append(UnresolvedFact(
+                name="", reason="RESOLVER_FAILED", repository=repository, path=facts.path, language=language,
+                package=facts.package, detail=f"kivgraph's {language} resolver failed on this file: "
+                f"{type(exc).__name__}: {str(exc)[:200]}; its remaining references are not resolved",
+            ))
+
 
 class LanguageModule(Protocol):
     """What the pipeline needs from a language module."""

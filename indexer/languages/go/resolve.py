@@ -163,8 +163,8 @@ class _Resolver:
         for repo in self.corpus.repositories:
             for ff in repo.files:
                 if ff.parsed:
-                    for site in ff.sites:
-                        self._site(repo.name, ff, site)
+                    self.out.guarded(repo.name, ff, "go",
+                                     lambda repo=repo, ff=ff: [self._site(repo.name, ff, s) for s in ff.sites])
         return self.out
 
     # -- tables -----------------------------------------------------------------------------------

@@ -161,7 +161,7 @@ class _Resolver:
                 self.providers.setdefault(name, []).append(repo.name)
         for f in self.files:
             if not f.failed:
-                self._resolve_file(f)
+                self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._resolve_file(f))
         return self.out
 
     def _index(self, repo: str, facts: FileFacts) -> _File:

@@ -226,6 +226,8 @@ class _Resolver:
     # -- members -----------------------------------------------------------------------------------
 
     def member(self, owner: Target, name: str, depth: int = 0) -> Target | None:
+        """``name`` declared in ``owner`` or inherited from its bases; ``depth`` bounds base chains that loop
+        (``interface A extends A.Doc`` inside a namespace A reaches A again)."""
         repo, path, qn, kind = owner
         f = self.file(repo, path)
         if f is None or depth > _MAX_DEPTH:
@@ -236,7 +238,7 @@ class _Resolver:
         if found is not None:
             return (repo, path, f"{qn}.{name}", found)
         for base in f.bases.get(qn, ()):
-            b = self.chain(f, base.extra[0], base.enclosing or f.module)
+            b = self.chain(f, base.extra[0], base.enclosing or f.module, depth + 1)
             if b is not None:
                 m = self.member(b, name, depth + 1)
                 if m is not None:
@@ -250,15 +252,15 @@ class _Resolver:
             return False
         return all(self.chain(f, b.extra[0], b.enclosing or f.module) is not None for b in f.bases.get(owner[2], ()))
 
-    def chain(self, f: _File, chain: str, scope: str) -> Target | None:
+    def chain(self, f: _File, chain: str, scope: str, depth: int = 0) -> Target | None:
         head, *rest = chain.split(".")
-        if head in ("this", "?", "super") or not head:
+        if head in ("this", "?", "super") or not head or depth > _MAX_DEPTH:
             return None
         cur = self.binding(f, head, scope=scope)
         for seg in rest:
             if cur is None or cur[3] not in _TYPES | {"module"}:
                 return None
-            cur = self.member(cur, seg)
+            cur = self.member(cur, seg, depth)
         return cur
 
     def _enclosing_class(self, f: _File, scope: str) -> Target | None:
@@ -369,6 +371,5 @@ def resolve(corpus: Corpus) -> Resolution:
     for repo in corpus.repositories:
         for ff in repo.files:
             f = r.files[(repo.name, ff.path)]
-            for site in ff.sites:
-                r.site(f, site)
+            r.out.guarded(repo.name, ff, corpus.language, lambda f=f, ff=ff: [r.site(f, s) for s in ff.sites])
     return r.out
