@@ -39,7 +39,7 @@ class Resolution:
     unresolved: list[UnresolvedFact] = field(default_factory=list)
     package_dependencies: list[PackageDependencyFact] = field(default_factory=list)
 
-    def guarded(self, repository: str, facts: FileFacts, language: str, work: Callable[[], None]) -> None:
+    def guarded(self, repository: str, facts: FileFacts, language: str, work: Callable[[], object]) -> None:
         """Run one file's resolution; a resolver bug costs that file (a RESOLVER_FAILED row), never the index.
 
         Edges the file produced before the failure stay: each was bound on its own.
