@@ -420,7 +420,7 @@ def build_content(
                     repository=w.name, path=cand.path, language=cand.language,
                     content_hash=w.hashes.get(cand.path, ""), size=cand.size, status=status, reason=reason,
                     symbols=per_file_symbols.get((w.name, cand.path), 0),
-                    package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language) if ff else "",
+                    package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language, cand.path) if ff else "",
                 )
             )
         git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty) if w.carried else read_git_state(w.root)
@@ -489,9 +489,11 @@ def unparsed_rows(work: list[_RepoWork], language: str,
     return out
 
 
-def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: str) -> str:
+def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: str, path: str = "") -> str:
     exact = exact_passes.get(language)
     analysis = exact.analyses.get(repository) if exact else None
+    if exact is not None and (repository, path) in exact.excluded:
+        return "fallback"  # the analyzer crashed on this file and ran without it
     return analysis.mode if analysis else "fallback"
 
 

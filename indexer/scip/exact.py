@@ -42,6 +42,8 @@ class ExactPass:
     runs: int = 0
     cache_hits: int = 0
     cross_repository: int = 0
+    # (repository, path) -> why the analyzer left the file out (it crashed on it): that file is on the fallback.
+    excluded: dict[tuple[str, str], str] = field(default_factory=dict)
 
 
 def run_exact(
@@ -74,6 +76,9 @@ def run_exact(
                 fact_cache.put_raw(key, adapter.encode_facts(facts), what=f"the {adapter.ANALYZER} run of {repo.name}")
                 result.runs += 1
             result.cache_hits += cached
+            failure = getattr(facts, "failure", "")
+            if failure:  # a failure nothing could salvage, kept for these inputs: not paid again
+                raise adapter.AnalyzerFailed(failure + (" (cached: the inputs have not changed since)" if cached else ""))
             outcome = adapter.bind(facts, repo.name, corpus, modules)
         except adapter.AnalyzerFailed as exc:
             result.analyses[repo.name] = records.LanguageAnalysis(
@@ -84,16 +89,25 @@ def run_exact(
             continue
         result.outcomes.append(outcome)
         result.cross_repository += outcome.cross_repository
+        excluded = getattr(outcome, "excluded", {})
+        result.excluded.update(((repo.name, path), why) for path, why in excluded.items())
         name, _, ver = facts.analyzer_version.partition(" ")
         result.analyzer_version = ver or result.analyzer_version
         result.analyses[repo.name] = records.LanguageAnalysis(
             language=language, mode="exact", analyzer=name or adapter.ANALYZER, analyzer_version=ver,
             reason=(f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
                     + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
+                    + (_excluded_note(adapter.ANALYZER, excluded) if excluded else "")
                     + (" (cached analyzer run)" if cached else "")),
             files=len(repo.files), seconds=round(time.perf_counter() - started, 3),
         )
     return result
+
+
+def _excluded_note(analyzer: str, excluded: Mapping[str, str]) -> str:
+    first = min(excluded)
+    more = f" and {len(excluded) - 1} more" if len(excluded) > 1 else ""
+    return f"; {analyzer} crashed on {first}{more}, left out of its run (their edges are CANDIDATE): {excluded[first]}"
 
 
 def merge(candidate: Resolution, exact: ExactPass) -> Resolution:

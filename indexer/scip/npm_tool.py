@@ -18,6 +18,25 @@ class AnalyzerFailed(Exception):
     """An analyzer is missing, failed or timed out; the message is the reason shown to users."""
 
 
+class AnalyzerCrashed(AnalyzerFailed):
+    """The analyzer started and then failed or timed out on the files it was given (a smaller set may pass)."""
+
+
+_CAUSE_WORDS = ("error", "failure", "exception", "fatal", "panic", "cannot", "unexpected")
+
+
+def cause(text: str, n: int = 300) -> str:
+    """The line of a crash's output that says why (the first naming an error), else the output's tail.
+
+    A Node stack trace ends in frames (``at Foo (file.js:1:2)``): the reason is the line above them.
+    """
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("at ") and any(w in stripped.lower() for w in _CAUSE_WORDS):
+            return stripped[:n]
+    return tail(text, n)
+
+
 def cache_root() -> Path:
     return Path(os.environ.get("KIVGRAPH_CACHE") or Path.home() / ".cache" / "kivgraph")
 

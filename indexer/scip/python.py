@@ -44,7 +44,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -58,7 +58,7 @@ from indexer.languages.python.modules import package_for
 from indexer.languages.syntax import repair
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, descriptor_path, parse_symbol
-from indexer.scip.npm_tool import AnalyzerFailed, NpmTool, tail
+from indexer.scip.npm_tool import AnalyzerCrashed, AnalyzerFailed, NpmTool, cause, tail
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 LANGUAGE = "python"
@@ -158,13 +158,44 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     return out
 
 
+def _shadow(root: Path, shadow: Path, include: list[str]) -> Path:
+    """A directory standing in for ``root`` whose analysed files are ``include`` only.
+
+    Each top-level entry of the repository is a symlink (so every file stays importable and every path keeps
+    its repository-relative name), and a generated pyrightconfig.json lists the files to analyse. The
+    repository's own pyrightconfig.json settings are kept, with ``include`` replaced.
+    """
+    shadow.mkdir()
+    for entry in sorted(root.iterdir()):
+        if entry.name not in ("pyrightconfig.json", ".git"):
+            (shadow / entry.name).symlink_to(entry.resolve())
+    config: dict[str, object] = {}
+    own = root / "pyrightconfig.json"
+    if own.is_file():
+        try:
+            loaded = json.loads(own.read_text(encoding="utf-8"))
+            config = loaded if isinstance(loaded, dict) else {}
+        except (OSError, ValueError):
+            config = {}
+    config["include"] = include
+    config.pop("exclude", None)
+    (shadow / "pyrightconfig.json").write_text(json.dumps(config))
+    return shadow
+
+
 def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | None = None,
-              own_roots: list[Path] | None = None, timeout: float, exe: Path | None = None) -> Index:
-    """Run scip-python over ``root`` and decode its index (written outside the repository)."""
+              own_roots: list[Path] | None = None, timeout: float, exe: Path | None = None,
+              include: list[str] | None = None) -> Index:
+    """Run scip-python over ``root`` and decode its index (written outside the repository).
+
+    With ``include``, only those repository-relative files are analysed (see ``_shadow``).
+    """
     exe = exe or executable()
     identity(exe)
     provided = provided or []
     with tempfile.TemporaryDirectory(prefix="kivgraph-scip-") as tmp:
+        if include is not None:
+            root = _shadow(root, Path(tmp) / "shadow", include)
         out = Path(tmp) / "index.scip"
         env_file = Path(tmp) / "environment.json"
         # no pip queries: the packages shown to the analyzer are the registered providers, nothing else
@@ -191,10 +222,11 @@ def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | Non
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.communicate()
-            raise AnalyzerFailed(f"{ANALYZER} timed out after {timeout:g}s") from None
+            raise AnalyzerCrashed(f"{ANALYZER} timed out after {timeout:g}s") from None
         if proc.returncode != 0:
-            raise AnalyzerFailed(
-                f"{ANALYZER} exited {proc.returncode}: {_tail(stderr.decode(errors='replace') or stdout.decode(errors='replace'))}"
+            raise AnalyzerCrashed(
+                f"{ANALYZER} exited {proc.returncode}: "
+                f"{cause(stderr.decode(errors='replace') or stdout.decode(errors='replace'))}"
             )
         if not out.exists():
             raise AnalyzerFailed(f"{ANALYZER} wrote no index")
@@ -339,6 +371,12 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     overrides: tuple[ScipUse, ...] = ()
     documents: int = 0
     occurrences: int = 0
+    # Files left out after the analyzer crashed on them: (path, the analyzer's message). Their uses stay
+    # on the CANDIDATE resolver.
+    excluded: tuple[tuple[str, str], ...] = ()
+    # The analyzer failed on the whole repository: cached too, so an unchanged re-index does not pay it again.
+    failure: str = ""
+    salvage_runs: int = 0
 
 
 _facts_encoder = msgspec.msgpack.Encoder()
@@ -487,6 +525,8 @@ class ExactOutcome:
     # (path, line, col) of the same sites, for the candidate resolver's unresolved rows
     covered_positions: set[tuple[str, int, int]] = field(default_factory=set)
     cross_repository: int = 0
+    # Files the analyzer crashed on and that were left out of its run: path -> the analyzer's message.
+    excluded: dict[str, str] = field(default_factory=dict)
 
 
 class ModuleTable:
@@ -544,7 +584,13 @@ def _edge_kind(use: str, target_kind: str) -> EdgeKind:
 
 def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
     """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
-    out = ExactOutcome(repository=repo)
+    out = ExactOutcome(repository=repo, excluded=dict(facts.excluded))
+    for path, why in facts.excluded:
+        out.unresolved.append(UnresolvedFact(
+            name="", reason="ANALYZER_FAILED", repository=repo, path=path, language=LANGUAGE,
+            package=package_for(path, frozenset()),
+            detail=f"{ANALYZER} crashed on this file, so it was analysed without it ({why}); its uses are CANDIDATE",
+        ))
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
@@ -644,10 +690,95 @@ def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], an
 
 
 def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
-    """Run scip-python on one repository (its providers' sources visible to it) and join its output."""
-    index = run_index(Path(repo.root), repo.name, provided=providers(repo, corpus), own_roots=import_roots(repo),
-                      timeout=timeout)
-    return join_repository(index, repo)
+    """Run scip-python on one repository (its providers' sources visible to it) and join its output.
+
+    When the run crashes, the files that crash it are found by halving and left out (see ``salvage``); the
+    rest keeps its exact edges. A failure nothing could salvage is returned as ``failure`` so the fact cache
+    keeps it for unchanged inputs.
+    """
+    provided, roots = providers(repo, corpus), import_roots(repo)
+
+    def run(include: list[str] | None) -> Index:
+        return run_index(Path(repo.root), repo.name, provided=provided, own_roots=roots, timeout=timeout,
+                         include=include)
+
+    try:
+        return join_repository(run(None), repo)
+    except AnalyzerCrashed as exc:
+        files = sorted(ff.path for ff in repo.files if ff.parsed)
+        salvaged = salvage(files, run, str(exc), Path(repo.root))
+        if salvaged.index is None:
+            return RepositoryScipFacts(analyzer_version="", failure=str(exc), salvage_runs=salvaged.runs)
+        facts = join_repository(salvaged.index, repo)
+        return msgspec.structs.replace(facts, excluded=tuple(salvaged.excluded), salvage_runs=salvaged.runs)
+
+
+MAX_SALVAGE_RUNS = 64
+
+
+@dataclass
+class Salvaged:
+    index: Index | None
+    excluded: list[tuple[str, str]]
+    runs: int
+
+
+def salvage(files: list[str], run: Callable[[list[str] | None], Index], message: str, root: Path) -> Salvaged:
+    """Find the files a crash comes from and keep the analyzer's output for all the others.
+
+    A file the crash message names is tried first (one more run). Otherwise the file list (sorted, so a
+    half is mostly whole directories) is halved: a half that passes is kept, a half that crashes is halved
+    again, down to single files, which are excluded with the analyzer's message. At most MAX_SALVAGE_RUNS
+    runs; files not reached by then are excluded as unanalysed.
+    """
+    kept: list[Index] = []
+    excluded: list[tuple[str, str]] = []
+    runs = 0
+
+    def attempt(subset: list[str]) -> str:
+        """"" when the analyzer passed on ``subset`` (its index is kept), else its message."""
+        nonlocal runs
+        runs += 1
+        try:
+            kept.append(run(subset))
+            return ""
+        except AnalyzerCrashed as exc:
+            return str(exc)
+
+    named = [f for f in files if f in message or str(root / f) in message]
+    if len(named) == 1 and len(files) > 1:
+        rest = [f for f in files if f != named[0]]
+        if not attempt(rest):
+            return Salvaged(_merge(kept), [(named[0], message)], runs)
+
+    def solve(subset: list[str], why: str) -> None:
+        if len(subset) == 1:
+            excluded.append((subset[0], why))
+            return
+        mid = len(subset) // 2
+        for half in (subset[:mid], subset[mid:]):
+            if runs >= MAX_SALVAGE_RUNS:
+                excluded.extend((f, f"not analysed: {ANALYZER} crashed and the salvage budget ran out") for f in half)
+                continue
+            failed = attempt(half)
+            if failed:
+                solve(half, failed)
+
+    solve(files, message)
+    return Salvaged(_merge(kept) if kept else None, sorted(excluded), runs)
+
+
+def _merge(indexes: list[Index]) -> Index:
+    """One index from runs over disjoint file sets (a document seen twice counts once)."""
+    seen: set[str] = set()
+    documents = []
+    for index in indexes:
+        for doc in index.documents:
+            if doc.relative_path not in seen:
+                seen.add(doc.relative_path)
+                documents.append(doc)
+    external = {s.symbol: s for index in indexes for s in index.external_symbols}
+    return Index(metadata=indexes[0].metadata, documents=tuple(documents), external_symbols=tuple(external.values()))
 
 
 def now() -> float:
