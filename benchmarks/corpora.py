@@ -26,6 +26,7 @@ from pathlib import Path
 PYPI_CORPORA: dict[str, str] = {
     "click": "8.1.7",
     "typer": "0.12.3",
+    "django": "5.1.4",  # large; scip-python 0.6.6 crashes on one of its test files (issue 10)
 }
 
 # name -> (module path, version)
@@ -38,6 +39,7 @@ GO_CORPORA: dict[str, tuple[str, str]] = {
 # name -> (npm package, version): tarballs that ship their TypeScript sources
 NPM_CORPORA: dict[str, tuple[str, str]] = {
     "query-core": ("@tanstack/query-core", "5.59.0"),
+    "effect": ("effect", "3.12.0"),
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from tree_sitter import Language, Node, Parser
+from tree_sitter import Language, Node, Parser, Tree
 
 from indexer.facts import FileFacts, Site, SymbolFact
 
@@ -40,8 +40,9 @@ def first_syntax_error(root: Node) -> str:
     return f"syntax error at line {row + 1}, column {col + 1}"
 
 
-# How many times a file with syntax errors is re-parsed with one more region blanked out.
-MAX_REPAIRS = 48
+# How many regions of a file with syntax errors are blanked out, one re-parse (or two) each. A file whose
+# errors outlast it (a grammar that lacks a construct used throughout) keeps tree-sitter's own recovery too.
+MAX_REPAIRS = 12
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Repair:
     blanked: list[int] = field(default_factory=list)  # 1-based lines, ascending
     unparsed: tuple[tuple[str, int, int], ...] = ()  # identifiers on blanked lines: (name, line, col)
     complete: bool = True  # False when errors remained after MAX_REPAIRS
+    original: Node | None = None  # the first parse, when it had errors
 
 
 def _culprit_line(node: Node) -> int | None:
@@ -69,7 +71,7 @@ def _culprit_line(node: Node) -> int | None:
     for child in node.children:
         if child.is_missing or child.has_error or child.is_error:
             return _culprit_line(child)
-        if node.is_error and child.child_count == 0:
+        if node.is_error and child.child_count == 0 and not child.is_extra:  # a comment inside is no culprit
             return child.start_point[0]
     return node.start_point[0] if node.is_error else None
 
@@ -113,14 +115,27 @@ def _blank(buf: bytearray, spans: list[tuple[int, int]], line: int, *, python: b
     return lines
 
 
+def _reparse(parser: Parser, tree: Tree, buf: bytearray, spans: list[tuple[int, int]], lines: list[int]) -> Tree:
+    """Re-parse after blanking ``lines`` (same lengths), reusing ``tree`` for everything the edit did not touch."""
+    edited = tree.copy()
+    first, last = min(lines), max(lines)
+    start, end = spans[first][0], spans[last][1]
+    start_col, end_col = 0, spans[last][1] - spans[last][0]
+    edited.edit(start_byte=start, old_end_byte=end, new_end_byte=end, start_point=(first, start_col),
+                old_end_point=(last, end_col), new_end_point=(last, end_col))
+    return parser.parse(bytes(buf), edited)
+
+
 def repair(grammar: Language, source: bytes, *, python: bool = False) -> Repair:
     """Parse ``source``; on a syntax error, blank the offending lines one region at a time and re-parse.
 
     Whatever parses outside the blanked lines is kept; the identifiers on the blanked lines (taken from the
-    original parse) are returned so that answers touching them can say they are blind there.
+    original parse) are returned so that answers touching them can say they are blind there. Re-parses are
+    incremental (the previous tree is reused), so a repair costs about the edited region, not the file.
     """
     parser = Parser(grammar)
-    original = parser.parse(source).root_node
+    original_tree = parser.parse(source)
+    original = original_tree.root_node
     if not original.has_error:
         return Repair(original, source)
     culprit = _culprit_line(original)
@@ -128,9 +143,9 @@ def repair(grammar: Language, source: bytes, *, python: bool = False) -> Repair:
     spans = _line_spans(source)
     buf = bytearray(source)
     blanked: set[int] = set()
-    root = original
+    tree = original_tree
     for _ in range(MAX_REPAIRS):
-        line = _culprit_line(root)
+        line = _culprit_line(tree.root_node)
         if line is None:
             break
         if line in blanked:  # the same line again: blank the next line of the error that is still there
@@ -141,22 +156,23 @@ def repair(grammar: Language, source: bytes, *, python: bool = False) -> Repair:
         # The token that does not fit is often the one after the mistake (a ``}`` after an unfinished call):
         # try the line before it too and keep whichever blanking lets the parse get further.
         before = next((n for n in range(line - 1, -1, -1) if n not in blanked and buf[slice(*spans[n])].strip()), None)
-        best: tuple[tuple[bool, int], bytearray, list[int], Node] | None = None
+        best: tuple[tuple[bool, int], bytearray, list[int], Tree] | None = None
         for candidate in (line, before):
             if candidate is None:
                 continue
             trial = bytearray(buf)
             lines = _blank(trial, spans, candidate, python=python)
-            parsed = parser.parse(bytes(trial)).root_node
-            after = _culprit_line(parsed) if parsed.has_error else None
+            parsed = _reparse(parser, tree, trial, spans, lines)
+            after = _culprit_line(parsed.root_node) if parsed.root_node.has_error else None
             score = (after is None, -1 if after is None else after)
             if best is None or score > best[0]:
                 best = (score, trial, lines, parsed)
         assert best is not None
-        _score, buf, lines, root = best
+        _score, buf, lines, tree = best
         blanked.update(lines)
-        if not root.has_error:
+        if not tree.root_node.has_error:
             break
+    root = tree.root_node
     names: dict[tuple[str, int, int], None] = {}
     stack = [original]
     while stack:
@@ -169,7 +185,7 @@ def repair(grammar: Language, source: bytes, *, python: bool = False) -> Repair:
             continue
         stack.extend(node.children)
     return Repair(root, bytes(buf), first, sorted(n + 1 for n in blanked),
-                  tuple(sorted(names, key=lambda n: (n[1], n[2]))), complete=not root.has_error)
+                  tuple(sorted(names, key=lambda n: (n[1], n[2]))), complete=not root.has_error, original=original)
 
 
 def describe_lines(lines: list[int]) -> str:
@@ -210,6 +226,11 @@ def extract_tree(
     fixed = repair(grammar, source, python=python)
     try:
         symbols, sites = walk(fixed.root, fixed.source)
+        if not fixed.complete and fixed.original is not None:
+            # errors remain: what tree-sitter's own recovery kept of declarations on blanked lines counts too
+            found = {(s.qualified_name, s.kind) for s in symbols}
+            recovered, _sites = walk(fixed.original, source)
+            symbols = (*symbols, *(s for s in recovered if (s.qualified_name, s.kind) not in found))
     except RecursionError:
         return FileFacts(path=path, language=language, package=package, status="parse_failed",
                          reason="nesting too deep to analyse")
