@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, UnresolvedFact
+from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, SymbolFact, UnresolvedFact
 
 
 @dataclass
@@ -29,6 +29,9 @@ class Corpus:
     language: str
     repositories: list[RepositoryFacts]
     key_of: Callable[[str, str, str, str], str | None]
+    # Adds a declaration only an analyzer saw (a line tree-sitter could not parse) to the graph, so that
+    # ``key_of`` finds it: (repository, path, declaration). The pipeline provides it; tests may leave it.
+    declare: Callable[[str, str, SymbolFact], None] = field(default=lambda _repo, _path, _fact: None)
 
 
 @dataclass

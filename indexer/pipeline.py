@@ -17,7 +17,7 @@ from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.discover import Candidate, Discovery, discover
 from indexer.fact_cache import FactCache, cache_key
-from indexer.facts import FileFacts, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
@@ -315,6 +315,7 @@ def build_content(
             language=language,
             repositories=[RepositoryFacts(w.name, str(w.root), w.facts.get(language, [])) for w in work],
             key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
+            declare=AnalyzerDeclarations(language, work, key_index, symbols, per_file_symbols),
         )
         progress(Progress("resolve", "*", language, 0, 1))
         resolution = module.resolve(corpus)
@@ -460,6 +461,41 @@ def build_content(
         derived=lexicon.items(),
     )
     return content, counters
+
+
+@dataclass
+class AnalyzerDeclarations:
+    """Adds the declarations an analyzer defined on lines tree-sitter could not parse (Corpus.declare)."""
+
+    language: str
+    work: list[_RepoWork]
+    key_index: dict[tuple[str, str, str, str], str]
+    symbols: list[records.Symbol]
+    per_file_symbols: collections.Counter[tuple[str, str]]
+    _by_qn: dict[tuple[str, str, str], str] | None = None
+    _files: dict[tuple[str, str], FileFacts] | None = None
+
+    def __call__(self, repository: str, path: str, fact: SymbolFact) -> None:
+        ident = (repository, path, fact.qualified_name, fact.kind)
+        if ident in self.key_index:
+            return
+        if self._by_qn is None or self._files is None:  # built once, on the first such declaration
+            self._by_qn = {(r, p, qn): k for (r, p, qn, _kind), k in self.key_index.items()}
+            self._files = {(w.name, f.path): f for w in self.work for f in w.facts.get(self.language, [])}
+        ff = self._files.get((repository, path))
+        if ff is None:
+            return
+        key = symbol_key(self.language, repository, path, ff.package, fact.qualified_name, fact.kind)
+        self.key_index[ident] = key
+        self._by_qn.setdefault((repository, path, fact.qualified_name), key)
+        container = self._by_qn.get((repository, path, fact.container), "") if fact.container else ""
+        self.symbols.append(records.Symbol(
+            key=key, name=fact.name, qualified_name=fact.qualified_name, kind=fact.kind, language=self.language,
+            repository=repository, path=path, start_line=fact.start_line, start_col=fact.start_col,
+            end_line=fact.end_line, end_col=fact.end_col, signature=fact.signature, doc=fact.doc,
+            exported=fact.exported, container=container, package=ff.package,
+        ))
+        self.per_file_symbols[(repository, path)] += 1
 
 
 def unparsed_rows(work: list[_RepoWork], language: str,

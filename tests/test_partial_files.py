@@ -143,3 +143,38 @@ def test_an_empty_reference_answer_with_a_blind_spot_says_it_is_not_proof(genera
     refs = find_references(generations["go-fallback"], {"qualified_name": "Target"})
     assert refs["total"] == 0 and refs["coverage"]["unresolved_related"] == 1
     assert "not proof of absence" in refs["guidance"]
+
+
+LOST = {
+    "typescript": ("typescript", {
+        "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
+        # tree-sitter-typescript 0.23 has no variance annotations (in/out): the interface line does not parse
+        "src/model.ts": (
+            "export interface Schema<in out A> extends Base<A> {\n  readonly a: A\n}\n"
+            "export interface Base<A> { readonly b: A }\n"
+            "export function useIt(s: Schema<number>): number { return 1 }\n"
+        ),
+    }, "src/model.ts", "src.model.Schema", "src.model.useIt"),
+    "python": ("python", {
+        "lib.py": "def target():\n    return 1\n",
+        "edit.py": "from lib import target\n\n\ndef oops(x:\n    return target()\n\n\ndef fine():\n    return 2\n",
+    }, "edit.py", "edit.oops", ""),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(LOST))
+def test_a_declaration_tree_sitter_loses_is_taken_from_the_analyzer(tmp_path: Path, lang: str) -> None:
+    language, files, path, lost_qn, user_qn = LOST[lang]
+    with _index(tmp_path, lang, language, files, {}) as gen:
+        f = gen.file(lang, path)
+        assert f is not None and f.status == "partial"
+        (decl,) = gen.symbols_by_qualified_name(lost_qn)
+        assert decl.path == path and decl.exported
+        if user_qn:  # its uses bind to it, exactly
+            (user,) = gen.symbols_by_qualified_name(user_qn)
+            assert any(e.target == decl.key and e.confidence == 1 for e in gen.edges_out(user.key))
+    missing = {"KIVGRAPH_SCIP_PYTHON": str(tmp_path / "none"), "KIVGRAPH_SCIP_TYPESCRIPT": str(tmp_path / "none")}
+    with _index(tmp_path, f"{lang}-fallback", language, files, missing) as gen:
+        assert not gen.symbols_by_qualified_name(lost_qn)  # without the analyzer: not invented
+        spots = [u for u in gen.unresolved_in(f"{lang}-fallback", path) if u.reason == "SYNTAX_ERROR"]
+        assert lost_qn.rsplit(".", 1)[-1] in {u.name for u in spots}  # but named as a blind spot

@@ -76,6 +76,8 @@ def run_exact(
                 fact_cache.put_raw(key, adapter.encode_facts(facts), what=f"the {adapter.ANALYZER} run of {repo.name}")
                 result.runs += 1
             result.cache_hits += cached
+            for path, fact in getattr(facts, "declarations", ()):
+                corpus.declare(repo.name, path, fact)  # before bind: its uses name them
             failure = getattr(facts, "failure", "")
             if failure:  # a failure nothing could salvage, kept for these inputs: not paid again
                 raise adapter.AnalyzerFailed(failure + (" (cached: the inputs have not changed since)" if cached else ""))

@@ -225,6 +225,50 @@ class FileDeclarations:
         return None
 
 
+_KIND_WORDS = {
+    "class": "class", "interface": "interface", "type": "type_alias", "enum": "enum", "namespace": "namespace",
+    "module": "namespace", "function": "function", "def": "function", "async": "function",
+}
+
+
+def analyzer_declaration(module_qn: str, member: str, suffix: str, line_text: str,
+                         start: tuple[int, int], end: tuple[int, int], *, python: bool = False) -> SymbolFact:
+    """A declaration only the analyzer saw, on a line tree-sitter could not parse.
+
+    ``member`` is its dotted path inside the module, ``suffix`` the SCIP descriptor suffix of its last
+    part; the kind comes from the first keyword on its line (``interface``, ``class``, ``def``…) or else the
+    suffix. A top-level one is exported when its line starts with ``export`` (Python: unless it is private).
+    """
+    top = "." not in member
+    words = line_text.replace("(", " ").split()
+    keyword = next((_KIND_WORDS[w] for w in words[:4] if w in _KIND_WORDS), "")
+    if keyword:
+        kind = "method" if keyword == "function" and not top else keyword
+    elif suffix == METHOD:
+        kind = "function" if top else "method"
+    elif suffix == TYPE:
+        kind = "type"
+    elif suffix == NAMESPACE:
+        kind = "namespace"
+    else:
+        kind = "variable" if top else "property"
+    name = member.rsplit(".", 1)[-1]
+    exported = top and (not name.startswith("_") if python else words[:1] == ["export"])
+    return SymbolFact(
+        name=name, qualified_name=f"{module_qn}.{member}", kind=kind,
+        start_line=start[0], start_col=start[1], end_line=end[0], end_col=end[1],
+        signature=" ".join(line_text.split())[:200], exported=exported,
+        # Python extraction nests top-level declarations in the module symbol; TypeScript leaves them at "".
+        container=(module_qn if python else "") if top else f"{module_qn}.{member.rsplit('.', 1)[0]}",
+    )
+
+
+def line_of(source: bytes, line0: int) -> str:
+    """Line ``line0`` (0-based) of ``source`` as text."""
+    lines = source.split(b"\n", line0 + 1)
+    return lines[line0].decode("utf-8", "replace") if line0 < len(lines) else ""
+
+
 class CoveredSite(msgspec.Struct, array_like=True, frozen=True):
     """A site whose target the analyzer resolved outside every corpus we index (stdlib, lib.d.ts, node_modules).
 

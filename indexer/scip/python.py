@@ -57,7 +57,15 @@ from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.python.modules import package_for
 from indexer.languages.syntax import repair
 from indexer.scip.decode import Index, decode_index
-from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, descriptor_path, parse_symbol
+from indexer.scip.join import (
+    ColumnMap,
+    CoveredSite,
+    FileDeclarations,
+    analyzer_declaration,
+    descriptor_path,
+    line_of,
+    parse_symbol,
+)
 from indexer.scip.npm_tool import AnalyzerCrashed, AnalyzerFailed, NpmTool, cause, tail
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -65,7 +73,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-5"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-6"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -377,6 +385,8 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     # The analyzer failed on the whole repository: cached too, so an unchanged re-index does not pay it again.
     failure: str = ""
     salvage_runs: int = 0
+    # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
+    declarations: tuple[tuple[str, SymbolFact], ...] = ()
 
 
 _facts_encoder = msgspec.msgpack.Encoder()
@@ -417,6 +427,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
         return sources[path]
 
     docs = [d for d in index.documents if d.relative_path in files]
+    synthesized: dict[str, list[SymbolFact]] = {}
     # 1. definitions: SCIP symbol -> our declaration, by position and name
     for doc in docs:
         cmap = ColumnMap(source_of(doc.relative_path), _unit_of(doc.position_encoding, unit))
@@ -435,9 +446,21 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
             else:
                 line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
                 target = fd.declared_at(line0 + 1, col, parsed.descriptors[-1].name)
+                ff = files[doc.relative_path]
+                if target is None and ff.status == "partial" and path_parts[0] == ff.package:
+                    # a line tree-sitter could not parse: the analyzer's declaration stands in
+                    span = occ.enclosing_range or occ.range
+                    target = analyzer_declaration(
+                        ff.package, path_parts[1], parsed.descriptors[-1].suffix,
+                        line_of(source_of(doc.relative_path), line0), (span[0] + 1, cmap.byte_col(span[0], span[1])),
+                        (span[2] + 1, cmap.byte_col(span[2], span[3])), python=True)
+                    synthesized.setdefault(doc.relative_path, []).append(target)
             if target is not None:
                 defined[occ.symbol] = target
                 defined_path[occ.symbol] = doc.relative_path
+
+    for path, extra_decls in synthesized.items():  # enclosing lookups see them too
+        decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
 
     # 2. uses
     uses: list[ScipUse] = []
@@ -503,6 +526,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses), external=tuple(external), overrides=tuple(overrides),
         documents=len(docs), occurrences=n_occ,
+        declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
     )
 
 

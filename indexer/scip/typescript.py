@@ -63,13 +63,15 @@ from indexer.languages.typescript.modules import (
 )
 from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
-from indexer.scip.decode import Index, decode_index
+from indexer.scip.decode import Index, Occurrence, decode_index
 from indexer.scip.join import (
     PARAMETER,
     TYPE_PARAMETER,
     ColumnMap,
     CoveredSite,
     FileDeclarations,
+    analyzer_declaration,
+    line_of,
     parse_symbol,
 )
 from indexer.scip.npm_tool import AnalyzerFailed, NpmTool
@@ -82,7 +84,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-3"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-4"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
@@ -320,6 +322,8 @@ class RepositoryTsFacts(msgspec.Struct, frozen=True):
     external: tuple[CoveredSite, ...] = ()
     documents: int = 0
     occurrences: int = 0
+    # Declarations the checker defines on lines tree-sitter could not parse: (path, declaration).
+    declarations: tuple[tuple[str, SymbolFact], ...] = ()
 
 
 _facts_encoder = msgspec.msgpack.Encoder()
@@ -435,7 +439,9 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
         found = next((s for s in ff.symbols if s.qualified_name == qn), None) if ff is not None else None
         return (rel, found) if found is not None else None
 
-    # 1. definitions: SCIP symbol -> our declaration, by position and name (any document of the project)
+    # 1. definitions: SCIP symbol -> our declaration, by position and name (any document of the project);
+    # in a partial file, a definition with no tree-sitter declaration becomes one (the checker's).
+    synthesized: dict[str, list[SymbolFact]] = {}
     for doc in documents:
         ff = facts_of(doc.relative_path)
         if ff is None:
@@ -453,8 +459,14 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
             else:
                 name = target[2].rsplit(".", 1)[-1]
                 decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), name)
+                if decl is None and ff.status == "partial" and doc.relative_path in files:
+                    decl = _lost_declaration(doc.relative_path, occ, target[2], cmap, source_of(doc.relative_path))
+                    if decl is not None:
+                        synthesized.setdefault(doc.relative_path, []).append(decl)
             if decl is not None:
                 defined[occ.symbol] = (doc.relative_path, decl)
+    for path, extra_decls in synthesized.items():  # enclosing lookups see them too
+        decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
 
     # 2. uses in the corpus's own documents
     uses: list[TsUse] = []
@@ -517,7 +529,20 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
     return RepositoryTsFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses), external=tuple(external), documents=len(docs), occurrences=n_occ,
+        declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
     )
+
+
+def _lost_declaration(path: str, occ: Occurrence, member: str, cmap: ColumnMap, source: bytes) -> SymbolFact | None:
+    """The checker's declaration at a definition tree-sitter lost (its line did not parse)."""
+    parsed = parse_symbol(occ.symbol)
+    if parsed is None or not parsed.descriptors:
+        return None
+    span = occ.enclosing_range or occ.range
+    start = (span[0] + 1, cmap.byte_col(span[0], span[1]))
+    end = (span[2] + 1, cmap.byte_col(span[2], span[3]))
+    return analyzer_declaration(module_name(path), member, parsed.descriptors[-1].suffix, line_of(source, occ.range[0]),
+                                start, end)
 
 
 def _is_interface_member(target: tuple[str, SymbolFact], decls: Mapping[str, FileDeclarations]) -> bool:
