@@ -178,3 +178,9 @@ def test_a_declaration_tree_sitter_loses_is_taken_from_the_analyzer(tmp_path: Pa
         assert not gen.symbols_by_qualified_name(lost_qn)  # without the analyzer: not invented
         spots = [u for u in gen.unresolved_in(f"{lang}-fallback", path) if u.reason == "SYNTAX_ERROR"]
         assert lost_qn.rsplit(".", 1)[-1] in {u.name for u in spots}  # but named as a blind spot
+
+
+def test_find_symbol_names_the_unparsed_lines_where_a_missing_name_occurs(generations: dict[str, Generation]) -> None:
+    answer = find_symbol(generations["python-fallback"], {"name": "x"})
+    assert answer["total"] == 0
+    assert "python-fallback:edit.py:9" in answer["guidance"]

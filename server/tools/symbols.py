@@ -62,7 +62,21 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     else:
         results = _compact(page, detailed)
     return wrap(gen, compact=view == "compact", total=len(matches), returned=len(page), next_cursor=next_cursor,
-                coverage=coverage, results=results)
+                coverage=coverage, results=results, guidance=_unparsed_guidance(gen, name) if not matches else None)
+
+
+def _unparsed_guidance(gen: Generation, name: str) -> str | None:
+    """When nothing is declared under ``name`` but it occurs on lines that do not parse, name those files."""
+    files: dict[str, None] = {}
+    for u in gen.unresolved_by_name(name):
+        if u.reason == "SYNTAX_ERROR":
+            files[f"{u.repository}:{u.path}:{u.line}"] = None
+            if len(files) >= 5:
+                break
+    if not files:
+        return None
+    return (f"no declaration named {name!r} was found, but the name occurs on lines that do not parse, where a "
+            f"declaration may be: {', '.join(files)}; open those lines, or re-index once the file parses")
 
 
 def _full_row(s: Symbol, detailed: bool) -> dict[str, Any]:
