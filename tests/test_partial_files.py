@@ -184,3 +184,21 @@ def test_find_symbol_names_the_unparsed_lines_where_a_missing_name_occurs(genera
     answer = find_symbol(generations["python-fallback"], {"name": "x"})
     assert answer["total"] == 0
     assert "python-fallback:edit.py:9" in answer["guidance"]
+
+
+def test_a_consumer_mid_edit_in_another_repository_is_an_unresolved_consumer_row(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    provider = write_repo(tmp_path / "provider", {"prov/__init__.py": "", "prov/api.py": "def compute():\n    return 1\n"})
+    consumer = write_repo(tmp_path / "consumer", {
+        "app/__init__.py": "",
+        "app/main.py": "from prov.api import compute\n\n\ndef run():\n    return compute(\n\n\ndef other():\n    return 2\n",
+    })
+    env: dict[str, Any] = {"KIVGRAPH_SCIP_PYTHON": str(tmp_path / "none")}
+    assert run_kivgraph(home, "init", str(provider), str(consumer), "--languages", "python", **env).returncode == 0
+    assert run_kivgraph(home, "index", **env).returncode == 0
+    from server.tools.consumers import find_cross_repo_consumers
+    with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
+        answer = find_cross_repo_consumers(gen, {"qualified_name": "prov.api.compute", "view": "full"})
+        rows = answer["results"]["consumers"]
+        assert ("unresolved", "app/main.py", "SYNTAX_ERROR") in {
+            (r["category"], r.get("file_path"), r.get("reason")) for r in rows}

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from server.envelope import Coverage
+from server.queries import traverse
 from server.queries.references import ALL_KINDS
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
@@ -69,7 +70,13 @@ def provides(provider_package: str, subject_package: str) -> bool:
 
 
 def asks_for(u: Unresolved, subject: Symbol) -> bool:
-    """A failure that requested this symbol: its package names the subject's and its symbol names the subject."""
+    """A failure that requested this symbol: its package names the subject's and its symbol names the subject.
+
+    A name on a line that does not parse requested no package anyone could read: it counts when the name
+    is the subject's and the language could call it.
+    """
+    if u.reason == "SYNTAX_ERROR":
+        return u.name == subject.name and traverse.could_reach(u, subject)
     if u.package not in {package_key(subject), subject.package, subject.path} or not u.package:
         return False
     name = u.name
