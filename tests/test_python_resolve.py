@@ -25,15 +25,16 @@ def _rows(built: BuiltCorpus, resolution: Resolution, kind: EdgeKind | None = No
     return {built.edge_row(e) for e in resolution.edges if kind is None or e.kind == kind}
 
 
-def test_fixture_modules_are_named_from_the_src_layout_and_the_broken_file_fails_alone(
+def test_fixture_modules_are_named_from_the_src_layout_and_the_broken_file_is_partial_alone(
         fixtures: tuple[BuiltCorpus, Resolution]) -> None:
     built, _ = fixtures
     files = built.files()
     assert files[("pyrepo_a", "src/shapes/__init__.py")].package == "shapes"
     assert files[("pyrepo_a", "src/shapes/circle.py")].package == "shapes.circle"
     broken = files[("pyrepo_a", "src/shapes/broken.py")]
-    assert (broken.status, broken.reason) == ("parse_failed", "syntax error at line 4, column 1")
-    assert [f.status for f in files.values()].count("parse_failed") == 1
+    assert (broken.status, broken.reason) == ("partial", "syntax error at line 4; lines 4-5 not parsed, the rest indexed")
+    assert ("unfinished", 4, 4) in broken.unparsed
+    assert [f.status for f in files.values()].count("partial") == 1
 
 
 def test_fixture_homonym_methods_bind_to_their_own_class(fixtures: tuple[BuiltCorpus, Resolution]) -> None:

@@ -24,7 +24,8 @@ Outcomes that are not edges (unresolved rows, one per occurrence):
     RECEIVER_NOT_RESOLVED      a call on a receiver whose value is unknown (``obj.run()`` with ``obj`` untyped)
     MEMBER_NOT_RESOLVED        a call of a member that a class whose bases are all indexed, and its
                                subclasses, do not declare
-    TARGET_NOT_INDEXED         the target module failed to parse
+    TARGET_NOT_INDEXED         the target module failed to parse, or parsed only in part and the name
+                               may be on its unparsed lines
 Silent (no edge, no row), because the answer lies outside what is indexed:
 imports of packages nobody registered (stdlib, third party) and everything
 reached through them; builtins; uses of a name whose import already has a
@@ -85,6 +86,13 @@ class _File:
     @property
     def path(self) -> str:
         return self.facts.path
+
+
+def _not_indexed(target: _T) -> str:
+    f = target.file
+    if f is not None and f.facts.status == "partial":
+        return f"{target.name} parsed only in part ({f.facts.reason})"
+    return f"{target.name} failed to parse"
 
 
 class _T(NamedTuple):
@@ -345,6 +353,8 @@ class _Resolver:
         sub = f"{mod.name}.{name}"
         if sub in self.prefixes.get(mod.repo, ()):
             return self._module_target(mod.repo, sub)
+        if mod.file is not None and mod.file.facts.status == "partial":
+            return _T("failed", mod.repo, mod.file, mod.name)  # it may be declared on the lines that did not parse
         return None
 
     def _module_name(self, f: _File, name: str) -> _T | None:
@@ -678,7 +688,7 @@ class _Resolver:
         if target is None or target is _CYCLE:
             self._unresolved(f, site, name, "IMPORT_NOT_RESOLVED", module, detail)
         elif target.tag == "failed":  # type: ignore[union-attr]
-            self._unresolved(f, site, name, "TARGET_NOT_INDEXED", module, f"{module} failed to parse")
+            self._unresolved(f, site, name, "TARGET_NOT_INDEXED", module, _not_indexed(target))  # type: ignore[arg-type]
         elif target.tag in ("mod", "sym"):  # type: ignore[union-attr]
             self._edge(_IMPORTS, source, self._target_key(target), site)  # type: ignore[arg-type]
 
