@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import msgspec
 
 from indexer.facts import SymbolFact
+from indexer.scip.decode import Occurrence
 
 # Descriptor suffixes, as written in a symbol string.
 NAMESPACE, TYPE, TERM, METHOD, TYPE_PARAMETER, PARAMETER, META, MACRO = "/", "#", ".", "()", "[]", "(param)", ":", "!"
@@ -261,6 +262,15 @@ def analyzer_declaration(module_qn: str, member: str, suffix: str, line_text: st
         # Python extraction nests top-level declarations in the module symbol; TypeScript leaves them at "".
         container=(module_qn if python else "") if top else f"{module_qn}.{member.rsplit('.', 1)[0]}",
     )
+
+
+def names_at(line_text: str, occ: Occurrence, cmap: ColumnMap, name: str) -> bool:
+    """Whether the occurrence's range on ``line_text`` spells ``name`` (single-line ranges only)."""
+    if occ.range[0] != occ.range[2]:
+        return False
+    raw = line_text.encode("utf-8")
+    start, end = cmap.byte_col(occ.range[0], occ.range[1]), cmap.byte_col(occ.range[2], occ.range[3])
+    return raw[start:end].decode("utf-8", "replace") == name
 
 
 def line_of(source: bytes, line0: int) -> str:

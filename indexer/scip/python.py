@@ -64,6 +64,7 @@ from indexer.scip.join import (
     analyzer_declaration,
     descriptor_path,
     line_of,
+    names_at,
     parse_symbol,
 )
 from indexer.scip.npm_tool import AnalyzerCrashed, AnalyzerFailed, NpmTool, cause, tail
@@ -73,7 +74,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-6"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-7"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -447,7 +448,9 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
                 line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
                 target = fd.declared_at(line0 + 1, col, parsed.descriptors[-1].name)
                 ff = files[doc.relative_path]
-                if target is None and ff.status == "partial" and path_parts[0] == ff.package:
+                if (target is None and ff.status == "partial" and path_parts[0] == ff.package
+                        and names_at(line_of(source_of(doc.relative_path), line0), occ, cmap,
+                                     parsed.descriptors[-1].name)):
                     # a line tree-sitter could not parse: the analyzer's declaration stands in
                     span = occ.enclosing_range or occ.range
                     target = analyzer_declaration(

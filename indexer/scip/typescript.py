@@ -72,6 +72,7 @@ from indexer.scip.join import (
     FileDeclarations,
     analyzer_declaration,
     line_of,
+    names_at,
     parse_symbol,
 )
 from indexer.scip.npm_tool import AnalyzerFailed, NpmTool
@@ -84,7 +85,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-4"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-5"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
@@ -538,11 +539,13 @@ def _lost_declaration(path: str, occ: Occurrence, member: str, cmap: ColumnMap, 
     parsed = parse_symbol(occ.symbol)
     if parsed is None or not parsed.descriptors:
         return None
+    text = line_of(source, occ.range[0])
+    if not names_at(text, occ, cmap, member.rsplit(".", 1)[-1]):
+        return None  # a name the indexer made up (a destructuring pattern's parts): not a declaration in the source
     span = occ.enclosing_range or occ.range
     start = (span[0] + 1, cmap.byte_col(span[0], span[1]))
     end = (span[2] + 1, cmap.byte_col(span[2], span[3]))
-    return analyzer_declaration(module_name(path), member, parsed.descriptors[-1].suffix, line_of(source, occ.range[0]),
-                                start, end)
+    return analyzer_declaration(module_name(path), member, parsed.descriptors[-1].suffix, text, start, end)
 
 
 def _is_interface_member(target: tuple[str, SymbolFact], decls: Mapping[str, FileDeclarations]) -> bool:
