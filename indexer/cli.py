@@ -6,6 +6,7 @@ import collections
 import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from indexer.config import (
     write,
 )
 from indexer.pipeline import Progress, run_index
+from indexer.publish import PublishLock
 from snapshot_format import errors as snap_errors
 from snapshot_format.layout import StateLayout, resolve_layout
 from snapshot_format.reader import open_current
@@ -189,6 +191,24 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
     del full
     layout = _layout(config_path, state_dir)
     reporter = _Reporter(as_json)
+    _exit_cleanly_on_termination()
+    try:
+        # One indexer at a time for the whole run (and the whole watch): see PublishLock.
+        with PublishLock(layout):
+            _index_locked(layout, reporter, watch, fact_cache, only, register)
+    except snap_errors.PublishLockedError as exc:
+        _finish_failure(reporter, str(exc), EXIT_LOCKED)
+    except BrokenPipeError:
+        # Whoever read our --json stdout is gone (a killed `kivgraph serve`): nobody to report to.
+        os._exit(EXIT_FAILURE)
+    except _Terminated as stop:
+        raise SystemExit(128 + stop.signum) from None
+    except KeyboardInterrupt:
+        raise SystemExit(128 + signal.SIGINT) from None
+
+
+def _index_locked(layout: StateLayout, reporter: _Reporter, watch: bool, fact_cache: str | None,
+                  only: tuple[str, ...], register: str | None) -> None:
     original: bytes | None = None
     if register is not None:
         entries = _parse_register(register)
@@ -199,14 +219,40 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
         except ConfigError as exc:
             _finish_failure(reporter, str(exc), EXIT_FAILURE)
     selected = frozenset(only) if only else None
-    code = _index_once(layout, reporter, fact_cache, selected)
-    if code != 0 and original is not None:
-        _restore_config(layout, original)
+    code = EXIT_FAILURE
+    try:
+        code = _index_once(layout, reporter, fact_cache, selected)
+    finally:
+        # Any way out but success — a failure, SIGINT/SIGTERM, a reader that went away — restores the registry.
+        if code != 0 and original is not None:
+            _restore_config(layout, original)
     if code != 0 or not watch:
         raise SystemExit(code)
     from indexer.watch import watch_and_index
 
     watch_and_index(layout, lambda: _index_once(layout, reporter, fact_cache, None))
+    if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
+        raise _Terminated(_TERMINATED_BY[-1])
+
+
+_TERMINATED_BY: list[int] = []
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the indexer is so every cleanup runs (lock, scratch, analyzers)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _exit_cleanly_on_termination() -> None:
+    def handler(signum: int, _frame: object) -> None:
+        _TERMINATED_BY.append(signum)
+        raise _Terminated(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def _restore_config(layout: StateLayout, original: bytes) -> None:
@@ -237,6 +283,8 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))
         return EXIT_LOCKED
+    except BrokenPipeError:
+        raise  # the reader of --json is gone: nobody to report to
     except (ConfigError, OSError, ValueError, RuntimeError) as exc:
         _report_error(reporter, f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc))
         return EXIT_FAILURE

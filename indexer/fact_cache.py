@@ -19,6 +19,7 @@ import lmdb
 import msgspec
 
 from indexer.facts import FileFacts
+from indexer.faults import fault_point
 from snapshot_format.versions import FACT_CACHE_VERSION
 
 _DAY = struct.Struct(">I")
@@ -142,6 +143,7 @@ class FactCache:
         today = _DAY.pack(_today())
         with self._env.begin(write=True) as txn:
             for key, value in self._pending.items():
+                fault_point("cache.write")
                 txn.put(key, value)
                 self.stats.writes += 1
             for key in self._touched - self._pending.keys():

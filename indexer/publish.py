@@ -7,7 +7,7 @@ rename into place, fsync the parent, then replace ``CURRENT`` atomically
 exclusive non-blocking lock. A crash at any step leaves the previous
 generation serving and nothing half-visible. ``KIVGRAPH_FAULT_KILL_AT=<step>``
 kills the process with SIGKILL at that step, for the crash tests
-(``KIVGRAPH_FAULT_STOP_AT`` stops it there, holding the lock).
+(``KIVGRAPH_FAULT_STOP_AT`` stops it there, holding the lock; see indexer.faults).
 """
 
 from __future__ import annotations
@@ -20,15 +20,16 @@ import fcntl
 import itertools
 import os
 import shutil
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import lmdb
 import msgspec
 
+from indexer.faults import fault_point
 from snapshot_format import codec, keys, records
 from snapshot_format.digest import DigestBuilder, digest_environment
 from snapshot_format.errors import PublishLockedError
@@ -80,14 +81,6 @@ class PublishResult:
     seconds: float
 
 
-def _fault(step: str) -> None:
-    """Crash-test hooks: SIGKILL (or SIGSTOP, to hold the lock) at a named publication step."""
-    if os.environ.get("KIVGRAPH_FAULT_KILL_AT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if os.environ.get("KIVGRAPH_FAULT_STOP_AT") == step:
-        os.kill(os.getpid(), signal.SIGSTOP)
-
-
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -110,13 +103,25 @@ def write_file_atomically(path: Path, data: bytes) -> None:
 
 
 class PublishLock:
-    """Exclusive, non-blocking, kernel-released lock on ``publish.lock``."""
+    """Exclusive, non-blocking, kernel-released lock on ``publish.lock``: one indexer per state directory.
+
+    The CLI takes it for a whole run (discovery through publication, and for the
+    lifetime of ``--watch``), so no build can be published from inputs older than
+    another indexer's: a newer generation id always means newer content.
+    Re-entrant within a process: ``run_index`` and ``publish`` take it again
+    under the CLI's hold without blocking themselves.
+    """
+
+    _held: ClassVar[dict[Path, list[int]]] = {}  # lock path -> [fd, depth], per process
 
     def __init__(self, layout: StateLayout) -> None:
         self.path = layout.publish_lock
-        self._fd: int | None = None
 
     def __enter__(self) -> PublishLock:
+        held = PublishLock._held.get(self.path)
+        if held is not None:
+            held[1] += 1
+            return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
@@ -127,23 +132,27 @@ class PublishLock:
                 holder = os.pread(fd, 64, 0).decode().strip()
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                who = f" (pid {holder})" if holder else ""
+                who = f" (pid {holder})" if holder.isdigit() else ""
                 raise PublishLockedError(
-                    f"another kivgraph index is publishing into {self.path.parent}{who}; "
+                    f"another kivgraph index is running over {self.path.parent}{who}; "
                     "wait for it to finish or stop it, then retry"
                 ) from None
             raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        PublishLock._held[self.path] = [fd, 1]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
+        held = PublishLock._held.get(self.path)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del PublishLock._held[self.path]
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, 0)
-            os.close(self._fd)
-            self._fd = None
+                os.ftruncate(held[0], 0)
+            os.close(held[0])
 
 
 # --- encoding the content into sorted (key, value) streams -----------------------------
@@ -376,7 +385,7 @@ def publish(
     step = on_step or (lambda _s: None)
     layout.generations_dir.mkdir(parents=True, exist_ok=True)
     with PublishLock(layout):
-        _fault("locked")
+        fault_point("locked")
         step("locked")
         _remove_debris(layout)
         gid = next_generation_id(layout)
@@ -389,7 +398,7 @@ def publish(
             counts = _counts_of(items)
             digest = _write_environment(tmp, items)
             (tmp / HOLD_FILENAME).touch()
-            _fault("built")
+            fault_point("built")
             step("built")
             _validate(tmp, digest, counts)
             now = dt.datetime.now(dt.UTC)
@@ -413,17 +422,17 @@ def publish(
             )
             write_file_atomically(tmp / MANIFEST_FILENAME, encode_manifest(manifest))
             _fsync_tree(tmp)
-            _fault("validated")
+            fault_point("validated")
             step("validated")
             os.rename(tmp, final)
             _fsync_dir(layout.generations_dir)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        _fault("renamed")
+        fault_point("renamed")
         step("renamed")
         write_file_atomically(layout.current_pointer, f"{name}\n".encode())
-        _fault("current")
+        fault_point("current")
         step("current")
         removed = apply_retention(layout, retain)
     return PublishResult(

@@ -49,6 +49,11 @@ class StateLayout:
         return self.state_dir / "factcache"
 
     @property
+    def scratch_dir(self) -> Path:
+        """The indexer's temporary files (analyzer output), emptied by every run."""
+        return self.state_dir / "scratch"
+
+    @property
     def log_dir(self) -> Path:
         return self.state_dir / "logs"
 
