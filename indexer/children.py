@@ -14,12 +14,12 @@ import os
 import signal
 import subprocess
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 
 def spawn(cmd: list[str], **popen_kwargs: Any) -> subprocess.Popen[bytes]:
     """Start ``cmd`` as the leader of a new process group (use with ``reaped``)."""
-    return subprocess.Popen(cmd, start_new_session=True, **popen_kwargs)
+    return cast("subprocess.Popen[bytes]", subprocess.Popen(cmd, start_new_session=True, **popen_kwargs))
 
 
 def kill_group(proc: subprocess.Popen[bytes]) -> None:

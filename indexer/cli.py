@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+import lmdb
 import msgspec
 
 from indexer import __version__
@@ -28,8 +29,8 @@ from indexer.config import (
 from indexer.pipeline import Progress, run_index
 from indexer.publish import PublishLock
 from snapshot_format import errors as snap_errors
-from snapshot_format.layout import StateLayout, resolve_layout
-from snapshot_format.reader import open_current
+from snapshot_format.layout import StateLayout, list_generations, read_pointer, resolve_layout
+from snapshot_format.reader import Generation, open_newest_intact
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 
 EXIT_FAILURE = 1
@@ -322,11 +323,32 @@ def _report_error(reporter: _Reporter, message: str) -> None:
 
 
 def status_payload(layout: StateLayout) -> dict[str, Any]:
-    """What the newest generation holds, per repository and language."""
+    """What the newest intact generation holds, per repository and language, and what was refused on the way.
+
+    The content digest of the generation shown is recomputed (a full read), so damage is reported
+    here rather than discovered by a server: ``status`` is ``ready`` when CURRENT names an intact
+    generation, ``degraded`` when another one serves instead, ``unavailable`` when none can.
+    """
+    pointer = read_pointer(layout)
     try:
-        gen = open_current(layout)
-    except snap_errors.NoGenerationError:
+        gen, refused = open_newest_intact(layout)
+    except snap_errors.NoGenerationError as exc:
+        if list_generations(layout):
+            return {"status": "unavailable", "state_dir": str(layout.state_dir), "error": str(exc)}
         return {"status": "empty", "state_dir": str(layout.state_dir)}
+    try:
+        payload = _generation_status(gen)
+    except lmdb.Error as exc:
+        return {"status": "unavailable", "state_dir": str(layout.state_dir),
+                "error": f"generation {gen.name} passed its digest check but cannot be read: {exc}"}
+    payload["refused"] = refused
+    payload["current_pointer"] = pointer.name or pointer.problem or "missing"
+    if gen.name != pointer.name or refused:
+        payload["status"] = "degraded"
+    return payload
+
+
+def _generation_status(gen: Generation) -> dict[str, Any]:
     with gen:
         m = gen.manifest
         counts = msgspec.structs.asdict(gen.counts())
@@ -364,16 +386,20 @@ def status_payload(layout: StateLayout) -> dict[str, Any]:
 def status(as_json: bool, config_path: str | None, state_dir: str | None) -> None:
     """Show what the newest published generation holds, per repository and language."""
     layout = _layout(config_path, state_dir)
-    try:
-        payload = status_payload(layout)
-    except snap_errors.SnapshotError as exc:
-        _fail(f"the current generation cannot be read: {exc}")
+    payload = status_payload(layout)
     if as_json:
         click.echo(json.dumps(payload, indent=2))
+        if payload["status"] in ("degraded", "unavailable"):
+            raise SystemExit(EXIT_FAILURE)
         return
     if payload["status"] == "empty":
         click.echo(f"graph: empty (no generation in {payload['state_dir']}); run `kivgraph index`")
         return
+    if payload["status"] == "unavailable":
+        _fail(f"{payload['error']}; run `kivgraph index` to publish a good generation")
+    if payload["status"] == "degraded":
+        click.echo(f"warning: CURRENT ({payload['current_pointer']}) is not usable; servers answer from "
+                   f"{payload['generation']}: " + "; ".join(payload["refused"]), err=True)
     c = payload["counts"]
     click.echo(f"graph: {payload['generation']} built {payload['built_at']} (format v{payload['format_version']})")
     click.echo(
@@ -394,6 +420,8 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
             click.echo(f"  {a['language']} analysis: {a['mode']}" + (f" ({a['reason']})" if a.get("reason") else ""))
         if repo["unresolved_by_reason"]:
             click.echo("  unresolved: " + ", ".join(f"{k} {v}" for k, v in repo["unresolved_by_reason"].items()))
+    if payload["status"] == "degraded":
+        raise SystemExit(EXIT_FAILURE)
 
 
 # --- version -------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import ClassVar
 import lmdb
 import msgspec
 
+from indexer.diskerrors import write_failure
 from indexer.faults import fault_point
 from snapshot_format import codec, keys, records
 from snapshot_format.digest import DigestBuilder, digest_environment
@@ -372,6 +373,11 @@ def apply_retention(layout: StateLayout, retain: int = DEFAULT_RETAIN) -> tuple[
     return tuple(removed)
 
 
+def _still_serving(layout: StateLayout) -> str:
+    current = read_current(layout)
+    return f"the previous generation {current} still serves" if current else "nothing was published"
+
+
 def publish(
     layout: StateLayout,
     content: GenerationContent,
@@ -426,12 +432,19 @@ def publish(
             step("validated")
             os.rename(tmp, final)
             _fsync_dir(layout.generations_dir)
+        except (lmdb.Error, OSError) as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise PublishError(f"{write_failure(exc, layout.generations_dir)}; {_still_serving(layout)}") from exc
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         fault_point("renamed")
         step("renamed")
-        write_file_atomically(layout.current_pointer, f"{name}\n".encode())
+        try:
+            write_file_atomically(layout.current_pointer, f"{name}\n".encode())
+        except OSError as exc:
+            raise PublishError(f"{name} is complete but {write_failure(exc, layout.state_dir)} (CURRENT); "
+                               f"{_still_serving(layout)}") from exc
         fault_point("current")
         step("current")
         removed = apply_retention(layout, retain)

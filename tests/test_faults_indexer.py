@@ -12,8 +12,8 @@ import pytest
 
 from snapshot_format.layout import read_current
 from snapshot_format.reader import open_current
-from tests.fault_kit import indexed_home, layout_of, read_line, spawn_index, wait_stopped
 from tests.fault_kit import index as run_index
+from tests.fault_kit import indexed_home, layout_of, read_line, spawn_index, wait_stopped
 from tests.helpers import run_kivgraph
 
 pytestmark = pytest.mark.e2e
