@@ -280,6 +280,9 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         loaded = load(layout.config_path)
         if not loaded.repositories:
             raise ConfigError(f"{layout.config_path}: no repositories registered; run `kivgraph init PATH`")
+        for repo in loaded.repositories:
+            if repo.problem:
+                click.echo(f"warning: repository {repo.name} is not indexed: {repo.problem}", err=True)
         report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache, only=only)
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))

@@ -92,6 +92,7 @@ class _RepoWork:
     # Carried over from the previous generation (index --repository other): not re-read from disk.
     carried: records.Repository | None = None
     known_hashes: dict[str, str] = field(default_factory=dict)
+    problem: str = ""  # why the repository could not be read at all
 
 
 def _extension_map(languages: tuple[str, ...]) -> dict[str, str]:
@@ -192,6 +193,10 @@ def build_content(
             progress(Progress("discover", repo.name, f"{len(found.indexable)} files (carried over)", i + 1, n_repos))
             continue
         fault_point("discover")
+        if repo.problem:  # moved or deleted: a failure of this repository only, recorded with the reason
+            work.append(_RepoWork(repo.name, repo.root, repo.languages, Discovery(), problem=repo.problem))
+            progress(Progress("discover", repo.name, f"skipped: {repo.problem}", i + 1, n_repos))
+            continue
         found = discover(
             repo.root, _extension_map(repo.languages), exclude=repo.exclude,
             max_file_bytes=loaded.indexing.max_file_bytes,
@@ -423,12 +428,17 @@ def build_content(
                     package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language) if ff else "",
                 )
             )
-        git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty) if w.carried else read_git_state(w.root)
+        if w.carried:
+            git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty)
+        else:
+            git = GitState() if w.problem else read_git_state(w.root)
         analyses = []
         for lang in w.languages:
             module = registry.module_for(lang)
             n = sum(1 for c in w.discovery.indexable if c.language == lang)
-            if module is None:
+            if w.problem:
+                analyses.append(records.LanguageAnalysis(language=lang, mode="failed", reason=w.problem, files=0))
+            elif module is None:
                 analyses.append(records.LanguageAnalysis(
                     language=lang, mode="failed", reason=f"no {lang} extractor in kivgraph {__version__}", files=n,
                 ))

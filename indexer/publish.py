@@ -51,6 +51,7 @@ from snapshot_format.vocab import Confidence, EdgeKind
 
 PUBLISH_STEPS = ("locked", "built", "validated", "renamed", "current")
 DEFAULT_RETAIN = 3
+MAX_KEY_BYTES = 511  # LMDB's compiled-in maximum key size
 
 
 class PublishError(Exception):
@@ -252,7 +253,12 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     ]
     for name, pairs in content.derived.items():
         items[name].extend(pairs)
+    fixed_size = {keys.DB_SYMBOLS, keys.DB_EDGES_OUT, keys.DB_EDGES_IN}  # raw 16-byte keys: never too long
     for name, pairs in items.items():
+        for key, _value in [] if name in fixed_size else pairs:
+            if len(key) > MAX_KEY_BYTES:
+                raise PublishError(f"{name.decode()}: a key of {len(key)} bytes exceeds LMDB's {MAX_KEY_BYTES}-byte "
+                                   f"limit: {key[:120].decode('utf-8', 'replace')!r}…")
         pairs.sort(key=lambda kv: kv[0])
         for (a, _), (b, _) in itertools.pairwise(pairs):
             if a == b:

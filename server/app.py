@@ -66,8 +66,8 @@ SERVER_NAME = "kivgraph"
 
 
 # Tools bounded to a page of key lookups; the walks, file reads and ranking run in worker threads.
-_INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "graph_status", "list_repositories", "get_file_outline",
-                           "find_references"})
+# graph_status and list_repositories read each repository's .git (outside the generation): always in a thread.
+_INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "get_file_outline", "find_references"})
 
 
 @dataclass
@@ -355,7 +355,8 @@ class KivgraphApp:
         ))
 
     async def _index_project(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> str:
-        request = indexing.parse_index_request(params.arguments, self.options.cwd or Path(os.getcwd()))
+        request = indexing.parse_index_request(params.arguments, self.options.cwd or Path(os.getcwd()),
+                                               self.layout.state_dir)
         await self._consent(ctx, params, request)
         counter = 0
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import sys
+from typing import cast
 
 import anyio
 from mcp.server.stdio import stdio_server
 
 from server.app import KivgraphApp, ServeOptions
+from server.wire import ScreenedStdin
 from snapshot_format.layout import StateLayout
 
 log = logging.getLogger("kivgraph.serve")
@@ -22,7 +25,10 @@ def run_stdio(layout: StateLayout, *, poll_interval: float = 1.0, verify_digest:
                                                   verify_delay=verify_delay))
         log.info("serving %s from %s", app.holder.current_name or "no generation yet", layout.state_dir)
         try:
-            async with stdio_server() as (read_stream, write_stream):
+            # stdin goes through ScreenedStdin (every line answered, bounded memory); the SDK keeps stdout.
+            stdin = ScreenedStdin(sys.stdin.buffer)
+            async with stdio_server(stdin=cast("anyio.AsyncFile[str]", stdin)) as (read_stream, write_stream):
+                stdin.attach(write_stream)
                 await app.server.run(read_stream, write_stream, app.server.create_initialization_options())
         finally:
             app.holder.close()
