@@ -40,7 +40,7 @@ unit: setup
 FAULT_ROUNDS ?= 60
 faults: setup
 	@rm -f benchmarks/results/faults.jsonl
-	KIVGRAPH_FAULT_ROUNDS=$(FAULT_ROUNDS) KIVGRAPH_FAULT_REPORT=benchmarks/results/faults.jsonl \
+	KIVGRAPH_FAULT_ROUNDS=$(FAULT_ROUNDS) KIVGRAPH_PROPERTY_EXAMPLES=400 KIVGRAPH_FAULT_REPORT=benchmarks/results/faults.jsonl \
 		$(BIN)/python -m pytest -q -m faults --timeout 3600
 	@cat benchmarks/results/faults.jsonl
 

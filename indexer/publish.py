@@ -104,6 +104,26 @@ def write_file_atomically(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def _lock_holder(fd: int) -> str:
+    """The pid holding the lock on ``fd``'s file: what it wrote there, else the kernel's lock table.
+
+    The holder writes its pid just after taking the lock, so a second indexer can look in between;
+    /proc/locks names the owner of a flock from the moment it is taken.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        written = os.pread(fd, 64, 0).decode().strip()
+        if written.isdigit():
+            return written
+    with contextlib.suppress(OSError):
+        inode = str(os.fstat(fd).st_ino)
+        with open("/proc/locks") as table:
+            for line in table:
+                fields = line.split()
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == inode:
+                    return fields[4]
+    return ""
+
+
 class PublishLock:
     """Exclusive, non-blocking, kernel-released lock on ``publish.lock``: one indexer per state directory.
 
@@ -129,9 +149,7 @@ class PublishLock:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = ""
-            with contextlib.suppress(OSError, ValueError):
-                holder = os.pread(fd, 64, 0).decode().strip()
+            holder = _lock_holder(fd)
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
                 who = f" (pid {holder})" if holder.isdigit() else ""

@@ -59,6 +59,30 @@ def _shape_problem(message: Any) -> str:
     return ""
 
 
+_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_ID_VALUE = re.compile(r'\s*:\s*(-?\d{1,18}|"(?:[^"\\]|\\.)*")')
+
+
+def _depth_and_id(text: str) -> tuple[bool, object]:
+    """Whether brackets nest deeper than MAX_DEPTH, and the top-level id if one can be read — without
+    parsing, so a hostile nesting never reaches a recursive parser and its error still carries the id."""
+    depth = deepest = 0
+    found: object = None
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token[0] == '"':
+            if depth == 1 and token == '"id"' and found is None:
+                value = _ID_VALUE.match(text, match.end())
+                if value:
+                    found = json.loads(value.group(1))
+        elif token in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest > MAX_DEPTH, found
+
+
 def screen(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
     """(line for the SDK, None) when it is a well-formed message; (None, error to send) otherwise.
 
@@ -71,9 +95,13 @@ def screen(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
         text = stripped.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, _error(None, types.PARSE_ERROR, f"parse error: the message is not UTF-8 (byte {exc.start})")
+    if text.count("{") + text.count("[") > MAX_DEPTH:  # cheap test first: only then scan for the depth
+        too_deep, request_id = _depth_and_id(text)
+        if too_deep:
+            return None, _error(request_id, types.INVALID_REQUEST, f"the message nests deeper than {MAX_DEPTH} levels")
     try:
         message = json.loads(text)
-    except RecursionError:
+    except RecursionError:  # unreachable after the depth scan; kept so no input can escape as a traceback
         return None, _error(None, types.INVALID_REQUEST, f"the message nests deeper than {MAX_DEPTH} levels")
     except ValueError as exc:
         return None, _error(None, types.PARSE_ERROR, f"parse error: {exc}")

@@ -63,9 +63,9 @@ def visible_generations_are_whole(home: Path) -> list[str]:
 # --- SIGKILL at random points, a server answering throughout -------------------------------------------
 
 
-def kill_points(files: int) -> list[str]:
-    """Every fault point, the per-file ones at each of their hits."""
-    out = [f"{p}#{n}" for p in ("extract", "cache.write") for n in range(1, files + 1)]
+def kill_points(files: int, cache_writes: int) -> list[str]:
+    """Every fault point, the per-file ones at each of their hits in a run that re-reads one edited file."""
+    out = [f"extract#{n}" for n in range(1, files + 1)] + [f"cache.write#{n}" for n in range(1, cache_writes + 1)]
     return [*out, "discover", "analyze", *PUBLISH_STEPS]
 
 
@@ -75,7 +75,7 @@ async def test_sigkill_at_random_points_never_loses_the_served_generation(tmp_pa
     home = indexed_home(tmp_path)
     repo = tmp_path / "repo"
     layout = layout_of(home)
-    points = kill_points(len(SOURCE) + 1)
+    points = kill_points(len(SOURCE) + 1, 2)  # the edited file's facts and its lexical terms
     assert {p.split("#")[0] for p in points} == {*POINTS, *PUBLISH_STEPS}
     injected = survived = 0
     order = [points[i % len(points)] for i in range(max(ROUNDS, 1))]
@@ -216,7 +216,7 @@ async def test_random_corruptions_are_detected_and_a_server_survives_them(tmp_pa
             harmless += 1  # the bytes changed were not content (free space): the digest still matches
         doctor = run_kivgraph(home, "doctor", "--deep", KIVGRAPH_SCIP_PYTHON="/nonexistent")
         assert "Traceback" not in doctor.stderr
-        assert ("generation: PASS" in doctor.stdout) == (payload["status"] == "ready"), (kind, doctor.stdout)
+        assert (doctor.returncode == 0) == (payload["status"] == "ready"), (kind, doctor.stdout)
         async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
             await peer.initialize()
             await _answers_from(peer, expected)
@@ -249,7 +249,7 @@ def garbage_line(rng: random.Random, request_id: int) -> tuple[bytes, object]:
     if kind == 3:
         depth = rng.randint(65, 3000)
         return b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":' % request_id + b'{"a":' * depth + b"1" + \
-            b"}" * depth + b"}", request_id if depth < 900 else None
+            b"}" * depth + b"}", request_id
     if kind == 4:
         good["params"]["arguments"]["name"] = "\ud800" + "x" * rng.randint(0, 10)  # type: ignore[index]
         return json.dumps(good).encode(), request_id
@@ -268,6 +268,7 @@ async def test_random_protocol_input_always_gets_an_answer(tmp_path: Path) -> No
     rng = random.Random(SEED + 3)
     home = indexed_home(tmp_path)
     tried = unanswered = 0
+    missed: list[bytes] = []
     async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
         await peer.initialize()
         for i in range(max(ROUNDS, 1) * 10):
@@ -275,13 +276,14 @@ async def test_random_protocol_input_always_gets_an_answer(tmp_path: Path) -> No
             await peer.send_raw(line)
             tried += 1
             try:
-                response = await peer.response_for(reply_id, timeout=30)
+                response = await peer.response_for(reply_id, timeout=10)
             except TimeoutError:
                 unanswered += 1
+                missed.append(line[:200])
                 continue
             assert "error" in response or "result" in response
         is_error, _text = await peer.call("graph_status")
         assert not is_error
     assert peer.process.returncode == 0 and b"Traceback" not in peer.stderr
     report("protocol", tried=tried, unanswered=unanswered)
-    assert unanswered == 0
+    assert unanswered == 0, missed

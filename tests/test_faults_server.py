@@ -94,7 +94,7 @@ BAD_LINES: list[tuple[bytes, object, int]] = [
     (b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"find_symbol","arguments":{"name":"\\ud800"}}}',
      12, -32600),
     (b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"find_symbol","arguments":'
-     + b'{"a":' * 1000 + b"1" + b"}" * 1000 + b"}}", None, -32600),  # too deep to read its id
+     + b'{"a":' * 1000 + b"1" + b"}" * 1000 + b"}}", 13, -32600),
     (b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"find_symbol","arguments":'
      + b'{"a":' * 80 + b"1" + b"}" * 80 + b"}}", 18, -32600),
     (b"[" * 1000 + b"]" * 1000, None, -32600),
