@@ -6,6 +6,7 @@ import os
 import select
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 from snapshot_format.layout import StateLayout, resolve_layout
@@ -57,10 +58,28 @@ def spawn_index(home: Path, *args: str, analyzer: bool = False, **env: str) -> s
 
 
 def wait_stopped(pid: int, timeout: float = 120) -> None:
-    """Block until ``pid`` is stopped (SIGSTOP by a fault hook): waitid on the child, no polling."""
-    info = os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOWAIT)
-    assert info is not None and info.si_code == os.CLD_STOPPED, info
-    del timeout
+    """Block (bounded) until our child ``pid`` is stopped by a fault hook's SIGSTOP: waitid, no polling."""
+    seen: list[object] = []
+    waiter = threading.Thread(target=lambda: seen.append(os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOWAIT)),
+                              daemon=True)
+    waiter.start()
+    waiter.join(timeout)
+    assert seen, f"process {pid} did not stop within {timeout}s"
+    info = seen[0]
+    assert getattr(info, "si_code", None) == os.CLD_STOPPED, info
+
+
+def exits(pid: int, timeout: float = 30) -> bool:
+    """Whether ``pid`` (not necessarily our child) has exited or does within ``timeout``: its pidfd turns readable."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    try:
+        ready, _w, _x = select.select([fd], [], [], timeout)
+        return bool(ready)
+    finally:
+        os.close(fd)
 
 
 def read_line(stream: object, timeout: float = 120) -> bytes:

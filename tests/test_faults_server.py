@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import select
 import signal
 import sys
 from pathlib import Path
@@ -16,8 +15,8 @@ from server.gitstate import read_head
 from server.indexing import parse_index_request
 from snapshot_format.layout import resolve_layout
 from snapshot_format.reader import open_current
+from tests.fault_kit import exits, indexed_home, layout_of, no_analyzer_env
 from tests.fault_kit import index as run_index
-from tests.fault_kit import indexed_home, layout_of, no_analyzer_env
 from tests.helpers import REPO_ROOT, kivgraph_env, run_kivgraph, write_repo
 from tests.server_fixtures import stdio_serve
 
@@ -182,16 +181,6 @@ def _state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
-def _wait_gone(pid: int, timeout: float = 120) -> None:
-    """Block until ``pid`` (not our child) exits: a pidfd becomes readable."""
-    fd = os.pidfd_open(pid)
-    try:
-        ready, _w, _x = select.select([fd], [], [], timeout)
-        assert ready, f"process {pid} still running after {timeout}s"
-    finally:
-        os.close(fd)
-
-
 @pytest.mark.anyio
 async def test_a_serve_killed_while_index_project_runs_leaves_no_registration_behind(tmp_path: Path) -> None:
     home = indexed_home(tmp_path)
@@ -222,7 +211,7 @@ async def test_a_serve_killed_while_index_project_runs_leaves_no_registration_be
             await peer.process.wait()
             tg.cancel_scope.cancel()
     os.kill(child, signal.SIGCONT)
-    _wait_gone(child)
+    assert exits(child, timeout=120)
     assert (home / "kivgraph.toml").read_bytes() == config_before
     assert run_index(home).returncode == 0  # the lock was released too
 
