@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export KIVGRAPH_CACHE ?= $(HOME)/.cache/kivgraph
 
-.PHONY: setup test lint unit demo bench agreement clean-venv analyzers
+.PHONY: setup test lint unit faults demo bench agreement clean-venv analyzers
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,15 @@ test: setup lint
 ## unit: the fast part of the suite (no real corpus download)
 unit: setup
 	$(BIN)/python -m pytest -q -m "not slow"
+
+## faults: the randomized fault campaigns in full (>= 50 SIGKILLs, races, corruptions, protocol input);
+## counts land in benchmarks/results/faults.jsonl (the README's table)
+FAULT_ROUNDS ?= 60
+faults: setup
+	@rm -f benchmarks/results/faults.jsonl
+	KIVGRAPH_FAULT_ROUNDS=$(FAULT_ROUNDS) KIVGRAPH_PROPERTY_EXAMPLES=400 KIVGRAPH_FAULT_REPORT=benchmarks/results/faults.jsonl \
+		$(BIN)/python -m pytest -q -m faults --timeout 3600
+	@cat benchmarks/results/faults.jsonl
 
 ## demo: index a real repository (click, fetched from PyPI) and ask the running server questions
 demo: setup

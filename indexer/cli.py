@@ -6,12 +6,14 @@ import collections
 import contextlib
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import click
+import lmdb
 import msgspec
 
 from indexer import __version__
@@ -25,9 +27,10 @@ from indexer.config import (
     write,
 )
 from indexer.pipeline import Progress, run_index
+from indexer.publish import PublishLock
 from snapshot_format import errors as snap_errors
-from snapshot_format.layout import StateLayout, resolve_layout
-from snapshot_format.reader import open_current
+from snapshot_format.layout import StateLayout, list_generations, read_pointer, resolve_layout
+from snapshot_format.reader import Generation, open_newest_intact
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 
 EXIT_FAILURE = 1
@@ -189,6 +192,24 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
     del full
     layout = _layout(config_path, state_dir)
     reporter = _Reporter(as_json)
+    _exit_cleanly_on_termination()
+    try:
+        # One indexer at a time for the whole run (and the whole watch): see PublishLock.
+        with PublishLock(layout):
+            _index_locked(layout, reporter, watch, fact_cache, only, register)
+    except snap_errors.PublishLockedError as exc:
+        _finish_failure(reporter, str(exc), EXIT_LOCKED)
+    except BrokenPipeError:
+        # Whoever read our --json stdout is gone (a killed `kivgraph serve`): nobody to report to.
+        os._exit(EXIT_FAILURE)
+    except _Terminated as stop:
+        raise SystemExit(128 + stop.signum) from None
+    except KeyboardInterrupt:
+        raise SystemExit(128 + signal.SIGINT) from None
+
+
+def _index_locked(layout: StateLayout, reporter: _Reporter, watch: bool, fact_cache: str | None,
+                  only: tuple[str, ...], register: str | None) -> None:
     original: bytes | None = None
     if register is not None:
         entries = _parse_register(register)
@@ -199,14 +220,40 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
         except ConfigError as exc:
             _finish_failure(reporter, str(exc), EXIT_FAILURE)
     selected = frozenset(only) if only else None
-    code = _index_once(layout, reporter, fact_cache, selected)
-    if code != 0 and original is not None:
-        _restore_config(layout, original)
+    code = EXIT_FAILURE
+    try:
+        code = _index_once(layout, reporter, fact_cache, selected)
+    finally:
+        # Any way out but success — a failure, SIGINT/SIGTERM, a reader that went away — restores the registry.
+        if code != 0 and original is not None:
+            _restore_config(layout, original)
     if code != 0 or not watch:
         raise SystemExit(code)
     from indexer.watch import watch_and_index
 
     watch_and_index(layout, lambda: _index_once(layout, reporter, fact_cache, None))
+    if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
+        raise _Terminated(_TERMINATED_BY[-1])
+
+
+_TERMINATED_BY: list[int] = []
+
+
+class _Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the indexer is so every cleanup runs (lock, scratch, analyzers)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _exit_cleanly_on_termination() -> None:
+    def handler(signum: int, _frame: object) -> None:
+        _TERMINATED_BY.append(signum)
+        raise _Terminated(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 def _restore_config(layout: StateLayout, original: bytes) -> None:
@@ -233,10 +280,15 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         loaded = load(layout.config_path)
         if not loaded.repositories:
             raise ConfigError(f"{layout.config_path}: no repositories registered; run `kivgraph init PATH`")
+        for repo in loaded.repositories:
+            if repo.problem:
+                click.echo(f"warning: repository {repo.name} is not indexed: {repo.problem}", err=True)
         report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache, only=only)
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))
         return EXIT_LOCKED
+    except BrokenPipeError:
+        raise  # the reader of --json is gone: nobody to report to
     except (ConfigError, OSError, ValueError, RuntimeError) as exc:
         _report_error(reporter, f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc))
         return EXIT_FAILURE
@@ -274,11 +326,32 @@ def _report_error(reporter: _Reporter, message: str) -> None:
 
 
 def status_payload(layout: StateLayout) -> dict[str, Any]:
-    """What the newest generation holds, per repository and language."""
+    """What the newest intact generation holds, per repository and language, and what was refused on the way.
+
+    The content digest of the generation shown is recomputed (a full read), so damage is reported
+    here rather than discovered by a server: ``status`` is ``ready`` when CURRENT names an intact
+    generation, ``degraded`` when another one serves instead, ``unavailable`` when none can.
+    """
+    pointer = read_pointer(layout)
     try:
-        gen = open_current(layout)
-    except snap_errors.NoGenerationError:
+        gen, refused = open_newest_intact(layout)
+    except snap_errors.NoGenerationError as exc:
+        if list_generations(layout):
+            return {"status": "unavailable", "state_dir": str(layout.state_dir), "error": str(exc)}
         return {"status": "empty", "state_dir": str(layout.state_dir)}
+    try:
+        payload = _generation_status(gen)
+    except lmdb.Error as exc:
+        return {"status": "unavailable", "state_dir": str(layout.state_dir),
+                "error": f"generation {gen.name} passed its digest check but cannot be read: {exc}"}
+    payload["refused"] = refused
+    payload["current_pointer"] = pointer.name or pointer.problem or "missing"
+    if gen.name != pointer.name or refused:
+        payload["status"] = "degraded"
+    return payload
+
+
+def _generation_status(gen: Generation) -> dict[str, Any]:
     with gen:
         m = gen.manifest
         counts = msgspec.structs.asdict(gen.counts())
@@ -316,16 +389,20 @@ def status_payload(layout: StateLayout) -> dict[str, Any]:
 def status(as_json: bool, config_path: str | None, state_dir: str | None) -> None:
     """Show what the newest published generation holds, per repository and language."""
     layout = _layout(config_path, state_dir)
-    try:
-        payload = status_payload(layout)
-    except snap_errors.SnapshotError as exc:
-        _fail(f"the current generation cannot be read: {exc}")
+    payload = status_payload(layout)
     if as_json:
         click.echo(json.dumps(payload, indent=2))
+        if payload["status"] in ("degraded", "unavailable"):
+            raise SystemExit(EXIT_FAILURE)
         return
     if payload["status"] == "empty":
         click.echo(f"graph: empty (no generation in {payload['state_dir']}); run `kivgraph index`")
         return
+    if payload["status"] == "unavailable":
+        _fail(f"{payload['error']}; run `kivgraph index` to publish a good generation")
+    if payload["status"] == "degraded":
+        click.echo(f"warning: CURRENT ({payload['current_pointer']}) is not usable; servers answer from "
+                   f"{payload['generation']}: " + "; ".join(payload["refused"]), err=True)
     c = payload["counts"]
     click.echo(f"graph: {payload['generation']} built {payload['built_at']} (format v{payload['format_version']})")
     click.echo(
@@ -347,6 +424,8 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
             click.echo(f"  {a['language']} analysis: {a['mode']}" + (f" ({a['reason']})" if a.get("reason") else ""))
         if repo["unresolved_by_reason"]:
             click.echo("  unresolved: " + ", ".join(f"{k} {v}" for k, v in repo["unresolved_by_reason"].items()))
+    if payload["status"] == "degraded":
+        raise SystemExit(EXIT_FAILURE)
 
 
 # --- version -------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Literal
 
 import msgspec
 
+from snapshot_format.names import repository_name_problem
 from snapshot_format.vocab import LANGUAGES
 
 CONFIG_VERSION = 1
@@ -33,9 +34,6 @@ LANGUAGE_ALIASES = {
     "rust": "rust",
     "dart": "dart",
 }
-
-_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
-
 
 class ConfigError(Exception):
     """The configuration is invalid; the message names the file and the key."""
@@ -69,6 +67,9 @@ class Repository:
     root: Path
     languages: tuple[str, ...]
     exclude: tuple[str, ...] = ()
+    # Why the repository cannot be read now (moved, deleted, unreadable): indexing skips it and says so
+    # instead of failing every other repository.
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -106,14 +107,9 @@ def normalize_languages(values: list[str], where: str) -> tuple[str, ...]:
 
 
 def validate_repository_name(name: str, where: str) -> None:
-    if name != name.strip() or not name:
-        raise ConfigError(f"{where}: repository name must be non-empty without surrounding whitespace")
-    if name in (".", "..") or "/" in name or "\\" in name or not _NAME_RE.match(name):
-        raise ConfigError(
-            f"{where}: repository name {name!r} is invalid (letters, digits, '.', '_', '+', '-'; no path separators)"
-        )
-    if name.startswith("rust:"):
-        raise ConfigError(f"{where}: the 'rust:' prefix is reserved")
+    problem = repository_name_problem(name)
+    if problem:
+        raise ConfigError(f"{where}: {problem}")
 
 
 def resolve_repository_path(raw: str, base: Path, where: str) -> Path:
@@ -154,15 +150,21 @@ def validate(config: Config, path: Path) -> LoadedConfig:
         if folded in seen_names:
             raise ConfigError(f"{where}.name': {entry.name!r} collides with repository {seen_names[folded]!r}")
         seen_names[folded] = entry.name
-        root = resolve_repository_path(entry.path, path.parent, f"{where}.path'")
+        problem = ""
+        try:
+            root = resolve_repository_path(entry.path, path.parent, f"{where}.path'")
+        except ConfigError as exc:
+            if "unset environment variable" in str(exc):
+                raise
+            root, problem = Path(os.path.normpath(path.parent / os.path.expanduser(entry.path))), str(exc)
         languages = normalize_languages(entry.languages, f"{where}.languages'")
         for ex in entry.exclude:
             if ex.startswith("/") or ".." in Path(ex).parts:
                 raise ConfigError(f"{where}.exclude': {ex!r} must be a path inside the repository")
-        repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude)))
+        repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude), problem))
     for a in repos:
         for b in repos:
-            if a is not b and (a.root == b.root or a.root in b.root.parents):
+            if a is not b and not a.problem and not b.problem and (a.root == b.root or a.root in b.root.parents):
                 raise ConfigError(
                     f"{path}: repositories {a.name!r} ({a.root}) and {b.name!r} ({b.root}) overlap; "
                     "a repository may not contain another"

@@ -11,8 +11,8 @@ from indexer.config import ConfigError, load
 from indexer.languages import registry
 from indexer.scip.exact import adapter_for
 from snapshot_format import errors as snap_errors
-from snapshot_format.layout import StateLayout, list_generations, read_current
-from snapshot_format.reader import open_current
+from snapshot_format.layout import StateLayout, list_generations, read_pointer
+from snapshot_format.reader import open_newest_intact, open_newest_readable
 from snapshot_format.versions import FORMAT_VERSION
 
 REQUIRED_PACKAGES = ("mcp", "msgspec", "lmdb", "click", "watchfiles", "tree-sitter", "tree-sitter-python")
@@ -95,20 +95,44 @@ def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
         checks.append(Check("config", "WARN" if missing else "FAIL", str(exc)))
     checks += _language_checks(languages)
     checks += _exact_analyzer_checks(languages)
-    current = read_current(layout)
-    if current is None:
-        n = len(list_generations(layout))
-        checks.append(Check("generation", "PASS", "no published generation yet" + (f" ({n} on disk)" if n else "")))
+    checks += _generation_checks(layout, deep=deep)
+    return checks
+
+
+def _generation_checks(layout: StateLayout, *, deep: bool) -> list[Check]:
+    """The CURRENT pointer, then the generation a server would serve (its digest too with ``deep``)."""
+    pointer = read_pointer(layout)
+    on_disk = len(list_generations(layout))
+    checks = []
+    if pointer.problem:
+        checks.append(Check("generation.pointer", "FAIL",
+                            f"{pointer.problem}; {on_disk} generations on disk: servers fall back to the newest "
+                            "readable one and the next `kivgraph index` rewrites CURRENT"))
+    elif pointer.name is None and on_disk:
+        checks.append(Check("generation.pointer", "WARN",
+                            f"{layout.current_pointer} is missing but {on_disk} generations are on disk: servers "
+                            "use the newest readable one and the next `kivgraph index` rewrites CURRENT"))
+    elif pointer.name is None:
+        checks.append(Check("generation", "PASS", "no published generation yet"))
         return checks
+    opener = open_newest_intact if deep else open_newest_readable
     try:
-        with open_current(layout) as gen:
-            detail = f"{gen.name}: {gen.manifest.counts.symbols} symbols, built {gen.manifest.built_at}"
-            if deep:
-                gen.verify_digest()
-                detail += ", digest verified"
+        gen, refused = opener(layout)
+    except snap_errors.NoGenerationError as exc:
+        checks.append(Check("generation", "FAIL", f"{exc}; run `kivgraph index` to publish a good generation"))
+        return checks
+    with gen:
+        detail = f"{gen.name}: {gen.manifest.counts.symbols} symbols, built {gen.manifest.built_at}"
+        if deep:
+            detail += ", digest verified"
+        refused = [r for r in refused if r != pointer.problem]
+        if pointer.name is not None and (gen.name != pointer.name or refused):
+            newer_format = any("reader of format" in r for r in refused)
+            checks.append(Check(
+                "generation", "WARN" if newer_format else "FAIL",
+                f"CURRENT names {pointer.name}, which is unusable: {'; '.join(refused)}; servers answer from {detail}"
+                + (f" (reader format {FORMAT_VERSION}; re-index to upgrade)" if newer_format else ""),
+            ))
+        else:
             checks.append(Check("generation", "PASS", detail))
-    except snap_errors.FormatVersionError as exc:
-        checks.append(Check("generation", "WARN", f"{exc} (reader format {FORMAT_VERSION}; re-index to upgrade)"))
-    except snap_errors.SnapshotError as exc:
-        checks.append(Check("generation", "FAIL", str(exc)))
     return checks

@@ -18,7 +18,9 @@ from pathlib import Path
 import lmdb
 import msgspec
 
+from indexer.diskerrors import write_failure
 from indexer.facts import FileFacts
+from indexer.faults import fault_point
 from snapshot_format.versions import FACT_CACHE_VERSION
 
 _DAY = struct.Struct(">I")
@@ -56,6 +58,7 @@ class FactCache:
 
     def __init__(self, directory: Path, mode: str = "on") -> None:
         self.mode = mode
+        self.directory = directory
         self.stats = CacheStats()
         self._env: lmdb.Environment | None = None
         self._pending: dict[bytes, bytes] = {}
@@ -140,14 +143,18 @@ class FactCache:
         if self._env is None:
             return
         today = _DAY.pack(_today())
-        with self._env.begin(write=True) as txn:
-            for key, value in self._pending.items():
-                txn.put(key, value)
-                self.stats.writes += 1
-            for key in self._touched - self._pending.keys():
-                raw = txn.get(key)
-                if raw is not None and raw[: _DAY.size] != today:
-                    txn.put(key, today + raw[_DAY.size :])
+        try:
+            with self._env.begin(write=True) as txn:
+                for key, value in self._pending.items():
+                    fault_point("cache.write")
+                    txn.put(key, value)
+                    self.stats.writes += 1
+                for key in self._touched - self._pending.keys():
+                    raw = txn.get(key)
+                    if raw is not None and raw[: _DAY.size] != today:
+                        txn.put(key, today + raw[_DAY.size :])
+        except lmdb.Error as exc:
+            raise OSError(f"fact cache: {write_failure(exc, self.directory)}") from exc
         self._pending.clear()
         self._touched.clear()
 

@@ -30,5 +30,7 @@ def read_git_state(root: Path) -> GitState:
     if not commit:
         return GitState()
     branch = _git(root, "symbolic-ref", "--short", "-q", "HEAD") or ""
-    status = _git(root, "status", "--porcelain", "--untracked-files=no", "--", ".")
+    # --no-optional-locks: git status would otherwise refresh .git/index and take index.lock in a
+    # repository we only read.
+    status = _git(root, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--", ".")
     return GitState(commit=commit, branch=branch, dirty=bool(status))

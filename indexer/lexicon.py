@@ -19,6 +19,7 @@ from snapshot_format import keys
 from snapshot_format.lexical import FIELD_WEIGHTS, LEXICAL_VERSION, terms
 
 _encode = msgspec.msgpack.encode
+MAX_TERM_CHARS = 100  # at most 400 bytes of UTF-8: under LMDB's 511-byte key limit
 
 
 def lexical_cache_key(path: str, content_hash: str) -> bytes:
@@ -59,7 +60,10 @@ class LexiconBuilder:
         doc = len(self._docs)
         self._docs.append((repository, path, language, sum(counts.values())))
         for term, weight in counts.items():
-            self._postings[term] += (doc, weight)
+            # A term is a key: a long one (a 900 KB string literal is one "word") would exceed LMDB's key
+            # limit and fail the whole publication; nobody searches for it, so it is not indexed.
+            if len(term) <= MAX_TERM_CHARS:
+                self._postings[term] += (doc, weight)
 
     def items(self) -> dict[bytes, list[tuple[bytes, bytes]]]:
         """(key, value) pairs for the lexicon sub-databases and the meta stats."""

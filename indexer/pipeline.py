@@ -18,11 +18,13 @@ from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.discover import Candidate, Discovery, discover
 from indexer.fact_cache import FactCache, cache_key
 from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
+from indexer.faults import fault_point
 from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
-from indexer.publish import GenerationContent, PublishResult, publish
+from indexer.publish import GenerationContent, PublishLock, PublishResult, publish
 from indexer.scip.exact import ExactPass, merge, run_exact
+from indexer.scratch import scratch_directory
 from snapshot_format import records
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
@@ -91,6 +93,7 @@ class _RepoWork:
     # Carried over from the previous generation (index --repository other): not re-read from disk.
     carried: records.Repository | None = None
     known_hashes: dict[str, str] = field(default_factory=dict)
+    problem: str = ""  # why the repository could not be read at all
 
 
 def _extension_map(languages: tuple[str, ...]) -> dict[str, str]:
@@ -190,6 +193,11 @@ def build_content(
             work.append(_RepoWork(repo.name, repo.root, repo.languages, found, carried=prev_repo, known_hashes=known))
             progress(Progress("discover", repo.name, f"{len(found.indexable)} files (carried over)", i + 1, n_repos))
             continue
+        fault_point("discover")
+        if repo.problem:  # moved or deleted: a failure of this repository only, recorded with the reason
+            work.append(_RepoWork(repo.name, repo.root, repo.languages, Discovery(), problem=repo.problem))
+            progress(Progress("discover", repo.name, f"skipped: {repo.problem}", i + 1, n_repos))
+            continue
         found = discover(
             repo.root, _extension_map(repo.languages), exclude=repo.exclude,
             max_file_bytes=loaded.indexing.max_file_bytes,
@@ -220,6 +228,7 @@ def build_content(
             lex: list[dict[str, int] | None] = []
             misses: list[tuple[int, str, str, bytes, bytes, bytes]] = []  # (slot, path, package, data, key, lex key)
             for path in paths:
+                fault_point("extract")
                 package = (package_for_root(w.root, path, all_paths) if package_for_root is not None
                            else module.package_for(path, all_paths))
                 data: bytes | None = None
@@ -325,6 +334,7 @@ def build_content(
         progress(Progress("resolve", "*", language, 1, 1))
         # 4b. the language's exact analyzer, when it has one: its answers replace candidates site by site
         started = time.perf_counter()
+        fault_point("analyze")
         exact = run_exact(
             language, corpus, {w.name: {p: w.hashes[p] for p in (ff.path for ff in w.facts.get(language, []))}
                                for w in work},
@@ -424,12 +434,17 @@ def build_content(
                     package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language, cand.path) if ff else "",
                 )
             )
-        git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty) if w.carried else read_git_state(w.root)
+        if w.carried:
+            git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty)
+        else:
+            git = GitState() if w.problem else read_git_state(w.root)
         analyses = []
         for lang in w.languages:
             module = registry.module_for(lang)
             n = sum(1 for c in w.discovery.indexable if c.language == lang)
-            if module is None:
+            if w.problem:
+                analyses.append(records.LanguageAnalysis(language=lang, mode="failed", reason=w.problem, files=0))
+            elif module is None:
                 analyses.append(records.LanguageAnalysis(
                     language=lang, mode="failed", reason=f"no {lang} extractor in kivgraph {__version__}", files=n,
                 ))
@@ -555,19 +570,26 @@ def run_index(
     from the current generation (every registered repository is always published).
     """
     emit = progress or (lambda _p: None)
-    timer = _Timer()
-    started = time.perf_counter()
     mode = fact_cache_mode or loaded.indexing.fact_cache
     names = {r.name for r in loaded.repositories}
     if only is not None and not only <= names:
         raise ValueError(f"--repository: not registered: {', '.join(sorted(only - names))}")
+    with PublishLock(layout):  # the whole run, not only publication: see PublishLock
+        return _locked_run_index(loaded, layout, emit, mode, only)
+
+
+def _locked_run_index(
+    loaded: LoadedConfig, layout: StateLayout, emit: ProgressFn, mode: str, only: frozenset[str] | None
+) -> tuple[IndexReport, PublishResult]:
+    timer = _Timer()
+    started = time.perf_counter()
     previous: Generation | None = None
     if only is not None:
         try:
             previous = open_current(layout)
         except SnapshotError:
             previous = None  # nothing to carry over: index everything
-    with FactCache(layout.fact_cache_dir, mode) as cache:
+    with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
         try:
             content, counters = build_content(
                 loaded, fact_cache=cache, progress=emit, timer=timer, only=only, previous=previous

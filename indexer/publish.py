@@ -7,7 +7,7 @@ rename into place, fsync the parent, then replace ``CURRENT`` atomically
 exclusive non-blocking lock. A crash at any step leaves the previous
 generation serving and nothing half-visible. ``KIVGRAPH_FAULT_KILL_AT=<step>``
 kills the process with SIGKILL at that step, for the crash tests
-(``KIVGRAPH_FAULT_STOP_AT`` stops it there, holding the lock).
+(``KIVGRAPH_FAULT_STOP_AT`` stops it there, holding the lock; see indexer.faults).
 """
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ import fcntl
 import itertools
 import os
 import shutil
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import lmdb
 import msgspec
 
+from indexer.diskerrors import write_failure
+from indexer.faults import fault_point
 from snapshot_format import codec, keys, records
 from snapshot_format.digest import DigestBuilder, digest_environment
 from snapshot_format.errors import PublishLockedError
@@ -49,6 +51,7 @@ from snapshot_format.vocab import Confidence, EdgeKind
 
 PUBLISH_STEPS = ("locked", "built", "validated", "renamed", "current")
 DEFAULT_RETAIN = 3
+MAX_KEY_BYTES = 511  # LMDB's compiled-in maximum key size
 
 
 class PublishError(Exception):
@@ -80,14 +83,6 @@ class PublishResult:
     seconds: float
 
 
-def _fault(step: str) -> None:
-    """Crash-test hooks: SIGKILL (or SIGSTOP, to hold the lock) at a named publication step."""
-    if os.environ.get("KIVGRAPH_FAULT_KILL_AT") == step:
-        os.kill(os.getpid(), signal.SIGKILL)
-    if os.environ.get("KIVGRAPH_FAULT_STOP_AT") == step:
-        os.kill(os.getpid(), signal.SIGSTOP)
-
-
 def _fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
@@ -109,41 +104,75 @@ def write_file_atomically(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
+def _lock_holder(fd: int) -> str:
+    """The pid holding the lock on ``fd``'s file: what it wrote there, else the kernel's lock table.
+
+    The holder writes its pid just after taking the lock, so a second indexer can look in between;
+    /proc/locks names the owner of a flock from the moment it is taken.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        written = os.pread(fd, 64, 0).decode().strip()
+        if written.isdigit():
+            return written
+    with contextlib.suppress(OSError):
+        inode = str(os.fstat(fd).st_ino)
+        with open("/proc/locks") as table:
+            for line in table:
+                fields = line.split()
+                if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5].rsplit(":", 1)[-1] == inode:
+                    return fields[4]
+    return ""
+
+
 class PublishLock:
-    """Exclusive, non-blocking, kernel-released lock on ``publish.lock``."""
+    """Exclusive, non-blocking, kernel-released lock on ``publish.lock``: one indexer per state directory.
+
+    The CLI takes it for a whole run (discovery through publication, and for the
+    lifetime of ``--watch``), so no build can be published from inputs older than
+    another indexer's: a newer generation id always means newer content.
+    Re-entrant within a process: ``run_index`` and ``publish`` take it again
+    under the CLI's hold without blocking themselves.
+    """
+
+    _held: ClassVar[dict[Path, list[int]]] = {}  # lock path -> [fd, depth], per process
 
     def __init__(self, layout: StateLayout) -> None:
         self.path = layout.publish_lock
-        self._fd: int | None = None
 
     def __enter__(self) -> PublishLock:
+        held = PublishLock._held.get(self.path)
+        if held is not None:
+            held[1] += 1
+            return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
-            holder = ""
-            with contextlib.suppress(OSError, ValueError):
-                holder = os.pread(fd, 64, 0).decode().strip()
+            holder = _lock_holder(fd)
             os.close(fd)
             if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
-                who = f" (pid {holder})" if holder else ""
+                who = f" (pid {holder})" if holder.isdigit() else ""
                 raise PublishLockedError(
-                    f"another kivgraph index is publishing into {self.path.parent}{who}; "
+                    f"another kivgraph index is running over {self.path.parent}{who}; "
                     "wait for it to finish or stop it, then retry"
                 ) from None
             raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        self._fd = fd
+        PublishLock._held[self.path] = [fd, 1]
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self._fd is not None:
+        held = PublishLock._held.get(self.path)
+        if held is None:
+            return
+        held[1] -= 1
+        if held[1] == 0:
+            del PublishLock._held[self.path]
             with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, 0)
-            os.close(self._fd)
-            self._fd = None
+                os.ftruncate(held[0], 0)
+            os.close(held[0])
 
 
 # --- encoding the content into sorted (key, value) streams -----------------------------
@@ -243,7 +272,12 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     ]
     for name, pairs in content.derived.items():
         items[name].extend(pairs)
+    fixed_size = {keys.DB_SYMBOLS, keys.DB_EDGES_OUT, keys.DB_EDGES_IN}  # raw 16-byte keys: never too long
     for name, pairs in items.items():
+        for key, _value in [] if name in fixed_size else pairs:
+            if len(key) > MAX_KEY_BYTES:
+                raise PublishError(f"{name.decode()}: a key of {len(key)} bytes exceeds LMDB's {MAX_KEY_BYTES}-byte "
+                                   f"limit: {key[:120].decode('utf-8', 'replace')!r}…")
         pairs.sort(key=lambda kv: kv[0])
         for (a, _), (b, _) in itertools.pairwise(pairs):
             if a == b:
@@ -364,6 +398,11 @@ def apply_retention(layout: StateLayout, retain: int = DEFAULT_RETAIN) -> tuple[
     return tuple(removed)
 
 
+def _still_serving(layout: StateLayout) -> str:
+    current = read_current(layout)
+    return f"the previous generation {current} still serves" if current else "nothing was published"
+
+
 def publish(
     layout: StateLayout,
     content: GenerationContent,
@@ -377,7 +416,7 @@ def publish(
     step = on_step or (lambda _s: None)
     layout.generations_dir.mkdir(parents=True, exist_ok=True)
     with PublishLock(layout):
-        _fault("locked")
+        fault_point("locked")
         step("locked")
         _remove_debris(layout)
         gid = next_generation_id(layout)
@@ -390,7 +429,7 @@ def publish(
             counts = _counts_of(items)
             digest = _write_environment(tmp, items)
             (tmp / HOLD_FILENAME).touch()
-            _fault("built")
+            fault_point("built")
             step("built")
             _validate(tmp, digest, counts)
             now = dt.datetime.now(dt.UTC)
@@ -414,17 +453,24 @@ def publish(
             )
             write_file_atomically(tmp / MANIFEST_FILENAME, encode_manifest(manifest))
             _fsync_tree(tmp)
-            _fault("validated")
+            fault_point("validated")
             step("validated")
             os.rename(tmp, final)
             _fsync_dir(layout.generations_dir)
+        except (lmdb.Error, OSError) as exc:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise PublishError(f"{write_failure(exc, layout.generations_dir)}; {_still_serving(layout)}") from exc
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        _fault("renamed")
+        fault_point("renamed")
         step("renamed")
-        write_file_atomically(layout.current_pointer, f"{name}\n".encode())
-        _fault("current")
+        try:
+            write_file_atomically(layout.current_pointer, f"{name}\n".encode())
+        except OSError as exc:
+            raise PublishError(f"{name} is complete but {write_failure(exc, layout.state_dir)} (CURRENT); "
+                               f"{_still_serving(layout)}") from exc
+        fault_point("current")
         step("current")
         removed = apply_retention(layout, retain)
     return PublishResult(

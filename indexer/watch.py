@@ -37,7 +37,7 @@ def watch_and_index(
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
-    roots = [str(r.root) for r in loaded.repositories]
+    roots = [str(r.root) for r in loaded.repositories if not r.problem]  # a moved one cannot be watched
     exts = frozenset(e for r in loaded.repositories for lang in r.languages for e in EXTENSIONS.get(lang, ()))
     batches: Iterable[set[tuple[Any, str]]]
     if changes is None:

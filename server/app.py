@@ -57,6 +57,7 @@ from server.surface import ToolSpec as Spec
 from server.tools import READ_TOOLS
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
+from snapshot_format.reader import Generation
 
 log = logging.getLogger("kivgraph.serve")
 calls = logging.getLogger(CALLS_LOGGER)
@@ -65,8 +66,8 @@ SERVER_NAME = "kivgraph"
 
 
 # Tools bounded to a page of key lookups; the walks, file reads and ranking run in worker threads.
-_INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "graph_status", "list_repositories", "get_file_outline",
-                           "find_references"})
+# graph_status and list_repositories read each repository's .git (outside the generation): always in a thread.
+_INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "get_file_outline", "find_references"})
 
 
 @dataclass
@@ -111,6 +112,15 @@ class _InputRequired(Exception):
     def __init__(self, result: types.InputRequiredResult) -> None:
         super().__init__("input required")
         self.result = result
+
+
+class _Damaged(Exception):
+    """A read failed inside LMDB or the reader: the generation is damaged."""
+
+    def __init__(self, generation: Generation, reason: str) -> None:
+        super().__init__(reason)
+        self.generation = generation
+        self.reason = reason
 
 
 class KivgraphServer(Server[Any]):
@@ -224,7 +234,7 @@ class KivgraphApp:
     # --- tools ---------------------------------------------------------------------------------------
 
     def listed_tools(self) -> list[types.Tool]:
-        if self.holder.current_id is None:
+        if self.holder.current_id is None and not self._read_tools_listed:
             return [self._tools[INDEX_PROJECT.name]]
         return [self._tools[spec.name] for spec in (*READ_TOOL_SPECS, INDEX_PROJECT)]
 
@@ -269,20 +279,37 @@ class KivgraphApp:
                    extra={"fields": {"tool": name, "outcome": outcome, "ms": ms, "snapshot": self.holder.current_id}})
 
     def _read(self, name: str, arguments: object) -> str:
+        """Answer a read tool; a generation found damaged is condemned and the call retried once on the next."""
+        try:
+            return self._read_once(name, arguments)
+        except _Damaged as damaged:
+            self.holder.condemn(damaged.generation, damaged.reason)
+            try:
+                return self._read_once(name, arguments)
+            except _Damaged as again:
+                self.holder.condemn(again.generation, again.reason)
+                raise ToolError(SNAPSHOT_UNAVAILABLE, f"generation {again.generation.name} could not be read: "
+                                                      f"{again.reason}") from None
+
+    def _read_once(self, name: str, arguments: object) -> str:
         with self.holder.lease() as generation:
             if generation is None:
+                if self.holder.unavailable:
+                    if name == "graph_status":
+                        return _json.encode(unavailable_status(self.layout, self.holder.unavailable)).decode()
+                    raise ToolError(SNAPSHOT_UNAVAILABLE, self.holder.unavailable)
                 if name == "graph_status":  # never fails on a missing snapshot: it reports an empty store
                     return _json.encode(empty_status(self.layout)).decode("utf-8")
                 raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
             try:
+                generation.check_intact()  # a data file cut short under the map would be SIGBUS, not an error
                 answer = READ_TOOLS[name](generation, arguments)
                 return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
             except ToolError:
                 raise
             except (lmdb.Error, SnapshotError) as exc:
                 log.exception("%s failed on generation %s", name, generation.name)
-                raise ToolError(SNAPSHOT_UNAVAILABLE,
-                                f"generation {generation.name} could not be read: {exc}") from None
+                raise _Damaged(generation, str(exc)) from None
             except Exception as exc:
                 log.exception("%s failed on generation %s", name, generation.name)
                 raise ToolError(SNAPSHOT_UNAVAILABLE,
@@ -328,7 +355,8 @@ class KivgraphApp:
         ))
 
     async def _index_project(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> str:
-        request = indexing.parse_index_request(params.arguments, self.options.cwd or Path(os.getcwd()))
+        request = indexing.parse_index_request(params.arguments, self.options.cwd or Path(os.getcwd()),
+                                               self.layout.state_dir)
         await self._consent(ctx, params, request)
         counter = 0
 
@@ -375,6 +403,17 @@ def empty_status(layout: StateLayout) -> dict[str, Any]:
         "next_cursor": None, "coverage": Coverage().full(),
         "guidance": "nothing is published yet: call index_project, or run kivgraph index",
         "results": {"status": "empty", "snapshot_id": None, "state_dir": str(layout.state_dir)},
+    }
+
+
+def unavailable_status(layout: StateLayout, reason: str) -> dict[str, Any]:
+    """graph_status when generations exist but none can be read."""
+    return {
+        "snapshot_id": None, "snapshot_age_ms": None, "total": 1, "returned": 1, "truncated": False,
+        "next_cursor": None, "coverage": Coverage().full(),
+        "guidance": "every generation on disk is unreadable: run kivgraph index to publish a good one",
+        "results": {"status": "unavailable", "snapshot_id": None, "state_dir": str(layout.state_dir),
+                    "reason": reason},
     }
 
 

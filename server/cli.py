@@ -22,7 +22,10 @@ import click
               help="Seconds between two looks at CURRENT.")
 @click.option("--no-verify-digest", is_flag=True, hidden=True,
               help="Skip the background digest check of each generation served.")
-def serve(config_path: str | None, state_dir: str | None, poll_interval: float, no_verify_digest: bool) -> None:
+@click.option("--verify-delay", type=click.FloatRange(min=0.0, max=3600.0), default=10.0, hidden=True,
+              help="Seconds after a start or swap before the background digest check.")
+def serve(config_path: str | None, state_dir: str | None, poll_interval: float, no_verify_digest: bool,
+          verify_delay: float) -> None:
     """Run the MCP server over stdio on the newest published generation.
 
     An MCP client (Claude Code, Cursor, Codex, ...) starts this command and
@@ -54,4 +57,4 @@ def serve(config_path: str | None, state_dir: str | None, poll_interval: float, 
     setup_logging(layout.log_dir)
     from server.main import run_stdio
 
-    run_stdio(layout, poll_interval=poll_interval, verify_digest=not no_verify_digest)
+    run_stdio(layout, poll_interval=poll_interval, verify_digest=not no_verify_digest, verify_delay=verify_delay)

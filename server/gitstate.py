@@ -1,5 +1,7 @@
 """The live HEAD of a repository, read from git's files directly (no subprocess, no git).
 
+Only regular files are read, each bounded, and symbolic refs at most a few levels
+deep, so a FIFO or a ref loop planted in ``.git`` cannot hang or crash a call.
 About two small file reads per repository: ``.git`` (a directory, or a file
 ``gitdir: <path>`` for worktrees and submodules), ``HEAD``, then the loose ref
 or ``packed-refs`` (in the common directory for a linked worktree).
@@ -7,8 +9,10 @@ or ``packed-refs`` (in the common directory for a linked worktree).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,9 +30,28 @@ class Head:
     error: str = ""
 
 
+_MAX_REF_DEPTH = 5  # as git: a symbolic ref may point at a symbolic ref, a few levels deep, never in a loop
+
+
+def _open_regular(path: Path) -> int:
+    """A descriptor on ``path`` only if it is a regular file: a FIFO or device must never block a read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path.name} is not a regular file")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _read_small(path: Path) -> str:
-    with open(path, "rb") as fh:
-        return fh.read(_MAX_READ).decode("utf-8", "replace")
+    """At most 64 KiB of a regular file, decoded leniently."""
+    fd = _open_regular(path)
+    try:
+        return os.read(fd, _MAX_READ).decode("utf-8", "replace")
+    finally:
+        os.close(fd)
 
 
 def find_git_dir(start: Path) -> Path | None:
@@ -59,23 +82,27 @@ def _common_dir(git_dir: Path) -> Path:
     return common if common.is_absolute() else (git_dir / common)
 
 
-def _resolve_ref(git_dir: Path, ref: str) -> str:
+def _resolve_ref(git_dir: Path, ref: str, depth: int = 0) -> str:
     """The commit a ref names: the loose file first, then packed-refs; "" when neither has it."""
+    if depth >= _MAX_REF_DEPTH:
+        raise OSError(errno.ELOOP, f"symbolic refs nest deeper than {_MAX_REF_DEPTH} levels (a loop?) at {ref}")
     for base in dict.fromkeys((git_dir, _common_dir(git_dir))):
         try:
             value = _read_small(base / ref).strip()
         except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
             continue
         if value.startswith("ref:"):
-            return _resolve_ref(git_dir, value[4:].strip())
+            return _resolve_ref(git_dir, value[4:].strip(), depth + 1)
         if _SHA.match(value):
             return value
     for base in dict.fromkeys((git_dir, _common_dir(git_dir))):
         packed = base / "packed-refs"
         try:
-            if packed.stat().st_size > _MAX_PACKED_REFS:
+            fd = _open_regular(packed)
+            if os.fstat(fd).st_size > _MAX_PACKED_REFS:
+                os.close(fd)
                 continue
-            with open(packed, "rb") as fh:
+            with open(fd, "rb") as fh:
                 for raw in fh:
                     line = raw.decode("utf-8", "replace").strip()
                     if not line or line[0] in "#^":

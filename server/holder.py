@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from snapshot_format.errors import GenerationUnreadableError, NoGenerationError
-from snapshot_format.layout import StateLayout, parse_generation_name, read_current
+from snapshot_format.layout import StateLayout, list_generations, parse_generation_name, read_current
 from snapshot_format.reader import Generation, open_newest_readable
 
 log = logging.getLogger("kivgraph.serve")
@@ -58,6 +58,7 @@ class SnapshotHolder:
         self._entries: list[_Entry] = []
         self._bad: dict[str, str] = {}  # generation name -> why it was skipped
         self._last_pointer: str | None = None
+        self.unavailable = ""  # why nothing is served although generations exist (all damaged)
 
     # --- reading ---------------------------------------------------------------------------------
 
@@ -100,7 +101,11 @@ class SnapshotHolder:
         try:
             generation, refused = open_newest_readable(self.layout, hold=True)
         except NoGenerationError as exc:
-            log.info("%s", exc)
+            if list_generations(self.layout):
+                self.unavailable = str(exc)
+                log.error("%s", exc)
+            else:
+                log.info("%s", exc)
             return events
         for reason in refused:
             log.warning("skipped a generation: %s", reason)
@@ -109,9 +114,46 @@ class SnapshotHolder:
         self._install(generation, events)
         return events
 
+    def check_current(self) -> HolderEvents:
+        """Condemn the served generation if its data file changed size under us (one fstat)."""
+        entry = self._current
+        if entry is None or entry.generation.closed:
+            return HolderEvents()
+        try:
+            entry.generation.check_intact()
+        except GenerationUnreadableError as exc:
+            return self.condemn(entry.generation, str(exc))
+        return HolderEvents()
+
+    def condemn(self, generation: Generation, reason: str) -> HolderEvents:
+        """Stop serving a generation found damaged; the newest other readable one takes over, even older.
+
+        With no other readable generation it keeps serving this one (calls that fail say why).
+        """
+        events = HolderEvents(refused=[reason])
+        with self._lock:
+            if generation.name in self._bad:
+                return events
+            self._bad[generation.name] = reason
+        log.error("generation %s is damaged and no longer served: %s", generation.name, reason)
+        if self.current_name != generation.name:
+            return events
+        try:
+            replacement, refused = open_newest_readable(self.layout, hold=True, skip=self._bad)
+        except NoGenerationError as exc:
+            # Some answers may still come from it; a refused call says why (SNAPSHOT_UNAVAILABLE).
+            log.error("no other readable generation (%s); still serving %s", exc, generation.name)
+            return events
+        events.refused.extend(refused)
+        self._install(replacement, events)
+        log.warning("now serving %s after %s was found damaged", replacement.name, generation.name)
+        return events
+
     def refresh(self) -> HolderEvents:
         """Swap to the generation CURRENT names if it is newer and opens; cheap when nothing changed."""
-        events = HolderEvents()
+        events = self.check_current()
+        if events.swapped_to:
+            return events
         name = read_current(self.layout)
         if name is None or (name == self._last_pointer and self._current is not None):
             return events
@@ -136,6 +178,7 @@ class SnapshotHolder:
         return events
 
     def _install(self, generation: Generation, events: HolderEvents) -> None:
+        self.unavailable = ""
         with self._lock:
             previous = self._current
             entry = _Entry(generation)
@@ -153,37 +196,21 @@ class SnapshotHolder:
     def verify_current(self) -> HolderEvents:
         """Recompute the served generation's digest (a full read: run it off the request path).
 
-        On a mismatch the generation is skipped from now on and the newest other
-        readable generation takes over, even an older one.
+        On a mismatch, or damage LMDB itself reports, the generation is condemned: skipped from
+        now on, and the newest other readable generation takes over, even an older one.
         """
-        events = HolderEvents()
-        failed = self._verify_leased(events)
-        if failed is None:
-            return events
-        try:
-            replacement, refused = open_newest_readable(self.layout, hold=True, skip=self._bad)
-        except NoGenerationError as exc:
-            log.error("no other readable generation (%s); still serving %s", exc, failed)
-            return events
-        events.refused.extend(refused)
-        self._install(replacement, events)
-        return events
-
-    def _verify_leased(self, events: HolderEvents) -> str | None:
-        """The name of the current generation if its digest is wrong, else None."""
         with self.lease() as generation:
             entry = self._current
             if generation is None or entry is None or entry.generation is not generation or entry.verified:
-                return None
+                return HolderEvents()
             try:
                 generation.verify_digest()
             except GenerationUnreadableError as exc:
-                self._bad[generation.name] = str(exc)
-                events.refused.append(str(exc))
-                log.error("generation %s failed its digest check: %s", generation.name, exc)
-                return generation.name
-            entry.verified = True
-            return None
+                reason = str(exc)
+            else:
+                entry.verified = True
+                return HolderEvents()
+        return self.condemn(generation, reason)
 
     def close(self) -> None:
         """Close every environment (at shutdown, when no call is running)."""

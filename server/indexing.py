@@ -24,6 +24,7 @@ import anyio.abc
 from server.args import Args, check_string
 from server.errors import INDEXING_FAILED, ToolError, invalid
 from snapshot_format.layout import StateLayout
+from snapshot_format.names import repository_name_problem
 from snapshot_format.vocab import LANGUAGES
 
 PROJECT_FIELDS = ("name", "path", "languages")
@@ -52,12 +53,31 @@ class IndexRequest:
     confirmed: bool | None
 
 
-def _project(args: Args, cwd: Path) -> Project:
+# Trees that are never a project: the kernel's virtual filesystems (reading /proc/*/mem or a device can
+# hang or never end).
+_SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+def _path_problem(path: Path, state_dir: Path | None) -> str:
+    """Why ``path`` can never be indexed, or ""."""
+    real = path.resolve()
+    if real == Path(real.anchor):
+        return "is the filesystem root"
+    for tree in _SYSTEM_TREES:
+        if real == tree or tree in real.parents:
+            return f"is inside {tree}, a virtual filesystem"
+    if state_dir is not None:
+        state = state_dir.resolve()
+        if real == state or state in real.parents:
+            return f"is kivgraph's own state directory ({state})"
+    return ""
+
+
+def _project(args: Args, cwd: Path, state_dir: Path | None) -> Project:
     name = args.string("name", required=True) or ""
-    if name in (".", "..") or "/" in name or "\\" in name:
-        raise invalid(f"{args.name('name')} {name!r} must not be . or .. nor contain / or \\")
-    if name.startswith("rust:"):
-        raise invalid(f"{args.name('name')} {name!r}: the rust: namespace is reserved for derived providers")
+    problem = repository_name_problem(name)
+    if problem:  # the indexer's own rule, checked before the user is asked anything
+        raise invalid(f"{args.name('name')}: {problem}")
     raw_path = args.string("path", required=True) or ""
     path = Path(raw_path).expanduser()
     if not path.is_absolute():
@@ -65,6 +85,9 @@ def _project(args: Args, cwd: Path) -> Project:
     path = Path(os.path.normpath(path))
     if not path.is_dir():
         raise invalid(f"{args.name('path')} {raw_path!r} is not an existing directory (resolved to {path})")
+    problem = _path_problem(path, state_dir)
+    if problem:
+        raise invalid(f"{args.name('path')} {raw_path!r} {problem}: it cannot be indexed")
     raw_languages = args.raw("languages")
     if not isinstance(raw_languages, list) or not raw_languages:
         raise invalid(f"{args.name('languages')} must be a non-empty array of language names")
@@ -83,7 +106,7 @@ def _project(args: Args, cwd: Path) -> Project:
     return Project(name=name, path=str(path), languages=tuple(languages))
 
 
-def parse_index_request(arguments: object, cwd: Path) -> IndexRequest:
+def parse_index_request(arguments: object, cwd: Path, state_dir: Path | None = None) -> IndexRequest:
     """Validate index_project's arguments before anything is written (surface-reference §3.8)."""
     args = Args(arguments, ("projects", *PROJECT_FIELDS, "confirmed"))
     batch = args.raw("projects")
@@ -103,9 +126,9 @@ def parse_index_request(arguments: object, cwd: Path) -> IndexRequest:
             missing = [f for f in PROJECT_FIELDS if nested.raw(f) is None]
             if missing:
                 raise invalid(f"projects[{i}] needs name, path and languages; {missing[0]} is missing")
-            projects.append(_project(nested, cwd))
+            projects.append(_project(nested, cwd, state_dir))
     else:
-        projects = [_project(args, cwd)]
+        projects = [_project(args, cwd, state_dir)]
     seen: set[str] = set()
     for p in projects:
         if p.name in seen:

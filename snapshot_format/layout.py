@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,6 +48,11 @@ class StateLayout:
     @property
     def fact_cache_dir(self) -> Path:
         return self.state_dir / "factcache"
+
+    @property
+    def scratch_dir(self) -> Path:
+        """The indexer's temporary files (analyzer output), emptied by every run."""
+        return self.state_dir / "scratch"
 
     @property
     def log_dir(self) -> Path:
@@ -116,10 +122,50 @@ def list_generations(layout: StateLayout) -> list[tuple[int, int, Path]]:
     return found
 
 
-def read_current(layout: StateLayout) -> str | None:
-    """The generation name CURRENT points at, or None when there is none."""
+_MAX_POINTER_BYTES = 256
+
+
+@dataclass(frozen=True)
+class Pointer:
+    """What CURRENT says: a generation name, or why there is none (``problem`` empty when it is just absent)."""
+
+    name: str | None
+    problem: str = ""
+
+
+def read_pointer(layout: StateLayout) -> Pointer:
+    """Read CURRENT defensively: a bounded read of a regular file that must name a generation.
+
+    Anything else — not UTF-8, not a generation name, a directory or a FIFO in its place — is
+    "no valid pointer" with the reason: readers fall back to the newest generation on disk and
+    the next publication replaces the file.
+    """
+    path = layout.current_pointer
     try:
-        raw = layout.current_pointer.read_text(encoding="utf-8").strip()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-    return raw if parse_generation_name(raw) else None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return Pointer(None)
+    except OSError as exc:
+        return Pointer(None, f"{path} cannot be read: {exc.strerror or exc}")
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return Pointer(None, f"{path} is not a regular file")
+        raw = os.read(fd, _MAX_POINTER_BYTES + 1)
+    except OSError as exc:
+        return Pointer(None, f"{path} cannot be read: {exc.strerror or exc}")
+    finally:
+        os.close(fd)
+    try:
+        text = raw.decode("utf-8").strip()
+    except UnicodeDecodeError:
+        return Pointer(None, f"{path} is not UTF-8 text (damaged pointer)")
+    if not text:
+        return Pointer(None, f"{path} is empty")
+    if len(raw) > _MAX_POINTER_BYTES or parse_generation_name(text) is None:
+        return Pointer(None, f"{path} does not name a generation ({text[:40]!r})")
+    return Pointer(text)
+
+
+def read_current(layout: StateLayout) -> str | None:
+    """The generation name CURRENT points at, or None when there is no valid pointer."""
+    return read_pointer(layout).name

@@ -29,7 +29,7 @@ from snapshot_format.layout import (
     StateLayout,
     list_generations,
     parse_generation_name,
-    read_current,
+    read_pointer,
 )
 from snapshot_format.manifest import Manifest, check_readable, read_manifest
 
@@ -51,17 +51,21 @@ class Generation:
             raise GenerationUnreadableError(
                 f"{self.path}: manifest id {self.manifest.id} does not match the directory name"
             )
-        data = self.path / DATA_FILENAME
-        try:
-            size = data.stat().st_size
-        except FileNotFoundError as exc:
-            raise GenerationUnreadableError(f"{data}: data file missing") from exc
-        if size != self.manifest.data_bytes:
-            raise GenerationUnreadableError(
-                f"{data}: size {size} differs from the {self.manifest.data_bytes} bytes the manifest records"
-            )
+        self._data_path = self.path / DATA_FILENAME
         self._hold_fd: int | None = None
+        self._data_fd: int | None = None
         self._closed = True  # until the environment is open
+        try:
+            # Kept open: checking that the mapped file still has the manifest's size is one fstat.
+            self._data_fd = os.open(self._data_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError as exc:
+            raise GenerationUnreadableError(f"{self._data_path}: data file cannot be opened: "
+                                            f"{exc.strerror or exc}") from None
+        try:
+            self.check_intact()
+        except GenerationUnreadableError:
+            self._release_hold()
+            raise
         if hold:
             self._hold_fd = _take_shared_hold(self.path)
         try:
@@ -112,6 +116,26 @@ class Generation:
         if self._hold_fd is not None:
             os.close(self._hold_fd)
             self._hold_fd = None
+        if self._data_fd is not None:
+            os.close(self._data_fd)
+            self._data_fd = None
+
+    def check_intact(self) -> None:
+        """Refuse a data file whose size no longer matches the manifest (truncated or grown under us).
+
+        Reading a mapped page past a shortened file kills the process with SIGBUS, so servers call
+        this before mapping, before each call and on every poll: one fstat.
+        """
+        if self._data_fd is None:
+            raise GenerationUnreadableError(f"generation {self.name} is closed")
+        st = os.fstat(self._data_fd)
+        if st.st_nlink == 0:
+            raise GenerationUnreadableError(f"{self._data_path}: data file was deleted while mapped")
+        if st.st_size != self.manifest.data_bytes:
+            raise GenerationUnreadableError(
+                f"{self._data_path}: size {st.st_size} differs from the {self.manifest.data_bytes} bytes "
+                "the manifest records"
+            )
 
     def __enter__(self) -> Generation:
         return self
@@ -120,8 +144,16 @@ class Generation:
         self.close()
 
     def verify_digest(self) -> None:
-        """Recompute the content digest (a full read; keep it off the startup path)."""
-        actual = digest_environment(self.env)
+        """Recompute the content digest (a full read; keep it off the startup path).
+
+        Damage that LMDB itself trips over (a corrupt page, a broken transaction) is reported
+        as a digest failure too, naming LMDB's reason.
+        """
+        self.check_intact()
+        try:
+            actual = digest_environment(self.env)
+        except lmdb.Error as exc:
+            raise DigestMismatchError(f"generation {self.name}: damaged, LMDB cannot read it: {exc}") from None
         if actual != self.manifest.digest:
             raise DigestMismatchError(
                 f"generation {self.name}: content digest {actual[:16]}… differs from the manifest's "
@@ -411,20 +443,27 @@ def _take_shared_hold(generation_dir: Path) -> int:
 
 
 def open_current(layout: StateLayout, *, hold: bool = False) -> Generation:
-    """Open the generation CURRENT points at; NoGenerationError when there is none."""
-    name = read_current(layout)
-    if name is None:
-        raise NoGenerationError(f"no published generation in {layout.state_dir}")
-    return Generation(layout.generations_dir / name, hold=hold)
+    """Open the generation CURRENT points at; NoGenerationError when there is no valid pointer."""
+    pointer = read_pointer(layout)
+    if pointer.name is None:
+        raise NoGenerationError(pointer.problem or f"no published generation in {layout.state_dir}")
+    return Generation(layout.generations_dir / pointer.name, hold=hold)
 
 
 def open_newest_readable(
     layout: StateLayout, *, hold: bool = False, skip: Iterable[str] = ()
 ) -> tuple[Generation, list[str]]:
-    """Open CURRENT, else the newest generation that opens; returns it and the refusal reasons."""
+    """Open CURRENT, else the newest generation that opens; returns it and the refusal reasons.
+
+    A damaged or invalid CURRENT is one of the reasons, not an error: the newest generation on
+    disk takes over until the next publication rewrites the pointer.
+    """
     refused: list[str] = []
     skipped = set(skip)
-    name = read_current(layout)
+    pointer = read_pointer(layout)
+    if pointer.problem:
+        refused.append(pointer.problem)
+    name = pointer.name
     candidates: list[Path] = []
     if name is not None and name not in skipped:
         candidates.append(layout.generations_dir / name)
@@ -436,6 +475,32 @@ def open_newest_readable(
             return Generation(path, hold=hold), refused
         except GenerationUnreadableError as exc:
             refused.append(str(exc))
+    if candidates or skipped:
+        raise NoGenerationError(f"every generation in {layout.generations_dir} is unreadable: {'; '.join(refused)}")
     raise NoGenerationError(
-        f"no readable generation in {layout.state_dir}" + (f": {'; '.join(refused)}" if refused else "")
+        f"no published generation in {layout.state_dir}" + (f" ({'; '.join(refused)})" if refused else "")
     )
+
+
+def open_newest_intact(layout: StateLayout, *, skip: Iterable[str] = ()) -> tuple[Generation, list[str]]:
+    """Like ``open_newest_readable``, but each candidate's full digest is checked first (a whole read)."""
+    skipped = set(skip)
+    refused: list[str] = []
+    while True:
+        try:
+            generation, more = open_newest_readable(layout, skip=skipped)
+        except NoGenerationError:
+            if not refused:
+                raise
+            raise NoGenerationError(
+                f"every generation in {layout.generations_dir} is unreadable: {'; '.join(refused)}"
+            ) from None
+        refused.extend(r for r in more if r not in refused)
+        try:
+            generation.verify_digest()
+        except GenerationUnreadableError as exc:
+            generation.close()
+            refused.append(str(exc))
+            skipped.add(generation.name)
+            continue
+        return generation, refused

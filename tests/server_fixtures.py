@@ -587,6 +587,19 @@ class StdioPeer:
                 await self._arrived.wait()
         return self._responses.pop(request_id)
 
+    async def send_raw(self, line: bytes) -> None:
+        """Write bytes as they are (a malformed message), then a newline."""
+        await self.process.stdin.send(line + b"\n")
+
+    async def response_for(self, request_id: object, *, timeout: float = 60.0) -> dict[str, Any]:
+        """Wait (bounded) for the response carrying ``request_id`` (None for id null)."""
+        with anyio.fail_after(timeout):
+            while request_id not in self._responses:
+                if self.process.returncode is not None:
+                    raise RuntimeError(f"server exited: {self.stderr.decode(errors='replace')[-2000:]}")
+                await self._arrived.wait()
+        return self._responses.pop(request_id)
+
     async def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         await self._send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 

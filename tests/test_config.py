@@ -33,8 +33,6 @@ def test_a_valid_config_resolves_relative_paths_against_its_directory(tmp_path: 
         ("[indexing]\nmax_file_bytes = 0\n", "key 'indexing.max_file_bytes'"),
         ("[indexing]\nmax_file_bytes = 'big'\n", "key 'indexing.max_file_bytes'"),
         ("version = 2\n", "key 'version'"),
-        ('[[repository]]\nname = "r"\npath = "/definitely/not/here"\nlanguages = ["python"]\n',
-         "key 'repository[0].path'"),
         ('[[repository]]\nname = "a/b"\npath = "."\nlanguages = ["python"]\n', "key 'repository[0].name'"),
         ('[[repository]]\nname = "r"\npath = "."\nlanguages = ["cobol"]\n', "unknown language 'cobol'"),
         ('[[repository]]\nname = "r"\npath = "."\nlanguages = []\n', "at least one language"),
@@ -51,6 +49,16 @@ def test_bad_config_errors_name_the_file_and_the_key(tmp_path: Path, body: str, 
         load(path)
     assert str(path) in str(info.value)
     assert expected in str(info.value)
+
+
+def test_a_repository_that_moved_is_a_problem_of_that_repository_not_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "here").mkdir()
+    path = _cfg(tmp_path, '[[repository]]\nname = "gone"\npath = "/definitely/not/here"\nlanguages = ["python"]\n'
+                          '[[repository]]\nname = "ok"\npath = "here"\nlanguages = ["python"]\n')
+    gone, ok = load(path).repositories
+    assert str(path) in gone.problem and "key 'repository[0].path'" in gone.problem
+    assert "does not exist" in gone.problem
+    assert ok.problem == ""
 
 
 def test_repositories_may_not_collide_by_name_or_nest(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ def test_a_second_indexer_exits_at_once_with_a_clear_message_while_the_first_hol
         started = time.monotonic()
         second = run_kivgraph(home, "index", "--json")
         assert second.returncode == 3
-        assert "another kivgraph index is publishing" in second.stderr
+        assert "another kivgraph index is running" in second.stderr
         assert str(first.pid) in second.stderr
         assert '"passed":false' in second.stdout
         assert time.monotonic() - started < 30  # it did not wait for the first one (generous bound)

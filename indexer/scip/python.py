@@ -40,7 +40,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import subprocess
 import tempfile
 import time
@@ -52,6 +51,7 @@ import msgspec
 import tree_sitter_python
 from tree_sitter import Language, Node, Query, QueryCursor
 
+from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.python.modules import package_for
@@ -222,19 +222,14 @@ def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | Non
         cmd = [str(exe), "index", "--quiet", "--project-name", project or "project", "--project-version", "0",
                "--environment", str(env_file), "--output", str(out), "--cwd", str(root.resolve())]
         try:
-            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            returncode, stdout, stderr = children.run(cmd, timeout=timeout, cwd=root, env=env)
         except OSError as exc:
             raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
             raise AnalyzerCrashed(f"{ANALYZER} timed out after {timeout:g}s") from None
-        if proc.returncode != 0:
+        if returncode != 0:
             raise AnalyzerCrashed(
-                f"{ANALYZER} exited {proc.returncode}: "
+                f"{ANALYZER} exited {returncode}: "
                 f"{cause(stderr.decode(errors='replace') or stdout.decode(errors='replace'))}"
             )
         if not out.exists():

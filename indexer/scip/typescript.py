@@ -39,7 +39,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -49,6 +48,7 @@ from pathlib import Path
 import msgspec
 from tree_sitter import Node
 
+from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.syntax import repair
@@ -192,19 +192,14 @@ def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None 
         cmd = [str(exe), "index", "--cwd", str(root), "--output", str(out), "--no-progress-bar", *configs]
         left = max(1.0, timeout - (time.monotonic() - started))
         try:
-            proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    stdin=subprocess.DEVNULL, start_new_session=True)
+            returncode, stdout, stderr = children.run(cmd, timeout=left, cwd=tmp, env=env)
         except OSError as exc:
             raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
-        try:
-            stdout, stderr = proc.communicate(timeout=left)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
             raise AnalyzerFailed(f"{ANALYZER} timed out after {timeout:g}s") from None
-        if proc.returncode != 0 or not out.exists():
+        if returncode != 0 or not out.exists():
             detail = stderr.decode(errors="replace") or stdout.decode(errors="replace")
-            raise AnalyzerFailed(f"{ANALYZER} exited {proc.returncode}: {_tail(detail)}")
+            raise AnalyzerFailed(f"{ANALYZER} exited {returncode}: {_tail(detail)}")
         # scip-typescript skips a project whose config does not parse (it prints the diagnostics, exit 0)
         printed = stdout.decode(errors="replace")
         skipped = [c for c in configs if f"+ {c} (" not in printed]

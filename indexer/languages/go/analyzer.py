@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 from collections.abc import Mapping
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import msgspec
 
+from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, UnresolvedFact
 from indexer.languages.go.extract import LANGUAGE, module_qualified_name
@@ -267,16 +267,15 @@ def run_helper(root: Path, *, timeout: float, gowork: Path | None = None) -> dic
     cmd = [str(exe), "-go", str(go), "-dir", str(root), "-target", str(root), "./..."]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = children.spawn(cmd, cwd=root, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
         except OSError as exc:
             raise AnalyzerFailed(f"{HELPER_NAME} could not start: {exc}") from None
-        try:
-            code = proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-            raise AnalyzerFailed(f"{HELPER_NAME} timed out after {timeout:g}s") from None
+        with children.reaped(proc):
+            try:
+                code = proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                children.kill_group(proc)
+                raise AnalyzerFailed(f"{HELPER_NAME} timed out after {timeout:g}s") from None
         err.seek(0)
         if code != 0:
             raise AnalyzerFailed(f"{HELPER_NAME} exited {code}: {_tail(err.read().decode(errors='replace'))}")

@@ -1,0 +1,128 @@
+"""Fault suite, indexer side: racing indexers, killed and stopped runs, what an index leaves behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from snapshot_format.layout import read_current
+from snapshot_format.reader import open_current
+from tests.fault_kit import exits, indexed_home, layout_of, read_line, spawn_index, wait_stopped
+from tests.fault_kit import index as run_index
+from tests.helpers import run_kivgraph
+
+pytestmark = pytest.mark.e2e
+
+
+# --- fault 1: one indexer at a time, for the whole run -------------------------------------------------
+
+
+def test_an_indexer_that_read_the_tree_before_an_edit_cannot_publish_over_a_later_one(tmp_path: Path) -> None:
+    """A stops after discovery (old tree read); B, started after an edit, must not publish under A's nose."""
+    home = indexed_home(tmp_path)
+    repo = tmp_path / "repo"
+    first = spawn_index(home, KIVGRAPH_FAULT_STOP_AT="extract")
+    try:
+        wait_stopped(first.pid)
+        (repo / "pkg" / "late.py").write_text("def late_edit():\n    return 3\n")
+        second = run_index(home, "--json")
+        assert second.returncode == 3, second.stderr
+        assert f"pid {first.pid}" in second.stderr and "another kivgraph index is running" in second.stderr
+        assert '"passed":false' in second.stdout
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
+        first.communicate(timeout=120)
+    assert first.returncode == 0
+    # A published its (older) read; the edit is not lost: the next run publishes it under a newer id.
+    again = run_index(home)
+    assert again.returncode == 0, again.stderr
+    with open_current(layout_of(home)) as gen:
+        assert gen.symbols_by_name("late_edit")
+        assert gen.id == 3
+
+
+def test_a_manual_index_beside_a_running_watch_exits_three_naming_the_watch(tmp_path: Path) -> None:
+    home = indexed_home(tmp_path)
+    watch = spawn_index(home, "--watch", "--json")
+    try:
+        result_line = read_line(watch.stdout)
+        while b'"event":"progress"' in result_line:
+            result_line = read_line(watch.stdout)
+        assert b'"event":"result"' in result_line and b'"passed":true' in result_line
+        manual = run_index(home)
+        assert manual.returncode == 3
+        assert f"pid {watch.pid}" in manual.stderr
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        watch.communicate(timeout=60)
+    assert watch.returncode == 128 + signal.SIGTERM
+    assert layout_of(home).publish_lock.read_text() == ""  # released, holder cleared
+    assert run_index(home).returncode == 0
+
+
+# --- fault 6: nothing written into the repository, no scratch or analyzer left behind -------------------
+
+
+def test_indexing_a_git_checkout_writes_nothing_into_its_git_directory(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    home = indexed_home(tmp_path)
+    for cmd in (["init", "-q"], ["add", "."], ["-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "x"]):
+        subprocess.run(["git", "-C", str(repo), *cmd], check=True)
+    (repo / "pkg" / "core.py").write_text("def helper():\n    return 2\n")  # dirty: git status has work to do
+    os.utime(repo / "pkg" / "more.py")  # a stat change git status would write back into .git/index
+    before = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in (repo / ".git").rglob("*") if p.is_file()}
+    result = run_index(home)
+    assert result.returncode == 0, result.stderr
+    after = {p: (p.stat().st_mtime_ns, p.stat().st_size) for p in (repo / ".git").rglob("*") if p.is_file()}
+    assert after == before
+    with open_current(layout_of(home)) as gen:
+        (repository,) = gen.repositories()
+        assert repository.dirty is True
+
+
+FAKE_ANALYZER = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo 0.6.6; exit 0; fi
+sleep 600 &
+echo "$$ $!" > "{fifo}"
+wait
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_stopping_an_index_kills_the_analyzer_group_and_removes_its_scratch(tmp_path: Path, sig: int) -> None:
+    home = indexed_home(tmp_path)
+    layout = layout_of(home)
+    fifo = tmp_path / "analyzer.fifo"
+    os.mkfifo(fifo)
+    fake = tmp_path / "scip-python"
+    fake.write_text(FAKE_ANALYZER.format(fifo=fifo))
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    (tmp_path / "repo" / "pkg" / "new.py").write_text("def new():\n    return 1\n")  # a cache miss: the analyzer runs
+    proc = spawn_index(home, analyzer=True, KIVGRAPH_SCIP_PYTHON=str(fake))
+    with open(fifo) as fh:  # blocks until the analyzer runs
+        pids = [int(p) for p in fh.read().split()]
+    assert any(layout.scratch_dir.iterdir())  # its scratch lives under the state directory
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig
+    for pid in pids:  # SIGKILL is delivered asynchronously: wait (bounded) for each to exit
+        assert exits(pid), f"analyzer process {pid} survived"
+    assert not layout.scratch_dir.exists()
+    assert read_current(layout) == "g000001.v1"  # nothing new published
+
+
+def test_scratch_left_by_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -> None:
+    home = indexed_home(tmp_path)
+    layout = layout_of(home)
+    killed = run_kivgraph(home, "index", KIVGRAPH_FAULT_KILL_AT="analyze",
+                          KIVGRAPH_SCIP_PYTHON="/nonexistent/scip-python")
+    assert killed.returncode == -signal.SIGKILL
+    assert layout.scratch_dir.is_dir()
+    (layout.scratch_dir / "kivgraph-scip-debris").mkdir()
+    assert run_index(home).returncode == 0
+    assert not layout.scratch_dir.exists()
