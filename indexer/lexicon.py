@@ -16,9 +16,15 @@ import msgspec
 
 from indexer.facts import FileFacts
 from snapshot_format import keys
-from snapshot_format.lexical import FIELD_WEIGHTS, LEXICAL_VERSION, terms
+from snapshot_format.lexical import (
+    FIELD_WEIGHTS,
+    LEXICAL_VERSION,
+    encode_document,
+    encode_postings,
+    encode_stats,
+    terms,
+)
 
-_encode = msgspec.msgpack.encode
 MAX_TERM_CHARS = 100  # at most 400 bytes of UTF-8: under LMDB's 511-byte key limit
 
 
@@ -67,10 +73,10 @@ class LexiconBuilder:
 
     def items(self) -> dict[bytes, list[tuple[bytes, bytes]]]:
         """(key, value) pairs for the lexicon sub-databases and the meta stats."""
-        lexicon = [(keys.text(t), _encode(p)) for t, p in self._postings.items() if t and "\0" not in t]
-        docs = [(keys.lexicon_doc_key(i), _encode(list(d))) for i, d in enumerate(self._docs)]
+        lexicon = [(keys.text(t), encode_postings(p)) for t, p in self._postings.items() if t and "\0" not in t]
+        docs = [(keys.lexicon_doc_key(i), encode_document(*d)) for i, d in enumerate(self._docs)]
         avg = sum(d[3] for d in self._docs) / max(len(self._docs), 1)
-        stats = _encode([LEXICAL_VERSION, len(self._docs), int(avg)])
+        stats = encode_stats(len(self._docs), int(avg))
         return {keys.DB_LEXICON: lexicon, keys.DB_LEXICON_DOCS: docs, keys.DB_META: [(keys.META_LEXICON_STATS, stats)]}
 
 
@@ -79,4 +85,5 @@ def decode_counts(raw: bytes) -> dict[str, int]:
 
 
 def encode_counts(counts: dict[str, int]) -> bytes:
-    return _encode(counts)
+    """Fact-cache bytes of one file's term counts (indexer-private, not part of a generation)."""
+    return msgspec.msgpack.encode(counts)

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import ClassVar
 
 import lmdb
-import msgspec
 
 from indexer.diskerrors import write_failure
 from indexer.faults import fault_point
@@ -268,7 +267,7 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     items[keys.DB_META] = [
         (keys.META_COUNTS, enc(counts)),
         (keys.META_BREAKDOWN, enc(breakdown)),
-        (keys.META_REPOSITORY_ORDER, msgspec.msgpack.encode([r.name for r in content.repositories])),
+        (keys.META_REPOSITORY_ORDER, codec.encode_repository_order([r.name for r in content.repositories])),
     ]
     for name, pairs in content.derived.items():
         items[name].extend(pairs)

@@ -39,3 +39,12 @@ REPOSITORY = decoder(records.Repository)
 EDGE_VALUE = decoder(records.EdgeValue)
 UNRESOLVED = decoder(records.Unresolved)
 PACKAGE_DEPENDENCY = decoder(records.PackageDependency)
+
+
+def encode_repository_order(names: list[str]) -> bytes:
+    """META_REPOSITORY_ORDER: the registered repositories' names, registry order (a msgpack list)."""
+    return _encoder.encode(names)
+
+
+def decode_repository_order(raw: bytes | memoryview) -> list[str]:
+    return msgspec.msgpack.decode(raw, type=list[str])

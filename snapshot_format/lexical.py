@@ -10,6 +10,9 @@ terms: bump FEATURE_VERSION.
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
+
+import msgspec
 
 LEXICAL_VERSION = 2
 
@@ -70,3 +73,53 @@ def terms(text: str) -> list[str]:
                 continue
             out.append(stem(low))
     return out
+
+
+# --- the bytes of the lexicon sub-databases (writer and reader side by side) ---------------------------
+#
+# DB_LEXICON:      term -> msgpack flat list [doc, weight x100, doc, weight x100, ...]
+# DB_LEXICON_DOCS: u32 doc -> msgpack [repository, path, language, weighted length x100]
+# META_LEXICON_STATS: msgpack [LEXICAL_VERSION, documents, average weighted length x100]
+
+
+class LexiconStats(NamedTuple):
+    """What a generation's lexicon says about itself."""
+
+    lexical_version: int
+    documents: int
+    average_length: float
+
+
+class LexiconDocument(NamedTuple):
+    repository: str
+    path: str
+    language: str
+    length: float
+
+
+def encode_postings(postings: list[int]) -> bytes:
+    """``postings`` is flat: document, weight x100, document, weight x100, ..."""
+    return msgspec.msgpack.encode(postings)
+
+
+def decode_postings(raw: bytes | memoryview) -> list[tuple[int, float]]:
+    flat: list[int] = msgspec.msgpack.decode(raw, type=list[int])
+    return [(flat[i], flat[i + 1] / 100) for i in range(0, len(flat) - 1, 2)]
+
+
+def encode_document(repository: str, path: str, language: str, length_x100: int) -> bytes:
+    return msgspec.msgpack.encode([repository, path, language, length_x100])
+
+
+def decode_document(raw: bytes | memoryview) -> LexiconDocument:
+    repository, path, language, length = msgspec.msgpack.decode(raw, type=tuple[str, str, str, int])
+    return LexiconDocument(repository, path, language, length / 100)
+
+
+def encode_stats(documents: int, average_length_x100: int) -> bytes:
+    return msgspec.msgpack.encode([LEXICAL_VERSION, documents, average_length_x100])
+
+
+def decode_stats(raw: bytes | memoryview) -> LexiconStats:
+    version, documents, average = msgspec.msgpack.decode(raw, type=tuple[int, int, int])
+    return LexiconStats(version, documents, average / 100)

@@ -14,9 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import lmdb
-import msgspec
 
-from snapshot_format import codec, keys, records
+from snapshot_format import codec, keys, lexical, records
 from snapshot_format.digest import digest_environment
 from snapshot_format.errors import (
     DigestMismatchError,
@@ -31,7 +30,9 @@ from snapshot_format.layout import (
     parse_generation_name,
     read_pointer,
 )
+from snapshot_format.lexical import LexiconDocument, LexiconStats
 from snapshot_format.manifest import Manifest, check_readable, read_manifest
+from snapshot_format.versions import MIN_FEATURE_FOR
 
 _EMPTY_COUNTS = records.Counts()
 
@@ -201,7 +202,7 @@ class Generation:
     def repositories(self) -> list[records.Repository]:
         """Repositories in registry order."""
         raw = self._get(keys.DB_META, keys.META_REPOSITORY_ORDER)
-        names: list[str] = msgspec.msgpack.decode(raw) if raw else []
+        names = codec.decode_repository_order(raw) if raw else []
         out = []
         for name in names:
             repo = self.repository(name)
@@ -388,31 +389,38 @@ class Generation:
 
     # --- lexical index (find_by_intent) -------------------------------------------------------
 
-    def lexicon_stats(self) -> tuple[int, float] | None:
-        """(documents, average weighted length), or None when the generation has no lexical index."""
+    def lexicon_stats(self) -> LexiconStats | None:
+        """The lexicon's own header, or None when the generation has no lexical index."""
         if keys.DB_LEXICON not in self._dbs:
             return None
         raw = self._get(keys.DB_META, keys.META_LEXICON_STATS)
-        if not raw:
-            return None
-        _version, docs, avg = msgspec.msgpack.decode(raw)
-        return docs, avg / 100
+        return lexical.decode_stats(raw) if raw else None
+
+    def lexicon_unusable(self) -> str | None:
+        """Why find_by_intent cannot rank this generation, or None when it can.
+
+        A lexicon is usable only when it was written under the term rules this build queries with:
+        at least ``MIN_FEATURE_FOR["lexicon"]`` and the same LEXICAL_VERSION.
+        """
+        needed = MIN_FEATURE_FOR["lexicon"]
+        stats = self.lexicon_stats()
+        if self.manifest.feature_version < needed or stats is None:
+            return (f"generation {self.id} (feature version {self.manifest.feature_version}) has no lexical index "
+                    f"this server can rank (needs feature version {needed}); re-index with kivgraph index")
+        if stats.lexical_version != lexical.LEXICAL_VERSION:
+            return (f"generation {self.id} was indexed with lexical terms v{stats.lexical_version} and this server "
+                    f"ranks with v{lexical.LEXICAL_VERSION}; re-index with kivgraph index")
+        return None
 
     def lexicon_postings(self, term: str) -> list[tuple[int, float]]:
         """(document, weighted term frequency) for every document containing ``term``."""
         raw = self._get(keys.DB_LEXICON, keys.text(term))
-        if not raw:
-            return []
-        flat: list[int] = msgspec.msgpack.decode(raw)
-        return [(flat[i], flat[i + 1] / 100) for i in range(0, len(flat), 2)]
+        return lexical.decode_postings(raw) if raw else []
 
-    def lexicon_document(self, doc: int) -> tuple[str, str, str, float] | None:
+    def lexicon_document(self, doc: int) -> LexiconDocument | None:
         """(repository, path, language, weighted length) of a lexical document."""
         raw = self._get(keys.DB_LEXICON_DOCS, keys.lexicon_doc_key(doc))
-        if not raw:
-            return None
-        repo, path, language, length = msgspec.msgpack.decode(raw)
-        return repo, path, language, length / 100
+        return lexical.decode_document(raw) if raw else None
 
     # --- package dependencies ------------------------------------------------------------
 

@@ -25,6 +25,14 @@ FEATURE_LOG: dict[int, str] = {
     4: "file status partial (a syntax error; the rest indexed), Counts.partial_files, unresolved reason SYNTAX_ERROR",
 }
 
+# The oldest FEATURE_VERSION at which a reader uses a feature. Below it the feature is refused with a
+# message naming the generation and the remedy, never used under rules the generation was not written
+# with (a lexicon of feature 2 was stemmed differently: ranking it with today's terms would be silently
+# wrong).
+MIN_FEATURE_FOR: dict[str, int] = {
+    "lexicon": 3,
+}
+
 # Stable keys are permanent identities; the algorithm version is part of every key's input.
 STABLE_KEY_VERSION = 1
 

@@ -5,12 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
+from indexer.lexicon import LexiconBuilder, file_terms
+from indexer.publish import GenerationContent, publish
 from server.app import KivgraphApp
+from snapshot_format import keys
 from snapshot_format.layout import StateLayout
+from snapshot_format.lexical import LEXICAL_VERSION
 from tests.helpers import copy_fixture, run_kivgraph
-from tests.server_fixtures import standard_graph
+from tests.server_fixtures import GraphBuilder, build_standard, standard_graph
 from tests.test_server_mcp import connect, fails, make_app, ok
 
 pytestmark = pytest.mark.anyio
@@ -118,3 +123,23 @@ async def test_a_generation_without_a_lexical_index_says_so(tmp_path: Path) -> N
     async with connect(make_app(graph.layout)) as (client, _inbox):
         answer = await ok(client, TOOL, query="square area")
     assert answer["total"] == 0 and "no lexical index" in answer["guidance"]
+
+
+async def test_a_lexicon_written_under_other_term_rules_is_refused_not_ranked(tmp_path: Path) -> None:
+    """A generation whose lexicon was stemmed by an older build: ranking it with today's terms would be silently wrong."""
+
+    builder = build_standard(GraphBuilder(tmp_path / "src"))
+    lexicon = LexiconBuilder()
+    lexicon.add("shapes", "shapes.py", "python", file_terms("shapes.py", "def square_area(): pass", None))
+    derived = lexicon.items()
+    older = LEXICAL_VERSION - 1
+    derived[keys.DB_META] = [(keys.META_LEXICON_STATS, msgspec.msgpack.encode([older, 1, 100]))]
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    publish(layout, GenerationContent(
+        repositories=list(builder.repositories.values()), files=builder.files, symbols=builder.symbols,
+        edges=builder.edges, unresolved=builder.unresolved, analyzers={}, derived=derived,
+    ), indexer_version="test")
+    async with connect(make_app(layout)) as (client, _inbox):
+        answer = await ok(client, TOOL, query="square area")
+    assert answer["total"] == 0
+    assert f"lexical terms v{older}" in answer["guidance"] and "re-index" in answer["guidance"]

@@ -51,9 +51,9 @@ def rank_files(
     """Every file matching at least one query term, best first (ties broken by repository and path)."""
     stats = gen.lexicon_stats()
     wanted = query_terms(query)
-    if stats is None or not wanted:
+    if stats is None or not wanted or gen.lexicon_unusable() is not None:
         return []
-    n_docs, avg_len = stats
+    n_docs, avg_len = stats.documents, stats.average_length
     scores: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
     idfs: dict[str, float] = {}
@@ -73,7 +73,7 @@ def rank_files(
         info = gen.lexicon_document(doc)
         if info is None:
             continue
-        repo, path, lang, _length = info
+        repo, path, lang = info.repository, info.path, info.language
         if (repository is not None and repo != repository) or (language is not None and lang != language):
             continue
         # A word of the task in the file's own path is the strongest hint of all (BM25 over one bag of
@@ -108,7 +108,7 @@ def _doc_length(gen: Generation, doc: int) -> float:
     cached = _length_cache.get(key)
     if cached is None:
         info = gen.lexicon_document(doc)
-        cached = info[3] if info else 0.0
+        cached = info.length if info else 0.0
         if len(_length_cache) > 500_000:
             _length_cache.clear()
         _length_cache[key] = cached

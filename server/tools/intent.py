@@ -43,7 +43,8 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     wanted = query_terms(text)
     if not wanted:
         raise invalid("query has no searchable word; describe the task in a few words")
-    indexed = gen.lexicon_stats() is not None
+    unusable = gen.lexicon_unusable()
+    indexed = unusable is None
     ranked = query(gen, text, repository=repository, language=language, kind=kind) if indexed else []
     cursor_scope = scope("find_by_intent", "intent-bm25-v1", terms=wanted, repository=repository,
                          language=language, kind=kind)
@@ -75,8 +76,8 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
         files.append(entry)
     results: dict[str, Any] = {"terms": wanted, **header, "files": files}
     guidance = None
-    if not indexed:
-        guidance = "this generation has no lexical index; re-index with kivgraph index to build one"
+    if unusable is not None:
+        guidance = unusable
     elif total == 0:
         guidance = ("no indexed file matches these words; try other words or a name fragment with "
                     "find_symbol mode substring")
