@@ -29,6 +29,7 @@ from indexer.config import (
 from indexer.pipeline import Progress, run_index
 from indexer.publish import PublishLock
 from snapshot_format import errors as snap_errors
+from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout, list_generations, read_pointer, resolve_layout
 from snapshot_format.reader import Generation, open_newest_intact
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
@@ -258,9 +259,7 @@ def _exit_cleanly_on_termination() -> None:
 
 def _restore_config(layout: StateLayout, original: bytes) -> None:
     if original:
-        tmp = layout.config_path.with_name(f".{layout.config_path.name}.restore")
-        tmp.write_bytes(original)
-        os.replace(tmp, layout.config_path)
+        write_atomically(layout.config_path, original)
     else:
         with contextlib.suppress(FileNotFoundError):
             layout.config_path.unlink()

@@ -16,6 +16,7 @@ from typing import Literal
 
 import msgspec
 
+from snapshot_format.atomic import write_atomically
 from snapshot_format.names import repository_name_problem
 from snapshot_format.vocab import LANGUAGES
 
@@ -234,16 +235,11 @@ def render(config: Config) -> str:
 
 
 def write(path: Path, config: Config) -> None:
-    """Validate, then write the config atomically (temp file, fsync, rename)."""
+    """Validate, then write the config atomically."""
     text = render(config)
     validate(config, path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomically(path, text.encode("utf-8"))
 
 
 def upsert_repositories(config: Config, entries: list[RepositoryConfig]) -> Config:

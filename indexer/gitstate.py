@@ -1,10 +1,17 @@
-"""Commit, branch and dirty flag of a repository, read with git (indexer side only)."""
+"""Commit, branch and dirty flag of a repository as the indexer records them.
+
+Commit and branch come from the shared reader of git's files
+(``snapshot_format.gitstate``: bounded, regular files only); only the dirty flag
+needs git itself.
+"""
 
 from __future__ import annotations
 
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from snapshot_format.gitstate import read_head
 
 
 @dataclass(frozen=True)
@@ -26,11 +33,10 @@ def _git(root: Path, *args: str) -> str | None:
 
 def read_git_state(root: Path) -> GitState:
     """The repository's HEAD commit, branch (empty when detached) and dirty flag; empty outside git."""
-    commit = _git(root, "rev-parse", "--verify", "-q", "HEAD")
-    if not commit:
+    head = read_head(root)
+    if not head.commit:
         return GitState()
-    branch = _git(root, "symbolic-ref", "--short", "-q", "HEAD") or ""
     # --no-optional-locks: git status would otherwise refresh .git/index and take index.lock in a
     # repository we only read.
     status = _git(root, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no", "--", ".")
-    return GitState(commit=commit, branch=branch, dirty=bool(status))
+    return GitState(commit=head.commit, branch=head.branch, dirty=bool(status))

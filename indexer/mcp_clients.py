@@ -20,6 +20,8 @@ from typing import Any
 
 import click
 
+from snapshot_format.atomic import write_atomically
+
 ENTRY = "kivgraph"
 
 
@@ -94,13 +96,7 @@ def _write_atomically(path: Path, text: str) -> None:
         backup = path.with_name(path.name + ".kivgraph.bak")
         if not backup.exists():
             shutil.copy2(path, backup)
-    tmp = path.with_name(f".{path.name}.kivgraph-tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    write_atomically(path, text.encode("utf-8"), mode=0o600)
 
 
 _TOML_TABLE = re.compile(r"^\[mcp_servers\.kivgraph(\.[^\]]+)?\]\s*$")

@@ -3,7 +3,7 @@
 Durability order (PRODUCT.md §3): build into ``generations/.tmp-<id>/``, fsync,
 reopen read-only and validate (digest and counts), write the manifest last,
 rename into place, fsync the parent, then replace ``CURRENT`` atomically
-(temp file, fsync, ``os.replace``, fsync the directory). Publishers hold an
+(``snapshot_format.atomic.write_atomically``). Publishers hold an
 exclusive non-blocking lock. A crash at any step leaves the previous
 generation serving and nothing half-visible. ``KIVGRAPH_FAULT_KILL_AT=<step>``
 kills the process with SIGKILL at that step, for the crash tests
@@ -31,6 +31,7 @@ import lmdb
 from indexer.diskerrors import write_failure
 from indexer.faults import fault_point
 from snapshot_format import codec, keys, records
+from snapshot_format.atomic import fsync_directory, write_atomically
 from snapshot_format.digest import DigestBuilder, digest_environment
 from snapshot_format.errors import PublishLockedError
 from snapshot_format.layout import (
@@ -80,27 +81,6 @@ class PublishResult:
     manifest: Manifest
     removed: tuple[str, ...]
     seconds: float
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_file_atomically(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temp file, fsync and rename, then fsync the directory."""
-    tmp = path.with_name(f".{path.name}.next")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-    try:
-        os.write(fd, data)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
 
 
 def _lock_holder(fd: int) -> str:
@@ -343,7 +323,7 @@ def _fsync_tree(path: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-    _fsync_dir(path)
+    fsync_directory(path)
 
 
 def next_generation_id(layout: StateLayout) -> int:
@@ -450,12 +430,12 @@ def publish(
                 analyzers=dict(sorted(content.analyzers.items())),
                 seconds=round(time.perf_counter() - started, 3),
             )
-            write_file_atomically(tmp / MANIFEST_FILENAME, encode_manifest(manifest))
+            write_atomically(tmp / MANIFEST_FILENAME, encode_manifest(manifest))
             _fsync_tree(tmp)
             fault_point("validated")
             step("validated")
             os.rename(tmp, final)
-            _fsync_dir(layout.generations_dir)
+            fsync_directory(layout.generations_dir)
         except (lmdb.Error, OSError) as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise PublishError(f"{write_failure(exc, layout.generations_dir)}; {_still_serving(layout)}") from exc
@@ -465,7 +445,7 @@ def publish(
         fault_point("renamed")
         step("renamed")
         try:
-            write_file_atomically(layout.current_pointer, f"{name}\n".encode())
+            write_atomically(layout.current_pointer, f"{name}\n".encode())
         except OSError as exc:
             raise PublishError(f"{name} is complete but {write_failure(exc, layout.state_dir)} (CURRENT); "
                                f"{_still_serving(layout)}") from exc

@@ -11,8 +11,8 @@ import anyio
 import pytest
 
 from server.errors import ToolError
-from server.gitstate import read_head
 from server.indexing import parse_index_request
+from snapshot_format.gitstate import read_head
 from snapshot_format.layout import resolve_layout
 from snapshot_format.reader import open_current
 from tests.fault_kit import exits, indexed_home, layout_of, no_analyzer_env

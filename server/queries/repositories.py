@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.gitstate import read_head
+from snapshot_format.gitstate import read_head
 from snapshot_format.reader import Generation
 from snapshot_format.records import Repository
 

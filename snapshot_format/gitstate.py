@@ -1,4 +1,7 @@
-"""The live HEAD of a repository, read from git's files directly (no subprocess, no git).
+"""The HEAD of a repository, read from git's files directly (no subprocess, no git): the one git-state reader.
+
+The server reads it on every list_repositories call (the live HEAD against the
+indexed one); the indexer reads it for the commit and branch it records.
 
 Only regular files are read, each bounded, and symbolic refs at most a few levels
 deep, so a FIFO or a ref loop planted in ``.git`` cannot hang or crash a call.
