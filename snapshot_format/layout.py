@@ -58,10 +58,6 @@ class StateLayout:
     def log_dir(self) -> Path:
         return self.state_dir / "logs"
 
-    @property
-    def event_log(self) -> Path:
-        return self.log_dir / "events.jsonl"
-
 
 
 def resolve_layout(

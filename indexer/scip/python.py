@@ -397,13 +397,6 @@ def decode_facts(data: bytes) -> RepositoryScipFacts:
     return _facts_decoder.decode(data)
 
 
-def _name_of(symbol: str) -> str | None:
-    parsed = parse_symbol(symbol)
-    if parsed is None or not parsed.descriptors:
-        return None
-    return parsed.descriptors[-1].name
-
-
 def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use."""
     files = {ff.path: ff for ff in repo.files if ff.parsed}
@@ -672,16 +665,6 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
 
 
 # -- the pass over a corpus ---------------------------------------------------------------------------
-
-
-@dataclass
-class RepositoryRun:
-    """One repository's exact pass: facts on success, the reason on failure."""
-
-    facts: RepositoryScipFacts | None
-    reason: str = ""
-    seconds: float = 0.0
-    cached: bool = False
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
