@@ -308,7 +308,8 @@ class KivgraphApp:
             except ToolError:
                 raise
             except (lmdb.Error, SnapshotError) as exc:
-                log.exception("%s failed on generation %s", name, generation.name)
+                # Damage is an expected event with a known reason, not a bug: no stack trace in the log.
+                log.warning("%s found generation %s damaged: %s", name, generation.name, exc)
                 raise _Damaged(generation, str(exc)) from None
             except Exception as exc:
                 log.exception("%s failed on generation %s", name, generation.name)

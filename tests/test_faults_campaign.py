@@ -224,7 +224,7 @@ async def test_random_corruptions_are_detected_and_a_server_survives_them(tmp_pa
                 is_error, text = await peer.call(tool, arguments)
                 assert not is_error or not text.startswith("SNAPSHOT_UNAVAILABLE"), (kind, tool, text)
         assert peer.process.returncode == 0, (kind, peer.stderr.decode(errors="replace")[-2000:])
-        assert b"Traceback" not in peer.stderr
+        assert b"Traceback" not in peer.stderr, (kind, peer.stderr.decode(errors="replace"))
     assert tried == detected + harmless
     report("corruption", tried=tried, detected=detected, harmless=harmless, **{f"kind.{k}": v for k, v in kinds.items()})
 
