@@ -67,7 +67,7 @@ def _excluded(home: Path, repository: str) -> list[dict[str, Any]]:
 
 def _declaration_agreement(home: Path, root: Path, repository: str) -> dict[str, Any]:
     """Exported top-level declarations of src/**/*.ts: ours against the TypeScript parser's, per file."""
-    from indexer.scip import typescript as scip_ts
+    from indexer.languages.typescript import analyzer as scip_ts
     from snapshot_format.layout import StateLayout
     from snapshot_format.reader import open_current
 

@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.corpora import NPM_CORPORA, fetch_npm_package
+from indexer.languages.typescript import analyzer as scip_ts
 from indexer.languages.typescript.modules import TS_EXTENSIONS
-from indexer.scip import typescript as scip_ts
 from server.queries.references import ALL_KINDS, find_references
 from server.queries.symbols import find_symbols
 from snapshot_format.layout import resolve_layout

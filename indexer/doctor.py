@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from indexer.config import ConfigError, load
 from indexer.languages import registry
-from indexer.scip.exact import adapter_for
+from indexer.languages.spec import AnalyzerFailed, LanguageSpec
 from snapshot_format import errors as snap_errors
 from snapshot_format.layout import StateLayout, list_generations, read_pointer
 from snapshot_format.reader import open_newest_intact, open_newest_readable
@@ -46,36 +46,41 @@ def _state_check(layout: StateLayout) -> Check:
 
 
 def _language_checks(languages: set[str]) -> list[Check]:
-    out = []
-    for lang in sorted(languages):
-        module = registry.module_for(lang)
-        if module is None:
-            out.append(Check(f"analyzer.{lang}", "WARN", f"no {lang} extractor in this version: files are skipped"))
-            continue
-        try:
-            module.extract("doctor_probe" + module.EXTENSIONS[0], b"def probe():\n    return 1\n", "doctor_probe")
-            out.append(Check(f"analyzer.{lang}", "WARN",
-                             f"tree-sitter {module.EXTRACTOR_VERSION}: edges are CANDIDATE where no exact analyzer resolves them"))
-        except Exception as exc:  # report, never crash doctor
-            out.append(Check(f"analyzer.{lang}", "FAIL", f"tree-sitter probe failed: {exc}"))
+    """Per registered language: does its grammar extract the probe's declaration, does its exact analyzer work."""
+    out: list[Check] = []
+    for spec in registry.LANGUAGES:
+        for lang in sorted(languages & set(spec.ids)):
+            out += [_grammar_check(spec, lang), *_exact_check(spec, lang)]
     return out
 
 
-def _exact_analyzer_checks(languages: set[str]) -> list[Check]:
-    """Each exact analyzer's version and whether it resolves a tiny probe project."""
-    out = []
-    for lang in sorted(languages):
-        adapter = adapter_for(lang)
-        if adapter is None:
-            continue
-        name = f"analyzer.{lang}.exact"
-        try:
-            ver = adapter.version()
-            detail = adapter.probe()
-            out.append(Check(name, "PASS", f"{adapter.ANALYZER} {ver} at {adapter.executable()}: probe: {detail}"))
-        except adapter.AnalyzerFailed as exc:
-            out.append(Check(name, "WARN", f"{exc}: {lang} falls back to tree-sitter CANDIDATE edges"))
-    return out
+def _grammar_check(spec: LanguageSpec, lang: str) -> Check:
+    module = spec.module()
+    if module is None or spec.probe is None:
+        return Check(f"analyzer.{lang}", "WARN", f"no {lang} extractor in this version: files are skipped")
+    try:
+        facts = module.extract(spec.probe.path, spec.probe.source, module.package_for(spec.probe.path, frozenset()))
+    except Exception as exc:  # report, never crash doctor
+        return Check(f"analyzer.{lang}", "FAIL", f"tree-sitter probe failed: {type(exc).__name__}: {exc}")
+    found = {s.qualified_name for s in facts.symbols}
+    if spec.probe.qualified_name not in found or facts.status != "indexed":
+        return Check(f"analyzer.{lang}", "FAIL", f"tree-sitter {module.EXTRACTOR_VERSION} did not extract "
+                     f"{spec.probe.qualified_name} from its probe (status {facts.status}, found {sorted(found)})")
+    return Check(f"analyzer.{lang}", "PASS", f"tree-sitter extractor {module.EXTRACTOR_VERSION}")
+
+
+def _exact_check(spec: LanguageSpec, lang: str) -> list[Check]:
+    """The exact analyzer's version and whether it resolves a tiny probe project."""
+    name = f"analyzer.{lang}.exact"
+    adapter = spec.adapter()
+    if adapter is None:
+        return [Check(name, "WARN", f"no exact analyzer for {lang} in this version: answers are {spec.fallback_note}")]
+    try:
+        ver = adapter.version()
+        detail = adapter.probe()
+    except AnalyzerFailed as exc:
+        return [Check(name, "WARN", f"{exc}: {lang} falls back to {spec.fallback_note}")]
+    return [Check(name, "PASS", f"{adapter.analyzer} {ver} at {adapter.executable()}: probe: {detail}")]
 
 
 def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
@@ -94,7 +99,6 @@ def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
         missing = not layout.config_path.exists()
         checks.append(Check("config", "WARN" if missing else "FAIL", str(exc)))
     checks += _language_checks(languages)
-    checks += _exact_analyzer_checks(languages)
     checks += _generation_checks(layout, deep=deep)
     return checks
 

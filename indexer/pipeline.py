@@ -16,6 +16,7 @@ from indexer import __version__
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.discover import Candidate, Discovery, discover
+from indexer.exact_pass import ExactPass, merge, run_exact
 from indexer.fact_cache import FactCache, cache_key
 from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.faults import fault_point
@@ -23,7 +24,6 @@ from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
 from indexer.publish import GenerationContent, PublishLock, PublishResult, publish
-from indexer.scip.exact import ExactPass, merge, run_exact
 from indexer.scratch import scratch_directory
 from snapshot_format import records
 from snapshot_format.errors import SnapshotError

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.scip import python as scip_python
+from indexer.languages.python import analyzer as scip_python
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import open_current
 from snapshot_format.vocab import Confidence, EdgeKind

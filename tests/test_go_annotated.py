@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from indexer.corpus import Resolution
+from indexer.exact_pass import ExactPass, merge
 from indexer.languages.go import analyzer
 from indexer.languages.go import resolve as resolve_go
-from indexer.scip.exact import ExactPass, merge
 from snapshot_format.vocab import Confidence, EdgeKind
 from tests.go_corpus import build_go_corpus
 from tests.python_corpus import BuiltCorpus
@@ -240,8 +240,8 @@ def test_a_missing_toolchain_falls_back_with_the_reason(tmp_path: Path, monkeypa
     monkeypatch.setenv(analyzer.GO_ENV, str(tmp_path / "no-such-go"))
     built = build_go_corpus([("x", tmp_path)])
     pass_ = ExactPass("go")
+    from indexer.exact_pass import run_exact
     from indexer.fact_cache import FactCache
-    from indexer.scip.exact import run_exact
     with FactCache(tmp_path / "cache", "on") as cache:
         result = run_exact("go", built.corpus, {"x": {"x.go": "h"}}, cache, timeout=30)
     assert result is not None

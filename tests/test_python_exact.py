@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from indexer.corpus import Resolution
-from indexer.scip import python as scip_python
-from indexer.scip.exact import ExactPass, merge
+from indexer.exact_pass import ExactPass, merge
+from indexer.languages.python import analyzer as scip_python
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.helpers import run_kivgraph, write_repo
 from tests.python_corpus import BuiltCorpus, build_corpus

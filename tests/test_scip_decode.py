@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from indexer.facts import SymbolFact
-from indexer.scip import python as scip_python
+from indexer.languages.python import analyzer as scip_python
 from indexer.scip.decode import ScipDecodeError, decode_index
 from indexer.scip.join import ColumnMap, FileDeclarations, descriptor_path, parse_symbol
 

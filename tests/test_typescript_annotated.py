@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from indexer.corpus import Resolution
+from indexer.exact_pass import ExactPass, merge
 from indexer.languages import typescript as ts
-from indexer.scip import typescript as scip_ts
-from indexer.scip.exact import ExactPass, merge
+from indexer.languages.typescript import analyzer as scip_ts
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.typescript_corpus import BuiltTsCorpus, build_ts_corpus
 

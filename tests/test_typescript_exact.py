@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from indexer.scip import typescript as scip_ts
+from indexer.languages.typescript import analyzer as scip_ts
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.helpers import run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from indexer.exact_pass import ExactPass, merge
 from indexer.languages import typescript as ts
-from indexer.scip import typescript as scip_ts
-from indexer.scip.exact import ExactPass, merge
+from indexer.languages.typescript import analyzer as scip_ts
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.helpers import write_repo
 from tests.test_typescript_annotated import require_analyzer

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from indexer.corpus import Resolution
+from indexer.exact_pass import ExactPass, merge
 from indexer.languages import typescript as ts
+from indexer.languages.typescript import analyzer as scip_ts
 from indexer.languages.typescript.projects import Plan, config_inputs
-from indexer.scip import typescript as scip_ts
-from indexer.scip.exact import ExactPass, merge
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.test_typescript_annotated import require_analyzer
 from tests.typescript_corpus import BuiltTsCorpus, build_ts_corpus

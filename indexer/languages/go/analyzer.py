@@ -42,10 +42,10 @@ import msgspec
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, UnresolvedFact
-from indexer.languages.go.extract import LANGUAGE, module_qualified_name
+from indexer.languages.go.modules import LANGUAGE, module_qualified_name
 from indexer.languages.go.resolve import ModuleRegistry
-from indexer.scip.npm_tool import cache_root
-from indexer.scip.python import ExactOutcome
+from indexer.languages.npm_tool import cache_root
+from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format.layout import resolve_layout
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -54,14 +54,6 @@ HELPER_NAME = "kivgraph-gotypes"
 ADAPTER_VERSION = "go-types-bind-3"  # part of the cache key: bump on any change to the facts below
 GO_ENV = "KIVGRAPH_GO"
 HELPER_DIR = Path(__file__).parent / "helper"
-
-__all__ = ["ANALYZER", "AnalyzerFailed", "ExactOutcome", "ModuleTable", "analyze_repository", "bind",
-           "cache_key", "decode_facts", "encode_facts", "executable", "identity", "install", "probe", "version"]
-
-
-class AnalyzerFailed(Exception):
-    """The go toolchain is missing, the helper failed or timed out; the message is the reason shown."""
-
 
 # -- toolchain and helper --------------------------------------------------------------------------
 
@@ -184,18 +176,6 @@ class RepositoryGoFacts(msgspec.Struct, frozen=True):
     packages: int = 0
     type_errors: int = 0
     workspace: str = ""
-
-
-_encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(RepositoryGoFacts)
-
-
-def encode_facts(facts: RepositoryGoFacts) -> bytes:
-    return _encoder.encode(facts)
-
-
-def decode_facts(data: bytes) -> RepositoryGoFacts:
-    return _decoder.decode(data)
 
 
 def workspace_dir() -> Path:
@@ -480,3 +460,39 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance),
                                   u.line, u.col))
     return out
+
+class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
+    """Our go/types helper behind the language seam."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryGoFacts
+
+    def install(self) -> str:
+        return install()
+
+    def executable(self) -> Path:
+        return executable()
+
+    def version(self) -> str:
+        return version()
+
+    def identity(self) -> str:
+        return identity()
+
+    def probe(self) -> str:
+        return probe()
+
+    def modules(self, corpus: Corpus) -> ModuleTable:
+        return ModuleTable(corpus)
+
+    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        return cache_key(repo, hashes, identity)
+
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
+        return analyze_repository(repo, corpus, timeout=timeout)
+
+    def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+        return bind(facts, repo, corpus, modules)
+
+
+ADAPTER = GoTypesAdapter()

@@ -25,7 +25,7 @@ from pathlib import Path
 from indexer.corpus import Corpus, Resolution
 from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, UnresolvedFact
 from indexer.languages.go import sites as S
-from indexer.languages.go.extract import LANGUAGE, module_qualified_name
+from indexer.languages.go.modules import LANGUAGE, module_qualified_name
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 _CALLABLE = frozenset({"func", "method"})

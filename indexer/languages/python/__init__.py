@@ -1,12 +1,12 @@
 """The Python language module: tree-sitter extraction and a CANDIDATE-only resolver.
 
-Implements ``indexer.corpus.LanguageModule``. ``extract`` is per file and
-cached; ``resolve`` sees every repository's files at once. The Site
-vocabulary passed between them is documented in ``sites.py``.
+Implements ``indexer.corpus.LanguageModule``; the exact pass is scip-python behind
+``indexer.languages.python.analyzer.ADAPTER``. ``extract`` is per file and cached; ``resolve`` sees every
+repository's files at once. The Site vocabulary passed between them is documented in ``sites.py``.
 """
 
-from indexer.languages.python.extraction import EXTRACTOR_VERSION, extract
+from indexer.languages.python.extract import EXTRACTOR_VERSION, extract
 from indexer.languages.python.modules import EXTENSIONS, LANGUAGE, package_for
-from indexer.languages.python.resolution import resolve
+from indexer.languages.python.resolve import resolve
 
 __all__ = ["EXTENSIONS", "EXTRACTOR_VERSION", "LANGUAGE", "extract", "package_for", "resolve"]

@@ -1,9 +1,8 @@
 """The TypeScript/JavaScript language module: tree-sitter extraction and a CANDIDATE-only resolver.
 
-Implements ``indexer.corpus.LanguageModule`` for both "typescript" and
-"javascript" (the registry maps both languages here; each file's language
-comes from its extension). The Site vocabulary is documented in ``sites.py``;
-the exact answers come from ``indexer.scip.typescript``.
+Implements ``indexer.corpus.LanguageModule`` for both "typescript" and "javascript" (one folder serves both
+language ids; each file's language comes from its extension). The exact pass is scip-typescript behind
+``indexer.languages.typescript.analyzer.ADAPTER``. The Site vocabulary is documented in ``sites.py``.
 """
 
 from indexer.languages.typescript.extract import EXTRACTOR_VERSION, extract

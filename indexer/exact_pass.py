@@ -11,26 +11,16 @@ edge is never turned into an exact one.
 
 from __future__ import annotations
 
-import importlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from types import ModuleType
 
 from indexer.corpus import Corpus, Resolution
 from indexer.fact_cache import FactCache
-from indexer.scip.python import ExactOutcome
+from indexer.languages.registry import adapter_for
+from indexer.languages.spec import AnalyzerFailed, ExactOutcome
 from snapshot_format import records
 from snapshot_format.vocab import Confidence
-
-ADAPTERS: dict[str, str] = {"python": "indexer.scip.python",
-                            "typescript": "indexer.scip.typescript", "javascript": "indexer.scip.typescript",
-                            "go": "indexer.languages.go.analyzer"}
-
-
-def adapter_for(language: str) -> ModuleType | None:
-    name = ADAPTERS.get(language)
-    return importlib.import_module(name) if name else None
 
 
 @dataclass
@@ -60,7 +50,7 @@ def run_exact(
     if adapter is None:
         return None
     result = ExactPass(language)
-    modules = adapter.ModuleTable(corpus)
+    modules = adapter.modules(corpus)
     repos = [r for r in corpus.repositories if r.files]
     for i, repo in enumerate(repos):
         started = time.perf_counter()
@@ -70,36 +60,36 @@ def run_exact(
             blob = fact_cache.get_raw(key)
             cached = blob is not None
             if blob is not None:
-                facts = adapter.decode_facts(blob)
+                facts = adapter.decode(blob)
             else:
-                facts = adapter.analyze_repository(repo, corpus, timeout=timeout)
-                fact_cache.put_raw(key, adapter.encode_facts(facts), what=f"the {adapter.ANALYZER} run of {repo.name}")
+                facts = adapter.analyze(repo, corpus, timeout=timeout)
+                fact_cache.put_raw(key, adapter.encode(facts), what=f"the {adapter.analyzer} run of {repo.name}")
                 result.runs += 1
             result.cache_hits += cached
-            for path, fact in getattr(facts, "declarations", ()):
+            for path, fact in adapter.declarations_of(facts):
                 corpus.declare(repo.name, path, fact)  # before bind: its uses name them
-            failure = getattr(facts, "failure", "")
+            failure = adapter.failure_of(facts)
             if failure:  # a failure nothing could salvage, kept for these inputs: not paid again
-                raise adapter.AnalyzerFailed(failure + (" (cached: the inputs have not changed since)" if cached else ""))
+                raise AnalyzerFailed(failure + (" (cached: the inputs have not changed since)" if cached else ""))
             outcome = adapter.bind(facts, repo.name, corpus, modules)
-        except adapter.AnalyzerFailed as exc:
+        except AnalyzerFailed as exc:
             result.analyses[repo.name] = records.LanguageAnalysis(
                 language=language, mode="fallback", analyzer="tree-sitter",
-                reason=f"{adapter.ANALYZER} failed: {exc}; edges are CANDIDATE", files=len(repo.files),
+                reason=f"{adapter.analyzer} failed: {exc}; edges are CANDIDATE", files=len(repo.files),
                 seconds=round(time.perf_counter() - started, 3),
             )
             continue
         result.outcomes.append(outcome)
         result.cross_repository += outcome.cross_repository
-        excluded = getattr(outcome, "excluded", {})
+        excluded = outcome.excluded
         result.excluded.update(((repo.name, path), why) for path, why in excluded.items())
         name, _, ver = facts.analyzer_version.partition(" ")
         result.analyzer_version = ver or result.analyzer_version
         result.analyses[repo.name] = records.LanguageAnalysis(
-            language=language, mode="exact", analyzer=name or adapter.ANALYZER, analyzer_version=ver,
+            language=language, mode="exact", analyzer=name or adapter.analyzer, analyzer_version=ver,
             reason=(f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
                     + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
-                    + (_excluded_note(adapter.ANALYZER, excluded) if excluded else "")
+                    + (_excluded_note(adapter.analyzer, excluded) if excluded else "")
                     + (" (cached analyzer run)" if cached else "")),
             files=len(repo.files), seconds=round(time.perf_counter() - started, 3),
         )

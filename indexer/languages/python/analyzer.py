@@ -44,7 +44,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -54,7 +54,9 @@ from tree_sitter import Language, Node, Query, QueryCursor
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
+from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import repair
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import (
@@ -67,7 +69,6 @@ from indexer.scip.join import (
     names_at,
     parse_symbol,
 )
-from indexer.scip.npm_tool import AnalyzerCrashed, AnalyzerFailed, NpmTool, cause, tail
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 LANGUAGE = "python"
@@ -385,18 +386,6 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
 
 
-_facts_encoder = msgspec.msgpack.Encoder()
-_facts_decoder = msgspec.msgpack.Decoder(RepositoryScipFacts)
-
-
-def encode_facts(facts: RepositoryScipFacts) -> bytes:
-    return _facts_encoder.encode(facts)
-
-
-def decode_facts(data: bytes) -> RepositoryScipFacts:
-    return _facts_decoder.decode(data)
-
-
 def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use."""
     files = {ff.path: ff for ff in repo.files if ff.parsed}
@@ -526,22 +515,6 @@ def _unit_of(position_encoding: int, default: str) -> str:
 
 
 # -- bind: stable keys, cross-repository providers --------------------------------------------------
-
-
-@dataclass
-class ExactOutcome:
-    """What the exact pass found for one repository, ready for the pipeline's merge."""
-
-    repository: str = ""
-    edges: list[EdgeFact] = field(default_factory=list)
-    unresolved: list[UnresolvedFact] = field(default_factory=list)
-    # (source key, line, col) of sites the analyzer resolved: candidate edges there are replaced
-    covered: set[tuple[str, int, int]] = field(default_factory=set)
-    # (path, line, col) of the same sites, for the candidate resolver's unresolved rows
-    covered_positions: set[tuple[str, int, int]] = field(default_factory=set)
-    cross_repository: int = 0
-    # Files the analyzer crashed on and that were left out of its run: path -> the analyzer's message.
-    excluded: dict[str, str] = field(default_factory=dict)
 
 
 class ModuleTable:
@@ -788,3 +761,40 @@ def _merge(indexes: list[Index]) -> Index:
 
 def now() -> float:
     return time.perf_counter()
+
+
+class ScipPythonAdapter(ExactAdapter[RepositoryScipFacts]):
+    """scip-python behind the language seam."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryScipFacts
+
+    def install(self) -> str:
+        return TOOL.install()
+
+    def executable(self) -> Path:
+        return TOOL.executable()
+
+    def version(self) -> str:
+        return TOOL.run_version()
+
+    def identity(self) -> str:
+        return TOOL.identity()
+
+    def probe(self) -> str:
+        return probe()
+
+    def modules(self, corpus: Corpus) -> ModuleTable:
+        return ModuleTable(corpus)
+
+    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        return cache_key(repo, hashes, identity)
+
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
+        return analyze_repository(repo, corpus, timeout=timeout)
+
+    def bind(self, facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+        return bind(facts, repo, corpus, modules)
+
+
+ADAPTER = ScipPythonAdapter()

@@ -13,13 +13,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed
 
-class AnalyzerFailed(Exception):
-    """An analyzer is missing, failed or timed out; the message is the reason shown to users."""
-
-
-class AnalyzerCrashed(AnalyzerFailed):
-    """The analyzer started and then failed or timed out on the files it was given (a smaller set may pass)."""
+__all__ = ["AnalyzerCrashed", "AnalyzerFailed", "NpmTool", "cache_root", "cause", "tail"]
 
 
 _CAUSE_WORDS = ("error", "failure", "exception", "fatal", "panic", "cannot", "unexpected")

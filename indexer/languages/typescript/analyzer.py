@@ -51,6 +51,9 @@ from tree_sitter import Node
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.npm_tool import NpmTool
+from indexer.languages.npm_tool import tail as _tail
+from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import repair
 from indexer.languages.typescript import projects as projects_mod
 from indexer.languages.typescript.extract import extract, grammar_for
@@ -75,9 +78,6 @@ from indexer.scip.join import (
     names_at,
     parse_symbol,
 )
-from indexer.scip.npm_tool import AnalyzerFailed, NpmTool
-from indexer.scip.npm_tool import tail as _tail
-from indexer.scip.python import ExactOutcome
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
@@ -320,18 +320,6 @@ class RepositoryTsFacts(msgspec.Struct, frozen=True):
     occurrences: int = 0
     # Declarations the checker defines on lines tree-sitter could not parse: (path, declaration).
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
-
-
-_facts_encoder = msgspec.msgpack.Encoder()
-_facts_decoder = msgspec.msgpack.Decoder(RepositoryTsFacts)
-
-
-def encode_facts(facts: RepositoryTsFacts) -> bytes:
-    return _facts_encoder.encode(facts)
-
-
-def decode_facts(data: bytes) -> RepositoryTsFacts:
-    return _facts_decoder.decode(data)
 
 
 _SOURCE_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", *EXTENSIONS)
@@ -719,3 +707,39 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     projects = plan(root, files, timeout=timeout)
     index = run_index(root, files, timeout=timeout, projects=projects)
     return join_repository(index, repo, projects.output_redirects(str(root)), projects.files(str(root)))
+
+class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
+    """scip-typescript (with the pinned TypeScript checker) behind the language seam."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryTsFacts
+
+    def install(self) -> str:
+        return TOOL.install()
+
+    def executable(self) -> Path:
+        return TOOL.executable()
+
+    def version(self) -> str:
+        return TOOL.run_version()
+
+    def identity(self) -> str:
+        return TOOL.identity()
+
+    def probe(self) -> str:
+        return probe()
+
+    def modules(self, corpus: Corpus) -> ModuleTable:
+        return ModuleTable(corpus)
+
+    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        return cache_key(repo, hashes, identity)
+
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
+        return analyze_repository(repo, corpus, timeout=timeout)
+
+    def bind(self, facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+        return bind(facts, repo, corpus, modules)
+
+
+ADAPTER = ScipTypescriptAdapter()

@@ -1,0 +1,170 @@
+"""The language seam: what a language is to the pipeline, setup and doctor, and what its exact analyzer must do.
+
+Each language lives in one folder, ``indexer/languages/<name>/``, with the same files:
+
+``__init__.py``   the language module (``LanguageModule``): LANGUAGE, EXTENSIONS, EXTRACTOR_VERSION,
+                  ``package_for``, ``extract``, ``resolve`` (and optionally ``package_for_root``)
+``modules.py``    how a file path names its module or package
+``extract.py``    tree-sitter extraction of one file (declarations and reference sites)
+``resolve.py``    the CANDIDATE resolver over the whole corpus
+``sites.py``      the vocabulary of reference sites passed from extraction to resolution
+``analyzer.py``   the exact analyzer behind ``ExactAdapter`` (``ADAPTER``), when the language has one
+
+and one ``LanguageSpec`` line in ``indexer/languages/registry.py``. The pipeline, ``make setup`` and
+``kivgraph doctor`` iterate the registry; nothing else names a language.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import importlib
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
+
+import msgspec
+
+from indexer.facts import EdgeFact, SymbolFact, UnresolvedFact
+
+if TYPE_CHECKING:
+    from indexer.corpus import Corpus, LanguageModule, RepositoryFacts
+
+
+class AnalyzerFailed(Exception):
+    """An analyzer is missing, failed or timed out; the message is the reason shown to users."""
+
+
+class AnalyzerCrashed(AnalyzerFailed):
+    """The analyzer started and then failed or timed out on the files it was given (a smaller set may pass)."""
+
+
+@dataclass
+class ExactOutcome:
+    """What an exact analyzer found for one repository, ready for the pipeline's merge (every language)."""
+
+    repository: str = ""
+    edges: list[EdgeFact] = field(default_factory=list)
+    unresolved: list[UnresolvedFact] = field(default_factory=list)
+    # (source key, line, col) of sites the analyzer resolved: candidate edges there are replaced
+    covered: set[tuple[str, int, int]] = field(default_factory=set)
+    # (path, line, col) of the same sites, for the candidate resolver's unresolved rows
+    covered_positions: set[tuple[str, int, int]] = field(default_factory=set)
+    cross_repository: int = 0
+    # Files the analyzer crashed on and that were left out of its run: path -> the analyzer's message.
+    excluded: dict[str, str] = field(default_factory=dict)
+
+
+FactsT = TypeVar("FactsT", bound=msgspec.Struct)
+
+
+class ExactAdapter(ABC, Generic[FactsT]):
+    """One language's exact analyzer: installed by setup, probed by doctor, run once per repository.
+
+    The pipeline calls, per repository: ``cache_key`` (the fact cache holds ``encode(facts)`` under it),
+    ``analyze`` on a miss, then ``bind`` with the table ``modules`` built once per corpus. Every failure
+    is an ``AnalyzerFailed`` whose message users see; the repository then stays on the fallback.
+    """
+
+    analyzer: ClassVar[str]  # display name: "scip-python", "go/types"
+    # The joined output of one run: a msgspec Struct with ``analyzer_version`` ("<analyzer> <version>") and,
+    # where the analyzer can produce them, ``failure`` (the run failed and nothing could be salvaged: cached
+    # too, so unchanged inputs do not pay it again) and ``declarations`` ((path, declaration) pairs the
+    # analyzer defines on lines tree-sitter could not parse).
+    facts_type: ClassVar[type[msgspec.Struct]]
+
+    @abstractmethod
+    def install(self) -> str:
+        """Install or build the pinned analyzer into the cache unless present; one status line."""
+
+    @abstractmethod
+    def executable(self) -> Path:
+        """Where the analyzer runs from."""
+
+    @abstractmethod
+    def version(self) -> str:
+        """The analyzer's own version string (runs it); AnalyzerFailed when it does not run."""
+
+    @abstractmethod
+    def identity(self) -> str:
+        """What the fact cache knows of the analyzer (cheap: no process); AnalyzerFailed when missing."""
+
+    @abstractmethod
+    def probe(self) -> str:
+        """Resolve a tiny two-file project; a detail line, or AnalyzerFailed (doctor)."""
+
+    @abstractmethod
+    def modules(self, corpus: Corpus) -> Any:
+        """The per-corpus lookup table ``bind`` uses (built once per index)."""
+
+    @abstractmethod
+    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        """Everything the run over ``repo`` depends on: its files, its providers' files, the analyzer."""
+
+    @abstractmethod
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> FactsT:
+        """Run the analyzer over one repository and join its output (repository-local, cacheable)."""
+
+    @abstractmethod
+    def bind(self, facts: FactsT, repo: str, corpus: Corpus, modules: Any) -> ExactOutcome:
+        """Turn joined facts into EXACT edges between stable keys."""
+
+    def encode(self, facts: FactsT) -> bytes:
+        return msgspec.msgpack.encode(facts)
+
+    def decode(self, data: bytes) -> FactsT:
+        return cast(FactsT, msgspec.msgpack.decode(data, type=self.facts_type))
+
+    @staticmethod
+    def failure_of(facts: object) -> str:
+        return str(getattr(facts, "failure", ""))
+
+    @staticmethod
+    def declarations_of(facts: object) -> tuple[tuple[str, SymbolFact], ...]:
+        return tuple(getattr(facts, "declarations", ()))
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A tiny file doctor extracts with the language's grammar, and the declaration it must yield."""
+
+    path: str
+    source: bytes
+    qualified_name: str
+
+
+@dataclass(frozen=True)
+class LanguageSpec:
+    """Everything the pipeline, setup and doctor know of one language folder."""
+
+    name: str  # the folder: indexer/languages/<name>
+    # language id (as in kivgraph.toml and records) -> its file extensions; one folder may serve several
+    extensions: Mapping[str, tuple[str, ...]]
+    test_patterns: tuple[str, ...]  # fnmatch patterns on a repository-relative path: test files
+    probe: Probe | None  # None: no extractor yet (files are discovered and reported as skipped)
+    exact: bool = False  # analyzer.py defines ADAPTER
+    fallback_note: str = "tree-sitter, CANDIDATE"  # what answers are without the exact analyzer
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return tuple(self.extensions)
+
+    @property
+    def package(self) -> str:
+        return f"indexer.languages.{self.name}"
+
+    def module(self) -> LanguageModule | None:
+        """The language module (imported on first use), or None when there is no extractor yet."""
+        if self.probe is None:
+            return None
+        return cast("LanguageModule", importlib.import_module(self.package))
+
+    def adapter(self) -> ExactAdapter[Any] | None:
+        """The exact analyzer's adapter (imported on first use), or None when the language has none."""
+        if not self.exact:
+            return None
+        return cast(ExactAdapter[Any], importlib.import_module(f"{self.package}.analyzer").ADAPTER)
+
+    def is_test(self, path: str) -> bool:
+        return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.test_patterns)
