@@ -164,6 +164,51 @@ class ParallelExtractor:
             self._pool = None
 
 
+@dataclass
+class Build:
+    """What the phases of one index run share: its inputs, then what each phase adds (in phase order)."""
+
+    loaded: LoadedConfig
+    fact_cache: FactCache
+    progress: ProgressFn
+    timer: _Timer
+    only: frozenset[str] | None = None
+    previous: Generation | None = None
+    counters: dict[str, LanguageCounters] = field(default_factory=lambda: collections.defaultdict(LanguageCounters))
+    # discover_phase
+    work: list[_RepoWork] = field(default_factory=list)
+    # extract_phase
+    lexicon: LexiconBuilder = field(default_factory=LexiconBuilder)
+    # key_phase (resolve_phase adds the declarations only an analyzer saw)
+    symbols: list[records.Symbol] = field(default_factory=list)
+    key_index: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
+    unresolved: list[records.Unresolved] = field(default_factory=list)
+    per_file_symbols: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
+    # resolve_phase
+    languages: list[str] = field(default_factory=list)
+    resolutions: list[Resolution] = field(default_factory=list)
+    exact_passes: dict[str, ExactPass] = field(default_factory=dict)
+    # link_phase
+    edges: list[records.Edge] = field(default_factory=list)
+    deps: dict[tuple[str, str, str, str], records.PackageDependency] = field(default_factory=dict)
+    language_of: dict[str, str] = field(default_factory=dict)
+    # records_phase
+    file_records: list[records.File] = field(default_factory=list)
+    repositories: list[records.Repository] = field(default_factory=list)
+
+    def content(self) -> GenerationContent:
+        """The generation the phases built."""
+        return GenerationContent(
+            repositories=self.repositories, files=self.file_records, symbols=self.symbols, edges=self.edges,
+            unresolved=self.unresolved, package_dependencies=list(self.deps.values()),
+            analyzers={
+                **{f"tree-sitter-{lang}": module_version(lang) for lang in self.languages},
+                **{f"exact-{lang}": p.analyzer_version for lang, p in self.exact_passes.items() if p.analyzer_version},
+            },
+            derived=self.lexicon.items(),
+        )
+
+
 def build_content(
     loaded: LoadedConfig,
     *,
@@ -179,11 +224,17 @@ def build_content(
     (file list, hashes, commit) and their facts come from the fact cache; only the
     named ones are re-read from disk. Resolution always runs over the whole corpus.
     """
-    counters: dict[str, LanguageCounters] = collections.defaultdict(LanguageCounters)
-    work: list[_RepoWork] = []
-    n_repos = len(loaded.repositories)
+    build = Build(loaded, fact_cache, progress, timer, only, previous)
+    for phase in PHASES:
+        phase(build)
+    return build.content(), build.counters
 
-    # 1. discover
+
+def discover_phase(b: Build) -> None:
+    """Find each repository's files, or carry its file list over from the previous generation."""
+    loaded, previous, only, progress, timer = b.loaded, b.previous, b.only, b.progress, b.timer
+    work = b.work
+    n_repos = len(loaded.repositories)
     for i, repo in enumerate(loaded.repositories):
         started = time.perf_counter()
         prev_repo = previous.repository(repo.name) if previous is not None and only is not None else None
@@ -206,8 +257,11 @@ def build_content(
         work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
         progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))
 
-    # 2. extract (per file, through the fact cache), with the lexical terms of each file
-    lexicon = LexiconBuilder()
+
+def extract_phase(b: Build) -> None:
+    """Extract every file through the fact cache (misses in worker processes), with its lexical terms."""
+    work, counters, fact_cache, progress, timer = b.work, b.counters, b.fact_cache, b.progress, b.timer
+    lexicon = b.lexicon
     extractor = ParallelExtractor()
     for w in work:
         started = time.perf_counter()
@@ -275,14 +329,16 @@ def build_content(
     extractor.close()
     fact_cache.flush()
 
-    # 3. keys for every declaration
+
+def key_phase(b: Build) -> None:
+    """A stable key for every declaration; a PARSE_ERROR row for every file that did not parse."""
+    timer = b.timer
     started = time.perf_counter()
-    symbols: list[records.Symbol] = []
-    key_index: dict[tuple[str, str, str, str], str] = {}
-    file_records: list[records.File] = []
-    unresolved: list[records.Unresolved] = []
-    per_file_symbols: collections.Counter[tuple[str, str]] = collections.Counter()
-    for w in work:
+    symbols = b.symbols
+    key_index = b.key_index
+    unresolved = b.unresolved
+    per_file_symbols = b.per_file_symbols
+    for w in b.work:
         for language, files in w.facts.items():
             for ff in files:
                 qn_keys: dict[str, str] = {}
@@ -311,10 +367,14 @@ def build_content(
                     )
     timer.add("link", started)
 
-    # 4. resolve per language over the whole corpus
-    resolutions: list[Resolution] = []
-    exact_passes: dict[str, ExactPass] = {}
-    languages = sorted({lang for w in work for lang in w.facts})
+
+def resolve_phase(b: Build) -> None:
+    """Per language over the whole corpus: the CANDIDATE resolver, then the exact analyzer site by site."""
+    work, counters, key_index, symbols, progress, timer = b.work, b.counters, b.key_index, b.symbols, b.progress, b.timer
+    loaded, fact_cache, per_file_symbols = b.loaded, b.fact_cache, b.per_file_symbols
+    resolutions = b.resolutions
+    exact_passes = b.exact_passes
+    languages = b.languages = sorted({lang for w in work for lang in w.facts})
     for language in languages:
         module = registry.module_for(language)
         if module is None:
@@ -349,11 +409,14 @@ def build_content(
             timer.add(f"analyzer.{language}", started)
         resolutions.append(resolution)
 
-    # 5. link: fold repeated facts, attach unresolved and package dependencies
+
+def link_phase(b: Build) -> None:
+    """Fold repeated edge facts into counted edges; attach unresolved rows and package dependencies."""
+    symbols, unresolved = b.symbols, b.unresolved
     started = time.perf_counter()
     language_of = {s.key: s.language for s in symbols}
     folded: dict[tuple[int, str, str, int], list[int]] = {}
-    for res in resolutions:
+    for res in b.resolutions:
         for e in res.edges:
             if Confidence(e.confidence).is_exact and Provenance(e.provenance) in _SYNTAX_ONLY:
                 raise ValueError(f"an exact edge with syntax-only provenance: {e}")
@@ -380,7 +443,7 @@ def build_content(
         for k, v in folded.items()
     ]
     deps: dict[tuple[str, str, str, str], records.PackageDependency] = {}
-    for res in resolutions:
+    for res in b.resolutions:
         for d in res.package_dependencies:
             dk = (d.consumer_repository, d.consumer_package, d.provider_repository, d.provider_package)
             prev = deps.get(dk)
@@ -396,8 +459,16 @@ def build_content(
                     provider_repository=prev.provider_repository, provider_package=prev.provider_package,
                     path=prev.path, line=prev.line, count=prev.count + 1,
                 )
+    b.edges, b.deps, b.language_of = edges, deps, language_of
+    b.timer.add("link", started)
 
-    # 6. file and repository records, counters
+
+def records_phase(b: Build) -> None:
+    """File and repository records, with each language's counters."""
+    work, counters, exact_passes, per_file_symbols = b.work, b.counters, b.exact_passes, b.per_file_symbols
+    symbols, edges, unresolved, file_records = b.symbols, b.edges, b.unresolved, b.file_records
+    language_of = b.language_of
+    started = time.perf_counter()
     for s in symbols:
         counters[s.language].symbols += 1
     for e in edges:
@@ -405,7 +476,7 @@ def build_content(
     for u in unresolved:
         if u.language:
             counters[u.language].unresolved += 1
-    repositories: list[records.Repository] = []
+    repositories = b.repositories
     for w in work:
         facts_by_path = {ff.path: ff for files in w.facts.values() for ff in files}
         n_files = 0
@@ -465,17 +536,13 @@ def build_content(
                 symbols=sum(per_file_symbols[(w.name, p)] for p in facts_by_path), analyses=tuple(analyses),
             )
         )
-    timer.add("link", started)
-    content = GenerationContent(
-        repositories=repositories, files=file_records, symbols=symbols, edges=edges, unresolved=unresolved,
-        package_dependencies=list(deps.values()),
-        analyzers={
-            **{f"tree-sitter-{lang}": module_version(lang) for lang in languages},
-            **{f"exact-{lang}": p.analyzer_version for lang, p in exact_passes.items() if p.analyzer_version},
-        },
-        derived=lexicon.items(),
-    )
-    return content, counters
+    b.timer.add("link", started)
+
+
+# The phases of build_content, in order; each reads what the ones before it put in the Build.
+PHASES: tuple[Callable[[Build], None], ...] = (
+    discover_phase, extract_phase, key_phase, resolve_phase, link_phase, records_phase,
+)
 
 
 @dataclass

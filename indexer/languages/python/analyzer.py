@@ -58,7 +58,7 @@ from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
 from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import repair
-from indexer.scip.decode import Index, decode_index
+from indexer.scip.decode import Document, Index, decode_index
 from indexer.scip.join import (
     ColumnMap,
     CoveredSite,
@@ -386,6 +386,23 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
 
 
+def _overrides(doc: Document, path: str, defined: Mapping[str, SymbolFact],
+               defined_path: Mapping[str, str]) -> list[ScipUse]:
+    """Methods overriding a base method: the relationships on the definitions of one document."""
+    out: list[ScipUse] = []
+    for info in doc.symbols:
+        child = defined.get(info.symbol)
+        if child is None or child.kind != "method":
+            continue
+        for rel in info.relationships:
+            parent = defined.get(rel.symbol)
+            if parent is None or parent.kind != "method" or not (rel.is_implementation or rel.is_reference):
+                continue
+            out.append(ScipUse(path, child.start_line, child.start_col, child.qualified_name, child.kind,
+                               "override", False, defined_path[rel.symbol], parent.qualified_name, parent.kind))
+    return out
+
+
 def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use."""
     files = {ff.path: ff for ff in repo.files if ff.parsed}
@@ -490,18 +507,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
                 continue
             uses.append(ScipUse(path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use,
                                 syntax.final, namespace=parts[0], member=parts[1]))
-        # 3. methods overriding a base method (relationships on the definitions of this document)
-        for info in doc.symbols:
-            child = defined.get(info.symbol)
-            if child is None or child.kind != "method":
-                continue
-            for rel in info.relationships:
-                parent = defined.get(rel.symbol)
-                if parent is None or parent.kind != "method" or not (rel.is_implementation or rel.is_reference):
-                    continue
-                overrides.append(ScipUse(path, child.start_line, child.start_col, child.qualified_name, child.kind,
-                                         "override", False, defined_path[rel.symbol], parent.qualified_name,
-                                         parent.kind))
+        overrides += _overrides(doc, path, defined, defined_path)
     return RepositoryScipFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses), external=tuple(external), overrides=tuple(overrides),
