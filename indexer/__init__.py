@@ -1,3 +1,5 @@
 """kivgraph's indexer: discovery, parsing, analyzers, linking, the fact cache and publication."""
 
-__version__ = "0.1.0"
+from snapshot_format.versions import RELEASE as __version__
+
+__all__ = ["__version__"]

@@ -172,7 +172,8 @@ def _parse_register(raw: str) -> list[RepositoryConfig]:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="NDJSON progress events and one final result on stdout.")
-@click.option("--full", is_flag=True, help="Accepted for compatibility: every index is a full rebuild (the fact cache keeps it cheap).")
+@click.option("--full", is_flag=True,
+              help="Rebuild from scratch: read nothing from the fact cache (extract and analyze every file again) and refresh it.")
 @click.option("--watch", is_flag=True, help="Keep running: re-index and publish after file changes (debounced).")
 @click.option("--fact-cache", type=click.Choice(["on", "off", "verify"]), default=None,
               help="Override indexing.fact_cache: verify re-extracts everything and fails on any disagreement.")
@@ -190,7 +191,10 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
     validated. Only one indexer publishes at a time: a second one exits at once
     with code 3.
     """
-    del full
+    if full:
+        if fact_cache is not None:
+            raise click.UsageError(f"--full reads nothing from the fact cache; it cannot be combined with --fact-cache {fact_cache}")
+        fact_cache = "refresh"
     layout = _layout(config_path, state_dir)
     reporter = _Reporter(as_json)
     _exit_cleanly_on_termination()
@@ -232,7 +236,8 @@ def _index_locked(layout: StateLayout, reporter: _Reporter, watch: bool, fact_ca
         raise SystemExit(code)
     from indexer.watch import watch_and_index
 
-    watch_and_index(layout, lambda: _index_once(layout, reporter, fact_cache, None))
+    later = None if fact_cache == "refresh" else fact_cache  # --full is the first build's, not every rebuild's
+    watch_and_index(layout, lambda: _index_once(layout, reporter, later, None))
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
 

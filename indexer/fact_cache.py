@@ -4,7 +4,8 @@ Key: BLAKE2b over (cache format, language, extractor version, path, package,
 content hash). An unchanged file under the same extractor is not re-extracted.
 Entries unused for ``max_age_days`` are pruned at the end of an index.
 Modes: ``on``; ``off`` (never read nor write); ``verify`` (extract everything,
-compare with every cached entry, fail on any disagreement).
+compare with every cached entry, fail on any disagreement); ``refresh`` (read
+nothing, extract and analyze everything, write it all back: ``index --full``).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ class FactCache:
 
     def get(self, key: bytes) -> FileFacts | None:
         """Cached facts, or None; in verify mode the caller must call ``check`` instead."""
-        if self._env is None or self.mode == "verify":
+        if self._env is None or self.mode in ("verify", "refresh"):
             return None
         with self._env.begin(buffers=True) as txn:
             raw = txn.get(key)
@@ -106,7 +107,7 @@ class FactCache:
 
         Not counted in ``stats``, which are per-file extraction figures; callers count their own.
         """
-        if self._env is None or self.mode == "verify":
+        if self._env is None or self.mode in ("verify", "refresh"):
             return None
         pending = self._pending.get(key)
         if pending is not None:

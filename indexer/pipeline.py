@@ -89,7 +89,6 @@ class _RepoWork:
     discovery: Discovery
     facts: dict[str, list[FileFacts]] = field(default_factory=dict)  # language -> files
     hashes: dict[str, str] = field(default_factory=dict)  # path -> sha256
-    sizes: dict[str, int] = field(default_factory=dict)
     # Carried over from the previous generation (index --repository other): not re-read from disk.
     carried: records.Repository | None = None
     known_hashes: dict[str, str] = field(default_factory=dict)

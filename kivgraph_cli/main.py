@@ -20,7 +20,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "status": ("indexer.cli", "status", "Show what the newest generation holds."),
     "doctor": ("indexer.cli", "doctor", "Check installation, analyzers, configuration and state."),
     "version": ("indexer.cli", "version", "Print the kivgraph version and format versions."),
-    "mcp": ("indexer.mcp_clients", "mcp", "Install, inspect or remove kivgraph in MCP client configs."),
+    "mcp": ("kivgraph_cli.mcp_clients", "mcp", "Install, inspect or remove kivgraph in MCP client configs."),
 }
 
 

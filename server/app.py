@@ -58,6 +58,7 @@ from server.tools import READ_TOOLS
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
+from snapshot_format.versions import RELEASE
 
 log = logging.getLogger("kivgraph.serve")
 calls = logging.getLogger(CALLS_LOGGER)
@@ -156,7 +157,7 @@ class KivgraphApp:
         self._tools = {spec.name: _tool(spec) for spec in ALL_TOOL_SPECS}
         self.server = KivgraphServer(
             SERVER_NAME,
-            version=_version(),
+            version=RELEASE,
             instructions=INSTRUCTIONS_READY if self._read_tools_listed else INSTRUCTIONS_EMPTY,
             lifespan=self._lifespan,
             on_list_tools=self._list_tools,
@@ -419,9 +420,4 @@ def unavailable_status(layout: StateLayout, reason: str) -> dict[str, Any]:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
-
-        return version("kivgraph")
-    except Exception:
-        return "0"
+    return RELEASE

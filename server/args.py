@@ -54,11 +54,6 @@ class Args:
         """The field's name as the client sees it (``symbols[2].path`` for nested objects)."""
         return f"{self.where}.{field}" if self.where else field
 
-    def has(self, field: str) -> bool:
-        """Whether the field is present and not null (an empty string counts as absent)."""
-        value = self._raw.get(field)
-        return value is not None and value != ""
-
     def raw(self, field: str) -> Any:
         return self._raw.get(field)
 

@@ -7,6 +7,9 @@ FEATURE_VERSION changes when something is added that older readers can
 safely ignore (a new sub-database, a field appended with a default).
 """
 
+# The kivgraph release: the one version number (pyproject.toml reads it; indexer, server and manifests use it).
+RELEASE = "0.1.0"
+
 FORMAT_VERSION = 1
 FEATURE_VERSION = 4
 # The oldest reader format that can read what this build writes.

@@ -97,3 +97,21 @@ def test_doctor_on_a_fresh_install_warns_that_nothing_is_registered_but_passes(t
     assert result.returncode == 0, result.stdout
     assert "config: WARN" in result.stdout and "kivgraph init" in result.stdout
     assert "doctor: PASS" in result.stdout
+
+
+def test_index_full_reads_nothing_from_the_fact_cache_and_a_later_index_hits_it_again(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    repo = write_repo(tmp_path / "repo", {"a.py": "def f():\n    return 1\n", "b.py": "from a import f\n"})
+    assert run_kivgraph(home, "init", str(repo), "--languages", "python").returncode == 0
+
+    def cache_of(*args: str) -> dict[str, int]:
+        result = run_kivgraph(home, "index", "--json", *args, KIVGRAPH_SCIP_PYTHON="/nonexistent")
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout.splitlines()[-1])["result"]["cache"]
+
+    assert cache_of()["writes"] > 0
+    full = cache_of("--full")
+    assert full["mode"] == "refresh" and full["hits"] == 0 and full["writes"] > 0
+    assert cache_of()["hits"] == 2
+    both = run_kivgraph(home, "index", "--full", "--fact-cache", "off")
+    assert both.returncode == 2 and "--full" in both.stderr

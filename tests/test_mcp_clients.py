@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from indexer.mcp_clients import mcp
+from kivgraph_cli.mcp_clients import mcp
 
 
 @pytest.fixture

@@ -71,7 +71,8 @@ def test_blast_radius_reaches_the_other_repositorys_caller_at_depth_two_with_the
     assert depths == {"b.helper": 1, "b.main": 2}
     main = next(r for r in w.reached if r.key16 == _raw(s["b.main"]))
     assert main.reached_from == _raw(s["b.helper"])
-    assert traverse.describe(main) == ("CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE")
+    assert (main.via_kind, main.via_confidence, main.via_provenance) == (
+        EdgeKind.CALLS_DIRECT, Confidence.EXACT_TYPECHECKED, Provenance.PYTHON_INDEXER_USE)
 
 
 def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once(graph) -> None:

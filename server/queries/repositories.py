@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from snapshot_format.gitstate import read_head
-from snapshot_format.reader import Generation
 from snapshot_format.records import Repository
 
 DERIVED_PREFIX = "rust:"
@@ -58,7 +57,3 @@ def freshness_row(repo: Repository) -> dict[str, Any]:
     row["analyses"] = analyses(repo)
     return row
 
-
-def repository_rows(gen: Generation) -> list[dict[str, Any]]:
-    """Every repository of the generation in registry order, with live freshness."""
-    return [freshness_row(repo) for repo in gen.repositories()]

@@ -48,11 +48,6 @@ def graph_status(gen: Generation) -> dict[str, Any]:
         "files_by_language": _entries(breakdown.files_by_language),
         "repository_freshness": freshness,
         "repositories_moved": sum(1 for row in freshness if row.get("moved")),
-        "worker": {"state": "not_applicable", "detail": "serve never runs an analyzer; kivgraph index does"},
-        "storage": {
-            "state": "not_applicable",
-            "detail": "serve maps published generations read-only and never opens the indexer's store",
-        },
     }
     if m.analyzers:
         result["analyzers"] = dict(m.analyzers)

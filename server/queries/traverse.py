@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
-from snapshot_format.vocab import CONTAINMENT_KINDS, REFERENCE_KINDS, Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import CONTAINMENT_KINDS, REFERENCE_KINDS, Confidence, EdgeKind
 
 DEFAULT_DEPTH = 3
 MAX_DEPTH = 5
@@ -320,11 +320,3 @@ def aggregate(rows: list[tuple[Reached, Symbol]], relations: dict[bytes, set[int
             by_kind[EdgeKind(kind).name] += 1
     return Aggregates(dict(by_repo), dict(by_pkg), dict(sorted(by_depth.items())), dict(sorted(by_kind.items())))
 
-
-def describe(reached: Reached) -> tuple[str, str, str]:
-    """Names of the via edge's kind, confidence and provenance."""
-    return (
-        EdgeKind(reached.via_kind).name,
-        Confidence(reached.via_confidence).name,
-        Provenance(reached.via_provenance).name,
-    )

@@ -346,11 +346,6 @@ def symbol_target(symbol: str) -> tuple[str, str, str] | None:
     return parsed.package, "/".join(file_parts), ".".join(members)
 
 
-def _member_name(symbol: str) -> str:
-    found = symbol_target(symbol)
-    return found[2].rsplit(".", 1)[-1] if found and found[2] else ""
-
-
 def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[str, str]] | tuple[()] = (),
                     project_files: list[str] | tuple[()] = ()) -> RepositoryTsFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use.
