@@ -7,7 +7,6 @@ without a go toolchain the module skips loudly.
 
 from __future__ import annotations
 
-import re
 import shutil
 from collections import defaultdict
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from indexer.exact_pass import ExactPass, merge
 from indexer.languages.go import analyzer
 from indexer.languages.go import resolve as resolve_go
 from snapshot_format.vocab import Confidence, EdgeKind
+from tests.annotated_cases import Case, Observed, Syntax, mismatches, parse_case
 from tests.go_corpus import build_go_corpus
 from tests.python_corpus import BuiltCorpus
 
@@ -27,10 +27,7 @@ CASES_DIR = Path(__file__).parent / "annotated" / "go"
 CASES = sorted(CASES_DIR.glob("*.go.txt"))
 DEFAULT_REPO = "main"
 
-_MARKER = re.compile(r"^// --- path: (?:(?P<repo>[\w.-]+):)?(?P<path>\S+) ---\s*$")
-_ANNOTATION = re.compile(r"^\s*//\s*\^\s*(?P<body>.*?)\s*$")
-_DIRECTIVE = re.compile(r"^\s*//\s*!(?P<name>[\w-]+):\s*(?P<value>.*?)\s*$")
-_EDGE_WORDS = {
+SYNTAX = Syntax("//", {
     "calls": EdgeKind.CALLS_DIRECT,
     "refs": EdgeKind.REFERENCES,
     "type": EdgeKind.TYPE_USES,
@@ -38,67 +35,7 @@ _EDGE_WORDS = {
     "embeds": EdgeKind.EMBEDS,
     "implements": EdgeKind.IMPLEMENTS,
     "assigns": EdgeKind.ASSIGNS_FUNCTION,
-}
-
-
-@dataclass(frozen=True)
-class Expectation:
-    repo: str
-    path: str
-    line: int
-    col: int
-    word: str
-    value: str
-    source: str
-    where: str
-
-
-@dataclass
-class Case:
-    files: dict[tuple[str, str], str]
-    expectations: list[Expectation]
-    directives: list[tuple[str, str]]
-
-
-def parse_case(path: Path) -> Case:
-    files: dict[tuple[str, str], list[str]] = {}
-    expectations: list[Expectation] = []
-    directives: list[tuple[str, str]] = []
-    current: tuple[str, str] | None = None
-    code_line, code_text = 0, ""
-    for number, text in enumerate(path.read_text().splitlines(), start=1):
-        where = f"{path.name}:{number}"
-        marker = _MARKER.match(text)
-        directive = _DIRECTIVE.match(text)
-        if marker:
-            current = (marker["repo"] or DEFAULT_REPO, marker["path"])
-            files[current] = []
-            code_line = 0
-            continue
-        if directive:
-            directives.append((directive["name"], directive["value"]))
-        if current is None:
-            assert not text.strip() or text.lstrip().startswith("//"), f"{where}: code before a marker"
-            continue
-        lines = files[current]
-        lines.append(text)
-        annotation = _ANNOTATION.match(text)
-        if annotation:
-            assert code_line, f"{where}: annotation with no code line above"
-            col = text.index("^")
-            assert col < len(code_text) and not code_text[col].isspace(), f"{where}: caret points at nothing"
-            body = annotation["body"]
-            if body == "none":
-                expectations.append(Expectation(*current, code_line, col, "none", "", "", where))
-                continue
-            word, _, rest = body.partition(":")
-            assert word.strip() in _EDGE_WORDS or word.strip() == "unresolved", f"{where}: unknown {body!r}"
-            value, _, source = rest.strip().partition(" from ")
-            expectations.append(Expectation(*current, code_line, col, word.strip(), value.strip(), source.strip(),
-                                            where))
-        elif not directive:
-            code_line, code_text = len(lines), text
-    return Case({k: "\n".join(v) + "\n" for k, v in files.items()}, expectations, directives)
+})
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
@@ -107,13 +44,7 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 
 def write_case(case: Case, root: Path) -> list[str]:
     """Write a case's repositories (each with a go.mod) under ``root``; their names in order."""
-    repos: list[str] = []
-    for repo, rel in case.files:
-        if repo not in repos:
-            repos.append(repo)
-        target = root / repo / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(case.files[(repo, rel)])
+    repos = case.write(root)
     modules = {repo: f"example.com/{repo}" for repo in repos}
     requires: dict[str, list[str]] = defaultdict(list)
     for name, value in case.directives:
@@ -151,7 +82,7 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
     out: dict[str, Ran] = {}
     try:
         for case_path in CASES:
-            case = parse_case(case_path)
+            case = parse_case(case_path, SYNTAX)
             root = tmp_path_factory.mktemp(case_path.name.split(".")[0])
             repos = write_case(case, root)
             before = {repo: _tree(root / repo) for repo in repos}
@@ -170,60 +101,21 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
     return out
 
 
-def _matches(expected: str, repo: str, qn: str) -> bool:
-    exp_repo, sep, exp_qn = expected.rpartition(":")
-    return qn == exp_qn and (not sep or exp_repo == repo)
-
-
 @pytest.mark.parametrize("case_path", CASES, ids=[p.name.split(".")[0] for p in CASES])
 def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> None:
     ran = ran_cases[case_path.name]
     assert ran.case.expectations, "a case without expectations tests nothing"
     assert ran.untouched, "the analyzer wrote into a repository"
-    edges_at: dict[tuple[str, str, int, int], list[tuple[EdgeKind, str, str, str, int]]] = defaultdict(list)
-    for edge in ran.resolution.edges:
-        src = ran.built.declarations[edge.source]
-        dst = ran.built.declarations[edge.target]
-        edges_at[(src.repository, src.path, edge.line, edge.col)].append(
-            (EdgeKind(edge.kind), dst.repository, dst.qualified_name, src.qualified_name, edge.confidence))
-    unresolved_at: dict[tuple[str, str, int, int], list[str]] = defaultdict(list)
-    for row in ran.resolution.unresolved:
-        unresolved_at[(row.repository, row.path, row.line, row.col)].append(row.reason)
-    by_position: dict[tuple[str, str, int, int], list[Expectation]] = defaultdict(list)
-    for exp in ran.case.expectations:
-        by_position[(exp.repo, exp.path, exp.line, exp.col)].append(exp)
-    failures: list[str] = []
-    for pos, exps in by_position.items():
-        edges = edges_at.get(pos, [])
-        reasons = sorted(unresolved_at.get(pos, []))
-        where = exps[0].where
-        if any(e.word == "none" for e in exps):
-            if edges or reasons:
-                failures.append(f"{where}: expected nothing, got {edges} {reasons}")
-            continue
-        for word, kind in _EDGE_WORDS.items():
-            wanted = [e for e in exps if e.word == word]
-            if not wanted:
-                continue
-            actual = [(r, q, s, c) for k, r, q, s, c in edges if k == kind]
-            missing = [e.value for e in wanted if not any(_matches(e.value, r, q) for r, q, _, _ in actual)]
-            extra = [f"{r}:{q}" for r, q, _, _ in actual if not any(_matches(e.value, r, q) for e in wanted)]
-            if missing or extra:
-                failures.append(f"{where}: {word} missing {missing} unexpected {extra} (edges here: {edges})")
-            if any(c != Confidence.EXACT_TYPECHECKED for _, _, _, c in actual):
-                failures.append(f"{where}: {word} edges are not all EXACT_TYPECHECKED: {actual}")
-            for e in wanted:
-                if e.source and any(s != e.source for r, q, s, _ in actual if _matches(e.value, r, q)):
-                    failures.append(f"{where}: {word} {e.value} expected from {e.source}, got {actual}")
-        wanted_reasons = sorted(e.value for e in exps if e.word == "unresolved")
-        if wanted_reasons != reasons:
-            failures.append(f"{where}: unresolved expected {wanted_reasons}, got {reasons}")
+    observed = Observed().add(ran.resolution.edges, ran.resolution.unresolved, ran.built.declarations)
+    failures = mismatches(ran.case, observed, SYNTAX.words, exact=lambda _e: True)
     for name, value in ran.case.directives:
         if name == "uncalled":
             key = ran.built.key(value)
             incoming = [ran.built.edge_row(e) for e in ran.resolution.edges if e.target == key]
             if incoming:
                 failures.append(f"!uncalled {value}: incoming {incoming}")
+        elif name not in ("module", "requires"):  # module/requires shape the go.mod files (write_case)
+            failures.append(f"unknown directive !{name}")
     assert not failures, "\n".join(failures)
 
 

@@ -10,6 +10,7 @@ from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor
 from server.envelope import Coverage, envelope
 from server.errors import invalid
 from snapshot_format.reader import Generation
+from snapshot_format.vocab import Provenance
 
 RESPONSE_FORMATS = ("concise", "detailed")
 VIEWS = ("compact", "full", "files")
@@ -89,3 +90,11 @@ def wrap(
 
 def truncation_guidance(returned: int, total: int, narrow_with: str) -> str:
     return f"showing {returned} of {total}; narrow with {narrow_with}, or pass the cursor for the next page"
+
+
+def provenance_name(code: int) -> str:
+    """A provenance code's name; a code this build does not know (a newer indexer's) is named by number."""
+    try:
+        return Provenance(code).name
+    except ValueError:
+        return f"PROVENANCE_{code}"

@@ -9,10 +9,17 @@ from server.args import Args
 from server.cursor import scope
 from server.queries.consumers import Consumer, find_consumers, package_key
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
-from server.tools.common import read_detailed, read_paging, read_view, truncation_guidance, wrap
+from server.tools.common import (
+    provenance_name,
+    read_detailed,
+    read_paging,
+    read_view,
+    truncation_guidance,
+    wrap,
+)
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind
 
 CONSUMERS_ARGS = (*SELECTOR_FIELDS, "repo", "language", "limit", "cursor", "response_format", "view")
 _HOISTABLE = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason", "requested_package",
@@ -25,13 +32,6 @@ _ENTRY_ORDER = ("category", "repo", "pkg", "at", "end_line", "qualified_name", "
                 "detail", "line", "col")
 
 
-def _provenance(code: int) -> str:
-    try:
-        return Provenance(code).name
-    except ValueError:
-        return f"PROVENANCE_{code}"
-
-
 def _row(c: Consumer) -> dict[str, Any]:
     """The full row of one consumer fact (absent fields omitted)."""
     row: dict[str, Any] = {"category": c.category}
@@ -41,7 +41,7 @@ def _row(c: Consumer) -> dict[str, Any]:
             "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind,
             "edge_kind": EdgeKind(c.edge_kind).name, "repository": s.repository, "package_name": s.package,
             "file_path": s.path, "start_line": s.start_line, "end_line": s.end_line,
-            "confidence": Confidence(c.confidence).name, "provenance": _provenance(c.provenance),
+            "confidence": Confidence(c.confidence).name, "provenance": provenance_name(c.provenance),
             "evidence_kind": "reference", "evidence_line": c.evidence_line,
         })
         if c.evidence_col:

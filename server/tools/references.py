@@ -21,10 +21,17 @@ from server.queries.references import (
 )
 from server.queries.repositories import analyses
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
-from server.tools.common import read_detailed, read_paging, read_view, truncation_guidance, wrap
+from server.tools.common import (
+    provenance_name,
+    read_detailed,
+    read_paging,
+    read_view,
+    truncation_guidance,
+    wrap,
+)
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind
 
 FIND_REFERENCES_ARGS = (
     *SELECTOR_FIELDS, "name", "direction", "repo", "language", "edge_kinds", "confidence", "include_derived",
@@ -131,7 +138,7 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
             "name": o.name, "qualified_name": o.qualified_name, "kind": o.kind, "repository": o.repository,
             "file_path": o.path, "start_line": o.start_line, "end_line": o.end_line, "language": o.language,
             "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
-            "provenance": _provenance(r.provenance),
+            "provenance": provenance_name(r.provenance),
         }
         if r.via:
             row["via"] = r.via
@@ -142,13 +149,6 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
             row["occurrences"] = r.count
         rows.append(row)
     return {"subject": _subject_full(subject), "direction": direction, "references": rows, **extras}
-
-
-def _provenance(code: int) -> str:
-    try:
-        return Provenance(code).name
-    except ValueError:
-        return f"PROVENANCE_{code}"
 
 
 def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
@@ -175,7 +175,7 @@ def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dic
         {
             "repository": r.other.repository, "file_path": r.other.path, "kind": r.other.kind,
             "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
-            "provenance": _provenance(r.provenance), "via": f"via {r.via}" if r.via else "",
+            "provenance": provenance_name(r.provenance), "via": f"via {r.via}" if r.via else "",
             "label": views.label(r.other.qualified_name, r.other.start_line, r.other.end_line),
             "stable_key": r.other.key if detailed else "",
         }

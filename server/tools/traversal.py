@@ -21,11 +21,18 @@ from server.queries import traverse
 from server.queries.references import REFERENCE_VOCABULARY
 from server.queries.repositories import is_derived
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
-from server.tools.common import read_detailed, read_paging, read_view, truncation_guidance, wrap
+from server.tools.common import (
+    provenance_name,
+    read_detailed,
+    read_paging,
+    read_view,
+    truncation_guidance,
+    wrap,
+)
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
-from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Confidence, EdgeKind
 
 # Seconds a walk may run before it is refused with TRAVERSAL_LIMIT_REACHED (the SDK does not expose the
 # client's request timeout to a tool, so the server keeps its own, well under the usual client timeouts).
@@ -141,16 +148,9 @@ def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]
     return rows
 
 
-def _provenance(code: int) -> str:
-    try:
-        return Provenance(code).name
-    except ValueError:
-        return f"PROVENANCE_{code}"
-
-
 def _via(row: Row) -> tuple[str, str, str]:
     r = row.reached
-    return EdgeKind(r.via_kind).name, Confidence(r.via_confidence).name, _provenance(r.via_provenance)
+    return EdgeKind(r.via_kind).name, Confidence(r.via_confidence).name, provenance_name(r.via_provenance)
 
 
 def _coverage(rows: list[Row]) -> Coverage:
