@@ -16,11 +16,13 @@ import pytest
 
 from indexer.corpus import Resolution
 from indexer.exact_pass import ExactPass, merge
+from indexer.facts import EdgeFact
 from indexer.languages.python import analyzer as scip_python
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from tests.annotated_cases import Case, Observed, mismatches, parse_case
 from tests.helpers import run_kivgraph, write_repo
 from tests.python_corpus import BuiltCorpus, build_corpus
-from tests.test_python_annotated import _EDGE_WORDS, Case, parse_case
+from tests.test_python_annotated import SYNTAX
 
 CASES_DIR = Path(__file__).parent / "annotated" / "python_exact"
 CASES = sorted(CASES_DIR.glob("*.py"))
@@ -47,15 +49,9 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
     _require_analyzer()
     out: dict[str, Ran] = {}
     for case_path in CASES:
-        case = parse_case(case_path)
+        case = parse_case(case_path, SYNTAX)
         root = tmp_path_factory.mktemp(case_path.stem)
-        repos: list[str] = []
-        for repo, rel in case.files:
-            if repo not in repos:
-                repos.append(repo)
-            target = root / repo / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(case.files[(repo, rel)])
+        repos = case.write(root)
         before = {repo: _tree(root / repo) for repo in repos}
         built = build_corpus([(repo, root / repo) for repo in repos])
         candidate = built.resolve()
@@ -73,36 +69,22 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
 def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> None:
     ran = ran_cases[case_path.stem]
     assert ran.case.expectations, "a case without expectations tests nothing"
-    exact_at: dict[tuple[str, str, int, int], list[tuple[EdgeKind, str, str]]] = defaultdict(list)
-    candidate_at: dict[tuple[str, str, int, int], list[tuple[EdgeKind, str, str]]] = defaultdict(list)
     for edge in ran.resolution.edges:
-        src = ran.built.declarations[edge.source]
-        dst = ran.built.declarations[edge.target]
-        row = (EdgeKind(edge.kind), dst.repository, dst.qualified_name)
         if Confidence(edge.confidence) == Confidence.EXACT_TYPECHECKED:
             assert edge.provenance in (Provenance.PYTHON_INDEXER_USE, Provenance.PYTHON_INDEXER_DEF)
-            exact_at[(src.repository, src.path, edge.line, edge.col)].append(row)
         else:
             assert not Confidence(edge.confidence).is_exact
-            candidate_at[(src.repository, src.path, edge.line, edge.col)].append(row)
-    failures: list[str] = []
+
+    def is_exact(e: EdgeFact) -> bool:
+        return Confidence(e.confidence) == Confidence.EXACT_TYPECHECKED
+
+    exact = Observed().add(ran.resolution.edges, ran.resolution.unresolved, ran.built.declarations, keep=is_exact)
+    failures = mismatches(ran.case, exact, SYNTAX.words)
+    # Where the analyzer settled a site, no candidate edge of the same kind survives next to the exact one.
+    candidate = Observed().add(ran.resolution.edges, (), ran.built.declarations, keep=lambda e: not is_exact(e))
     for exp in ran.case.expectations:
-        pos = (exp.repo, exp.path, exp.line, exp.col)
-        exact = exact_at.get(pos, [])
-        if exp.word in ("none", "unresolved"):
-            if exact:
-                failures.append(f"{exp.where}: expected no exact edge, got {exact}")
-            continue
-        kind = _EDGE_WORDS[exp.word]
-        want_repo, sep, want_qn = exp.value.rpartition(":")
-        targets = [(r, q) for k, r, q in exact if k == kind]
-        wanted = [e for e in ran.case.expectations
-                  if (e.repo, e.path, e.line, e.col) == pos and e.word == exp.word]
-        if not any(q == want_qn and (not sep or r == want_repo) for r, q in targets):
-            failures.append(f"{exp.where}: no exact {exp.word} {exp.value}; exact edges here: {exact}")
-        if len(targets) != len(wanted):
-            failures.append(f"{exp.where}: exact {exp.word} targets {targets}, annotated {[e.value for e in wanted]}")
-        leftovers = [row for row in candidate_at.get(pos, []) if row[0] == kind]
+        kind = SYNTAX.words.get(exp.word)
+        leftovers = [f for f in candidate.edges.get(exp.position, []) if f.kind == kind]
         if leftovers:
             failures.append(f"{exp.where}: candidate {exp.word} edges survived next to the exact one: {leftovers}")
     for name, value in ran.case.directives:

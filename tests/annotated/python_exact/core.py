@@ -91,4 +91,4 @@ def dynamic(obj, name: str) -> object:
 
 def untyped(x):
     return x.area()
-#          ^ none
+#          ^ unresolved: RECEIVER_NOT_RESOLVED
