@@ -31,9 +31,9 @@ lint: setup
 test: setup lint
 	$(BIN)/python -m pytest -q
 
-## unit: the fast part of the suite (no real corpus download)
+## unit: the fast inner loop: no real corpus, no analyzer run, no spawned kivgraph process, no fault campaign
 unit: setup
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -m "not slow and not analyzers and not e2e and not faults"
 
 ## faults: the randomized fault campaigns in full (>= 50 SIGKILLs, races, corruptions, protocol input);
 ## counts land in benchmarks/results/faults.jsonl (the README's table)

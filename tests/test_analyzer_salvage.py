@@ -20,6 +20,8 @@ from snapshot_format.reader import open_current
 from snapshot_format.vocab import Confidence, EdgeKind
 from tests.helpers import run_kivgraph, write_repo
 
+pytestmark = pytest.mark.analyzers
+
 REPO = {
     "pkg/__init__.py": "",
     "pkg/core.py": "def compute(x: int) -> int:\n    return x + 1\n\n\ndef unused() -> int:\n    return 0\n",

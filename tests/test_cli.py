@@ -36,6 +36,7 @@ def test_an_unknown_command_is_a_usage_error() -> None:
     assert result.exit_code == 2
 
 
+@pytest.mark.e2e
 def test_init_detects_languages_names_repositories_and_keeps_existing_entries(tmp_path: Path) -> None:
     home = tmp_path / "home"
     py = write_repo(tmp_path / "my repo", {"a.py": "x = 1\n", "b.py": "y = 2\n"})
@@ -53,12 +54,14 @@ def test_init_detects_languages_names_repositories_and_keeps_existing_entries(tm
     assert unknown.returncode == 2 and "cobol" in unknown.stderr
 
 
+@pytest.mark.e2e
 def test_index_without_a_config_says_how_to_register_repositories(tmp_path: Path) -> None:
     result = run_kivgraph(tmp_path / "home", "index", "--json")
     assert result.returncode == 1
     assert "kivgraph init" in json.loads(result.stdout.splitlines()[-1])["result"]["error"]
 
 
+@pytest.mark.e2e
 def test_status_on_an_empty_state_is_not_an_error(tmp_path: Path) -> None:
     result = run_kivgraph(tmp_path / "home", "status")
     assert result.returncode == 0 and "graph: empty" in result.stdout
@@ -69,6 +72,7 @@ def test_version_reports_the_formats() -> None:
     assert info["format_version"] >= 1 and info["feature_version"] >= 1
 
 
+@pytest.mark.e2e
 def test_watch_reindexes_once_per_relevant_batch_of_scripted_changes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     repo = write_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
@@ -92,6 +96,7 @@ def test_relevance_ignores_caches_and_foreign_extensions() -> None:
     assert not relevant({(1, "/r/pkg/mod.go")}, exts)
 
 
+@pytest.mark.e2e
 def test_doctor_on_a_fresh_install_warns_that_nothing_is_registered_but_passes(tmp_path: Path) -> None:
     result = run_kivgraph(tmp_path / "home", "doctor")
     assert result.returncode == 0, result.stdout
@@ -99,6 +104,7 @@ def test_doctor_on_a_fresh_install_warns_that_nothing_is_registered_but_passes(t
     assert "doctor: PASS" in result.stdout
 
 
+@pytest.mark.e2e
 def test_index_full_reads_nothing_from_the_fact_cache_and_a_later_index_hits_it_again(tmp_path: Path) -> None:
     home = tmp_path / "home"
     repo = write_repo(tmp_path / "repo", {"a.py": "def f():\n    return 1\n", "b.py": "from a import f\n"})

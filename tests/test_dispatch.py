@@ -21,6 +21,8 @@ from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
 from tests.helpers import run_kivgraph, write_repo
 
+pytestmark = pytest.mark.analyzers
+
 PYTHON = {
     "pkg/__init__.py": "",
     "pkg/base.py": (

@@ -23,6 +23,8 @@ from tests.annotated_cases import Case, Observed, Syntax, mismatches, parse_case
 from tests.go_corpus import build_go_corpus
 from tests.python_corpus import BuiltCorpus
 
+pytestmark = pytest.mark.analyzers
+
 CASES_DIR = Path(__file__).parent / "annotated" / "go"
 CASES = sorted(CASES_DIR.glob("*.go.txt"))
 DEFAULT_REPO = "main"

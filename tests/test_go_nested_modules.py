@@ -1,3 +1,4 @@
+
 """Go modules nested inside a repository are each type-checked (a polyglot repository rarely has a root go.mod)."""
 
 from __future__ import annotations
@@ -5,10 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from snapshot_format.layout import resolve_layout
 from snapshot_format.reader import open_current
 from snapshot_format.vocab import Confidence, EdgeKind
 from tests.helpers import run_kivgraph, write_repo
+
+pytestmark = pytest.mark.analyzers
 
 FILES = {
     "tools/gen/go.mod": "module example.com/gen\n\ngo 1.21\n",

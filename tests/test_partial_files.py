@@ -23,6 +23,8 @@ from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
 from tests.helpers import run_kivgraph, write_repo
 
+pytestmark = pytest.mark.analyzers
+
 CASES: dict[str, tuple[str, dict[str, str]]] = {
     "python": ("python", {
         "lib.py": "def target():\n    return 1\n\n\ndef other():\n    return 2\n",

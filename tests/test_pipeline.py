@@ -13,6 +13,8 @@ from snapshot_format.reader import Generation, open_current
 from snapshot_format.vocab import SYNTAX_ONLY_PROVENANCES, Confidence, EdgeKind, Provenance
 from tests.helpers import run_kivgraph, write_repo
 
+pytestmark = pytest.mark.e2e
+
 REPO = {
     ".gitignore": "ignored_dir/\n",
     "ignored_dir/hidden.py": "def hidden():\n    return 0\n",

@@ -17,6 +17,8 @@ from snapshot_format.layout import list_generations, read_current, resolve_layou
 from snapshot_format.reader import Generation, open_current
 from tests.helpers import REPO_ROOT, kivgraph_env, run_kivgraph, write_repo
 
+pytestmark = pytest.mark.e2e
+
 SOURCE = {
     "pkg/__init__.py": "from .core import run\n",
     "pkg/core.py": "def helper():\n    return 1\n\n\ndef run():\n    return helper()\n",

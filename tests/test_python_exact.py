@@ -24,6 +24,8 @@ from tests.helpers import run_kivgraph, write_repo
 from tests.python_corpus import BuiltCorpus, build_corpus
 from tests.test_python_annotated import SYNTAX
 
+pytestmark = pytest.mark.analyzers
+
 CASES_DIR = Path(__file__).parent / "annotated" / "python_exact"
 CASES = sorted(CASES_DIR.glob("*.py"))
 

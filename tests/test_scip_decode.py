@@ -153,6 +153,7 @@ def real_index(tmp_path_factory):
     return scip_python.run_index(root, "proj", timeout=120)
 
 
+@pytest.mark.analyzers
 def test_a_real_scip_python_index_decodes_with_definitions_references_and_relationships(real_index):
     assert real_index.metadata.tool_name == "scip-python"
     assert real_index.metadata.tool_version == scip_python.PINNED_VERSION

@@ -158,6 +158,7 @@ def indexed_pair(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
     return StateLayout(config_path=home / "kivgraph.toml", state_dir=home / "state")
 
 
+@pytest.mark.analyzers
 async def test_real_index_consumers_of_a_provider_function_list_the_consumers_files(indexed_pair: StateLayout) -> None:
     app = make_app(indexed_pair)
     try:

@@ -21,6 +21,8 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.annotated_cases import Case, Observed, Syntax, mismatches, parse_case
 from tests.typescript_corpus import BuiltTsCorpus, build_ts_corpus
 
+pytestmark = pytest.mark.analyzers
+
 CASES_DIR = Path(__file__).parent / "annotated" / "typescript"
 CASES = sorted(CASES_DIR.glob("*.ts"))
 DEFAULT_REPO = "main"

@@ -1,3 +1,4 @@
+
 """The TypeScript exact pass end to end through the real CLI: exact mode, cache, and degradation when missing."""
 
 from __future__ import annotations
@@ -5,11 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from indexer.languages.typescript import analyzer as scip_ts
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.helpers import run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
 from tests.typescript_corpus import build_ts_corpus
+
+pytestmark = pytest.mark.analyzers
 
 _FILES = {
     "src/a.ts": "export function f(): number {\n  return 1;\n}\n",

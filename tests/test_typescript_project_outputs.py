@@ -1,3 +1,4 @@
+
 """A workspace package reached through node_modules resolves to its built ``.d.ts``; the edge goes to its source.
 
 The language service maps a referenced project's declaration output back to
@@ -10,6 +11,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from indexer.exact_pass import ExactPass, merge
 from indexer.languages import typescript as ts
 from indexer.languages.typescript import analyzer as scip_ts
@@ -17,6 +20,8 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.helpers import write_repo
 from tests.test_typescript_annotated import require_analyzer
 from tests.typescript_corpus import build_ts_corpus
+
+pytestmark = pytest.mark.analyzers
 
 _FILES = {
     "tsconfig.json": '{"files": [], "references": [{"path": "packages/core"}, {"path": "packages/app"}]}',

@@ -22,6 +22,8 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.test_typescript_annotated import require_analyzer
 from tests.typescript_corpus import BuiltTsCorpus, build_ts_corpus
 
+pytestmark = pytest.mark.analyzers
+
 FIXTURE = Path(__file__).parent / "fixtures" / "ts_monorepo"
 REPO = "mono"
 
