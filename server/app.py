@@ -149,6 +149,7 @@ class KivgraphApp:
         self._sessions: list[ServerSession] = []
         self._bus = InMemorySubscriptionBus()
         self._refresh_lock = anyio.Lock()
+        self._swapped = anyio.Condition()  # notified whenever the served generation changes
         self._index_lock = anyio.Lock()
         self._limiter = anyio.CapacityLimiter(self.options.read_threads)
         self._followers = 0
@@ -201,6 +202,7 @@ class KivgraphApp:
             events = await anyio.to_thread.run_sync(self.holder.refresh, limiter=self._limiter)
             if events.swapped_to:
                 self._verify_soon()
+                await self._notify_swap()
             if self.holder.current_id is not None and not self._read_tools_listed:
                 self._read_tools_listed = True
                 await self._announce_tools()
@@ -219,6 +221,17 @@ class KivgraphApp:
             return
         if events.swapped_to:
             log.warning("now serving %s after a digest failure", events.swapped_to)
+            await self._notify_swap()
+
+    async def _notify_swap(self) -> None:
+        async with self._swapped:
+            self._swapped.notify_all()
+
+    async def serving(self, snapshot_id: int) -> None:
+        """Return once the server answers from generation ``snapshot_id`` (bound it with a timeout)."""
+        async with self._swapped:
+            while self.holder.current_id != snapshot_id:
+                await self._swapped.wait()
 
     async def _announce_tools(self) -> None:
         log.info("a generation is published: listing the read tools")

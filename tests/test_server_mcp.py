@@ -271,8 +271,7 @@ async def test_a_cursor_is_refused_after_a_re_index_and_snapshot_id_grows(
         assert page["snapshot_id"] == 1
         build_standard(GraphBuilder(tmp_path / "src")).publish(graph.layout)
         with anyio.fail_after(WAIT):
-            while app.holder.current_id != 2:
-                await anyio.sleep(0.02)
+            await app.serving(2)
         message = await fails(client, "find_references", "CURSOR_SNAPSHOT_EXPIRED", qualified_name="hub.hub",
                               cursor=page["next_cursor"])
         assert "snapshot 1" in message and "snapshot 2" in message
@@ -354,7 +353,6 @@ async def test_a_served_generation_failing_its_digest_check_gives_way_to_an_olde
     assert app.holder.current_id == 2
     async with connect(app) as (client, _inbox):
         with anyio.fail_after(WAIT):
-            while app.holder.current_id != 1:
-                await anyio.sleep(0.02)
+            await app.serving(1)
         answer = await ok(client, "find_symbol", name="make_square")
         assert answer["snapshot_id"] == 1 and answer["total"] == 1

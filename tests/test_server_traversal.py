@@ -286,8 +286,7 @@ async def test_every_error_code_of_the_traversals(app: KivgraphApp, cross: Stand
         monkeypatch.setattr(traversal, "DEADLINE_SECONDS", 5.0)
         build_cross_repo(GraphBuilder(tmp_path / "src")).publish(cross.layout)
         with anyio.fail_after(WAIT):
-            while app.holder.current_id != 2:
-                await anyio.sleep(0.02)
+            await app.serving(2)
         await fails(client, "get_blast_radius", "CURSOR_SNAPSHOT_EXPIRED", qualified_name="lib.core.compute",
                     limit=2, cursor=page["next_cursor"])
 
