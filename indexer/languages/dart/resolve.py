@@ -479,13 +479,7 @@ class _Resolver:
             self._missing_name(f, site, site.extra[0] if site.extra else "")
             return
         owner = f.by_qn.get(site.enclosing)
-        if site.kind in (S.EXTENDS, S.WITH):
-            kind = EdgeKind.EXTENDS
-        elif site.kind == S.ON and owner is not None and owner.kind == "extension":
-            kind = EdgeKind.TYPE_USES
-        else:
-            kind = EdgeKind.IMPLEMENTS
-        self.edge(f, site, kind, found[0])
+        self.edge(f, site, edge_kind(site.kind, found[0].kind, owner.kind if owner is not None else ""), found[0])
 
     def _bare(self, f: _File, site: Site) -> None:
         name = site.name
@@ -759,8 +753,14 @@ def _matches(kind: str, other: str) -> bool:
     return other in ("field", "getter", "setter")
 
 
-def edge_kind(use: str, target_kind: str) -> EdgeKind:
-    """The edge a use makes: the syntax picks the class, the target's kind refines it."""
+def edge_kind(use: str, target_kind: str, source_kind: str = "") -> EdgeKind:
+    """The edge a use makes: the syntax picks the class, the target's (and for ``on`` the source's) kind refines it."""
+    if use in (S.EXTENDS, S.WITH):
+        return EdgeKind.EXTENDS
+    if use == S.ON and source_kind == "extension":
+        return EdgeKind.TYPE_USES  # an extension is no subtype of what it extends
+    if use in (S.IMPLEMENTS, S.ON):
+        return EdgeKind.IMPLEMENTS
     if use == S.TYPE:
         return EdgeKind.TYPE_USES
     if use == S.CALL:
