@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from indexer import exact_pass as exact
 from indexer.fact_cache import FactCache
 from indexer.languages.dart import analyzer, resolve
-from indexer.scip import exact
 from indexer.scip.decode import decode_index
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.dart_corpus import fixture_corpus
@@ -56,7 +56,6 @@ def test_an_override_that_names_no_executable_is_reported_as_such(no_dart: Path,
 def test_the_exact_pass_leaves_every_dart_repository_on_the_fallback_with_the_reason(
     no_dart: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setitem(exact.ADAPTERS, "dart", "indexer.languages.dart.analyzer")
     built = fixture_corpus()
     with FactCache(tmp_path / "cache") as cache:
         result = exact.run_exact("dart", built.corpus, {"dart_app": {}, "dart_geo": {}}, cache, timeout=5)
@@ -119,7 +118,7 @@ def _exact(built: BuiltCorpus) -> exact.ExactPass:
     modules = analyzer.ModuleTable(built.corpus)
     passed = exact.ExactPass("dart")
     for repo, data in zip(built.corpus.repositories, (_app_index(), _geo_index()), strict=True):
-        facts = analyzer.decode_facts(analyzer.encode_facts(analyzer.join_index(decode_index(data), repo, "")))
+        facts = analyzer.ADAPTER.decode(analyzer.ADAPTER.encode(analyzer.join_index(decode_index(data), repo, "")))
         assert facts.analyzer_version == "scip-dart 1.6.2"
         passed.outcomes.append(analyzer.bind(facts, repo.name, built.corpus, modules))
     return passed

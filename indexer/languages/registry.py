@@ -43,8 +43,11 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(name="rust", extensions={"rust": (".rs",)}, test_patterns=_tests("tests/", "benches/"),
                  probe=None),
-    LanguageSpec(name="dart", extensions={"dart": (".dart",)}, test_patterns=_tests("test/", "*_test.dart"),
-                 probe=None),
+    LanguageSpec(
+        name="dart", extensions={"dart": (".dart",)}, test_patterns=_tests("test/", "*_test.dart"),
+        probe=Probe("lib/doctor_probe.dart", b"int probe() {\n  return 1;\n}\n", "probe"), exact=True,
+        fallback_note="tree-sitter, CANDIDATE (without a Dart SDK, which these machines cannot install)",
+    ),
 )
 
 _BY_ID: dict[str, LanguageSpec] = {lang: spec for spec in LANGUAGES for lang in spec.ids}

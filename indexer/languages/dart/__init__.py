@@ -7,14 +7,8 @@ the SCIP route); without one, Dart answers are CANDIDATE. The Site vocabulary is
 in ``sites.py``.
 """
 
-from indexer.languages.dart.extract import (
-    EXTENSIONS,
-    EXTRACTOR_VERSION,
-    LANGUAGE,
-    extract,
-    package_for,
-    package_for_root,
-)
+from indexer.languages.dart.extract import EXTRACTOR_VERSION, extract
+from indexer.languages.dart.modules import EXTENSIONS, LANGUAGE, package_for, package_for_root
 from indexer.languages.dart.resolve import resolve
 
 __all__ = ["EXTENSIONS", "EXTRACTOR_VERSION", "LANGUAGE", "extract", "package_for", "package_for_root", "resolve"]

@@ -48,13 +48,12 @@ from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, Site, SymbolFact, UnresolvedFact
 from indexer.languages.dart import sites as S
-from indexer.languages.dart.extract import LANGUAGE
-from indexer.languages.dart.packages import package_of
+from indexer.languages.dart.modules import LANGUAGE, package_of
 from indexer.languages.dart.resolve import edge_kind
+from indexer.languages.npm_tool import cause
+from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.scip.decode import Index, decode_index
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, parse_symbol
-from indexer.scip.npm_tool import AnalyzerFailed, cause
-from indexer.scip.python import ExactOutcome
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = "scip-dart"
@@ -69,8 +68,6 @@ SOURCE_KINDS = frozenset({"module", "class", "mixin", "enum", "extension", "exte
                           "enum_member"})
 _CTOR = "<constructor>"
 
-__all__ = ["ABSENT", "ANALYZER", "AnalyzerFailed", "ExactOutcome", "ModuleTable", "analyze_repository", "bind",
-           "cache_key", "dart_executable", "decode_facts", "encode_facts", "identity", "join_index", "probe"]
 
 
 def dart_executable() -> Path:
@@ -143,18 +140,6 @@ class RepositoryDartFacts(msgspec.Struct, frozen=True):
     external: tuple[CoveredSite, ...] = ()
     problems: tuple[tuple[str, str], ...] = ()  # (package directory, why it was not analysed)
     packages: int = 0
-
-
-_encoder = msgspec.msgpack.Encoder()
-_decoder = msgspec.msgpack.Decoder(RepositoryDartFacts)
-
-
-def encode_facts(facts: RepositoryDartFacts) -> bytes:
-    return _encoder.encode(facts)
-
-
-def decode_facts(data: bytes) -> RepositoryDartFacts:
-    return _decoder.decode(data)
 
 
 def package_dirs(repo: RepositoryFacts) -> dict[str, str]:
@@ -443,3 +428,55 @@ def bind(facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleT
         out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance),
                                   u.line, u.col))
     return out
+
+
+def install() -> str:
+    """Setup's line: scip_dart is activated by the user with their Dart SDK (pub is not reachable here)."""
+    try:
+        dart = dart_executable()
+    except AnalyzerFailed as exc:
+        return f"{ANALYZER}: skipped ({exc}; no Dart SDK can be installed on this machine)"
+    return (f"{ANALYZER}: dart found at {dart}; activate the analyzer with "
+            f"`dart pub global activate {PUB_PACKAGE} {PINNED_VERSION}` (kivgraph checks it with `kivgraph doctor`)")
+
+
+def version() -> str:
+    """scip_dart's version through the user's dart; AnalyzerFailed when dart or scip_dart is missing."""
+    return probe()
+
+
+class ScipDartAdapter(ExactAdapter[RepositoryDartFacts]):
+    """scip-dart behind the language seam (untested here: no Dart SDK on these machines)."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryDartFacts
+
+    def install(self) -> str:
+        return install()
+
+    def executable(self) -> Path:
+        return dart_executable()
+
+    def version(self) -> str:
+        return version()
+
+    def identity(self) -> str:
+        return identity()
+
+    def probe(self) -> str:
+        return probe()
+
+    def modules(self, corpus: Corpus) -> ModuleTable:
+        return ModuleTable(corpus)
+
+    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        return cache_key(repo, hashes, identity)
+
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryDartFacts:
+        return analyze_repository(repo, corpus, timeout=timeout)
+
+    def bind(self, facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+        return bind(facts, repo, corpus, modules)
+
+
+ADAPTER = ScipDartAdapter()

@@ -28,18 +28,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from tree_sitter import Node
 
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.dart import grammar
 from indexer.languages.dart import sites as S
-from indexer.languages.dart.packages import guess_package_dir, package_of
+from indexer.languages.dart.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree, node_text
 
-LANGUAGE = "dart"
-EXTENSIONS = (".dart",)
 EXTRACTOR_VERSION = "dart-ts-1"
 
 GRAMMAR = grammar.load()
@@ -64,25 +61,6 @@ _TYPE_NODES = frozenset({"type_identifier", "void_type", "function_type", "recor
                          "type_test", "type_cast"})
 _SELECTOR_MEMBER = frozenset({"unconditional_assignable_selector", "conditional_assignable_selector"})
 _SCOPES = frozenset({"function_expression", "lambda_expression"})
-
-
-def module_qualified_name(path: str) -> str:
-    """The module symbol's qualified name: ``lib/src/shapes.dart`` → ``lib.src.shapes``."""
-    rel = path.replace("\\", "/")
-    if rel.endswith(".dart"):
-        rel = rel[:-5]
-    return rel.replace("/", ".")
-
-
-def package_for(path: str, all_paths: frozenset[str]) -> str:
-    """Without the repository root: the directory above the file's ``lib/`` ("." at the root)."""
-    return guess_package_dir(path) or "."
-
-
-def package_for_root(root: Path, path: str, all_paths: frozenset[str]) -> str:
-    """A Dart file's package: the ``name:`` of the nearest pubspec.yaml at or above it, else ``package_for``."""
-    _directory, name = package_of(root, path)
-    return name or package_for(path, all_paths)
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:

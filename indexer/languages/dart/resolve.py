@@ -49,8 +49,7 @@ from pathlib import Path
 from indexer.corpus import Corpus, Resolution
 from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, SymbolFact, UnresolvedFact
 from indexer.languages.dart import sites as S
-from indexer.languages.dart.extract import LANGUAGE, module_qualified_name
-from indexer.languages.dart.packages import package_of
+from indexer.languages.dart.modules import LANGUAGE, module_qualified_name, package_of
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 TYPE_KINDS = frozenset({"class", "mixin", "enum", "extension", "extension_type", "type_alias"})

@@ -1,4 +1,4 @@
-"""Pub packages: the ``name:`` of a pubspec.yaml and the package a Dart file belongs to.
+"""Dart module naming: a file's pub package (the ``name:`` of its pubspec.yaml) and its module symbol.
 
 A repository may hold several packages (a pubspec.yaml in a subdirectory governs the files below it).
 A file's package is the ``name:`` of the nearest pubspec.yaml at or above it, up to the repository root;
@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+
+LANGUAGE = "dart"
+EXTENSIONS = (".dart",)
 
 _NAME = re.compile(r"^name:\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?\s*(?:#.*)?$")
 _CACHE: dict[Path, tuple[int, int, str]] = {}  # pubspec.yaml -> (mtime_ns, size, name)
@@ -63,3 +66,22 @@ def package_of(root: Path, path: str) -> tuple[str, str]:
         if name:
             return "/".join(parts[:depth]), name
     return "", ""
+
+
+def module_qualified_name(path: str) -> str:
+    """The module symbol's qualified name: ``lib/src/shapes.dart`` → ``lib.src.shapes``."""
+    rel = path.replace("\\", "/")
+    if rel.endswith(".dart"):
+        rel = rel[:-5]
+    return rel.replace("/", ".")
+
+
+def package_for(path: str, all_paths: frozenset[str]) -> str:
+    """Without the repository root: the directory above the file's ``lib/`` ("." at the root)."""
+    return guess_package_dir(path) or "."
+
+
+def package_for_root(root: Path, path: str, all_paths: frozenset[str]) -> str:
+    """A Dart file's package: the ``name:`` of the nearest pubspec.yaml at or above it, else ``package_for``."""
+    _directory, name = package_of(root, path)
+    return name or package_for(path, all_paths)
