@@ -42,7 +42,7 @@ faults: setup
 	@rm -f benchmarks/results/faults.jsonl
 	KIVGRAPH_FAULT_ROUNDS=$(FAULT_ROUNDS) KIVGRAPH_PROPERTY_EXAMPLES=400 KIVGRAPH_FAULT_REPORT=benchmarks/results/faults.jsonl \
 		$(BIN)/python -m pytest -q -m faults --timeout 3600
-	@cat benchmarks/results/faults.jsonl
+	$(BIN)/python -m benchmarks.faults_table
 
 ## demo: index a real repository (click, fetched from PyPI) and ask the running server questions
 demo: setup
