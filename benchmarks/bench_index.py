@@ -127,7 +127,8 @@ def report(data: dict[str, Any]) -> str:
         f"{w['cache']['hits']}/{w['cache']['misses']} |",
         "",
         f"Warm re-index of the unchanged corpus is {data['warm_speedup']}x faster than cold "
-        "(PRODUCT.md §7 budget: ≥ 5x). Wall time includes interpreter start-up of the child process.",
+        "(budget: ≥ 5x, docs/budgets.md §1.5). "
+        "Wall time includes interpreter start-up of the child process.",
         f"Generation: {data['generation_bytes']} bytes, {data['generation_bytes_per_symbol']} bytes per symbol.",
         "",
         "Phases (seconds, cold → warm): "

@@ -12,7 +12,7 @@
 
     python -m benchmarks.bench_query [--symbols 100000 --edges 1000000] [--calls 2000]
 
-Writes benchmarks/results/query.json and query.md. Compare with PRODUCT.md §7.
+Writes benchmarks/results/query.json and query.md. Compare with docs/budgets.md §1.1-§1.4.
 """
 
 from __future__ import annotations
@@ -232,7 +232,7 @@ def report(data: dict[str, Any]) -> str:
         f"Large generation: {data['large_generation']['symbols']} symbols, {data['large_generation']['edges']} edges "
         "(synthetic, benchmarks/synthetic.py).",
         "",
-        "| operation | p50 ms | p95 ms | p99 ms | budget p99 ms (PRODUCT.md §7) |",
+        "| operation | p50 ms | p95 ms | p99 ms | budget p99 ms (docs/budgets.md §1.1) |",
         "| --- | --- | --- | --- | --- |",
     ]
     for op, stats in b.items():

@@ -1,4 +1,4 @@
-"""Answer tokens: kivgraph's MCP answers against grep + read, on click 8.1.7 and typer 0.12.3 (PRODUCT.md §7).
+"""Answer tokens: kivgraph's MCP answers against grep + read, on click 8.1.7 and typer 0.12.3.
 
 What it measures. For each question of benchmarks/questions/click_typer.json
 (who calls a common name and a rare one, blast radius, which files use X,
@@ -25,16 +25,17 @@ cannot dismiss on sight, the enclosing function from its first line down to
 the match (``enclosing_reads``), since the answer is the calling
 declarations, not the matching lines. The ratio is
 baseline tokens / kivgraph tokens. The budget is the median ratio over the
-questions where both are correct (≥ 6×); the whole-session view is the sum
-over all questions. Questions where grep is cheaper stay in the set.
+questions where both are correct (≥ 6×, docs/budgets.md §1.6); the
+whole-session view is the sum over all questions. Questions where grep is
+cheaper stay in the set.
 
 Tokens. No tokenizer can be downloaded here, so tokens are a deterministic
 approximation (``approx_tokens``): one token per letter run of at most eight
 letters (camelCase and ``_`` start a new run, as a byte-pair vocabulary
 splits identifiers), per group of up to three digits, per punctuation pair,
 per newline and per run of two or more blanks; single spaces are free (they
-merge into the next word). It is not calibrated against cl100k_base (which
-the reference harness used); it charges JSON punctuation and grep's repeated
+merge into the next word). It is not calibrated against a real vocabulary
+such as cl100k_base; it charges JSON punctuation and grep's repeated
 path prefixes alike, and the byte ratio is reported next to it as a
 tokenizer-free check.
 
@@ -407,7 +408,7 @@ def report(data: dict[str, Any]) -> str:
         "",
         f"**Median ratio over the {s['both_correct']} of {s['questions']} questions where both sides are correct: "
         f"{s['median_ratio_tokens']}× in tokens ({s['median_ratio_bytes']}× in bytes); this {verdict} the "
-        f"≥ {data['budget']['median_ratio_at_least']:g}× budget (PRODUCT.md §7).**",
+        f"≥ {data['budget']['median_ratio_at_least']:g}× budget (docs/budgets.md §1.6).**",
         "",
         f"Whole session (every question, summed): baseline {sess['baseline_tokens']:,} tokens "
         f"({sess['baseline_bytes']:,} bytes), kivgraph {sess['kivgraph_tokens']:,} tokens "

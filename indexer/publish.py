@@ -1,6 +1,6 @@
 """Building and publishing a generation: the only place that opens LMDB for writing a generation.
 
-Durability order (PRODUCT.md §3): build into ``generations/.tmp-<id>/``, fsync,
+Durability order (docs/budgets.md §2.1): build into ``generations/.tmp-<id>/``, fsync,
 reopen read-only and validate (digest and counts), write the manifest last,
 rename into place, fsync the parent, then replace ``CURRENT`` atomically
 (``snapshot_format.atomic.write_atomically``). Publishers hold an

@@ -1,6 +1,6 @@
 """Validation of tool arguments: every failure is INVALID_ARGUMENT naming the field.
 
-Rules shared by every tool (surface-reference §3.0): a string with surrounding
+Rules shared by every tool (docs/surface.md §3): a string with surrounding
 whitespace is rejected, so is an unsupported enum value or an unknown
 argument; a limit outside its range is rejected, never clamped (0 or absent
 means the default); a path is repository-relative (no absolute path, no

@@ -45,8 +45,9 @@ def serve(config_path: str | None, state_dir: str | None, poll_interval: float, 
     failure (unreadable state directory, bad option).
     """
     # The SDK's HTTP transports import uvicorn, whose reloader imports watchfiles whenever it is installed
-    # (the indexer installs it). Serve speaks stdio only, and PRODUCT.md §2 forbids watchfiles in it: keep
-    # both out of this process (sse_starlette copes with an absent uvicorn); it also shortens the start.
+    # (the indexer installs it). Serve speaks stdio only and never loads watchfiles
+    # (docs/budgets.md §2.10): keep both out of this process (sse_starlette copes with an absent
+    # uvicorn); it also shortens the start.
     for blocked in ("uvicorn", "watchfiles"):
         sys.modules.setdefault(blocked, None)  # type: ignore[assignment]
     from snapshot_format.layout import resolve_layout

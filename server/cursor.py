@@ -1,4 +1,4 @@
-"""Opaque, snapshot-bound page cursors (surface-reference §3.4).
+"""Opaque, snapshot-bound page cursors (docs/surface.md §7).
 
 The token is unpadded base64url over a binary body: a version byte (2), the
 snapshot id and the row offset as minimal uvarints, the first 8 bytes of the

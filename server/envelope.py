@@ -1,4 +1,4 @@
-"""The response envelope shared by every JSON tool (surface-reference §3.2).
+"""The response envelope shared by every JSON tool (docs/surface.md §5).
 
 The full view states every field; the compact view drops what carries no
 information: ``snapshot_age_ms``, a false ``truncated``, a null

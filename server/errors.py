@@ -1,6 +1,6 @@
 """Tool errors: a stable code the client branches on, and a message for the agent.
 
-The text of a failed tool call is ``"<CODE>: <message>"`` (surface-reference §3.0).
+The text of a failed tool call is ``"<CODE>: <message>"``; docs/surface.md §2 says when each code is raised.
 """
 
 from __future__ import annotations

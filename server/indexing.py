@@ -107,7 +107,7 @@ def _project(args: Args, cwd: Path, state_dir: Path | None) -> Project:
 
 
 def parse_index_request(arguments: object, cwd: Path, state_dir: Path | None = None) -> IndexRequest:
-    """Validate index_project's arguments before anything is written (surface-reference §3.8)."""
+    """Validate index_project's arguments before anything is written (docs/surface.md §9.1)."""
     args = Args(arguments, ("projects", *PROJECT_FIELDS, "confirmed"))
     batch = args.raw("projects")
     single = [f for f in PROJECT_FIELDS if args.raw(f) is not None]

@@ -1,4 +1,4 @@
-"""Naming a symbol: ``stable_key`` xor ``qualified_name`` + ``repository?`` + ``path?`` (surface-reference §3.1).
+"""Naming a symbol: ``stable_key`` xor ``qualified_name`` + ``repository?`` + ``path?`` (docs/surface.md §4).
 
 ``find_references`` also takes an unqualified ``name``, looked up among
 declaration kinds only. Ambiguity is never resolved silently.

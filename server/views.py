@@ -1,4 +1,4 @@
-"""Shaping rows for the compact view (surface-reference §3.3).
+"""Shaping rows for the compact view (docs/surface.md §6.2).
 
 First tier: a column on which every row of the page agrees is stated once in
 a header and removed from the rows. Rows are grouped by file and written as
@@ -7,14 +7,15 @@ columns that are left. Second tier: rows are bucketed by their remaining
 tuple, and the grouped page replaces the flat one only when it serializes
 smaller.
 
-Where this server's compact shape is tighter than the reference's own
-(each keeps the same facts; ``view: "full"`` keeps the reference's full shape):
+Where this server's compact shape is tighter than the reference system's own
+(docs/surface.md §6.3 describes the same list; each keeps the same facts, and
+``view: "full"`` keeps the reference system's full shape):
 
 - repository: the repository most rows share is hoisted as the page's default
   (``repository``) even when a minority disagrees; a file group (or entry)
-  names its own ``repo`` only when it differs. The reference hoists only a
-  unanimous value, yet also says a group names ``repo`` only when it differs
-  from the hoisted one.
+  names its own ``repo`` only when it differs. The reference system hoists a
+  repository only when every row agrees (and names a group's ``repo`` only
+  when it differs from that one).
 - find_references ``view: "files"``: ``files: {repo: {path: count}}`` instead
   of ``[{file: "<repo>/<path>", count}]`` (repository once, no field names).
 - find_symbol: rows grouped by file as ``qn@start[-end]`` labels with a tail
@@ -30,10 +31,10 @@ Where this server's compact shape is tighter than the reference's own
   ``files: [{repo?, file, pkg?, at}]`` with a tail (category, edge_kind, kind,
   confidence, provenance, evidence_kind, ``line:col``); ``pkg`` is left off
   when the qualified names spell it (also on the subject); a coarser grouping
-  key without ``edge_kind`` is tried beside the reference's.
+  key without ``edge_kind`` is tried beside the reference system's.
 - get_file_outline of one file: the labels sit under ``at`` directly (the
   header's ``path`` is the file) instead of ``files: [{file, at}]``.
-- find_by_intent (not in the reference): a file whose matched symbols share a
+- find_by_intent (not in the reference system): a file whose matched symbols share a
   kind states it once (``kind``) and lists bare labels.
 """
 
@@ -146,9 +147,9 @@ def default_repository(rows: Sequence[dict[str, Any]], column: str = "repository
     """The repository most rows share (the first seen on a tie), hoisted as the page's default.
 
     Groups name their own ``repo`` only when it differs from this default
-    (surface-reference §3.3: "repo appears on a group only when its
-    repository differs from the hoisted one"). A repository that only one row
-    of several carries is not worth a header field, so none is returned then.
+    (docs/surface.md §6.2, and §6.3 item 1 for how this differs from the
+    reference system). A repository that only one row of several carries is
+    not worth a header field, so none is returned then.
     """
     counts: dict[str, int] = {}
     for row in rows:

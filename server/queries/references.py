@@ -3,9 +3,10 @@
 Rows are the other end of each edge. The dispatch bridge adds, for an incoming
 query on a method that implements an interface method or overrides a base
 method (transitively upward), the uses written against that method, marked
-``via``: a call through the interface may run the subject. This widens the
-reference's ADR 0054, which bridges only a sole implementation and so answered
-"nothing references this" for a method with a sibling implementation.
+``via``: a call through the interface may run the subject. The reference
+system bridges only a sole implementation, and so answered "nothing
+references this" for a method with a sibling implementation
+(docs/surface.md §12).
 """
 
 from __future__ import annotations

@@ -162,12 +162,12 @@ def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
 def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str, Any]:
     """Consumers with a declaration grouped by file as labels; package and unresolved rows as entries.
 
-    A deviation from the reference's per-consumer objects (documented in server/views.py): a consuming
+    A deviation from the reference system's per-consumer objects (docs/surface.md §6.3 item 5): a consuming
     declaration is the label ``qn@start[-end]`` in ``files: [{repo?, file, pkg?, at}]`` with a positional tail
     (category, edge_kind, kind, confidence, provenance, evidence_kind, ``line:col`` of the evidence), the
     columns every row shares hoisted, the repository most rows share stated once in the header (``repository``),
-    and ``pkg`` left off a file whose qualified names spell it. Package and unresolved rows keep the reference's
-    entries (``repo`` only when it differs from the header's).
+    and ``pkg`` left off a file whose qualified names spell it. Package and unresolved rows keep the reference
+    system's entries (``repo`` only when it differs from the header's).
     """
     entries = [_compact_entry(c, detailed) for c in page]
     owner = {id(e): c for e, c in zip(entries, page, strict=True)}

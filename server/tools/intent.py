@@ -1,4 +1,4 @@
-"""find_by_intent: which files to open for a task described in words (PRODUCT.md §5).
+"""find_by_intent: which files to open for a task described in words (docs/surface.md §11.7).
 
 Files are ranked with BM25 over the lexicon stored in the generation
 (identifier sub-words, docstrings and comments, paths); each carries its

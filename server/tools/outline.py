@@ -109,7 +109,8 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
                                 ("name", "kind", "exported", "signature", "stable_key"), ())
 
     # One file outlined: its path is the header's, so the labels go straight under ``at`` (a deviation from
-    # the reference's ``files: [{file, at}]``, which would repeat the header's path in every group).
+    # the reference system's ``files: [{file, at}]``, which would repeat the header's path in every group;
+    # docs/surface.md §6.3 item 6).
     single_file = bool(page) and all(s.path == path for s in page)
 
     def groups_by_file(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, Any]:

@@ -157,10 +157,10 @@ def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
 
 
 def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
-    """``files: {repository: {path: count}}``, first-seen order (a deviation from the reference's row objects).
+    """``files: {repository: {path: count}}``, first-seen order (docs/surface.md §6.3 item 2).
 
-    The reference writes ``[{file: "<repo>/<path>", count}]``; the same pairs keyed by repository then path
-    state the repository once and drop two field names per file (see server/views.py).
+    The reference system writes ``[{file: "<repo>/<path>", count}]``; the same pairs keyed by repository then
+    path state the repository once and drop two field names per file.
     """
     counts: dict[str, dict[str, int]] = {}
     for r in page:

@@ -100,11 +100,11 @@ _SYMBOL_TAIL = ("name", "kind", "exported", "sig", "stable_key")
 def _compact(page: list[Symbol], detailed: bool) -> dict[str, Any]:
     """Declarations grouped by file as ``qn@start[-end]`` labels, shared columns hoisted.
 
-    A deviation from the reference's ``symbols: [{at, end?, qn?, name?, sig?}]`` objects (documented in
-    server/views.py): the same facts, written in the label grammar the reference uses for find_references and
-    the traversals, so a path, a repository and the field names are not repeated per declaration. ``sig`` (a
-    signature shared by every row) is hoisted like any other column, and is also tried as a grouping key; the
-    smallest of the flat and grouped pages is kept.
+    A deviation from the reference system's ``symbols: [{at, end?, qn?, name?, sig?}]`` objects
+    (docs/surface.md §6.3 item 3): the same facts, written in the label grammar that find_references and the
+    traversals use (docs/surface.md §6.2), so a path, a repository and the field names are not repeated per
+    declaration. ``sig`` (a signature shared by every row) is hoisted like any other column, and is also tried
+    as a grouping key; the smallest of the flat and grouped pages is kept.
     """
     rows = []
     for s in page:

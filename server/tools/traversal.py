@@ -328,11 +328,11 @@ def _compact_blast_head(root: Symbol, walk_args: WalkArgs, filters: dict[str, An
                         deepest: int, truncated: bool, agg: traverse.Aggregates) -> dict[str, Any]:
     """The compact blast-radius header: root, bounds, filters and the aggregates that say something.
 
-    Deviations from the reference's compact header (documented in server/views.py), each keeping the facts:
-    ``affected`` is left off (it always equals the envelope's ``total``); ``by_depth`` and ``by_repository``
-    are left off when the page holds every affected symbol (each row states its hop and its repository, so
-    they are the rows counted); ``by_package`` is ``{package: n}``, a package of another repository than the
-    root's keyed ``repo:package``.
+    Deviations from the reference system's compact header (docs/surface.md §6.3 item 4), each keeping the
+    facts: ``affected`` is left off (it always equals the envelope's ``total``); ``by_depth`` and
+    ``by_repository`` are left off when the page holds every affected symbol (each row states its hop and its
+    repository, so they are the rows counted); ``by_package`` is ``{package: n}``, a package of another
+    repository than the root's keyed ``repo:package``.
     """
     head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth, "max_nodes": walk_args.max_nodes,
                             **filters, "deepest_depth": deepest}
