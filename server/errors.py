@@ -36,7 +36,7 @@ ALL_CODES = frozenset(
 )
 
 INDEX_NOT_READY_MESSAGE = (
-    'no graph is published yet: index a project with index_project, or run "kivgraph index --full"'
+    'no graph is published yet: index a project with index_project, or run "kivgraph index"'
 )
 
 

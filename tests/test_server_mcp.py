@@ -287,7 +287,7 @@ async def test_without_a_generation_only_index_project_is_listed_until_one_is_pu
         instructions = client.instructions or ""
         assert "only index_project" in instructions and "kivgraph index" in instructions
         message = await fails(client, "find_symbol", "INDEX_NOT_READY", name="area")
-        assert "index_project" in message and "kivgraph index --full" in message
+        assert "index_project" in message and "kivgraph index\"" in message
         empty = await ok(client, "graph_status")
         assert empty["snapshot_id"] is None and empty["results"]["status"] == "empty"
         build_standard(GraphBuilder(tmp_path / "src")).publish(layout)  # an outside `kivgraph index`
