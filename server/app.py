@@ -321,8 +321,10 @@ class KivgraphApp:
                 return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
             except ToolError:
                 raise
-            except (lmdb.Error, SnapshotError) as exc:
+            except (lmdb.Error, SnapshotError, msgspec.DecodeError) as exc:
                 # Damage is an expected event with a known reason, not a bug: no stack trace in the log.
+                # A record that no longer decodes (msgspec.DecodeError) is damage too: records are written
+                # once, by this format's encoder, so only changed bytes make one unreadable.
                 log.warning("%s found generation %s damaged: %s", name, generation.name, exc)
                 raise _Damaged(generation, str(exc)) from None
             except Exception as exc:

@@ -204,7 +204,7 @@ class SnapshotHolder:
             if generation is None or entry is None or entry.generation is not generation or entry.verified:
                 return HolderEvents()
             try:
-                generation.verify_digest()
+                generation.verify_digest(isolated=True)  # damage must kill a child, not the server
             except GenerationUnreadableError as exc:
                 reason = str(exc)
             else:

@@ -144,13 +144,20 @@ class Generation:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def verify_digest(self) -> None:
+    def verify_digest(self, *, isolated: bool = False) -> None:
         """Recompute the content digest (a full read; keep it off the startup path).
 
         Damage that LMDB itself trips over (a corrupt page, a broken transaction) is reported
-        as a digest failure too, naming LMDB's reason.
+        as a digest failure too, naming LMDB's reason. ``isolated`` reads in a child process
+        (snapshot_format.verify): a generation that is not known to be whole can kill its reader
+        with SIGBUS, and then only the child dies.
         """
         self.check_intact()
+        if isolated:
+            from snapshot_format.verify import verify_isolated
+
+            verify_isolated(self.path, self.name)
+            return
         try:
             actual = digest_environment(self.env)
         except lmdb.Error as exc:
@@ -505,7 +512,7 @@ def open_newest_intact(layout: StateLayout, *, skip: Iterable[str] = ()) -> tupl
             ) from None
         refused.extend(r for r in more if r not in refused)
         try:
-            generation.verify_digest()
+            generation.verify_digest(isolated=True)
         except GenerationUnreadableError as exc:
             generation.close()
             refused.append(str(exc))

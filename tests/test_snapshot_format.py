@@ -163,3 +163,22 @@ def test_kivgraph_home_holds_config_and_state(tmp_path) -> None:
     assert xdg.state_dir == tmp_path / ".local" / "state" / "kivgraph"
     flags = resolve_layout(config=tmp_path / "c.toml", state_dir=tmp_path / "s", environ={"KIVGRAPH_HOME": "/x"})
     assert (flags.config_path, flags.state_dir) == (tmp_path / "c.toml", tmp_path / "s")
+
+
+def test_a_reader_killed_by_damage_is_reported_as_damage_not_a_crash(tmp_path, monkeypatch) -> None:
+    """A flipped length can make LMDB read past the end of data.mdb (SIGBUS): the isolated check reports it."""
+    import signal
+    import stat
+    import sys
+
+    import pytest
+
+    from snapshot_format.errors import DigestMismatchError
+    from snapshot_format.verify import verify_isolated
+
+    dies = tmp_path / "dies-by-sigbus"
+    dies.write_text(f"#!/bin/sh\nkill -{int(signal.SIGBUS)} $$\n")
+    dies.chmod(dies.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(sys, "executable", str(dies))
+    with pytest.raises(DigestMismatchError, match=r"g000007\.v1: damaged, reading it killed the reader \(SIGBUS"):
+        verify_isolated(tmp_path, "g000007.v1")
