@@ -3,8 +3,10 @@
 A file's module path starts with its crate's name: the ``[lib] name`` (else
 the ``[package] name``, ``-`` read as ``_``) for the library's files, the
 target's name for a binary, test, example or bench. Below the crate root,
-``a/mod.rs`` and ``a.rs`` are the module ``a``; ``#[path]`` attributes are
-not read (a file they move keeps the module its path gives).
+``a/mod.rs`` and ``a.rs`` are the module ``a``. A file's module path comes
+from its place alone (extraction is per file); where a ``mod x;`` or its
+``#[path]`` puts a file elsewhere (``tests/common/mod.rs`` shared by test
+crates), the resolver lets the declaring module see it under that name too.
 """
 
 from __future__ import annotations

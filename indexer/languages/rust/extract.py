@@ -149,6 +149,7 @@ class _Scope:
     block: str = ""  # the function whose body this is ("" outside bodies)
     self_path: str = ""  # ``Self`` as a path (a nominal impl type or the trait itself)
     self_encoding: str = ""  # the type encoding of ``self``
+    self_trait: str = ""  # the trait an impl implements: ``Self::Item`` there is ``<Self as Trait>::Item``
     generics: dict[str, str] = field(default_factory=dict)  # type parameter -> its bounds as an encoding
     fn: _Function | None = None
 
@@ -202,14 +203,17 @@ class _Extractor:
             elif child.type in ("struct_item", "enum_item", "union_item", "trait_item", "type_item"):
                 declared.add(_text(child.child_by_field_name("name")))
 
-    def absolute(self, segments: list[str], module: str) -> str:
+    def absolute(self, segments: list[str], module: str, block: str = "") -> str:
         """A type path as this file names it, made absolute through its own ``use`` declarations.
 
         Only for naming impl members: the resolver links an impl to its type by resolving the path itself.
+        A name the enclosing function body declares (``block``) is that body's.
         """
         if not segments or "?" in segments:
             return ""
         head, rest = segments[0], segments[1:]
+        if block and head in self.declared.get(block, set()):
+            return "::".join([block, *segments])
         if head == "crate":
             return "::".join([self.crate, *rest])
         if head in ("self", "super"):
@@ -320,8 +324,8 @@ class _Extractor:
             self._value(node, scope, owner, "const" if t == "const_item" else "static")
         elif t == "type_item":
             name = _text(node.child_by_field_name("name"))
-            qn = self._declare(name, f"{scope.prefix}::{name}", "type_alias", node, _text(node), self._doc(node),
-                               owner, _is_pub(node))
+            qn = self._declare(name, f"{scope.prefix}::{name}", "type_alias", node, _text(node).rstrip(";"),
+                               self._doc(node), owner, _is_pub(node))
             inner = scope.child(generics={**scope.generics, **self._generics(node, scope)})
             self._type_params(node, inner, qn)
             self._typeof(node, qn, self.type_encoding(node.child_by_field_name("type"), inner), inner)
@@ -346,11 +350,25 @@ class _Extractor:
     def _mod(self, node: Node, scope: _Scope, owner: str) -> None:
         name = _text(node.child_by_field_name("name"))
         body = node.child_by_field_name("body")
-        if body is None:
-            return  # ``mod x;``: the module is the file x.rs or x/mod.rs, which is its own symbol
+        if body is None:  # ``mod x;``: the module is the file x.rs or x/mod.rs, which is its own symbol
+            ident = node.child_by_field_name("name")
+            if ident is not None:
+                self._site_at(S.MOD, ident, (scope.module, self._path_attribute(node), S.PATH, "", scope.block), owner)
+            return
         qn = self._declare(name, f"{scope.module}::{name}", "module", node, f"mod {name}", self._doc(node), owner,
                            _is_pub(node))
         self._items(body, _Scope(module=qn, prefix=qn), qn)
+
+    def _path_attribute(self, node: Node) -> str:
+        """The file ``#[path = "x.rs"]`` names for a ``mod x;`` ("" without one)."""
+        for attr in self._attributes(node):
+            inner = attr.named_children[0] if attr.named_children else None
+            if inner is None or _text(inner.named_children[0] if inner.named_children else None) != "path":
+                continue
+            value = inner.child_by_field_name("value")
+            if value is not None and value.type == "string_literal":
+                return _text(value)[1:-1]
+        return ""
 
     def _derives(self, node: Node, scope: _Scope, qn: str) -> None:
         for attr in self._attributes(node):
@@ -364,9 +382,8 @@ class _Extractor:
 
     def _struct(self, node: Node, scope: _Scope, owner: str, kind: str) -> None:
         name = _text(node.child_by_field_name("name"))
-        tparams = node.child_by_field_name("type_parameters")
-        qn = self._declare(name, f"{scope.prefix}::{name}", kind, node, f"{kind} {name}{_text(tparams)}",
-                           self._doc(node), owner, _is_pub(node))
+        qn = self._declare(name, f"{scope.prefix}::{name}", kind, node, self._head(node), self._doc(node), owner,
+                           _is_pub(node))
         self._derives(node, scope, qn)
         inner = scope.child(generics={**scope.generics, **self._generics(node, scope)})
         self._type_params(node, inner, qn)
@@ -391,10 +408,9 @@ class _Extractor:
 
     def _enum(self, node: Node, scope: _Scope, owner: str) -> None:
         name = _text(node.child_by_field_name("name"))
-        tparams = node.child_by_field_name("type_parameters")
         public = _is_pub(node)
-        qn = self._declare(name, f"{scope.prefix}::{name}", "enum", node, f"enum {name}{_text(tparams)}",
-                           self._doc(node), owner, public)
+        qn = self._declare(name, f"{scope.prefix}::{name}", "enum", node, self._head(node), self._doc(node), owner,
+                           public)
         self._derives(node, scope, qn)
         inner = scope.child(generics={**scope.generics, **self._generics(node, scope)})
         self._type_params(node, inner, qn)
@@ -436,10 +452,15 @@ class _Extractor:
             self._function(member, mqn, scope)
         elif t in ("associated_type", "type_item"):
             mname = _text(member.child_by_field_name("name"))
-            mqn = self._declare(mname, f"{prefix}::{mname}", "associated_type", member, _text(member),
+            mqn = self._declare(mname, f"{prefix}::{mname}", "associated_type", member, _text(member).rstrip(";"),
                                 self._doc(member), container, public or _is_pub(member))
-            self._type(member.child_by_field_name("type"), scope, mqn)
+            value = member.child_by_field_name("type")
             bounds = member.child_by_field_name("bounds")
+            paths = self._bound_paths(bounds)
+            encoding = self.type_encoding(value, scope) if value is not None else (
+                f"bound:{'+'.join(paths)}" if paths else "")
+            self._typeof(member, mqn, encoding, scope)
+            self._type(value, scope, mqn)
             for bound in bounds.named_children if bounds is not None else ():
                 self._type(bound, scope, mqn)
         elif t == "const_item":
@@ -465,7 +486,7 @@ class _Extractor:
         if base is not None and base.type == "dynamic_type":
             nominal = False
         trait_segments = path_segments(trait_node) if trait_node is not None else []
-        type_qn = self.absolute(segments, scope.module) if nominal else ""
+        type_qn = self.absolute(segments, scope.module, scope.prefix if scope.block else "") if nominal else ""
         if trait_node is not None:
             trait_label = _collapse(_text(last_identifier(trait_node)) + _text(_type_arguments(trait_node)), 80)
             if type_qn:
@@ -478,10 +499,14 @@ class _Extractor:
         if nominal:
             self_encoding = f"type:{self_path}"
         elif trait_node is not None:
-            self_encoding = f"bound:{'::'.join(trait_segments)}"
+            # ``impl<T: Visitor> Expected for T``: Self is bounded by the trait and by T's own bounds
+            own = generics.get(segments[0], "") if len(segments) == 1 else ""
+            bounds = ["::".join(trait_segments), *(own[len("bound:"):].split("+") if own else [])]
+            self_encoding = f"bound:{'+'.join(bounds)}"
         else:
             self_encoding = self.type_encoding(type_node, scope.child(generics=generics))
-        inner = scope.child(self_path=self_path, self_encoding=self_encoding, generics=generics)
+        inner = scope.child(self_path=self_path, self_encoding=self_encoding, generics=generics,
+                            self_trait="::".join(trait_segments) if trait_node is not None and nominal else "")
         where = scope.block or scope.module
         self._type_params(node, inner, where)
         if trait_node is not None:
@@ -501,7 +526,10 @@ class _Extractor:
         body = node.child_by_field_name("body")
         container = type_qn
         for member in body.named_children if body is not None else ():
-            self._member(member, inner, prefix, container, trait_node is not None)
+            if member.type == "macro_invocation":  # owned by what this file declares: the type may be elsewhere
+                self._macro(member, inner, where)
+            else:
+                self._member(member, inner, prefix, container, trait_node is not None)
 
     def _value(self, node: Node, scope: _Scope, owner: str, kind: str) -> None:
         name = _text(node.child_by_field_name("name"))
@@ -526,6 +554,8 @@ class _Extractor:
             if param.type == "type_parameter":
                 pname = _text(param.child_by_field_name("name"))
                 bounds.setdefault(pname, []).extend(self._bound_paths(param.child_by_field_name("bounds")))
+            elif param.type == "const_parameter":  # ``const N: usize``: a local value, never a site
+                bounds.setdefault(_text(param.child_by_field_name("name")), [])
         where = next((c for c in node.named_children if c.type == "where_clause"), None)
         for pred in where.named_children if where is not None else ():
             left = pred.child_by_field_name("left")
@@ -617,8 +647,16 @@ class _Extractor:
             self._path_site(S.TYPE, node, scope, owner)
             return
         if t == "generic_type":
-            self._type(node.child_by_field_name("type"), scope, owner)
-            self._type(node.child_by_field_name("type_arguments"), scope, owner)
+            base = node.child_by_field_name("type")
+            self._type(base, scope, owner)
+            args = node.child_by_field_name("type_arguments")
+            self._type(args, scope, owner)
+            segments = path_segments(base)
+            for binding in args.named_children if args is not None and "?" not in segments else ():
+                name = binding.child_by_field_name("name") if binding.type == "type_binding" else None
+                if name is not None:  # ``Iterator<Item = T>``: Item is the trait's associated type
+                    qualifier = "::".join(self._self_path(segments, scope))
+                    self._site_at(S.TYPE, name, (scope.module, qualifier, S.PATH, "", scope.block), owner)
             return
         if t == "type_binding":
             self._type(node.child_by_field_name("type"), scope, owner)
@@ -747,7 +785,7 @@ class _Extractor:
             return fn.types.get(_text(value)) or ""
         if t in ("identifier", "scoped_identifier"):
             segments = path_segments(value)
-            if not segments or "?" in segments or segments[-1] in S.PRELUDE:
+            if not segments or "?" in segments or (len(segments) == 1 and segments[0] in S.PRELUDE):
                 return ""
             return f"ret:{'::'.join(self._self_path(segments, scope))}"
         if t == "field_expression":
@@ -802,9 +840,13 @@ class _Extractor:
             return
         ident = last_identifier(node)
         qualifier = segments[:-1]
-        if qualifier and qualifier[0] in scope.generics and len(qualifier) == 1:
-            self._site_at(kind, ident, (scope.module, qualifier[0], S.RECV, scope.generics[qualifier[0]], scope.block),
-                          owner)
+        if qualifier and qualifier[0] in scope.generics:
+            # ``T::f`` is the bound's item; ``T::Assoc::f`` goes through an associated type syntax cannot follow
+            encoding = scope.generics[qualifier[0]] if len(qualifier) == 1 else ""
+            self._site_at(kind, ident, (scope.module, "::".join(qualifier), S.RECV, encoding, scope.block), owner)
+            return
+        if qualifier == ["Self"] and scope.self_trait:
+            self._site_at(kind, ident, (scope.module, scope.self_trait, S.AS, scope.self_encoding, scope.block), owner)
             return
         if qualifier[:1] == ["Self"]:
             if scope.self_path:
@@ -812,7 +854,9 @@ class _Extractor:
             else:
                 self._site_at(kind, ident, (scope.module, "Self", S.RECV, scope.self_encoding, scope.block), owner)
                 return
-        if not qualifier and (segments[0] in S.PRELUDE or self._is_local(segments[0], scope)):
+        # A supertrait of the prelude stays a site: it tells the resolver the trait has items it cannot see.
+        prelude = segments[0] in S.PRELUDE and kind != S.SUPERTRAIT
+        if not qualifier and (prelude or self._is_local(segments[0], scope)):
             return
         if qualifier:
             self._qualifier_site(node, scope, owner)
@@ -885,7 +929,7 @@ class _Extractor:
         if t == "use_wildcard":
             inner = node.named_children[0] if node.named_children else None
             segs = prefix + (path_segments(inner) if inner is not None else [])
-            return [("*", segs, "", inner if inner is not None else node)]
+            return [("*", segs, "", last_identifier(inner) if inner is not None else node)]
         if t == "self" and prefix:
             return [(prefix[-1], list(prefix), "", node)]
         segs = prefix + path_segments(node)
@@ -928,7 +972,7 @@ class _Extractor:
             typ = pattern.child_by_field_name("type")
             if typ is not None:
                 segments = path_segments(typ)
-                if segments and segments != ["Self"] and segments[-1] not in S.PRELUDE:
+                if segments and segments != ["Self"] and not (len(segments) == 1 and segments[0] in S.PRELUDE):
                     self._path_site(S.TYPE if t == "struct_pattern" else S.REF, typ, scope, owner)
             for child in pattern.named_children:
                 if typ is None or not _same(child, typ):
@@ -955,6 +999,10 @@ class _Extractor:
                 self._pattern(child, scope, owner)
 
     def _block(self, body: Node, scope: _Scope, owner: str) -> None:
+        declared = self.declared.setdefault(scope.prefix, set())
+        for child in body.named_children:
+            if child.type in ("struct_item", "enum_item", "union_item", "trait_item", "type_item"):
+                declared.add(_text(child.child_by_field_name("name")))
         for child in body.named_children:
             if child.type in _ITEM_KINDS:
                 self._item(child, scope.child(fn=None, self_path=scope.self_path), owner)
@@ -971,7 +1019,7 @@ class _Extractor:
     def _name_use(self, kind: str, node: Node, scope: _Scope, owner: str) -> None:
         if node.type == "identifier":
             word = _text(node)
-            if self._is_local(word, scope) or word in S.PRELUDE:
+            if self._is_local(word, scope) or word in S.PRELUDE or word in scope.generics:
                 return
         self._path_site(kind, node, scope, owner)
 

@@ -45,6 +45,7 @@ macro (which may expand to impls), and methods every type has (``into``).
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -173,7 +174,10 @@ class _Resolver:
         self.supertraits: dict[tuple[str, str, str], list[tuple[_File, Site]]] = {}
         self.derived: set[tuple[str, str, str]] = set()  # (repo, path, type qn) with a #[derive]
         self.macro_named: set[tuple[str, str]] = set()  # (repo, name) named inside an item-level macro
+        self.macro_named_in: dict[tuple[str, str], set[str]] = {}  # (repo, module) -> names its item-level macros name
+        self.macros: dict[tuple[str, str], dict[str, list[Target]]] = {}  # (repo, crate) -> macro_rules by name
         self.memo: dict[object, object] = {}
+        self.site_line: int | None = None  # the line of the site being resolved (textual macro scope)
         self.depth = 0
         self.out = Resolution()
         self.dependencies: set[tuple[str, str, str, str, str]] = set()
@@ -240,6 +244,9 @@ class _Resolver:
                 self._module(repo, sym.container).items.setdefault(sym.name, []).append(target)
             elif sym.kind == "macro" and not sym.container:  # #[macro_export]: at the crate root
                 self._module(repo, cargo.parent_module(sym.qualified_name)).items.setdefault(sym.name, []).append(target)
+            if sym.kind == "macro":  # textual scope and #[macro_use]: a macro_rules is seen across its crate
+                crate = self.macros.setdefault((repo, cargo.crate_of(ff.package)), {})
+                crate.setdefault(sym.name, []).append(target)
 
     def _index_sites(self, f: _File) -> None:
         repo, ff = f.repo, f.facts
@@ -262,8 +269,45 @@ class _Resolver:
                 self.supertraits.setdefault((repo, ff.path, site.enclosing), []).append((f, site))
             elif kind == S.DERIVE:
                 self.derived.add((repo, ff.path, site.enclosing))
+            elif kind == S.MOD:
+                self._child_module(f, site)
             elif kind == S.MACRO_ARG and f.kinds.get(site.enclosing) == "module":
                 self.macro_named.add((repo, site.name))
+                self.macro_named_in.setdefault((repo, site.enclosing), set()).add(site.name)
+
+    def _child_file(self, f: _File, site: Site) -> _File | None:
+        """The file ``mod x;`` names by Rust's rules: beside a crate root or ``mod.rs``, else under ``a/`` for a.rs."""
+        scope, attribute = site.extra[0], site.extra[1]
+        path = f.facts.path
+        directory, _, base = path.rpartition("/")
+        if attribute:  # #[path]: relative to the declaring file's directory
+            return self.files.get((f.repo, posixpath.normpath(posixpath.join(directory, attribute))))
+        root_like = base in ("lib.rs", "main.rs", "mod.rs") or "::" not in f.facts.package
+        parts = [directory] if directory else []
+        if not root_like:
+            parts.append(base[:-3] if base.endswith(".rs") else base)
+        if scope != f.facts.package and scope.startswith(f.facts.package + "::"):
+            parts.extend(scope[len(f.facts.package) + 2:].split("::"))  # ``mod a { mod x; }`` is a/x.rs
+        stem = "/".join([*parts, site.name])
+        return self.files.get((f.repo, f"{stem}.rs")) or self.files.get((f.repo, f"{stem}/mod.rs"))
+
+    def _child_module(self, f: _File, site: Site) -> None:
+        """``mod x;``: when the file it names got another module path from its place (``tests/common/mod.rs`` of a
+        test crate), the declaring module sees it as ``x`` all the same, and its macros join this crate's."""
+        child = self._child_file(f, site)
+        scope = site.extra[0]
+        if child is None or child.facts.package == f"{scope}::{site.name}":
+            return
+        target = child.targets.get(child.facts.package)
+        if target is None:
+            return
+        items = self._module(f.repo, scope).items.setdefault(site.name, [])
+        if target not in items:
+            items.append(target)
+        crate = self.macros.setdefault((f.repo, cargo.crate_of(scope)), {})
+        for t in child.targets.values():
+            if t.kind == "macro" and t not in crate.get(t.name, []):
+                crate.setdefault(t.name, []).append(t)
 
     def _register_impl(self, f: _File, site: Site) -> None:
         scope, first, self_path, prefix, block = site.extra
@@ -329,16 +373,22 @@ class _Resolver:
     def _scope(self, ctx: _Ctx, name: str, ns: str) -> Found:
         """A bare name: the block's items and imports, the module's, the crates, the prelude."""
         mod = self._module(ctx.file.repo, ctx.scope)
-        if ctx.block:
-            local = [t for t in ctx.file.children.get(ctx.block, []) if t.name == name and _in(t, ns)]
+        for block in _blocks(ctx.file, ctx.block):  # a body sees the items and imports of the bodies around it
+            local = [t for t in ctx.file.children.get(block, []) if t.name == name and _in(t, ns)]
             if local:
                 return tuple(local)
-            found = self._imported(mod, ctx.block, name, ns, ctx.scope)
-            if found is not None:
-                return found
+            imported = self._imported(mod, block, name, ns, ctx.scope)
+            if imported is None:
+                imported = self._from_globs(mod, block, name, ns, ctx.scope)
+            if imported is not None:
+                return imported
         found = self._member_of_module(mod, name, ns, ctx.scope)
         if isinstance(found, tuple | _External):
             return found
+        if ns == "macro":
+            rules = self.macros.get((ctx.file.repo, cargo.crate_of(ctx.scope)), {}).get(name)
+            if rules:
+                return self._textual(ctx, rules)
         if ns in ("type", "any"):
             crate = self._extern_crate(ctx, name)
             if crate is not None:
@@ -347,8 +397,25 @@ class _Resolver:
             return EXTERNAL
         if found is not None:
             return found
-        return _Miss("NAME_NOT_RESOLVED", f"{name} is declared nowhere in module {ctx.scope} of {ctx.file.repo} and "
-                     "not imported", ctx.scope)
+        return self._macro_miss(ctx.file.repo, ctx.scope, name) or _Miss(
+            "NAME_NOT_RESOLVED", f"{name} is declared nowhere in module {ctx.scope} of {ctx.file.repo} and not imported",
+            ctx.scope)
+
+    def _textual(self, ctx: _Ctx, rules: list[Target]) -> tuple[Target, ...]:
+        """Of several ``macro_rules`` of one name, a use in their file sees those defined above it (textual
+        scope); all of them, because such redefinitions are usually ``#[cfg]`` alternatives."""
+        here = [t for t in rules if t.path == ctx.file.facts.path]
+        if not here or self.site_line is None:
+            return tuple(rules)
+        above = [t for t in here if ctx.file.positions.get((t.qualified_name, t.kind), (0, 0))[0] < self.site_line]
+        return tuple(above or rules)
+
+    def _macro_miss(self, repo: str, module: str, name: str) -> _Miss | None:
+        """A name a macro invoked at item level in ``module`` mentions: the macro may declare it."""
+        if name in self.macro_named_in.get((repo, module), set()):
+            return _Miss("MACRO_NOT_EXPANDED", f"{name} may be declared by a macro invoked in {module}, which the "
+                         "syntax fallback does not expand", module)
+        return None
 
     def _imported(self, mod: _Module, block: str, name: str, ns: str, from_scope: str) -> Found | None:
         """What the module's ``use`` declarations of ``block`` bind ``name`` to (None when none binds it)."""
@@ -385,9 +452,21 @@ class _Resolver:
         imported = self._imported(mod, "", name, ns, from_scope)
         if imported is not None:
             return imported
+        globbed = self._from_globs(mod, "", name, ns, from_scope)
+        if globbed is not None:
+            return globbed
+        for f in mod.files:
+            if f.facts.status == "partial" and any(word == name for word, _l, _c in f.facts.unparsed):
+                return _Miss("TARGET_NOT_INDEXED", f"{f.facts.path} parsed only in part and {name} is on a line that "
+                             f"did not parse ({f.facts.reason})", mod.path)
+        return None
+
+    def _from_globs(self, mod: _Module, block: str, name: str, ns: str, from_scope: str) -> Found | None:
+        """``name`` through the glob imports of ``block`` in ``mod``; EXTERNAL when a glob of something unindexed
+        may provide it, None when none does."""
         targets: list[Target] = []
         external = False
-        for glob in mod.globs.get("", []):
+        for glob in mod.globs.get(block, []):
             if not self._visible(glob, mod, from_scope):
                 continue
             found = self._use_target(glob)
@@ -411,13 +490,7 @@ class _Resolver:
                     external = True
         if targets:
             return tuple(targets)
-        if external:
-            return EXTERNAL  # the name may come from a glob of something nobody indexed
-        for f in mod.files:
-            if f.facts.status == "partial" and any(word == name for word, _l, _c in f.facts.unparsed):
-                return _Miss("TARGET_NOT_INDEXED", f"{f.facts.path} parsed only in part and {name} is on a line that "
-                             f"did not parse ({f.facts.reason})", mod.path)
-        return None
+        return EXTERNAL if external else None  # EXTERNAL: the name may come from a glob of something unindexed
 
     @staticmethod
     def _visible(use: _Use, mod: _Module, from_scope: str) -> bool:
@@ -469,10 +542,15 @@ class _Resolver:
                 mod = self.modules.get((t.repository, t.qualified_name))
                 found = self._member_of_module(mod, name, ns, ctx.scope) if mod is not None else None
                 if found is None:
-                    found = _Miss("DECLARATION_NOT_RESOLVED", f"{t.repository} declares no {name} in {t.qualified_name}",
-                                  t.qualified_name)
+                    found = self._macro_miss(t.repository, t.qualified_name, name) or _Miss(
+                        "DECLARATION_NOT_RESOLVED", f"{t.repository} declares no {name} in {t.qualified_name}",
+                        t.qualified_name)
             elif t.kind in _NOMINAL or t.kind in ("trait", "type_alias"):
                 found = self._associated(ctx, t, name, "any")
+            elif t.kind == "associated_type":  # ``Self::Unsigned::f``: through what the type is or its bounds
+                info = self._declared_type(t)
+                found = self._member_of(ctx, info, name, "any") if info.tag != "unknown" else _Miss(
+                    "DECLARATION_NOT_RESOLVED", f"what {t.qualified_name} is, is not known from syntax", t.qualified_name)
             else:
                 found = _Miss("DECLARATION_NOT_RESOLVED", f"{t.qualified_name} is a {t.kind}: it has no member {name}",
                               t.qualified_name)
@@ -486,8 +564,8 @@ class _Resolver:
             return tuple(targets)
         if external:
             return EXTERNAL
-        assert miss is not None or not current
-        return miss or _Miss("DECLARATION_NOT_RESOLVED", f"nothing declares {name}")
+        where = ", ".join(t.qualified_name for t in current)
+        return miss or _Miss("DECLARATION_NOT_RESOLVED", f"{where} declares {name}, but not as a {ns}", where)
 
     # -- members ----------------------------------------------------------------------------------
 
@@ -721,6 +799,7 @@ class _Resolver:
 
     def _site(self, f: _File, site: Site) -> None:
         kind = site.kind
+        self.site_line = site.line if kind == S.MACRO else None
         if kind in (S.TYPEOF, S.DERIVE):
             return
         if kind == S.MACRO_ARG:
@@ -732,6 +811,12 @@ class _Resolver:
             return
         if kind in (S.IMPL, S.INHERENT):
             self._impl(f, site)
+            return
+        if kind == S.MOD:
+            child = self._child_file(f, site)
+            target = child.targets.get(child.facts.package) if child is not None else None
+            if target is not None:
+                self._edge(f, site, EdgeKind.REFERENCES, target)
             return
         scope, qualifier, binding, encoding, block = site.extra
         ctx = _Ctx(f, scope, block)
@@ -763,19 +848,25 @@ class _Resolver:
     def _as(self, ctx: _Ctx, trait_path: str, encoding: str, name: str) -> Found:
         """``<T as Trait>::name``: the impl of that trait for T, else the trait's own item."""
         traits = self._path(ctx, trait_path.split("::"), "type")
-        if not isinstance(traits, tuple):
-            return traits
         info = self._type_of(ctx, encoding)
         out: list[Target] = []
-        for trait in (t for t in traits if t.kind == "trait"):
+        for trait in (t for t in traits if t.kind == "trait") if isinstance(traits, tuple) else ():
             for t in info.targets if info.tag == "nominal" else ():
                 for impl in self.impls.get(t, []):
                     if isinstance(impl.trait, tuple) and trait in impl.trait:
-                        out.extend(m for m in impl.members if m.name == name and m not in out)
+                        # an associated type named this way is the trait's (rustc and rust-analyzer read it so)
+                        out.extend(m for m in impl.members if m.name == name and m not in out
+                                   and m.kind != "associated_type")
             if not out:
                 out.extend(x for x in self._trait_items(trait, name) if x not in out)
         if out:
             return tuple(out)
+        if info.tag in ("nominal", "bounds"):  # ``Self::helper()`` inside ``impl Display for S`` is S's own
+            found = self._member_of(ctx, info, name, "any")
+            if isinstance(found, tuple):
+                return found
+        if not isinstance(traits, tuple):
+            return traits
         return _Miss("MEMBER_NOT_RESOLVED", f"{trait_path} declares no {name}")
 
     def _use(self, f: _File, site: Site) -> None:
@@ -817,8 +908,11 @@ class _Resolver:
             for trait in traits if isinstance(traits, tuple) else ():
                 if trait.kind != "trait":
                     continue
-                for t in nominal:
-                    self._edge(f, site, EdgeKind.IMPLEMENTS, trait, source=t)
+                if not nominal:  # ``impl Tr for u64``: no type to implement from, the trait is still used here
+                    self._edge(f, site, EdgeKind.TYPE_USES, trait)
+                for t in nominal:  # the position is read in the source's file: the type's, when it is elsewhere
+                    self._edge(f, site, EdgeKind.IMPLEMENTS, trait, source=t,
+                               at=None if t.path == f.facts.path and t.repository == f.repo else t)
                 for member in members:
                     for item in self._children(trait):
                         if item.name == member.name and item.kind in _ASSOCIATED:
@@ -875,11 +969,29 @@ def _members(f: _File, prefix: str) -> list[Target]:
     return [t for t in f.under.get(prefix, []) if t.kind in _IMPL_MEMBERS]
 
 
+def _blocks(f: _File, block: str) -> list[str]:
+    """The function bodies around a site, innermost first: ``block`` and each enclosing function's."""
+    if not block:
+        return []
+    out = [block]
+    depth, cut = 0, []
+    for i, ch in enumerate(block):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if depth == 0 and block.startswith("::", i):
+            cut.append(i)
+    for i in reversed(cut):
+        prefix = block[:i]
+        if f.kinds.get(prefix) in _CALLABLE:
+            out.append(prefix)
+    return out
+
+
 def _in(t: Target, ns: str) -> bool:
     if ns == "any":
         return True
-    if ns == "type":
-        return t.kind in _TYPE_KINDS
+    if ns == "type":  # a struct-like variant names its type in ``E::V { .. }``
+        return t.kind in _TYPE_KINDS or t.kind == "enum_member"
     if ns == "value":
         return t.kind in _VALUE_KINDS
     return t.kind == "macro"
@@ -895,6 +1007,8 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
         return EdgeKind.EXTENDS
     if use == S.MACRO:
         return EdgeKind.CALLS_DIRECT
+    if target_kind == "enum_member":
+        return EdgeKind.REFERENCES
     if target_kind in _TYPE_KINDS - {"module"}:
         return EdgeKind.TYPE_USES
     if use == S.CALL:

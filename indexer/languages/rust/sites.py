@@ -25,6 +25,9 @@ Site kinds (``name``; ``extra``)
                    a type, nothing when it names a module, never a row (the path's own site has it)
     ``field``      a field: ``x.f`` not called, or ``S { f: .. }``
     ``macro``      a macro invocation's name
+    ``mod``        ``mod x;``: the module is the file Rust's rules place next to this one
+                   (``x.rs`` or ``x/mod.rs`` beside a crate root or ``mod.rs``, under ``a/`` for ``a.rs``),
+                   or the one its ``#[path = ".."]`` names; extra = (scope, that path or "", ``path``, "", block)
     ``impl``       the trait of ``impl Trait for Type``; extra = (scope, trait path, self type path or "" when
                    the self type is no nominal type, member prefix, block). The impl's members are the
                    file's declarations directly under the member prefix.
@@ -44,7 +47,8 @@ For ``call``, ``ref``, ``callback``, ``type``, ``qualifier``, ``field``, ``macro
 Qualifier bindings
     ``path``   the qualifier is a path (``a::b`` of ``a::b::f``; "" for a bare name)
     ``recv``   a method or field on a receiver whose type the encoding gives ("" = not known from syntax)
-    ``as``     ``<T as Trait>::f``: qualifier = the trait path, encoding = T's type encoding
+    ``as``     ``<T as Trait>::f``: qualifier = the trait path, encoding = T's type encoding (also
+               ``Self::Item`` inside ``impl Trait for T``, which rustc reads the same way)
 
 Type encodings (what the syntax says about a value's type)
     ``type:P``         the nominal type at path P
@@ -70,6 +74,7 @@ TYPE = "type"
 QUALIFIER = "qualifier"
 FIELD = "field"
 MACRO = "macro"
+MOD = "mod"
 IMPL = "impl"
 INHERENT = "inherent"
 SUPERTRAIT = "supertrait"
