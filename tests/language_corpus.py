@@ -1,0 +1,41 @@
+"""A Corpus of any language module built the way the pipeline builds one: package names, extract, stable keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from indexer.corpus import Corpus, RepositoryFacts
+from snapshot_format.stable_key import stable_key
+from tests.python_corpus import BuiltCorpus, Declaration
+
+
+def build_language_corpus(language: str, module: Any, repositories: Iterable[tuple[str, Path]],
+                          paths_of: Callable[[Path], list[str]]) -> BuiltCorpus:
+    """Extract the files ``paths_of(root)`` of each (name, root) repository with ``module`` and key them.
+
+    Packages come from ``module.package_for_root`` (the repository root is known here).
+    """
+    repos: list[RepositoryFacts] = []
+    keys: dict[tuple[str, str, str, str], str] = {}
+    declarations: dict[str, Declaration] = {}
+    for name, root in repositories:
+        paths = paths_of(root)
+        all_paths = frozenset(paths)
+        facts = RepositoryFacts(name=name, root=str(root))
+        for path in paths:
+            package = module.package_for_root(root, path, all_paths)
+            extracted = module.extract(path, (root / path).read_bytes(), package)
+            facts.files.append(extracted)
+            for sym in extracted.symbols:
+                key = stable_key(language=language, repository=name, package=package, module=path,
+                                 qualified_name=sym.qualified_name, kind=sym.kind, discriminator="")
+                keys[(name, path, sym.qualified_name, sym.kind)] = key
+                declarations[key] = Declaration(name, path, sym.qualified_name, sym.kind)
+        repos.append(facts)
+
+    def key_of(repository: str, path: str, qualified_name: str, kind: str) -> str | None:
+        return keys.get((repository, path, qualified_name, kind))
+
+    return BuiltCorpus(Corpus(language=language, repositories=repos, key_of=key_of), declarations)
