@@ -19,17 +19,14 @@ from server.errors import (
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
+from snapshot_format.vocab import SYMBOL_KINDS
 
 SELECTOR_FIELDS = ("stable_key", "qualified_name", "repository", "path")
 
-# The kinds the `name` form looks among: declarations, not bindings.
-DECLARATION_KINDS = frozenset(
-    {
-        "function", "func", "method", "class", "interface", "struct", "enum", "type", "trait", "const",
-        "variable", "field", "module", "namespace",
-    }
-)
 BINDING_KINDS = frozenset({"import", "export"})
+# The kinds the `name` form looks among: every declaration kind of every language, not bindings or locals.
+DECLARATION_KINDS = SYMBOL_KINDS - BINDING_KINDS - {
+    "local_variable", "parameter", "self_parameter", "type_parameter", "prefix"}
 _MAX_CANDIDATES = 20
 
 

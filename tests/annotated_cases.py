@@ -191,10 +191,21 @@ class Observed:
         return self
 
 
+# ``repo:qualified.name``: the repository prefix ends at a single colon (Rust paths hold ``::``).
+_TARGET = re.compile(r"^(?:(?P<repo>[\w.-]+):(?!:))?(?P<qn>.+)$")
+
+
+def split_target(expected: str) -> tuple[str | None, str]:
+    """(repository or None, qualified name) of an expected ``[repo:]qn``."""
+    found = _TARGET.match(expected)
+    assert found is not None, expected
+    return found["repo"], found["qn"]
+
+
 def matches(expected: str, repo: str, qn: str) -> bool:
     """Whether an expected ``[repo:]qn`` names this target."""
-    exp_repo, sep, exp_qn = expected.rpartition(":")
-    return qn == exp_qn and (not sep or exp_repo == repo)
+    exp_repo, exp_qn = split_target(expected)
+    return qn == exp_qn and (exp_repo is None or exp_repo == repo)
 
 
 def mismatches(case: Case, observed: Observed, words: Mapping[str, EdgeKind], *,

@@ -9,7 +9,7 @@ import pytest
 from indexer.facts import SymbolFact
 from indexer.languages.rust import extract, package_for, package_for_root
 from indexer.languages.rust import sites as S
-from indexer.languages.rust.cargo import manifest_for
+from indexer.languages.rust.modules import manifest_for
 
 SOURCE = b'''//! The crate's shapes.
 

@@ -41,8 +41,11 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         name="go", extensions={"go": (".go",)}, test_patterns=_tests("testdata/", "*_test.go"),
         probe=Probe("doctor_probe.go", b"package probe\n\nfunc Probe() int { return 1 }\n", "Probe"), exact=True,
     ),
-    LanguageSpec(name="rust", extensions={"rust": (".rs",)}, test_patterns=_tests("tests/", "benches/"),
-                 probe=None),
+    LanguageSpec(
+        name="rust", extensions={"rust": (".rs",)}, test_patterns=_tests("tests/", "benches/"),
+        probe=Probe("src/lib.rs", b"pub fn probe() -> i32 {\n    1\n}\n", "crate::probe"),
+        fallback_note="tree-sitter, CANDIDATE (calls inside macro invocations are not seen)",
+    ),
     LanguageSpec(
         name="dart", extensions={"dart": (".dart",)}, test_patterns=_tests("test/", "*_test.dart"),
         probe=Probe("lib/doctor_probe.dart", b"int probe() {\n  return 1;\n}\n", "probe"), exact=True,

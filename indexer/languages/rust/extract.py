@@ -33,20 +33,18 @@ generates (derives included) is absent.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import tree_sitter_rust
 from tree_sitter import Language, Node
 
 from indexer.facts import FileFacts, Site, SymbolFact
-from indexer.languages.rust import cargo
+from indexer.languages.rust import modules as cargo
 from indexer.languages.rust import sites as S
+from indexer.languages.rust.modules import LANGUAGE
 from indexer.languages.syntax import collapse as _collapse
 from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
-LANGUAGE = "rust"
-EXTENSIONS = (".rs",)
 EXTRACTOR_VERSION = "rust-ts-1"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -61,20 +59,6 @@ _LITERALS = frozenset({
     "string_literal", "raw_string_literal", "char_literal", "integer_literal", "float_literal", "boolean_literal",
     "array_expression", "tuple_expression", "unit_expression", "range_expression",
 })
-
-
-def package_for(path: str, all_paths: frozenset[str]) -> str:
-    """The module path of a repository-relative file when the repository root is not known.
-
-    The crate is named after the directory holding ``src/`` (``crate`` at the root); the pipeline
-    prefers ``package_for_root``, which reads Cargo.toml.
-    """
-    return cargo.fallback_module_path(path)
-
-
-def package_for_root(root: Path, path: str, all_paths: frozenset[str]) -> str:
-    """A Rust file's package: its module path, ``crate_name::a::b`` (crate name from the nearest Cargo.toml)."""
-    return cargo.module_path(cargo.manifest_for(root, path), path)
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:

@@ -52,9 +52,9 @@ from typing import NamedTuple
 
 from indexer.corpus import Corpus, Resolution
 from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, UnresolvedFact
-from indexer.languages.rust import cargo
+from indexer.languages.rust import modules as cargo
 from indexer.languages.rust import sites as S
-from indexer.languages.rust.extract import LANGUAGE
+from indexer.languages.rust.modules import LANGUAGE
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 _TYPE_KINDS = frozenset({"struct", "enum", "union", "trait", "type_alias", "module", "associated_type"})

@@ -15,6 +15,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+LANGUAGE = "rust"
+EXTENSIONS = (".rs",)
+
 FALLBACK_CRATE = "crate"  # the crate name of files no Cargo.toml governs
 _TARGET_DIRS = ("tests", "examples", "benches")
 
@@ -163,3 +166,17 @@ def crate_of(module: str) -> str:
 def parent_module(module: str) -> str:
     """``a::b::c`` → ``a::b``; a crate root is its own parent (``super`` above it names nothing new)."""
     return module.rsplit("::", 1)[0] if "::" in module else module
+
+
+def package_for(path: str, all_paths: frozenset[str]) -> str:
+    """The module path of a repository-relative file when the repository root is not known.
+
+    The crate is named after the directory holding ``src/`` (``crate`` at the root); the pipeline
+    prefers ``package_for_root``, which reads Cargo.toml.
+    """
+    return fallback_module_path(path)
+
+
+def package_for_root(root: Path, path: str, all_paths: frozenset[str]) -> str:
+    """A Rust file's package: its module path, ``crate_name::a::b`` (crate name from the nearest Cargo.toml)."""
+    return module_path(manifest_for(root, path), path)
