@@ -202,6 +202,10 @@ def build_content(
             repo.root, _extension_map(repo.languages), exclude=repo.exclude,
             max_file_bytes=loaded.indexing.max_file_bytes,
         )
+        # Hook (issue 11): TypeScript build outputs of the repository's own sources are skipped as generated.
+        if "typescript" in repo.languages and not repo.include_build_outputs:
+            from indexer.languages.typescript.outputs import mark_build_outputs
+            found = mark_build_outputs(repo.root, found)
         timer.add("discover", started)
         work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
         progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))
