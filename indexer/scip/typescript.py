@@ -28,9 +28,12 @@ relationships add IMPLEMENTS/OVERRIDES between methods.
 
 Binding (``bind``): a foreign symbol binds to a registered repository only
 when exactly one registered repository's ``package.json`` carries that
-package name and the symbol's file is one of that repository's sources (a
-``.d.ts`` of a build output is DECLARATION_SOURCE_NOT_MAPPED). Exports and
-re-exports become EXPORTS/REEXPORTS, never uses.
+package name and the symbol's file is one of that repository's sources; a
+symbol in the provider's published build (``node_modules/<name>/build/...d.ts``)
+maps to its source declaration through the package's entries
+(``indexer.languages.typescript.package_map``: EXACT_PACKAGE_MAPPED, or an
+unresolved row saying why not). Exports and re-exports become
+EXPORTS/REEXPORTS, never uses.
 """
 
 from __future__ import annotations
@@ -61,6 +64,8 @@ from indexer.languages.typescript.modules import (
     package_for,
     strip_extension,
 )
+from indexer.languages.typescript.outputs import is_declaration
+from indexer.languages.typescript.package_map import NotMapped, PublishedBuilds
 from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
 from indexer.scip.decode import Index, Occurrence, decode_index
@@ -589,6 +594,9 @@ class ModuleTable:
             for d, name in package_dirs(repo.root, [ff.path for ff in repo.files]).items():
                 self.providers.setdefault(name, []).append((repo.name, d))
         self._qn: dict[tuple[str, str], dict[str, SymbolFact]] = {}
+        # Hook (issue 11): a provider's published build (node_modules/<name>) maps to its source declarations.
+        self.published = PublishedBuilds({r.name: r.root for r in corpus.repositories},
+                                         lambda repo, path: self.files.get((repo, path)))
 
     def declaration(self, repo: str, path: str, qn: str) -> SymbolFact | None:
         table = self._qn.get((repo, path))
@@ -617,7 +625,8 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
 
 
 def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-    """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
+    """Turn joined uses into exact edges (EXACT_TYPECHECKED, or EXACT_PACKAGE_MAPPED through a published build);
+    foreign targets need exactly one provider."""
     out = ExactOutcome(repository=repo)
 
     def settle(source: str, u: TsUse | CoveredSite) -> None:
@@ -633,6 +642,7 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if source is None:
             continue
         target_repo = repo
+        confidence, provenance = Confidence.EXACT_TYPECHECKED, Provenance.TYPESCRIPT_CHECKER
         if u.target_path:
             target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
             target_kind = u.target_kind
@@ -656,6 +666,19 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
             if decl is None and (target_repo, target_path) not in modules.files:
                 other = module_declaration(corpus, target_repo, target_path, qn)
                 decl = other
+            if decl is None and is_declaration(u.file):  # hook (issue 11): a published build -> its source
+                mapped = modules.published.map(repo, u.path, u.package, u.file, u.member, u.use,
+                                               (target_repo, directory))
+                if isinstance(mapped, NotMapped):
+                    for name, package in [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]:
+                        out.unresolved.append(UnresolvedFact(
+                            name=name, reason=mapped.reason, repository=repo, path=u.path, line=u.line, col=u.col,
+                            language=language_of(u.path), source=source, package=package, detail=mapped.detail,
+                        ))
+                    settle(source, u)
+                    continue
+                target_path, decl = mapped.path, mapped.declaration
+                confidence, provenance = Confidence.EXACT_PACKAGE_MAPPED, Provenance.TYPESCRIPT_PROJECT_REFERENCE
             if decl is None:
                 reason = "DECLARATION_SOURCE_NOT_MAPPED" if u.file.endswith((".d.ts", ".d.mts", ".d.cts")) \
                     else "PROVIDER_SOURCE_UNAVAILABLE"
@@ -674,8 +697,7 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if target_repo != repo:
             out.cross_repository += 1
         out.edges.append(EdgeFact(int(edge_kind(u.use, target_kind)), source, target,
-                                  int(Confidence.EXACT_TYPECHECKED), int(Provenance.TYPESCRIPT_CHECKER),
-                                  u.line, u.col))
+                                  int(confidence), int(provenance), u.line, u.col))
     return out
 
 

@@ -108,8 +108,9 @@ def _extends(config: Path, value: object, root: Path) -> list[Path]:
     return out
 
 
-def config_output_dirs(root: Path, config: Path) -> dict[str, str]:
-    """``outDir``/``declarationDir`` of one config, ``extends`` followed: option -> repository-relative dir."""
+def config_dirs(root: Path, config: Path) -> dict[str, str]:
+    """``outDir``/``declarationDir``/``rootDir`` of one config, ``extends`` followed: option -> repository-relative
+    dir (``"."`` for the root itself, absent when the option is unset or points outside the repository)."""
     found: dict[str, str] = {}
     pending = [(config, 0)]
     seen: set[Path] = set()
@@ -128,25 +129,28 @@ def config_output_dirs(root: Path, config: Path) -> dict[str, str]:
         options = data.get("compilerOptions") if data else None
         if not isinstance(options, dict):
             continue
-        for option in ("outDir", "declarationDir"):
+        for option in ("outDir", "declarationDir", "rootDir"):
             value = options.get(option)
             if option in found or not isinstance(value, str) or not value:
                 continue
             rel = _relative(root, current.parent / value)
             if rel is not None:
                 found[option] = rel
+            elif posixpath.normpath((current.parent / value).as_posix()) == posixpath.normpath(root.as_posix()):
+                found[option] = "."
     return found
 
 
-def _leaves(value: object) -> Iterator[str]:
+def leaves(value: object) -> Iterator[str]:
+    """Every string inside a JSON value (the targets of an ``exports`` map, whatever its conditions)."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _leaves(v)
+            yield from leaves(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _leaves(v)
+            yield from leaves(v)
 
 
 def package_output_dirs(root: Path, manifest_dir: str, data: dict[str, object]) -> dict[str, str]:
@@ -155,7 +159,7 @@ def package_output_dirs(root: Path, manifest_dir: str, data: dict[str, object]) 
     fields: list[tuple[str, object]] = [(f, data.get(f)) for f in _PACKAGE_FIELDS]
     fields += [("exports", data.get("exports")), ("typesVersions", data.get("typesVersions"))]
     for name, value in fields:
-        for target in _leaves(value):
+        for target in leaves(value):
             target = target.split("*", 1)[0]  # a pattern ("./dist/types/*") names its directory
             if not target or is_ts_source(target):
                 continue  # a source named directly (``"types": "./src/index.ts"``) is no output
@@ -166,10 +170,15 @@ def package_output_dirs(root: Path, manifest_dir: str, data: dict[str, object]) 
     return out
 
 
-def _json_files(root: Path) -> list[str]:
+def json_files(root: Path) -> list[str]:
     """Repository-relative ``.json`` files discovery keeps (never vendored, never ignored)."""
     found = discover(root, {".json": "json"}, max_file_bytes=4_194_304)
     return sorted(c.path for c in found.files if not c.skip_reason.startswith("vendored"))
+
+
+def config_paths(found_json: list[str]) -> list[str]:
+    """The tsconfig-like files among repository-relative JSON files."""
+    return [p for p in found_json if _CONFIG_LIKE.match(p.rsplit("/", 1)[-1])]
 
 
 def _under(path: str, directory: str) -> bool:
@@ -189,12 +198,12 @@ def output_directories(root: Path, paths: Iterable[str]) -> list[OutputDirectory
         return any(not _under(s, d) for s in sources)
 
     dirs: dict[str, tuple[int, str]] = {}
-    json_files = _json_files(root)
-    for config in (p for p in json_files if _CONFIG_LIKE.match(p.rsplit("/", 1)[-1])):
-        for option, d in config_output_dirs(root, root / config).items():
-            if not holds_source(d):
+    found_json = json_files(root)
+    for config in config_paths(found_json):
+        for option, d in config_dirs(root, root / config).items():
+            if option != "rootDir" and d != "." and not holds_source(d):
                 dirs.setdefault(d, (0, f"the {option} of {config}"))
-    manifests = [p for p in json_files if p.rsplit("/", 1)[-1] == "package.json"]
+    manifests = [p for p in found_json if p.rsplit("/", 1)[-1] == "package.json"]
     for manifest in manifests:
         data = read_jsonc(root / manifest)
         if data is None:
