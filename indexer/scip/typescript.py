@@ -68,6 +68,7 @@ from indexer.languages.typescript.outputs import is_declaration
 from indexer.languages.typescript.package_map import NotMapped, PublishedBuilds
 from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
+from indexer.languages.typescript.variance import prepare
 from indexer.scip.decode import Index, Occurrence, decode_index
 from indexer.scip.join import (
     PARAMETER,
@@ -90,7 +91,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-5"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-6"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
@@ -478,7 +479,8 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
         path = doc.relative_path
         src = source_of(path)
         cmap = ColumnMap(src, "utf-16")
-        fixed = repair(grammar_for(path), src)
+        grammar = grammar_for(path)  # hook (issue 11): what the grammar lacks is parsed as extract parses it
+        fixed = repair(grammar, prepare(grammar, src, jsx=not path.endswith((".ts", ".mts", ".cts")))[0])
         nodes = _occurrence_nodes(fixed.root)
         blanked = frozenset(fixed.blanked)
         fd = decls[path]
