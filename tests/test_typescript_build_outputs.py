@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from server.tools.symbols import find_symbol
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
 from tests.helpers import FIXTURES, copy_fixture, run_kivgraph, write_repo
+from tests.test_typescript_annotated import require_analyzer
 
 _TS = {".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript"}
 GENERATED = ["build/greeter.d.ts", "build/index.d.ts", "build/util.d.ts", "dist/legacy/index-Bq3xT9.d.cts",
@@ -114,15 +116,26 @@ def test_status_lists_the_skipped_outputs_with_the_reason(indexed: tuple[Path, G
             "out/greeter.d.ts, out/util.d.ts") in text
 
 
-def test_the_flag_indexes_build_outputs_too(tmp_path: Path) -> None:
+def _index_report(home: Path) -> dict[str, Any]:
+    result = run_kivgraph(home, "index", "--json")
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout.splitlines()[-1])["result"]["index"]["typescript"]
+
+
+def test_the_flag_indexes_build_outputs_too_and_the_caches_follow_it(tmp_path: Path) -> None:
+    require_analyzer()
     repo = copy_fixture("ts_built", tmp_path)
     home = tmp_path / "home"
     assert run_kivgraph(home, "init", str(repo), "--languages", "typescript").returncode == 0
+    first, again = _index_report(home), _index_report(home)
+    assert (first["skipped"], first["analyzer_runs"]) == (len(GENERATED), 1)
+    assert (again["analyzer_runs"], again["analyzer_cache_hits"], again["extracted"]) == (0, 1, 0)
     config = home / "kivgraph.toml"
     config.write_text(config.read_text() + "include_build_outputs = true\n")
     assert load(config).repositories[0].include_build_outputs
-    result = run_kivgraph(home, "index", "--json")
-    assert result.returncode == 0, result.stderr
+    included = _index_report(home)
+    # the outputs are extracted now, and the analyzer's inputs changed with them: its cached run is not reused
+    assert (included["skipped"], included["extracted"], included["analyzer_runs"]) == (0, len(GENERATED), 1)
     with open_current(StateLayout(config, home / "state")) as gen:
         paths = {r["file_path"] for r in find_symbol(gen, {"name": "Greeter", "view": "full"})["results"]}
     assert paths == {"src/greeter.ts", "build/greeter.d.ts", "out/greeter.d.ts", "dist/legacy/index-Bq3xT9.d.cts"}
