@@ -19,6 +19,7 @@ from benchmarks.corpora import fetch_npm_package
 from indexer.scip import typescript as scip_ts
 from server.tools.consumers import find_cross_repo_consumers
 from server.tools.references import find_references
+from server.tools.traversal import get_blast_radius
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
@@ -127,17 +128,19 @@ def test_what_does_not_map_uniquely_is_an_unresolved_row_never_a_guess(small_pai
     edges, unresolved = small_pair
     rows = {(reason, name, package) for reason, name, package, _detail in unresolved}
     # Twin is public under "." (src/twin.ts) and "./legacy" (src/legacy.ts): one row asking for each of the two
-    assert {("AMBIGUOUS_PACKAGE_EXPORT", "src.twin.Twin", "src/twin.ts"),
-            ("AMBIGUOUS_PACKAGE_EXPORT", "src.legacy.Twin", "src/legacy.ts")} <= rows
+    assert {("AMBIGUOUS_PACKAGE_EXPORT", "Twin", "src/twin.ts"),
+            ("AMBIGUOUS_PACKAGE_EXPORT", "Twin", "src/legacy.ts")} <= rows
     assert not any(qn.endswith("Twin") for _kind, qn, _line in edges)
     # Hidden is exported by the chunk only (as H), by no entry of the package, and a chunk mirrors no source
-    assert ("PACKAGE_EXPORT_NOT_MAPPED", "Hidden.secret", "@fx/lib") in rows
+    assert ("PACKAGE_EXPORT_NOT_MAPPED", "secret", "@fx/lib") in rows
     # the published build has a member the registered source does not declare (another version)
-    assert ("PROVIDER_SOURCE_UNAVAILABLE", "src.greeter.Greeter.extra", "src/greeter.ts") in rows
+    extra = [d for r, n, p, d in unresolved if (r, n, p) == ("PROVIDER_SOURCE_UNAVAILABLE", "extra", "src/greeter.ts")]
+    assert len(extra) == 1 and "no declaration src.greeter.Greeter.extra" in extra[0]
     # `{ kind: "x" }` and `a.kind`: a member of a type literal (`type Action = { kind: string }`), which is no
     # declaration of the graph
-    literal = [d for r, n, _p, d in unresolved if n == "src.types.Action.typeLiteral6.kind"]
-    assert len(literal) == 2 and all("anonymous type literal" in d for d in literal)
+    literal = [d for r, n, p, d in unresolved if (n, p) == ("kind", "src/types.ts")]
+    assert len(literal) == 2 and all("src.types.Action.typeLiteral6.kind" in d and "anonymous type literal" in d
+                                     for d in literal)
     assert len(rows) == 5, rows
 
 
@@ -169,6 +172,12 @@ def test_consumers_of_the_pair_through_the_cli(tmp_path: Path) -> None:
                 ("unresolved", "AMBIGUOUS_PACKAGE_EXPORT", "src/main.ts", 1),  # the import
                 ("unresolved", "AMBIGUOUS_PACKAGE_EXPORT", "src/main.ts", 8)], qn  # new Twin()
             assert twin["coverage"]["unresolved_related"] == 2 and twin["coverage"]["exact"] == 0
+            # and neither may say a change to it reaches nothing for sure
+            refs = find_references(gen, {"qualified_name": qn, "view": "full"})
+            assert refs["total"] == 0 and refs["coverage"]["unresolved_related"] >= 2
+            blast = get_blast_radius(gen, {"qualified_name": qn, "view": "full"})
+            assert blast["completeness"]["verdict"] == "LOWER_BOUND"
+            assert {b["file_path"] for b in blast["completeness"]["blind_spots"]} == {"src/main.ts"}
 
 
 # -- the real pair ------------------------------------------------------------------------------------

@@ -672,10 +672,15 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 mapped = modules.published.map(repo, u.path, u.package, u.file, u.member, u.use,
                                                (target_repo, directory))
                 if isinstance(mapped, NotMapped):
-                    for name, package in [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]:
+                    # named by the declaration's own name, as every unresolved use is: answers about a symbol
+                    # of that name (each candidate's, with its file as the package) then know they may miss it
+                    wanted = [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]
+                    for qualified, package in wanted:
+                        name = qualified.rsplit(".", 1)[-1]
                         out.unresolved.append(UnresolvedFact(
-                            name=name, reason=mapped.reason, repository=repo, path=u.path, line=u.line, col=u.col,
-                            language=language_of(u.path), source=source, package=package, detail=mapped.detail,
+                            name=name, reason=mapped.reason, repository=repo, path=u.path, line=u.line,
+                            col=u.col, language=language_of(u.path), source=source, package=package,
+                            detail=mapped.detail,
                         ))
                     settle(source, u)
                     continue
