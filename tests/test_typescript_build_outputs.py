@@ -18,6 +18,7 @@ import pytest
 from indexer.config import ConfigError, load
 from indexer.discover import discover
 from indexer.languages.typescript.outputs import mark_build_outputs, output_directories
+from server.tools.intent import find_by_intent
 from server.tools.symbols import find_symbol
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
@@ -94,6 +95,9 @@ def test_find_symbol_returns_only_the_source_declaration(indexed: tuple[Path, Ge
         assert [r["file_path"] for r in answer["results"]] == [path], answer
     assert find_symbol(gen, {"name": "FIXTURE_PUNCTUATION", "view": "full"})["results"][0]["file_path"] == \
         "src/global.d.ts"
+    # and no bundle outranks the sources when the name is not known
+    ranked = find_by_intent(gen, {"query": "greeter greet shout"})["results"]["files"]
+    assert ranked and {r["file"] for r in ranked} <= {"src/greeter.ts", "src/util.ts", "src/index.ts"}
 
 
 def test_status_lists_the_skipped_outputs_with_the_reason(indexed: tuple[Path, Generation]) -> None:
