@@ -35,6 +35,7 @@ Anything that does not map to exactly one source declaration is a
     DECLARATION_SOURCE_NOT_MAPPED no installed copy holds the declaration file, and it mirrors no source either
     AMBIGUOUS_PACKAGE_EXPORT    the public names lead to more than one source declaration
     PROVIDER_SOURCE_UNAVAILABLE the provider's source does not export the name, or does not declare the member
+    RESOLVER_FAILED             this module failed on the use (the use is lost, never the index)
 """
 
 from __future__ import annotations
@@ -243,6 +244,7 @@ class InstalledPackage:
         data = read_jsonc(directory / "package.json") or {}
         self.entries = entry_targets(data)
         self._public: dict[Binding, list[tuple[str, str]]] | None = None
+        self._names: dict[Binding, list[tuple[str, str]]] = {}
 
     def _exists(self, rel: str) -> bool:
         return (self.directory / rel).is_file()
@@ -272,6 +274,11 @@ class InstalledPackage:
 
     def public_names(self, file: str, top: str) -> list[tuple[str, str]]:
         """(subpath, exported name) under which ``top`` declared in ``file`` is public (``""``: the module)."""
+        if (file, top) not in self._names:
+            self._names[(file, top)] = self._public_names(file, top)
+        return self._names[(file, top)]
+
+    def _public_names(self, file: str, top: str) -> list[tuple[str, str]]:
         if self._public is None:
             self._public = {}
             for subpath, entry in self.entry_files():
@@ -313,6 +320,7 @@ class ProviderSource:
         self.graph = ExportGraph(self._load, self._exists)
         self.manifest = read_jsonc(self.root / directory / "package.json") or {}
         self._outputs: list[tuple[str, str]] | None = None  # (output dir, source root)
+        self._entries: dict[str, list[str]] = {}
 
     def _path(self, rel: str) -> str:
         return posixpath.normpath(posixpath.join(self.directory, rel)) if self.directory else posixpath.normpath(rel)
@@ -375,6 +383,11 @@ class ProviderSource:
 
     def entry(self, subpath: str) -> list[str]:
         """The source files of a public subpath: a source its targets name directly, else their mirror."""
+        if subpath not in self._entries:
+            self._entries[subpath] = self._entry(subpath)
+        return self._entries[subpath]
+
+    def _entry(self, subpath: str) -> list[str]:
         targets = entry_targets(self.manifest)
         names = targets.get(subpath)
         if names is None:  # a subpath a pattern of ours provides ("./internal/*")
@@ -414,11 +427,19 @@ class PublishedBuilds:
         self._files = files  # (repository, path) -> the corpus's facts
         self._installed: dict[Path, InstalledPackage] = {}
         self._providers: dict[tuple[str, str], ProviderSource] = {}
+        self._where: dict[tuple[str, ...], InstalledPackage | None] = {}
 
     def installed(self, consumer: str, consumer_path: str, package: str, file: str,
                   provider: tuple[str, str]) -> InstalledPackage | None:
         """The installed copy holding ``file``: ``node_modules/<package>`` from the consumer file's directory
         up to its repository root, else the provider's own tree (a workspace link)."""
+        key = (consumer, posixpath.dirname(consumer_path), package, file, *provider)
+        if key not in self._where:
+            self._where[key] = self._installed_copy(consumer, consumer_path, package, file, provider)
+        return self._where[key]
+
+    def _installed_copy(self, consumer: str, consumer_path: str, package: str, file: str,
+                        provider: tuple[str, str]) -> InstalledPackage | None:
         root = Path(self._roots[consumer])
         parent = posixpath.dirname(consumer_path)
         dirs: list[Path] = []
@@ -444,7 +465,18 @@ class PublishedBuilds:
 
     def map(self, consumer: str, consumer_path: str, package: str, file: str, member: str, use: str,
             provider: tuple[str, str]) -> Mapped | NotMapped:
-        """The source declaration of ``member`` (``""``: the module) declared in ``file`` of the package."""
+        """The source declaration of ``member`` (``""``: the module) declared in ``file`` of the package.
+
+        A failure of this code (a file that vanished, a tree too deep) costs the use, never the index.
+        """
+        try:
+            return self._map(consumer, consumer_path, package, file, member, use, provider)
+        except (OSError, RecursionError, LookupError, ValueError, TypeError, AttributeError) as exc:
+            return NotMapped("RESOLVER_FAILED", f"mapping {package} {file} {member or '(module)'} to "
+                             f"{provider[0]}'s source failed: {type(exc).__name__}: {str(exc)[:200]}")
+
+    def _map(self, consumer: str, consumer_path: str, package: str, file: str, member: str, use: str,
+             provider: tuple[str, str]) -> Mapped | NotMapped:
         source = self.provider(*provider)
         installed = self.installed(consumer, consumer_path, package, file, provider)
         top, _, rest = member.partition(".")
