@@ -58,6 +58,7 @@ bench: setup
 agreement: setup
 	$(BIN)/python -m benchmarks.bench_pyright_agreement
 	$(BIN)/python -m benchmarks.bench_typescript_agreement
+	$(BIN)/python -m benchmarks.bench_ts_package_mapped
 	$(BIN)/python -m benchmarks.bench_go_agreement
 
 clean-venv:

@@ -40,6 +40,17 @@ GO_CORPORA: dict[str, tuple[str, str]] = {
 NPM_CORPORA: dict[str, tuple[str, str]] = {
     "query-core": ("@tanstack/query-core", "5.59.0"),
     "effect": ("effect", "3.12.0"),
+    "rxjs": ("rxjs", "7.8.1"),
+    "react-query": ("@tanstack/react-query", "5.59.0"),  # ships src/; a consumer of query-core
+    # react-query's type dependencies, so that its hooks are typed as its own build sees them
+    "types-react": ("@types/react", "18.3.12"),
+    "types-prop-types": ("@types/prop-types", "15.7.15"),
+    "csstype": ("csstype", "3.2.4"),
+}
+# A consumer corpus gets these corpora's published tarballs installed in its node_modules/<npm name>
+# (a copy, as npm installs it: build output, no source map back to the provider's source).
+NPM_INSTALLS: dict[str, tuple[str, ...]] = {
+    "react-query": ("query-core", "types-react", "types-prop-types", "csstype"),
 }
 
 
@@ -138,12 +149,25 @@ def fetch_go_module(name: str) -> Path:
 
 
 def fetch_npm_package(name: str) -> Path:
-    """The unpacked tarball of a pinned npm package (``npm pack``), at ``<cache>/corpora/<name>-<version>/``."""
+    """The unpacked tarball of a pinned npm package (``npm pack``), at ``<cache>/corpora/<name>-<version>/``,
+    with the tarballs ``NPM_INSTALLS`` names for it copied into its ``node_modules``."""
     package, version = NPM_CORPORA[name]
     dest = cache_root() / "corpora" / f"{name}-{version}"
     marker = dest / ".kivgraph-complete"
-    if marker.exists():
-        return dest
+    if not marker.exists():
+        _fetch_npm_tarball(package, version, dest)
+    for dependency in NPM_INSTALLS.get(name, ()):
+        installed = dest / "node_modules" / NPM_CORPORA[dependency][0]
+        if not (installed / "package.json").is_file():
+            staging = installed.with_name(installed.name + ".tmp")
+            shutil.rmtree(staging, ignore_errors=True)
+            shutil.copytree(fetch_npm_package(dependency), staging, ignore=shutil.ignore_patterns(marker.name))
+            staging.rename(installed)
+    return dest
+
+
+def _fetch_npm_tarball(package: str, version: str, dest: Path) -> None:
+    marker = dest / ".kivgraph-complete"
     npm = shutil.which("npm")
     if npm is None:
         raise RuntimeError("npm is needed to fetch npm corpora")
@@ -154,12 +178,12 @@ def fetch_npm_package(name: str) -> Path:
         unpack = Path(tmp) / "unpacked"
         with tarfile.open(archive) as tar:
             tar.extractall(unpack, filter="data")
+        (top,) = list(unpack.iterdir())  # "package/", except for @types tarballs ("react/")
         if dest.exists():
             shutil.rmtree(dest)
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(unpack / "package"), dest)
+        shutil.move(str(top), dest)
     marker.touch()
-    return dest
 
 
 if __name__ == "__main__":

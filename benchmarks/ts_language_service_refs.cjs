@@ -1,7 +1,10 @@
-// The TypeScript language service's own findReferences, the oracle of bench_typescript_agreement.py.
-// stdin: {"root", "files": [absolute paths], "compilerOptions", "queries": [{"file", "line", "col"}]}
-// (line 1-based, col 0-based UTF-16); stdout: one array per query of [file, line, col] of every
-// reference that is not a definition. Needs typescript 5.x on NODE_PATH (the classic API).
+// The TypeScript language service's own findReferences, the oracle of bench_typescript_agreement.py and
+// bench_ts_package_mapped.py.
+// stdin: {"root", "files": [absolute paths], "compilerOptions", "queries": [{"file", "line", "col"}],
+// "resolve"?: [{"from", "specifier"}]} (line 1-based, col 0-based UTF-16); stdout: one array per query of
+// [file, line, col] of every reference that is not a definition, and for each "resolve" entry the file the
+// program's module resolution gives the specifier from that file (null when none): how a bench checks that
+// "paths" maps a package name to its provider's source. Needs typescript 5.x on NODE_PATH (the classic API).
 "use strict";
 const ts = require("typescript");
 const fs = require("fs");
@@ -42,4 +45,8 @@ for (const q of input.queries) {
   }
   out.push(rows);
 }
-process.stdout.write(JSON.stringify({ version: ts.version, results: out }));
+const resolved = (input.resolve || []).map((r) => {
+  const found = ts.resolveModuleName(r.specifier, r.from, options, ts.sys).resolvedModule;
+  return found ? found.resolvedFileName : null;
+});
+process.stdout.write(JSON.stringify({ version: ts.version, results: out, resolved }));

@@ -329,6 +329,9 @@ def _report_error(reporter: _Reporter, message: str) -> None:
 # --- status ------------------------------------------------------------------------------------
 
 
+_SKIPPED_PATHS_SHOWN = 20
+
+
 def status_payload(layout: StateLayout) -> dict[str, Any]:
     """What the newest intact generation holds, per repository and language, and what was refused on the way.
 
@@ -363,10 +366,16 @@ def _generation_status(gen: Generation) -> dict[str, Any]:
         repos = []
         for repo in gen.repositories():
             by_lang: dict[str, dict[str, int]] = collections.defaultdict(lambda: collections.Counter())
+            skipped: dict[str, dict[str, Any]] = {}
             for f in gen.files(repo.name):
                 entry = by_lang[f.language]
                 entry[f.status] += 1
                 entry["symbols"] += f.symbols
+                if f.status == "skipped":  # which files were left out, and why (a few paths per reason)
+                    group = skipped.setdefault(f.reason, {"count": 0, "paths": []})
+                    group["count"] += 1
+                    if len(group["paths"]) < _SKIPPED_PATHS_SHOWN:
+                        group["paths"].append(f.path)
             unresolved = collections.Counter(u.reason for u in gen.unresolved_in(repo.name))
             repos.append({
                 "name": repo.name, "root": repo.root, "commit": repo.commit, "branch": repo.branch,
@@ -374,6 +383,7 @@ def _generation_status(gen: Generation) -> dict[str, Any]:
                 "languages": {lang: dict(v) for lang, v in sorted(by_lang.items())},
                 "analyses": [msgspec.structs.asdict(a) for a in repo.analyses],
                 "unresolved_by_reason": dict(sorted(unresolved.items())),
+                "skipped": dict(sorted(skipped.items())),
             })
         return {
             "status": "ready", "generation": gen.name, "generation_id": m.id, "built_at": m.built_at,
@@ -428,6 +438,10 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
             click.echo(f"  {a['language']} analysis: {a['mode']}" + (f" ({a['reason']})" if a.get("reason") else ""))
         if repo["unresolved_by_reason"]:
             click.echo("  unresolved: " + ", ".join(f"{k} {v}" for k, v in repo["unresolved_by_reason"].items()))
+        for reason, group in repo["skipped"].items():
+            more = group["count"] - len(group["paths"])
+            click.echo(f"  skipped {group['count']}, {reason}: " + ", ".join(group["paths"])
+                       + (f" and {more} more" if more else ""))
     if payload["status"] == "degraded":
         raise SystemExit(EXIT_FAILURE)
 

@@ -45,6 +45,8 @@ class RepositoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     path: str
     languages: list[str]
     exclude: list[str] = []
+    # None = the [indexing] setting; true indexes this repository's TypeScript build outputs too
+    include_build_outputs: bool | None = None
 
 
 class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -52,6 +54,9 @@ class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     fact_cache: Literal["on", "off", "verify"] = "on"
     retain_generations: int = 3
     analyzer_timeout_seconds: float = 900.0
+    # TypeScript declaration files built from the repository's own sources (outDir, dist/...) are skipped
+    # as generated unless this is true (indexer.languages.typescript.outputs)
+    include_build_outputs: bool = False
 
 
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -68,6 +73,7 @@ class Repository:
     root: Path
     languages: tuple[str, ...]
     exclude: tuple[str, ...] = ()
+    include_build_outputs: bool = False  # the repository's own setting, else [indexing]'s
     # Why the repository cannot be read now (moved, deleted, unreadable): indexing skips it and says so
     # instead of failing every other repository.
     problem: str = ""
@@ -162,7 +168,10 @@ def validate(config: Config, path: Path) -> LoadedConfig:
         for ex in entry.exclude:
             if ex.startswith("/") or ".." in Path(ex).parts:
                 raise ConfigError(f"{where}.exclude': {ex!r} must be a path inside the repository")
-        repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude), problem))
+        include_outputs = idx.include_build_outputs if entry.include_build_outputs is None \
+            else entry.include_build_outputs
+        repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude),
+                                include_outputs, problem))
     for a in repos:
         for b in repos:
             if a is not b and not a.problem and not b.problem and (a.root == b.root or a.root in b.root.parents):
@@ -226,11 +235,15 @@ def render(config: Config) -> str:
     lines.append(f"retain_generations = {idx.retain_generations}")
     if idx.analyzer_timeout_seconds != defaults.analyzer_timeout_seconds:
         lines.append(f"analyzer_timeout_seconds = {idx.analyzer_timeout_seconds}")
+    if idx.include_build_outputs != defaults.include_build_outputs:
+        lines.append(f"include_build_outputs = {str(idx.include_build_outputs).lower()}")
     for repo in config.repository:
         lines += ["", "[[repository]]", f"name = {_toml_str(repo.name)}", f"path = {_toml_str(repo.path)}"]
         lines.append(f"languages = {_toml_list(repo.languages)}")
         if repo.exclude:
             lines.append(f"exclude = {_toml_list(repo.exclude)}")
+        if repo.include_build_outputs is not None:
+            lines.append(f"include_build_outputs = {str(repo.include_build_outputs).lower()}")
     return "\n".join(lines) + "\n"
 
 
@@ -254,7 +267,8 @@ def upsert_repositories(config: Config, entries: list[RepositoryConfig]) -> Conf
                         "choose another name or remove that entry"
                     )
                 repos[i] = RepositoryConfig(
-                    name=existing.name, path=existing.path, languages=entry.languages, exclude=existing.exclude
+                    name=existing.name, path=existing.path, languages=entry.languages, exclude=existing.exclude,
+                    include_build_outputs=existing.include_build_outputs,
                 )
                 break
         else:

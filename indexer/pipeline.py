@@ -252,6 +252,11 @@ def discover_phase(b: Build) -> None:
             repo.root, _extension_map(repo.languages), exclude=repo.exclude,
             max_file_bytes=loaded.indexing.max_file_bytes,
         )
+        # Hook (issue 11): TypeScript build outputs of the repository's own sources are skipped as generated.
+        if not repo.include_build_outputs:  # a language's own build outputs are not sources
+            specs = {s.name: s for s in map(registry.spec_for, repo.languages) if s is not None}
+            for spec in specs.values():
+                found = spec.mark_build_outputs(repo.root, found)
         timer.add("discover", started)
         work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
         progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))

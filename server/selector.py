@@ -1,5 +1,8 @@
 """Naming a symbol: ``stable_key`` xor ``qualified_name`` + ``repository?`` + ``path?`` (docs/surface.md §4).
 
+A ``qualified_name`` is the stored, module-prefixed one (``src.queryClient.QueryClient.getQueryCache``) or,
+when none is stored, the form a developer writes without the module (``QueryClient.getQueryCache``).
+
 ``find_references`` also takes an unqualified ``name``, looked up among
 declaration kinds only. Ambiguity is never resolved silently.
 """
@@ -16,6 +19,7 @@ from server.errors import (
     ToolError,
     invalid,
 )
+from server.queries.symbols import short_form_matches
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -121,6 +125,19 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
         s for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
         if under_path(s.path, selector.path)
     ]
+    if not matches:  # the form a developer writes: ``QueryClient.getQueryCache``, without the module prefix
+        matches = [s for s in short_form_matches(gen, qn, selector.repository, selector.path)
+                   if under_path(s.path, selector.path)]
+        if len(matches) > 1:
+            matches.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
+            listed = _candidate_list(
+                [f"{s.repository}:{s.path}:{s.start_line} {s.qualified_name} ({s.kind})" for s in matches]
+            )
+            raise ToolError(
+                AMBIGUOUS_SYMBOL,
+                f'qualified name "{qn}" names {len(matches)} symbols: {listed}; '
+                "pass the full qualified_name of the one you mean, or narrow with repository and path",
+            )
     if not matches:
         if selector.repository is None:
             raise ToolError(SYMBOL_NOT_FOUND, f'qualified name "{qn}" was not found')

@@ -150,9 +150,10 @@ def test_an_empty_reference_answer_with_a_blind_spot_says_it_is_not_proof(genera
 LOST = {
     "typescript": ("typescript", {
         "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
-        # tree-sitter-typescript 0.23 has no variance annotations (in/out): the interface line does not parse
+        # tree-sitter-typescript 0.23 has no abstract auto-accessors (TS 4.9): the class line does not parse
+        # (variance annotations, its other gap this test used, are now blanked before parsing)
         "src/model.ts": (
-            "export interface Schema<in out A> extends Base<A> {\n  readonly a: A\n}\n"
+            "export abstract class Schema<A> { abstract accessor a: A }\n"
             "export interface Base<A> { readonly b: A }\n"
             "export function useIt(s: Schema<number>): number { return 1 }\n"
         ),

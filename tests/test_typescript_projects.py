@@ -166,3 +166,26 @@ def test_the_cache_key_follows_every_tsconfig_and_the_bases_they_extend(tmp_path
     with_base = key()
     base.write_text('{"compilerOptions": {"strict": false}}')
     assert key() != with_base
+
+
+def test_a_project_extending_a_config_that_is_not_there_leaves_its_files_to_the_inferred_project(
+    tmp_path: Path,
+) -> None:
+    # a published tarball ships build/tools/tsconfig.json extending the monorepo's root config, not shipped
+    require_analyzer()
+    from tests.helpers import write_repo
+
+    root = write_repo(tmp_path / "pkg", {
+        "src/a.ts": "export function f(): number {\n  return 1;\n}\n",
+        "tools/tsconfig.json": '{"extends": "../../tsconfig.json", "include": ["*.ts"]}',
+        "tools/gen.ts": 'import { f } from "../src/a";\n\nexport const g = f();\n',
+    })
+    built = build_ts_corpus([("pkg", root)])
+    corpus = built.corpora["typescript"]
+    (repo,) = corpus.repositories
+    plan = scip_ts.plan(root, sorted(ff.path for ff in repo.files), timeout=120)
+    assert plan.inferred == ["src/a.ts", "tools/gen.ts"] and not plan.assigned
+    facts = scip_ts.analyze_repository(repo, corpus, timeout=120)  # before: "did not check 1 of 2 projects"
+    out = scip_ts.bind(facts, "pkg", corpus, scip_ts.ModuleTable(corpus))
+    assert (built.key("tools.gen.g"), built.key("src.a.f")) in {(e.source, e.target) for e in out.edges
+                                                               if e.kind == EdgeKind.CALLS_DIRECT}

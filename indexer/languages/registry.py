@@ -35,7 +35,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         extensions={"typescript": (".ts", ".tsx", ".mts", ".cts"), "javascript": (".js", ".jsx", ".mjs", ".cjs")},
         test_patterns=_tests(*_COMMON_TEST_DIRS, "spec/", "*.test.*", "*.spec.*", "*-test.*"),
         probe=Probe("doctor_probe.ts", b"export function probe(): number {\n  return 1;\n}\n", "doctor_probe.probe"),
-        exact=True,
+        exact=True, build_outputs=True,
     ),
     LanguageSpec(
         name="go", extensions={"go": (".go",)}, test_patterns=_tests("testdata/", "*_test.go"),

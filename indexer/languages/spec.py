@@ -9,6 +9,7 @@ Each language lives in one folder, ``indexer/languages/<name>/``, with the same 
 ``resolve.py``    the CANDIDATE resolver over the whole corpus
 ``sites.py``      the vocabulary of reference sites passed from extraction to resolution
 ``analyzer.py``   the exact analyzer behind ``ExactAdapter`` (``ADAPTER``), when the language has one
+``outputs.py``    optional: which files the repository's own build generated (skipped as generated)
 
 and one ``LanguageSpec`` line in ``indexer/languages/registry.py``. The pipeline, ``make setup`` and
 ``kivgraph doctor`` iterate the registry; nothing else names a language.
@@ -30,6 +31,7 @@ from indexer.facts import EdgeFact, SymbolFact, UnresolvedFact
 
 if TYPE_CHECKING:
     from indexer.corpus import Corpus, LanguageModule, RepositoryFacts
+    from indexer.discover import Discovery
 
 
 class AnalyzerFailed(Exception):
@@ -144,6 +146,7 @@ class LanguageSpec:
     test_patterns: tuple[str, ...]  # fnmatch patterns on a repository-relative path: test files
     probe: Probe | None  # None: no extractor yet (files are discovered and reported as skipped)
     exact: bool = False  # analyzer.py defines ADAPTER
+    build_outputs: bool = False  # outputs.py defines mark_build_outputs(root, discovery) -> discovery
     fallback_note: str = "tree-sitter, CANDIDATE"  # what answers are without the exact analyzer
 
     @property
@@ -165,6 +168,13 @@ class LanguageSpec:
         if not self.exact:
             return None
         return cast(ExactAdapter[Any], importlib.import_module(f"{self.package}.analyzer").ADAPTER)
+
+    def mark_build_outputs(self, root: Path, found: Discovery) -> Discovery:
+        """``found`` with files the repository's own build generated from its sources skipped, with the reason."""
+        if not self.build_outputs:
+            return found
+        outputs = importlib.import_module(f"{self.package}.outputs")
+        return cast("Discovery", outputs.mark_build_outputs(root, found))
 
     def is_test(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.test_patterns)

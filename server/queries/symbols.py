@@ -56,7 +56,9 @@ def match_symbols(
     own records; only the kind filter needs every record.
     """
     if mode == "qualified_exact":
-        found = [s for s in gen.symbols_by_qualified_name(name, repo)
+        # the module-prefixed form, else the form a developer writes (``QueryClient.getQueryCache``)
+        found = gen.symbols_by_qualified_name(name, repo) or short_form_matches(gen, name, repo)
+        found = [s for s in found
                  if (not path_prefix or s.path.startswith(path_prefix))
                  and (include_derived or repo is not None or not is_derived(s.repository))]
         return [key_to_bytes(s.key) for s in found if kind is None or s.kind == kind]
@@ -71,6 +73,36 @@ def match_symbols(
         keep = {key_to_bytes(s.key) for s in gen.symbols_by_raw(raws) if s.kind == kind}
         raws = [k for k in raws if k in keep]
     return raws
+
+
+_MODULE_KINDS = frozenset({"module", "package"})
+
+
+def short_form_matches(gen: Generation, short: str, repository: str | None = None,
+                       path_prefix: str | None = None) -> list[Symbol]:
+    """Declarations whose qualified name is ``short`` once the module prefix is dropped: the form a developer
+    writes (``QueryClient.getQueryCache`` for ``src.queryClient.QueryClient.getQueryCache``).
+
+    The dropped prefix must be the declaration's own module (its package, or a module symbol of its file),
+    never a class or a namespace: ``getQueryCache`` alone does not name ``QueryClient.getQueryCache``.
+    """
+    last = short.rsplit(".", 1)[-1]
+    if not last:
+        return []
+    modules: dict[tuple[str, str], set[str]] = {}
+    out: list[Symbol] = []
+    for s in gen.symbols_by_name(last, repository, path_prefix):
+        if not s.qualified_name.endswith("." + short):
+            continue
+        prefix = s.qualified_name[: -len(short) - 1]
+        if prefix != s.package:
+            where = (s.repository, s.path)
+            if where not in modules:
+                modules[where] = {d.qualified_name for d in gen.declarations(*where) if d.kind in _MODULE_KINDS}
+            if prefix not in modules[where]:
+                continue
+        out.append(s)
+    return out
 
 
 def load(gen: Generation, raws: list[bytes]) -> list[Symbol]:

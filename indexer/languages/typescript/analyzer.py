@@ -28,9 +28,12 @@ relationships add IMPLEMENTS/OVERRIDES between methods.
 
 Binding (``bind``): a foreign symbol binds to a registered repository only
 when exactly one registered repository's ``package.json`` carries that
-package name and the symbol's file is one of that repository's sources (a
-``.d.ts`` of a build output is DECLARATION_SOURCE_NOT_MAPPED). Exports and
-re-exports become EXPORTS/REEXPORTS, never uses.
+package name and the symbol's file is one of that repository's sources; a
+symbol in the provider's published build (``node_modules/<name>/build/...d.ts``)
+maps to its source declaration through the package's entries
+(``indexer.languages.typescript.package_map``: EXACT_PACKAGE_MAPPED, or an
+unresolved row saying why not). Exports and re-exports become
+EXPORTS/REEXPORTS, never uses.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -64,9 +67,12 @@ from indexer.languages.typescript.modules import (
     package_for,
     strip_extension,
 )
+from indexer.languages.typescript.outputs import is_declaration
+from indexer.languages.typescript.package_map import NotMapped, PublishedBuilds
 from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
-from indexer.scip.decode import Index, Occurrence, decode_index
+from indexer.languages.typescript.variance import prepare
+from indexer.scip.decode import Document, Index, Occurrence, decode_index
 from indexer.scip.join import (
     PARAMETER,
     TYPE_PARAMETER,
@@ -85,7 +91,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-5"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-6"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
@@ -346,6 +352,77 @@ def symbol_target(symbol: str) -> tuple[str, str, str] | None:
     return parsed.package, "/".join(file_parts), ".".join(members)
 
 
+def _first_of_each_path(documents: Iterable[Document]) -> list[Document]:
+    """A document checked by two projects counts once: the first."""
+    seen: set[str] = set()
+    out = []
+    for doc in documents:
+        if doc.relative_path not in seen:
+            seen.add(doc.relative_path)
+            out.append(doc)
+    return out
+
+
+def _definitions(documents: list[Document], files: Mapping[str, FileFacts],
+                 facts_of: Callable[[str], FileFacts | None], source_of: Callable[[str], bytes],
+                 decls: dict[str, FileDeclarations], defined: dict[str, tuple[str, SymbolFact]]
+                 ) -> dict[str, list[SymbolFact]]:
+    """Fill ``defined`` (SCIP symbol -> (path, our declaration)); returns the declarations taken from the checker."""
+    synthesized: dict[str, list[SymbolFact]] = {}
+    for doc in documents:
+        ff = facts_of(doc.relative_path)
+        if ff is None:
+            continue
+        fd = decls.setdefault(doc.relative_path, FileDeclarations(ff.symbols, SOURCE_KINDS))
+        cmap = ColumnMap(source_of(doc.relative_path), "utf-16")
+        for occ in doc.occurrences:
+            if not occ.is_definition or occ.symbol in defined or occ.symbol.startswith("local "):
+                continue
+            target = symbol_target(occ.symbol)
+            if target is None:
+                continue
+            if target[2] == "":
+                decl = fd.module
+            else:
+                name = target[2].rsplit(".", 1)[-1]
+                decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), name)
+                if decl is None and ff.status == "partial" and doc.relative_path in files:
+                    decl = _lost_declaration(doc.relative_path, occ, target[2], cmap, source_of(doc.relative_path))
+                    if decl is not None:
+                        synthesized.setdefault(doc.relative_path, []).append(decl)
+            if decl is not None:
+                defined[occ.symbol] = (doc.relative_path, decl)
+    return synthesized
+
+
+def _relationships(doc: Document, path: str, defined: Mapping[str, tuple[str, SymbolFact]],
+                   decls: Mapping[str, FileDeclarations]) -> list[TsUse]:
+    """Methods (and classes) of this document implementing or overriding others: its definitions' relationships."""
+    out: list[TsUse] = []
+    for info in doc.symbols:
+        child = defined.get(info.symbol)
+        if child is None or child[1].kind not in ("method", "property", "class"):
+            continue
+        for rel in info.relationships:
+            if not rel.is_implementation:
+                continue
+            parent = defined.get(rel.symbol)
+            decl = child[1]
+            if parent is not None:
+                use = "implements" if _is_interface_member(parent, decls) else "override"
+                if decl.kind == "class":
+                    use = "implements" if parent[1].kind == "interface" else "extends"
+                out.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, use,
+                                 parent[0], parent[1].qualified_name, parent[1].kind))
+            else:
+                t = symbol_target(rel.symbol)
+                if t is not None and t[0] not in _EXTERNAL_PACKAGES:
+                    out.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
+                                     "implements" if decl.kind == "class" else "override",
+                                     package=t[0], file=t[1], member=t[2]))
+    return out
+
+
 def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[str, str]] | tuple[()] = (),
                     project_files: list[str] | tuple[()] = ()) -> RepositoryTsFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use.
@@ -358,12 +435,7 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
     """
     root = Path(repo.root)
     files = {ff.path: ff for ff in repo.files if ff.parsed}
-    seen_docs: set[str] = set()
-    documents = []
-    for doc in index.documents:
-        if doc.relative_path not in seen_docs:
-            seen_docs.add(doc.relative_path)
-            documents.append(doc)
+    documents = _first_of_each_path(index.documents)
     extra: dict[str, FileFacts] = {}
     sources: dict[str, bytes] = {}
 
@@ -420,30 +492,7 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
 
     # 1. definitions: SCIP symbol -> our declaration, by position and name (any document of the project);
     # in a partial file, a definition with no tree-sitter declaration becomes one (the checker's).
-    synthesized: dict[str, list[SymbolFact]] = {}
-    for doc in documents:
-        ff = facts_of(doc.relative_path)
-        if ff is None:
-            continue
-        fd = decls.setdefault(doc.relative_path, FileDeclarations(ff.symbols, SOURCE_KINDS))
-        cmap = ColumnMap(source_of(doc.relative_path), "utf-16")
-        for occ in doc.occurrences:
-            if not occ.is_definition or occ.symbol in defined or occ.symbol.startswith("local "):
-                continue
-            target = symbol_target(occ.symbol)
-            if target is None:
-                continue
-            if target[2] == "":
-                decl = fd.module
-            else:
-                name = target[2].rsplit(".", 1)[-1]
-                decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), name)
-                if decl is None and ff.status == "partial" and doc.relative_path in files:
-                    decl = _lost_declaration(doc.relative_path, occ, target[2], cmap, source_of(doc.relative_path))
-                    if decl is not None:
-                        synthesized.setdefault(doc.relative_path, []).append(decl)
-            if decl is not None:
-                defined[occ.symbol] = (doc.relative_path, decl)
+    synthesized = _definitions(documents, files, facts_of, source_of, decls, defined)
     for path, extra_decls in synthesized.items():  # enclosing lookups see them too
         decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
 
@@ -456,7 +505,8 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
         path = doc.relative_path
         src = source_of(path)
         cmap = ColumnMap(src, "utf-16")
-        fixed = repair(grammar_for(path), src)
+        grammar = grammar_for(path)  # hook (issue 11): what the grammar lacks is parsed as extract parses it
+        fixed = repair(grammar, prepare(grammar, src, jsx=not path.endswith((".ts", ".mts", ".cts")))[0])
         nodes = _occurrence_nodes(fixed.root)
         blanked = frozenset(fixed.blanked)
         fd = decls[path]
@@ -483,28 +533,7 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
                 uses.append(uses_or_cover)
             elif uses_or_cover is not None:
                 external.append(uses_or_cover)
-        # 3. relationships of this document's definitions: methods implementing or overriding others
-        for info in doc.symbols:
-            child = defined.get(info.symbol)
-            if child is None or child[1].kind not in ("method", "property", "class"):
-                continue
-            for rel in info.relationships:
-                if not rel.is_implementation:
-                    continue
-                parent = defined.get(rel.symbol)
-                decl = child[1]
-                if parent is not None:
-                    use = "implements" if _is_interface_member(parent, decls) else "override"
-                    if decl.kind == "class":
-                        use = "implements" if parent[1].kind == "interface" else "extends"
-                    uses.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, use,
-                                      parent[0], parent[1].qualified_name, parent[1].kind))
-                else:
-                    t = symbol_target(rel.symbol)
-                    if t is not None and t[0] not in _EXTERNAL_PACKAGES:
-                        uses.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
-                                          "implements" if decl.kind == "class" else "override",
-                                          package=t[0], file=t[1], member=t[2]))
+        uses += _relationships(doc, path, defined, decls)
     return RepositoryTsFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses), external=tuple(external), documents=len(docs), occurrences=n_occ,
@@ -572,6 +601,9 @@ class ModuleTable:
             for d, name in package_dirs(repo.root, [ff.path for ff in repo.files]).items():
                 self.providers.setdefault(name, []).append((repo.name, d))
         self._qn: dict[tuple[str, str], dict[str, SymbolFact]] = {}
+        # Hook (issue 11): a provider's published build (node_modules/<name>) maps to its source declarations.
+        self.published = PublishedBuilds({r.name: r.root for r in corpus.repositories},
+                                         lambda repo, path: self.files.get((repo, path)))
 
     def declaration(self, repo: str, path: str, qn: str) -> SymbolFact | None:
         table = self._qn.get((repo, path))
@@ -600,7 +632,8 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
 
 
 def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-    """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
+    """Turn joined uses into exact edges (EXACT_TYPECHECKED, or EXACT_PACKAGE_MAPPED through a published build);
+    foreign targets need exactly one provider."""
     out = ExactOutcome(repository=repo)
 
     def settle(source: str, u: TsUse | CoveredSite) -> None:
@@ -616,6 +649,7 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if source is None:
             continue
         target_repo = repo
+        confidence, provenance = Confidence.EXACT_TYPECHECKED, Provenance.TYPESCRIPT_CHECKER
         if u.target_path:
             target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
             target_kind = u.target_kind
@@ -639,6 +673,24 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
             if decl is None and (target_repo, target_path) not in modules.files:
                 other = module_declaration(corpus, target_repo, target_path, qn)
                 decl = other
+            if decl is None and is_declaration(u.file):  # hook (issue 11): a published build -> its source
+                mapped = modules.published.map(repo, u.path, u.package, u.file, u.member, u.use,
+                                               (target_repo, directory))
+                if isinstance(mapped, NotMapped):
+                    # named by the declaration's own name, as every unresolved use is: answers about a symbol
+                    # of that name (each candidate's, with its file as the package) then know they may miss it
+                    wanted = [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]
+                    for qualified, package in wanted:
+                        name = qualified.rsplit(".", 1)[-1]
+                        out.unresolved.append(UnresolvedFact(
+                            name=name, reason=mapped.reason, repository=repo, path=u.path, line=u.line,
+                            col=u.col, language=language_of(u.path), source=source, package=package,
+                            detail=mapped.detail,
+                        ))
+                    settle(source, u)
+                    continue
+                target_path, decl = mapped.path, mapped.declaration
+                confidence, provenance = Confidence.EXACT_PACKAGE_MAPPED, Provenance.TYPESCRIPT_PROJECT_REFERENCE
             if decl is None:
                 reason = "DECLARATION_SOURCE_NOT_MAPPED" if u.file.endswith((".d.ts", ".d.mts", ".d.cts")) \
                     else "PROVIDER_SOURCE_UNAVAILABLE"
@@ -657,8 +709,7 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if target_repo != repo:
             out.cross_repository += 1
         out.edges.append(EdgeFact(int(edge_kind(u.use, target_kind)), source, target,
-                                  int(Confidence.EXACT_TYPECHECKED), int(Provenance.TYPESCRIPT_CHECKER),
-                                  u.line, u.col))
+                                  int(confidence), int(provenance), u.line, u.col))
     return out
 
 

@@ -9,6 +9,9 @@ not declarations; nested functions and classes are.
 
 A file with syntax errors is still extracted (tree-sitter recovers); its
 reason names the first error, so a partly broken file keeps what parsed.
+What the grammar lacks (variance annotations, a generic call signature
+after another member) is made parseable first (``variance``), not counted
+as an error.
 """
 
 from __future__ import annotations
@@ -21,8 +24,9 @@ from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.syntax import extract_tree
 from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.modules import language_of, module_name
+from indexer.languages.typescript.variance import prepare, restore
 
-EXTRACTOR_VERSION = "typescript-ts-2"
+EXTRACTOR_VERSION = "typescript-ts-3"
 
 _TS = Language(tree_sitter_typescript.language_typescript())
 _TSX = Language(tree_sitter_typescript.language_tsx())
@@ -452,5 +456,7 @@ def _walk(path: str, source: bytes, root: Node) -> tuple[tuple[SymbolFact, ...],
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one TypeScript or JavaScript file (partial on a syntax error)."""
-    return extract_tree(grammar_for(path), language_of(path), path, source, package,
-                        lambda root, text: _walk(path, text, root))
+    grammar = grammar_for(path)
+    parsed, spans = prepare(grammar, source, jsx=grammar is _TSX)  # what the grammar lacks; texts keep it
+    return extract_tree(grammar, language_of(path), path, parsed, package,
+                        lambda root, text: _walk(path, restore(text, source, spans), root))

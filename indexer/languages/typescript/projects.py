@@ -14,8 +14,9 @@ resolved references, extended files and output directories, so
 Assignment (``assign``), like tsserver's default project: from the file's
 directory upwards, the nearest ``tsconfig.json`` (then ``jsconfig.json``)
 whose project or one of its referenced projects (depth first, in reference
-order) lists the file; a file no project claims goes to the inferred
-project (``None``).
+order) lists the file; a file no project claims, or only a project whose
+``extends`` names a config that cannot be read, goes to the inferred project
+(``None``).
 
 Cache inputs (``config_inputs``): the content of every tsconfig-like file
 (``tsconfig*.json``, ``jsconfig*.json``) discovery keeps, plus the targets of
@@ -99,6 +100,12 @@ class Project:
     out_dirs: tuple[str, ...] = ()  # outDir / declarationDir: where its .d.ts outputs go
     root_dir: str = ""  # rootDir, else the config's directory
     type_roots: tuple[str, ...] | None = None  # None = the compiler's default (node_modules/@types upwards)
+
+    @property
+    def unreadable(self) -> bool:
+        """A config it extends cannot be read (a published tarball's ``extends: ../../tsconfig.json``):
+        the analyzer would refuse the project, so its files are checked in the inferred project instead."""
+        return any(e.startswith("Cannot read file") for e in self.errors)
 
 
 @dataclass
@@ -261,7 +268,7 @@ def assign(plan: Plan, root: str, files: Iterable[str]) -> Plan:
             return None
         seen.add(config)
         project = plan.projects[config]
-        if any(t in project.file_names for t in targets):
+        if any(t in project.file_names for t in targets) and not project.unreadable:
             return config
         for ref in project.references:
             hit = search(ref, targets, seen)
