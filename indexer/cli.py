@@ -254,12 +254,18 @@ class _Terminated(BaseException):
 
 
 def _exit_cleanly_on_termination() -> None:
+    from indexer import children
+
     def handler(signum: int, _frame: object) -> None:
         _TERMINATED_BY.append(signum)
-        raise _Terminated(signum)
+        children.interrupt(_Terminated(signum))  # raised here, or once an analyzer being started is held
+
+    def interrupted(_signum: int, _frame: object) -> None:
+        children.interrupt(KeyboardInterrupt())
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, handler)
+    signal.signal(signal.SIGINT, interrupted)
 
 
 def _restore_config(layout: StateLayout, original: bytes) -> None:

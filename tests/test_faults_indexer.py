@@ -126,3 +126,28 @@ def test_scratch_left_by_a_killed_run_is_removed_by_the_next_one(tmp_path: Path)
     (layout.scratch_dir / "kivgraph-scip-debris").mkdir()
     assert run_index(home).returncode == 0
     assert not layout.scratch_dir.exists()
+
+
+def test_a_stop_signal_that_arrives_while_an_analyzer_starts_still_kills_its_group(monkeypatch) -> None:
+    """Under load the signal can land inside Popen, after the fork: the child must not run on with parent 1."""
+    import subprocess as sp
+
+    from indexer import children
+
+    real_popen = sp.Popen
+    started: list[int] = []
+
+    def popen_then_signal(*args, **kwargs):  # the handler runs while Popen is still returning
+        proc = real_popen(*args, **kwargs)
+        started.append(proc.pid)
+        children.interrupt(KeyboardInterrupt())
+        return proc
+
+    monkeypatch.setattr(sp, "Popen", popen_then_signal)
+    body_ran = False
+    with pytest.raises(KeyboardInterrupt), children.spawned(["sleep", "600"]) as _proc:
+        body_ran = True
+    assert not body_ran and started
+    assert exits(started[0], timeout=30), "the analyzer started during the signal survived"
+    with pytest.raises(KeyboardInterrupt):  # outside a spawn the handler's exception is raised at once
+        children.interrupt(KeyboardInterrupt())

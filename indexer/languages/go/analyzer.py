@@ -247,15 +247,12 @@ def run_helper(root: Path, *, timeout: float, gowork: Path | None = None) -> dic
     cmd = [str(exe), "-go", str(go), "-dir", str(root), "-target", str(root), "./..."]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
-            proc = children.spawn(cmd, cwd=root, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+            with children.spawned(cmd, cwd=root, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL) as proc:
+                code = proc.wait(timeout=timeout)
         except OSError as exc:
             raise AnalyzerFailed(f"{HELPER_NAME} could not start: {exc}") from None
-        with children.reaped(proc):
-            try:
-                code = proc.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                children.kill_group(proc)
-                raise AnalyzerFailed(f"{HELPER_NAME} timed out after {timeout:g}s") from None
+        except subprocess.TimeoutExpired:
+            raise AnalyzerFailed(f"{HELPER_NAME} timed out after {timeout:g}s") from None
         err.seek(0)
         if code != 0:
             raise AnalyzerFailed(f"{HELPER_NAME} exited {code}: {_tail(err.read().decode(errors='replace'))}")
