@@ -47,14 +47,14 @@ from server.errors import (
 from server.holder import HolderEvents, SnapshotHolder
 from server.logs import CALLS_LOGGER
 from server.surface import (
-    ALL_TOOL_SPECS,
     INDEX_PROJECT,
     INSTRUCTIONS_EMPTY,
     INSTRUCTIONS_READY,
-    READ_TOOL_SPECS,
+    read_tool_specs,
 )
 from server.surface import ToolSpec as Spec
 from server.tools import READ_TOOLS
+from server.tools.common import served_languages
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
@@ -101,6 +101,12 @@ def _tool(spec: Spec) -> types.Tool:
         name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
         annotations=annotations, _meta=meta or None,
     )
+
+
+def tools_list_json(languages: tuple[str, ...]) -> str:
+    """The tools/list result the server sends when its generation serves ``languages`` (for the token budget)."""
+    tools = [_tool(spec) for spec in (*read_tool_specs(languages), INDEX_PROJECT)]
+    return types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True)
 
 
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
@@ -155,7 +161,8 @@ class KivgraphApp:
         self._followers = 0
         self._task_group: anyio.abc.TaskGroup | None = None
         self._read_tools_listed = self.holder.current_id is not None
-        self._tools = {spec.name: _tool(spec) for spec in ALL_TOOL_SPECS}
+        self._listed_languages: tuple[str, ...] | None = None  # the language enum of the last tools/list
+        self._tool_cache: dict[tuple[str, ...], list[types.Tool]] = {}
         self.server = KivgraphServer(
             SERVER_NAME,
             version=RELEASE,
@@ -206,6 +213,9 @@ class KivgraphApp:
             if self.holder.current_id is not None and not self._read_tools_listed:
                 self._read_tools_listed = True
                 await self._announce_tools()
+            elif events.swapped_to and self._listed_languages is not None \
+                    and self._languages() != self._listed_languages:
+                await self._announce_tools()  # the language enums changed (a first rust or dart repository)
         return events
 
     def _verify_soon(self) -> None:
@@ -247,10 +257,26 @@ class KivgraphApp:
 
     # --- tools ---------------------------------------------------------------------------------------
 
+    def _languages(self) -> tuple[str, ...]:
+        """The languages the served generation holds symbols in (the schemas' language enum)."""
+        with self.holder.lease() as generation:
+            return served_languages(generation) if generation is not None else ()
+
     def listed_tools(self) -> list[types.Tool]:
         if self.holder.current_id is None and not self._read_tools_listed:
-            return [self._tools[INDEX_PROJECT.name]]
-        return [self._tools[spec.name] for spec in (*READ_TOOL_SPECS, INDEX_PROJECT)]
+            return self._tools_for(None)
+        languages = self._languages()
+        self._listed_languages = languages
+        return self._tools_for(languages)
+
+    def _tools_for(self, languages: tuple[str, ...] | None) -> list[types.Tool]:
+        """The Tool objects for a language enum (None: index_project alone), built once per enum."""
+        key = languages if languages is not None else ("\x00",)
+        tools = self._tool_cache.get(key)
+        if tools is None:
+            specs = [INDEX_PROJECT] if languages is None else [*read_tool_specs(languages), INDEX_PROJECT]
+            tools = self._tool_cache[key] = [_tool(spec) for spec in specs]
+        return tools
 
     async def _list_tools(self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
                           ) -> types.ListToolsResult:
