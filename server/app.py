@@ -10,6 +10,7 @@ generation it started with.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -53,8 +54,6 @@ from server.surface import (
     read_tool_specs,
 )
 from server.surface import ToolSpec as Spec
-from server.tools import READ_TOOLS
-from server.tools.common import served_languages
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
@@ -101,6 +100,17 @@ def _tool(spec: Spec) -> types.Tool:
         name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
         annotations=annotations, _meta=meta or None,
     )
+
+
+# The tool functions are imported on the first call, not before initialize (they are most of server/).
+READ_TOOL_NAMES = frozenset(spec.name for spec in read_tool_specs())
+
+
+@functools.cache
+def _read_tools() -> dict[str, Any]:
+    from server.tools import READ_TOOLS
+
+    return READ_TOOLS
 
 
 def tools_list_json(languages: tuple[str, ...]) -> str:
@@ -259,6 +269,8 @@ class KivgraphApp:
 
     def _languages(self) -> tuple[str, ...]:
         """The languages the served generation holds symbols in (the schemas' language enum)."""
+        from server.tools.common import served_languages
+
         with self.holder.lease() as generation:
             return served_languages(generation) if generation is not None else ()
 
@@ -292,7 +304,7 @@ class KivgraphApp:
         try:
             if name == INDEX_PROJECT.name:
                 text = await self._index_project(ctx, params)
-            elif name in READ_TOOLS:
+            elif name in READ_TOOL_NAMES:
                 if self.holder.current_id is None:
                     await self.refresh()  # published since the last poll: answer from it rather than refuse
                 if name in _INLINE_TOOLS:
@@ -343,7 +355,7 @@ class KivgraphApp:
                 raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
             try:
                 generation.check_intact()  # a data file cut short under the map would be SIGBUS, not an error
-                answer = READ_TOOLS[name](generation, arguments)
+                answer = _read_tools()[name](generation, arguments)
                 return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
             except ToolError:
                 raise
