@@ -48,7 +48,11 @@ field, stable keys and evidence included):
 - declared default filters (``edge_kinds_default_excluded``,
   ``symbol_kinds_default_excluded``) when the default applies: the schema
   states them;
-- blast radius ``by_package`` when the page holds every affected symbol.
+- blast radius ``by_package`` when the page holds every affected symbol;
+- ``exported`` where the name says it (Python and Dart: no leading underscore;
+  Go: a capital letter), on find_symbol and outline rows;
+- on consumers, the evidence line, and a consumer using the subject through
+  several edge kinds is one entry (``TYPE_USES+REFERENCES``).
 """
 
 from __future__ import annotations
@@ -95,6 +99,18 @@ def module_relative(sym: Symbol) -> str:
     if not prefixes:
         return qn
     return qn[len(max(prefixes, key=len)) + 1 :]
+
+
+def exported_is_implied(sym: Symbol) -> bool:
+    """Whether the name already says if the symbol is exported (Python and Dart: no leading ``_``; Go: a capital)."""
+    name = sym.name
+    if not name:
+        return False
+    if sym.language in ("python", "dart"):
+        return sym.exported == (not name.startswith("_"))
+    if sym.language == "go":
+        return sym.exported == name[0].isupper()
+    return False
 
 
 def module_label(sym: Symbol) -> str:

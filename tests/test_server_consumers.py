@@ -77,7 +77,7 @@ async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_sha
     if "groups" in results:
         labels = {entry[0]: entry for g in results["groups"] for f in g.get("files", []) for entry in f["at"]}
     assert {"run@4-5", "also@4-5"} <= set(labels)
-    assert labels["run@4-5"][-1] == "5" and "CALLS_DIRECT" in labels["run@4-5"]
+    assert "CALLS_DIRECT" in labels["run@4-5"]  # the evidence line is the full view's
     assert "provenance" not in json.dumps(results) and "evidence_kind" not in json.dumps(results)
     groups = results.get("groups", [results])
     entries = [c for g in groups for c in g.get("consumers", [])]

@@ -59,7 +59,7 @@ async def test_the_file_to_open_comes_first_with_its_matched_terms_and_symbols(a
     assert (results.get("repository") or first["repo"]) == "shapes"
     assert first["file"] == "src/shapes/units.py"
     assert set(first["terms"]) <= set(results["terms"]) and "legacy" in first["terms"]
-    assert first["symbols"][0] == ["shapes.units.legacy_to_inches@11-13", "function"]
+    assert first["symbols"][0] == ["legacy_to_inches@11-13", "function"]  # the file implies shapes.units
     assert "score" not in first  # the order is the ranking
     assert answer["total"] == len(results["files"]) and "guidance" not in answer
 
@@ -114,7 +114,7 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
             cursor = page.get("next_cursor")
             if cursor is None:
                 break
-            assert "showing 3 of" in page["guidance"]
+            assert "guidance" not in page  # total and next_cursor say it: the page is the few files to open first
     expected = [(f.get("repo", everything["results"].get("repository")), f["file"])
                 for f in everything["results"]["files"]]
     assert seen == expected and len(set(seen)) == total

@@ -250,7 +250,7 @@ def test_find_symbol_hoists_shared_columns_and_addresses_rows(gen: Generation) -
     answer = call(gen, "find_symbol", name="area")
     results = answer["results"]
     assert answer["total"] == answer["returned"] == 3
-    assert results["name"] == "area" and results["exported"] is True
+    assert results["name"] == "area" and "exported" not in json.dumps(results)  # the name says it (no _)
     # The repository most rows share is the header's default; a file of another one names its own.
     assert results["repository"] == "alpha"
     rows = _symbol_rows(results)
@@ -531,6 +531,7 @@ def test_compact_references_hoist_page_wide_columns(gen: Generation) -> None:
     assert results["files"][0] == {"file": "callers/c0.py", "at": [
         f"caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)]}
     assert results["subject"] == "gamma:hub.py:1" and results["qn"] == "hub.hub"
+    assert "direction" not in results  # incoming is the default; outgoing answers say so
     assert "showing 20 of 130" in answer["guidance"]
 
 
@@ -633,3 +634,17 @@ def test_list_repositories_compares_indexed_and_live_head(graph: StandardGraph, 
         shutil.rmtree(git)
 
 
+
+
+def test_exported_is_left_off_only_where_the_name_says_it() -> None:
+    from server.views import exported_is_implied
+    from snapshot_format.records import Symbol
+
+    def sym(name: str, language: str, exported: bool) -> Symbol:
+        return Symbol(key="K" * 26, name=name, qualified_name=name, kind="function", language=language,
+                      repository="r", path="p", start_line=1, start_col=0, end_line=1, end_col=0, exported=exported)
+
+    assert exported_is_implied(sym("area", "python", True)) and exported_is_implied(sym("_area", "python", False))
+    assert not exported_is_implied(sym("area", "python", False))  # the name would mislead: stated
+    assert exported_is_implied(sym("NewFlagSet", "go", True)) and exported_is_implied(sym("parse", "go", False))
+    assert not exported_is_implied(sym("square", "typescript", True))  # an export modifier, not the name

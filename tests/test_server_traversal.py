@@ -173,6 +173,8 @@ async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_column
     assert results["by_kind"] == {"CALLS_DIRECT": 4}
     # a whole page: by_depth and by_repository are the rows counted; affected is the envelope's total
     assert "by_depth" not in results and "by_repository" not in results and "affected" not in results
+    # the default bound and a whole page's deepest hop are the schema's and the rows' to say
+    assert "max_nodes" not in results and "deepest_depth" not in results and results["depth"] == 1
     assert answer["total"] == 4
     assert "by_package" not in results  # each row's file names its package
     assert results["repository"] == "provider"  # the repository most rows share

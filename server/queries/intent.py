@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from server.views import module_relative
 from snapshot_format.lexical import terms
 from snapshot_format.reader import Generation
 
@@ -26,6 +27,7 @@ class SymbolMatch:
     start_line: int
     end_line: int
     matched: list[str]
+    relative_name: str = ""  # the qualified name without the module its file implies (compact labels)
 
 
 @dataclass
@@ -123,7 +125,8 @@ def matching_symbols(gen: Generation, match: FileMatch, *, kinds: frozenset[str]
             continue
         # Name hits outrank docstring hits; more distinct terms first.
         rank = 2 * len(wanted & name_terms) + len(wanted & doc_terms)
-        found.append((rank, SymbolMatch(sym.qualified_name, sym.kind, sym.start_line, sym.end_line, hits)))
+        found.append((rank, SymbolMatch(sym.qualified_name, sym.kind, sym.start_line, sym.end_line, hits,
+                                        module_relative(sym))))
     found.sort(key=lambda item: (-item[0], item[1].start_line))
     return [s for _rank, s in found[:SYMBOLS_PER_FILE]]
 

@@ -118,6 +118,8 @@ def _merge_packages(pairs: list[tuple[Consumer, dict[str, Any]]]) -> list[dict[s
         if consumer.category != "package":
             out.append(entry)
             continue
+        if entry.get("edge_kind") == "PACKAGE_DEPENDS_ON":  # what the package category means
+            entry = {k: v for k, v in entry.items() if k != "edge_kind"}
         key = tuple((k, v) for k, v in entry.items() if k not in ("pkg", "detail"))
         merged = index.get(key)
         if merged is None:
@@ -137,7 +139,7 @@ def _strip(entry: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
     return {k: entry[k] for k in _ENTRY_ORDER if k in entry and k not in skip}
 
 
-_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence", "evidence")
+_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence")
 
 
 def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
@@ -145,8 +147,23 @@ def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
     s = c.symbol
     assert s is not None
     return {**entry, "repository": s.repository, "file_path": s.path, "package": s.package,
-            "qualified_name": s.qualified_name, "label": views.module_label(s),
-            "evidence": f"{c.evidence_line}" if c.evidence_line and c.evidence_line != s.start_line else ""}
+            "qualified_name": s.qualified_name, "label": views.module_label(s)}
+
+
+def _merge_uses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per consuming declaration: its several uses of the subject become one ``KIND+KIND`` edge_kind."""
+    out: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["repository"], row["file_path"], row["label"], row.get("category"), row.get("confidence"),
+               row.get("kind"))
+        kept = seen.get(key)
+        if kept is None:
+            seen[key] = dict(row)
+            out.append(seen[key])
+        elif row.get("edge_kind") and row["edge_kind"] not in str(kept.get("edge_kind", "")).split("+"):
+            kept["edge_kind"] = f"{kept['edge_kind']}+{row['edge_kind']}"
+    return out
 
 
 def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
@@ -154,7 +171,7 @@ def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
 
     A deviation from the reference's per-consumer objects (documented in server/views.py): a consuming
     declaration is the label ``qn@start[-end]`` in ``files: [{repo?, file, pkg?, at}]`` with a positional tail
-    (category, edge_kind, kind, confidence, provenance, evidence_kind, ``line:col`` of the evidence), the
+    (category, edge_kind, kind, confidence; the uses of one declaration merged), the
     columns every row shares hoisted, the repository most rows share stated once in the header (``repository``),
     and ``pkg`` left off a file whose qualified names spell it. Package and unresolved rows keep the reference's
     entries (``repo`` only when it differs from the header's).
@@ -169,7 +186,7 @@ def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
 
     def body(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, Any]:
         hidden = (*header, *skip)
-        symbol_rows = [_symbol_row(owner[id(m)], m) for m in members if owner[id(m)].symbol is not None]
+        symbol_rows = _merge_uses([_symbol_row(owner[id(m)], m) for m in members if owner[id(m)].symbol is not None])
         others = [(owner[id(m)], _strip(m, (*hidden, *(("repo",) if m["repo"] == repository else ()))))
                   for m in members if owner[id(m)].symbol is None]
         out: dict[str, Any] = {}
@@ -199,7 +216,7 @@ def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
             continue
         groups = []
         for key, members in split:
-            shared = views.hoist(members, ("detail",))
+            shared = views.hoist(members, ("detail", "kind"))
             groups.append({**key, **shared, **body(members, (*loose, *shared))})
         shapes.append({**head, "groups": groups})
     return views.smallest(*shapes)

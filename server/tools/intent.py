@@ -19,7 +19,7 @@ from server.queries.intent import FileMatch, matching_symbols, query_terms
 from server.queries.intent import find_by_intent as query
 from server.selector import check_repository
 from server.testfiles import FileRoles, tests_note
-from server.tools.common import read_in_language, read_paging, read_symbol_kinds, truncation_guidance, wrap
+from server.tools.common import read_in_language, read_paging, read_symbol_kinds, wrap
 from snapshot_format.reader import Generation
 
 INTENT_ARGS = ("query", "in_repository", "in_language", "symbol_kinds", "include_tests", "limit", "cursor")
@@ -27,7 +27,7 @@ DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
 
 
 def _symbols(match: FileMatch) -> list[Any]:
-    return [[views.label(s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
+    return [[views.label(s.relative_name or s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
 
 
 def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
             file_kinds = {sym.kind for sym in m.symbols}
             if len(file_kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
                 entry["kind"] = next(iter(file_kinds))
-                entry["symbols"] = [views.label(sym.qualified_name, sym.start_line, sym.end_line)
+                entry["symbols"] = [views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line)
                                     for sym in m.symbols]
             else:
                 entry["symbols"] = _symbols(m)
@@ -85,8 +85,6 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     elif total == 0 and not (tests and not include_tests):
         guidance = ("no indexed file matches these words; try other words or a name fragment with "
                     "find_symbol mode substring")
-    elif len(page) < total:
-        guidance = truncation_guidance(len(page), total, "more words, in_repository, in_language or symbol_kinds")
     left_out = 0 if include_tests else len(tests)
     return wrap(gen, compact=True, total=total, returned=len(page), next_cursor=next_cursor, coverage=Coverage(),
                 results=results, guidance=guidance, tests=tests_note(left_out, left_out) if left_out else None)

@@ -84,7 +84,9 @@ def _full(repository: str, path: str, files: list[File], page: list[Symbol], det
 
 
 def _compact(repository: str, path: str, files: list[File], page: list[Symbol], detailed: bool) -> dict[str, Any]:
-    rows = [{"kind": s.kind, "exported": s.exported, "symbol": s} for s in page]
+    # exported is left off where the name says it (views.exported_is_implied), so it neither groups nor hoists
+    rows = [{"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s}
+            for s in page]
     hoisted = views.hoist(rows, ("kind", "exported"))
     head: dict[str, Any] = {"repository": repository, "path": path}
     packages = _packages(files, page)
@@ -101,7 +103,7 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             "kind": s.kind if "kind" in loose and "kind" not in skip else "",
             "exported": ("exported" if s.exported else "unexported")
-            if "exported" in loose and "exported" not in skip else "",
+            if "exported" in loose and "exported" not in skip and row["exported"] is not None else "",
             "signature": s.signature if detailed and s.signature else "",
             "stable_key": s.key if detailed else "",
         }

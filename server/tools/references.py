@@ -170,8 +170,10 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
 
 
 def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
-    return {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}", "qn": subject.qualified_name,
-            "direction": direction}
+    head = {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}", "qn": subject.qualified_name}
+    if direction != "incoming":  # the default direction is the schema's
+        head["direction"] = direction
+    return head
 
 
 def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:

@@ -131,7 +131,7 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
         sig = concise_signature(s)
         rows.append({
             "repository": s.repository, "file_path": s.path, "name": s.name, "kind": s.kind,
-            "exported": "exported" if s.exported else "unexported",
+            "exported": "" if views.exported_is_implied(s) else "exported" if s.exported else "unexported",
             "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
             "label": views.module_label(s),
             "implied": views.name_is_implied(s.name, s.qualified_name),

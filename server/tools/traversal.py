@@ -315,16 +315,21 @@ def _compact_blast_head(root: Symbol, walk_args: WalkArgs, filters: dict[str, An
     """The compact blast-radius header: root, bounds, filters and the aggregates that say something.
 
     Deviations from the reference's compact header (documented in server/views.py), each keeping the facts:
-    ``affected`` is left off (it always equals the envelope's ``total``); ``by_depth`` and ``by_repository``
+    ``affected`` is left off (it always equals the envelope's ``total``), so is ``max_nodes`` at its default and
+    ``deepest_depth`` on a whole page; ``by_depth`` and ``by_repository``
     are left off when the page holds every affected symbol (each row states its hop and its repository, so
     they are the rows counted), and so is ``by_package``, otherwise ``{package: n}``, a package of another
     repository than the root's keyed ``repo:package``.
     """
-    head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth, "max_nodes": walk_args.max_nodes,
-                            **filters, "deepest_depth": deepest}
+    whole = returned == total
+    head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth}
+    if walk_args.max_nodes != traverse.DEFAULT_MAX_NODES:  # the default bound is the schema's
+        head["max_nodes"] = walk_args.max_nodes
+    head.update(filters)
+    if not whole:  # on a whole page each row states its hop
+        head["deepest_depth"] = deepest
     if truncated:
         head["traversal_truncated"] = True
-    whole = returned == total
     if agg.by_depth and not whole:
         head["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
     if agg.by_kind:
