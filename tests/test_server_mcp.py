@@ -362,3 +362,24 @@ async def test_a_served_generation_failing_its_digest_check_gives_way_to_an_olde
             await app.serving(1)
         answer = await ok(client, "find_symbol", name="make_square")
         assert answer["snapshot_id"] == 1 and answer["total"] == 1
+
+
+async def test_the_language_enum_follows_the_generation_and_a_change_is_announced(
+    graph: StandardGraph, tmp_path: Path
+) -> None:
+    from tests.test_server_name_forms import _add_go
+
+    app = KivgraphApp(graph.layout, ServeOptions(poll_interval=3600))  # this test drives refresh itself
+    async with connect(app) as (client, inbox):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["find_references"].input_schema["properties"]["in_language"]["enum"] == ["python"]
+        assert "go" in await fails(client, "find_symbol", "INVALID_ARGUMENT", name="area", in_language="go")
+        builder = build_standard(GraphBuilder(tmp_path / "src"))
+        _add_go(builder, "pflag")  # a first Go repository
+        builder.publish(graph.layout)
+        assert (await app.refresh()).swapped_to is not None
+        await inbox.wait_for("notifications/tools/list_changed")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["find_symbol"].input_schema["properties"]["in_language"]["enum"] == ["python", "go"]
+        found = await ok(client, "find_symbol", name="NewFlagSet", in_language="go")
+        assert found["total"] == 1
