@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from server.testfiles import FileRoles
 from server.views import module_relative
 from snapshot_format.lexical import terms
 from snapshot_format.reader import Generation
@@ -59,6 +60,8 @@ def rank_files(
     if stats is None or not wanted or gen.lexicon_unusable() is not None:
         return []
     n_docs, avg_len = stats.documents, stats.average_length
+    if is_test is None:
+        is_test = FileRoles(gen).is_test
     scores: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
     idfs: dict[str, float] = {}
