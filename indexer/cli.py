@@ -382,6 +382,7 @@ def _generation_status(gen: Generation) -> dict[str, Any]:
                     group["count"] += 1
                     if len(group["paths"]) < _SKIPPED_PATHS_SHOWN:
                         group["paths"].append(f.path)
+                entry["test"] += int(f.test)
             unresolved = collections.Counter(u.reason for u in gen.unresolved_in(repo.name))
             repos.append({
                 "name": repo.name, "root": repo.root, "commit": repo.commit, "branch": repo.branch,
@@ -398,6 +399,7 @@ def _generation_status(gen: Generation) -> dict[str, Any]:
             "edges_by_confidence": {e.key: e.count for e in breakdown.edges_by_confidence},
             "unresolved_by_reason": {e.key: e.count for e in breakdown.unresolved_by_reason},
             "symbols_by_language": {e.key: e.count for e in breakdown.symbols_by_language},
+            "test_files": sum(st.get("test", 0) for r in repos for st in r["languages"].values()),
             "analyzers": m.analyzers, "repositories": repos,
         }
 
@@ -426,8 +428,9 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
     c = payload["counts"]
     click.echo(f"graph: {payload['generation']} built {payload['built_at']} (format v{payload['format_version']})")
     click.echo(
-        f"  repositories {c['repositories']}  files {c['files']}  symbols {c['symbols']}  edges {c['edges']}  "
-        f"unresolved {c['unresolved']}  failed files {c['failed_files']}  skipped files {c['skipped_files']}"
+        f"  repositories {c['repositories']}  files {c['files']} (partial files {c['partial_files']}, test files "
+        f"{payload['test_files']})  symbols {c['symbols']}  edges {c['edges']}  unresolved {c['unresolved']}  "
+        f"failed files {c['failed_files']}  skipped files {c['skipped_files']}"
     )
     if payload["edges_by_confidence"]:
         click.echo("  edges by confidence: " + ", ".join(f"{k} {v}" for k, v in payload["edges_by_confidence"].items()))
@@ -438,7 +441,7 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
             click.echo(
                 f"  {lang}: {st.get('indexed', 0)} indexed, {st.get('partial', 0)} partial, "
                 f"{st.get('parse_failed', 0)} failed, "
-                f"{st.get('skipped', 0)} skipped, {st.get('symbols', 0)} symbols"
+                f"{st.get('skipped', 0)} skipped ({st.get('test', 0)} test files), {st.get('symbols', 0)} symbols"
             )
         for a in repo["analyses"]:
             click.echo(f"  {a['language']} analysis: {a['mode']}" + (f" ({a['reason']})" if a.get("reason") else ""))

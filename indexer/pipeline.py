@@ -507,6 +507,7 @@ def records_phase(b: Build) -> None:
                     content_hash=w.hashes.get(cand.path, ""), size=cand.size, status=status, reason=reason,
                     symbols=per_file_symbols.get((w.name, cand.path), 0),
                     package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language, cand.path) if ff else "",
+                    test=registry.is_test_path(cand.language, cand.path),
                 )
             )
         if w.carried:

@@ -10,6 +10,7 @@ generation it started with.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -47,14 +48,12 @@ from server.errors import (
 from server.holder import HolderEvents, SnapshotHolder
 from server.logs import CALLS_LOGGER
 from server.surface import (
-    ALL_TOOL_SPECS,
     INDEX_PROJECT,
     INSTRUCTIONS_EMPTY,
     INSTRUCTIONS_READY,
-    READ_TOOL_SPECS,
+    read_tool_specs,
 )
 from server.surface import ToolSpec as Spec
-from server.tools import READ_TOOLS
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
@@ -101,6 +100,23 @@ def _tool(spec: Spec) -> types.Tool:
         name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
         annotations=annotations, _meta=meta or None,
     )
+
+
+# The tool functions are imported on the first call, not before initialize (they are most of server/).
+READ_TOOL_NAMES = frozenset(spec.name for spec in read_tool_specs())
+
+
+@functools.cache
+def _read_tools() -> dict[str, Any]:
+    from server.tools import READ_TOOLS
+
+    return READ_TOOLS
+
+
+def tools_list_json(languages: tuple[str, ...]) -> str:
+    """The tools/list result the server sends when its generation serves ``languages`` (for the token budget)."""
+    tools = [_tool(spec) for spec in (*read_tool_specs(languages), INDEX_PROJECT)]
+    return types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True)
 
 
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
@@ -155,7 +171,8 @@ class KivgraphApp:
         self._followers = 0
         self._task_group: anyio.abc.TaskGroup | None = None
         self._read_tools_listed = self.holder.current_id is not None
-        self._tools = {spec.name: _tool(spec) for spec in ALL_TOOL_SPECS}
+        self._listed_languages: tuple[str, ...] | None = None  # the language enum of the last tools/list
+        self._tool_cache: dict[tuple[str, ...], list[types.Tool]] = {}
         self.server = KivgraphServer(
             SERVER_NAME,
             version=RELEASE,
@@ -206,6 +223,9 @@ class KivgraphApp:
             if self.holder.current_id is not None and not self._read_tools_listed:
                 self._read_tools_listed = True
                 await self._announce_tools()
+            elif events.swapped_to and self._listed_languages is not None \
+                    and self._languages() != self._listed_languages:
+                await self._announce_tools()  # the language enums changed (a first rust or dart repository)
         return events
 
     def _verify_soon(self) -> None:
@@ -247,10 +267,28 @@ class KivgraphApp:
 
     # --- tools ---------------------------------------------------------------------------------------
 
+    def _languages(self) -> tuple[str, ...]:
+        """The languages the served generation holds symbols in (the schemas' language enum)."""
+        from server.tools.common import served_languages
+
+        with self.holder.lease() as generation:
+            return served_languages(generation) if generation is not None else ()
+
     def listed_tools(self) -> list[types.Tool]:
         if self.holder.current_id is None and not self._read_tools_listed:
-            return [self._tools[INDEX_PROJECT.name]]
-        return [self._tools[spec.name] for spec in (*READ_TOOL_SPECS, INDEX_PROJECT)]
+            return self._tools_for(None)
+        languages = self._languages()
+        self._listed_languages = languages
+        return self._tools_for(languages)
+
+    def _tools_for(self, languages: tuple[str, ...] | None) -> list[types.Tool]:
+        """The Tool objects for a language enum (None: index_project alone), built once per enum."""
+        key = languages if languages is not None else ("\x00",)
+        tools = self._tool_cache.get(key)
+        if tools is None:
+            specs = [INDEX_PROJECT] if languages is None else [*read_tool_specs(languages), INDEX_PROJECT]
+            tools = self._tool_cache[key] = [_tool(spec) for spec in specs]
+        return tools
 
     async def _list_tools(self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
                           ) -> types.ListToolsResult:
@@ -266,7 +304,7 @@ class KivgraphApp:
         try:
             if name == INDEX_PROJECT.name:
                 text = await self._index_project(ctx, params)
-            elif name in READ_TOOLS:
+            elif name in READ_TOOL_NAMES:
                 if self.holder.current_id is None:
                     await self.refresh()  # published since the last poll: answer from it rather than refuse
                 if name in _INLINE_TOOLS:
@@ -317,7 +355,7 @@ class KivgraphApp:
                 raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
             try:
                 generation.check_intact()  # a data file cut short under the map would be SIGBUS, not an error
-                answer = READ_TOOLS[name](generation, arguments)
+                answer = _read_tools()[name](generation, arguments)
                 return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
             except ToolError:
                 raise

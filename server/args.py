@@ -18,6 +18,20 @@ from server.errors import invalid
 MAX_STRING = 4096
 _DRIVE = re.compile(r"^[A-Za-z]:[\\/]")
 
+# Spellings of earlier versions of the surface, refused with the name that replaced them (when the tool
+# takes that name): one vocabulary on every tool, where ``repository`` and ``path`` pin the subject and the
+# ``in_*`` filters narrow the rows.
+RETIRED: dict[str, tuple[str, str]] = {
+    "repo": ("in_repository", "it filters the rows; repository pins the symbol"),
+    "language": ("in_language", "it filters the rows by language"),
+    "path_prefix": ("in_path", "it filters the rows by path prefix"),
+    "repository": ("in_repository", "this tool names no symbol, so the repository only filters the rows"),
+    "kind": ("symbol_kinds", "an array of symbol kinds, beside edge_kinds for relations"),
+    "kinds": ("symbol_kinds", "symbol kinds, beside edge_kinds for relations"),
+    "response_format": ("view", 'view "full" is the complete answer (stable keys included); the default compact '
+                                "view is the short one"),
+}
+
 
 def _type_name(value: object) -> str:
     if value is None:
@@ -46,6 +60,12 @@ class Args:
         self.where = where
         self._raw: Mapping[str, Any] = raw
         unknown = sorted(str(k) for k in raw if k not in allowed)
+        for old in unknown:
+            new, why = RETIRED.get(old, ("", ""))
+            if new in allowed:
+                raise invalid(f"{self.name(old)} is not accepted any more: use {self.name(new)} ({why})")
+        if "response_format" in unknown:
+            raise invalid(f"{self.name('response_format')} is not accepted any more: this tool has one answer shape")
         if unknown:
             accepted = ", ".join(sorted(allowed)) or "none"
             raise invalid(f"unknown argument {self.name(unknown[0])}; accepted: {accepted}")

@@ -50,6 +50,12 @@ def serve(config_path: str | None, state_dir: str | None, poll_interval: float, 
     # uvicorn); it also shortens the start.
     for blocked in ("uvicorn", "watchfiles"):
         sys.modules.setdefault(blocked, None)  # type: ignore[assignment]
+    import os
+
+    if not os.environ.get("KIVGRAPH_SERVE_WHOLE_SDK"):  # the benchmark's comparison switch
+        from server import lean_sdk
+
+        lean_sdk.install()  # the stdio server without the SDK's client and HTTP transports (server/lean_sdk.py)
     from snapshot_format.layout import resolve_layout
 
     layout = resolve_layout(config_path, state_dir)

@@ -62,8 +62,13 @@ def envelope(
     results: Any,
     guidance: str | None = None,
     completeness: dict[str, Any] | None = None,
+    tests: str | None = None,
 ) -> dict[str, Any]:
-    """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius)."""
+    """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius).
+
+    ``tests`` states the rows in test files left out of the answer (``+4 in 2 test files; include_tests=true
+    lists them``); absent when none was left out.
+    """
     truncated = next_cursor is not None
     out: dict[str, Any] = {"snapshot_id": snapshot_id}
     if compact:
@@ -86,5 +91,7 @@ def envelope(
         out["completeness"] = completeness
     if guidance:
         out["guidance"] = guidance
+    if tests:
+        out["tests"] = tests
     out["results"] = results
     return out

@@ -3,14 +3,15 @@
 A ``qualified_name`` is the stored, module-prefixed one (``src.queryClient.QueryClient.getQueryCache``) or,
 when none is stored, the form a developer writes without the module (``QueryClient.getQueryCache``).
 
-``find_references`` also takes an unqualified ``name``, looked up among
-declaration kinds only. Ambiguity is never resolved silently.
+Every symbol tool also takes an unqualified ``name``, looked up among declaration kinds only (the
+reference allows it on find_references alone). Ambiguity is never resolved silently.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from server import name_forms
 from server.args import Args
 from server.errors import (
     AMBIGUOUS_SYMBOL,
@@ -19,13 +20,12 @@ from server.errors import (
     ToolError,
     invalid,
 )
-from server.queries.symbols import short_form_matches
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import SYMBOL_KINDS
 
-SELECTOR_FIELDS = ("stable_key", "qualified_name", "repository", "path")
+SELECTOR_FIELDS = ("name", "qualified_name", "stable_key", "repository", "path")
 
 BINDING_KINDS = frozenset({"import", "export"})
 # The kinds the `name` form looks among: every declaration kind of every language, not bindings or locals.
@@ -49,7 +49,7 @@ class Selector:
         return {k: v for k, v in vars(self).items() if v is not None}
 
 
-def parse_selector(args: Args, *, allow_name: bool = False, repo_filter: str | None = None) -> Selector:
+def parse_selector(args: Args, *, allow_name: bool = True, repo_filter: str | None = None) -> Selector:
     """Read a selector from ``args``, applying the rejection rules in their documented order."""
     stable_key = args.string("stable_key")
     qualified_name = args.string("qualified_name")
@@ -71,7 +71,7 @@ def parse_selector(args: Args, *, allow_name: bool = False, repo_filter: str | N
     if path is not None and repository is None:
         message = f"{where}path is repository-relative, so it requires repository"
         if repo_filter is not None:
-            message += "; repo only filters the answer, it does not narrow the symbol: pass repository"
+            message += "; in_repository only filters the answer, it does not pin the symbol: pass repository"
         raise invalid(message)
     if stable_key is not None:
         try:
@@ -125,19 +125,8 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
         s for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
         if under_path(s.path, selector.path)
     ]
-    if not matches:  # the form a developer writes: ``QueryClient.getQueryCache``, without the module prefix
-        matches = [s for s in short_form_matches(gen, qn, selector.repository, selector.path)
-                   if under_path(s.path, selector.path)]
-        if len(matches) > 1:
-            matches.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
-            listed = _candidate_list(
-                [f"{s.repository}:{s.path}:{s.start_line} {s.qualified_name} ({s.kind})" for s in matches]
-            )
-            raise ToolError(
-                AMBIGUOUS_SYMBOL,
-                f'qualified name "{qn}" names {len(matches)} symbols: {listed}; '
-                "pass the full qualified_name of the one you mean, or narrow with repository and path",
-            )
+    if not matches:  # --- hook: the names a developer types (server/name_forms.py) ---
+        matches = _typed(gen, qn, selector)
     if not matches:
         if selector.repository is None:
             raise ToolError(SYMBOL_NOT_FOUND, f'qualified name "{qn}" was not found')
@@ -155,11 +144,25 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
             f'qualified name "{qn}" names {len(matches)} symbols under {_where(selector)}; '
             f"pass one of these stable_key values: {listed}",
         )
-    listed = _candidate_list([f"{s.repository} {s.path}:{_span(s)}" for s in matches])
+    listed = _candidate_list([f"{s.repository} {s.path}:{_span(s)} {s.qualified_name}"
+                              + _package_note(s) for s in matches])
     raise ToolError(
         AMBIGUOUS_SYMBOL,
         f'qualified name "{qn}" names {len(matches)} symbols: {listed}; narrow with repository and path',
     )
+
+
+def _typed(gen: Generation, text: str, selector: Selector) -> list[Symbol]:
+    """The symbols ``text`` names in a typed form, narrowed by the selector's repository and path."""
+    out = []
+    for sym, pinned in name_forms.typed_forms(gen, text, selector.repository):
+        if under_path(sym.path, selector.path) and (pinned is None or sym.path == pinned):
+            out.append(sym)
+    return out
+
+
+def _package_note(sym: Symbol) -> str:
+    return f" (package {sym.package})" if sym.package and not sym.qualified_name.startswith(sym.package + ".") else ""
 
 
 def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
@@ -167,6 +170,8 @@ def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
     found = [
         s for s in gen.symbols_by_name(name, selector.repository, selector.path) if under_path(s.path, selector.path)
     ]
+    if not found and "." in name:  # a dotted name is a typed qualified name (pflag.NewFlagSet)
+        found = _typed(gen, name, selector)
     declarations = [s for s in found if s.kind in DECLARATION_KINDS]
     if len(declarations) == 1:
         return declarations[0]
@@ -174,9 +179,7 @@ def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
         declarations.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
         # The qualified name and kind ride along: two candidates can share a file (a module and the
         # function it is named after), and then only the qualified name separates them.
-        listed = _candidate_list(
-            [f"{s.repository}:{s.path}:{s.start_line} {s.qualified_name} ({s.kind})" for s in declarations]
-        )
+        listed = _candidate_list([name_forms.candidate_label(s) for s in declarations])
         raise ToolError(
             AMBIGUOUS_SYMBOL,
             f'name "{name}" is declared {len(declarations)} times: {listed}; '

@@ -35,7 +35,25 @@ Where this server's compact shape is tighter than the reference system's own
 - get_file_outline of one file: the labels sit under ``at`` directly (the
   header's ``path`` is the file) instead of ``files: [{file, at}]``.
 - find_by_intent (not in the reference system): a file whose matched symbols share a
-  kind states it once (``kind``) and lists bare labels.
+  kind states it once (``kind``) and lists bare labels; no per-file score (the
+  order is the ranking).
+
+What the compact view leaves to ``view: "full"`` (which stays complete: every
+field, stable keys and evidence included):
+
+- provenance (which analyzer saw an edge) and the consumers' ``evidence_kind``
+  (the category implies it): confidence, what an agent acts on, stays;
+- the module prefix a file group implies: labels are module-relative
+  (``Context.invoke@714`` in the group of ``src/click/core.py``), and the
+  selector resolves such a tail pinned by the group's repository and path;
+- declared default filters (``edge_kinds_default_excluded``,
+  ``symbol_kinds_default_excluded``) when the default applies: the schema
+  states them;
+- blast radius ``by_package`` when the page holds every affected symbol;
+- ``exported`` where the name says it (Python and Dart: no leading underscore;
+  Go: a capital letter), on find_symbol and outline rows;
+- on consumers, the evidence line, and a consumer using the subject through
+  several edge kinds is one entry (``TYPE_USES+REFERENCES``).
 """
 
 from __future__ import annotations
@@ -45,6 +63,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import msgspec
+
+from snapshot_format.records import Symbol
 
 _json = msgspec.json.Encoder()
 _DISCRIMINATOR = re.compile(r"#\d+$")
@@ -63,6 +83,40 @@ def smaller(preferred: Any, alternative: Any) -> Any:
 def label(qualified_name: str, start: int, end: int) -> str:
     """``qn@start``, or ``qn@start-end`` when the declaration spans lines."""
     return f"{qualified_name}@{start}" if end <= start else f"{qualified_name}@{start}-{end}"
+
+
+def module_relative(sym: Symbol) -> str:
+    """The qualified name without the module prefix its file implies (``click.core.`` in core.py).
+
+    Compact labels sit in a file group, and the file names the module; the selector resolves the tail back
+    (a dotted tail pinned by repository and path names one symbol). The module prefix is the file's
+    package (Python's module name) or its path dotted without the extension (how TypeScript, JavaScript and
+    Dart module symbols are named); the longer one that prefixes the name is left out. A module's own symbol
+    keeps its name, and so does a name no prefix spells (Go's ``Type.Method``, Rust's paths).
+    """
+    qn = sym.qualified_name
+    dotted = sym.path.rsplit(".", 1)[0].replace("/", ".") if "." in sym.path.rsplit("/", 1)[-1] else ""
+    prefixes = [p for p in (sym.package, dotted) if p and qn.startswith(p + ".")]
+    if not prefixes:
+        return qn
+    return qn[len(max(prefixes, key=len)) + 1 :]
+
+
+def exported_is_implied(sym: Symbol) -> bool:
+    """Whether the name already says if the symbol is exported (Python and Dart: no leading ``_``; Go: a capital)."""
+    name = sym.name
+    if not name:
+        return False
+    if sym.language in ("python", "dart"):
+        return sym.exported == (not name.startswith("_"))
+    if sym.language == "go":
+        return sym.exported == name[0].isupper()
+    return False
+
+
+def module_label(sym: Symbol) -> str:
+    """The compact label of a declaration: ``module_relative(sym)@start[-end]``."""
+    return label(module_relative(sym), sym.start_line, sym.end_line)
 
 
 def name_is_implied(name: str, qualified_name: str) -> bool:

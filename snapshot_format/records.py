@@ -59,6 +59,9 @@ class File(_Record, frozen=True):
     package: str = ""  # Python module name, Go package, ...
     # "exact" | "fallback" | "" (not analysed)
     analysis: str = ""
+    # feature 5: the file matches its language's test patterns (a test, a fixture, testdata); older generations
+    # read False here, and readers fall back to the path patterns of their time (versions.MIN_FEATURE_FOR)
+    test: bool = False
 
 
 class Symbol(_Record, frozen=True):

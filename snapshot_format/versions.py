@@ -11,7 +11,7 @@ safely ignore (a new sub-database, a field appended with a default).
 RELEASE = "0.1.0"
 
 FORMAT_VERSION = 1
-FEATURE_VERSION = 4
+FEATURE_VERSION = 5
 # The oldest reader format that can read what this build writes.
 MIN_READER_VERSION = 1
 # Generations this build can read (the writer of each must not need a newer reader).
@@ -26,6 +26,7 @@ FEATURE_LOG: dict[int, str] = {
     2: "lexicon and lexicon_docs sub-databases: the BM25 index behind find_by_intent",
     3: "lexical terms v2: a final e is dropped from four-letter words too (rule and rules stem alike); no -ly stripping (apply stays apply)",
     4: "file status partial (a syntax error; the rest indexed), Counts.partial_files, unresolved reason SYNTAX_ERROR",
+    5: "File.test: the indexer marks test files (its language's test patterns), so answers can count them apart",
 }
 
 # The oldest FEATURE_VERSION at which a reader uses a feature. Below it the feature is refused with a
@@ -34,6 +35,7 @@ FEATURE_LOG: dict[int, str] = {
 # wrong).
 MIN_FEATURE_FOR: dict[str, int] = {
     "lexicon": 3,
+    "file_test_flag": 5,  # before it File.test reads False: readers use the path patterns instead
 }
 
 # Stable keys are permanent identities; the algorithm version is part of every key's input.

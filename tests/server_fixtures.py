@@ -20,6 +20,7 @@ from typing import Any
 
 import anyio
 
+from indexer.languages.registry import is_test_path
 from indexer.publish import GenerationContent, PublishResult, publish
 from snapshot_format import records
 from snapshot_format.layout import StateLayout
@@ -73,7 +74,7 @@ class GraphBuilder:
         self.files.append(records.File(
             repository=repo, path=path, language="python", content_hash=hashlib.sha256(data).hexdigest(),
             size=len(data), status=status, reason=reason, symbols=len(found), package=package,
-            analysis="exact" if status == "indexed" else "",
+            analysis="exact" if status == "indexed" else "", test=is_test_path("python", path),
         ))
         for sym in found:
             self.symbols.append(sym)

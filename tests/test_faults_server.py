@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
@@ -192,7 +193,9 @@ async def test_a_serve_killed_while_index_project_runs_leaves_no_registration_be
         call = {"name": "other", "path": str(other), "languages": ["python"], "confirmed": True}
 
         async def index_project() -> None:
-            await peer.request("tools/call", {"name": "index_project", "arguments": call}, timeout=120)
+            # serve is killed mid-call on purpose: the call may see it exit before the cancel below reaches it
+            with contextlib.suppress(RuntimeError):
+                await peer.request("tools/call", {"name": "index_project", "arguments": call}, timeout=120)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(index_project)

@@ -48,7 +48,7 @@ def test_answers_name_matched_terms_and_symbols_and_are_deterministic(click_gene
 def test_filters_narrow_by_repository_language_and_kind(click_generation: Generation) -> None:
     assert rank_files(click_generation, "progress bar", repository="nope") == []
     assert rank_files(click_generation, "progress bar", language="go") == []
-    classes = find_by_intent(click_generation, "progress bar", kind="class")
+    classes = find_by_intent(click_generation, "progress bar", kinds=frozenset({"class"}))
     assert classes and all(s.kind == "class" for m in classes for s in m.symbols)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +72,13 @@ async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_sha
     # the package is left off the subject: its qualified name spells it
     assert results["subject"] == {"qualified_name": "lib.core.compute", "at": "provider:lib/core.py:1",
                                   "end_line": 2}
-    # a consuming declaration is a label in its file's group; the evidence is its line:column
+    # a consuming declaration is a label in its file's group (module-relative); the evidence is its line
     labels = {entry[0]: entry for f in results.get("files", []) for entry in f["at"]}
     if "groups" in results:
         labels = {entry[0]: entry for g in results["groups"] for f in g.get("files", []) for entry in f["at"]}
-    assert {"app.main.run@4-5", "app.extra.also@4-5"} <= set(labels)
-    assert labels["app.main.run@4-5"][-1] == "5:0" and "CALLS_DIRECT" in labels["app.main.run@4-5"]
+    assert {"run@4-5", "also@4-5"} <= set(labels)
+    assert "CALLS_DIRECT" in labels["run@4-5"]  # the evidence line is the full view's
+    assert "provenance" not in json.dumps(results) and "evidence_kind" not in json.dumps(results)
     groups = results.get("groups", [results])
     entries = [c for g in groups for c in g.get("consumers", [])]
     packages = [e for e in entries if e.get("pkg") == ["app", "app.extra"]]
@@ -89,13 +91,11 @@ async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_sha
 
 
 async def test_filters_guidance_and_a_symbol_nobody_else_uses(app: KivgraphApp) -> None:
-    candidates = await _call(app, qualified_name="lib.core.compute", repo="consumer", language="python")
+    candidates = await _call(app, qualified_name="lib.core.compute", in_repository="consumer", in_language="python")
     assert candidates["total"] == 6
     nobody = await _call(app, qualified_name="app.main.cli")
     assert nobody["total"] == 0 and "no other repository consumes" in nobody["guidance"]
     assert "find_references" in nobody["guidance"]
-    other_language = await _call(app, qualified_name="lib.core.compute", language="go")
-    assert other_language["total"] == 0
     full_empty = await _call(app, qualified_name="app.main.cli", view="full")
     assert full_empty["results"]["consumers"] is None
 
@@ -107,12 +107,14 @@ async def test_every_error_code_of_find_cross_repo_consumers(app: KivgraphApp) -
         await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", view="files")
         await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", include_derived=True)
         await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", limit=501)
-        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", language="cobol")
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", in_language="cobol")
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", in_language="go")
+        await fails(client, tool, "INVALID_ARGUMENT", qualified_name="lib.core.compute", repo="consumer")
         await fails(client, tool, "SYMBOL_NOT_FOUND", qualified_name="lib.core.nothing")
         await fails(client, tool, "AMBIGUOUS_SYMBOL", qualified_name="lib")
-        await fails(client, tool, "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute", repo="nope")
+        await fails(client, tool, "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute", in_repository="nope")
         page = await ok(client, tool, qualified_name="lib.core.compute", limit=2)
-        await fails(client, tool, "CURSOR_INVALID", qualified_name="lib.core.compute", repo="consumer",
+        await fails(client, tool, "CURSOR_INVALID", qualified_name="lib.core.compute", in_repository="consumer",
                     cursor=page["next_cursor"])
 
 

@@ -164,9 +164,9 @@ async def test_an_unreadable_generation_is_snapshot_unavailable_not_a_traceback(
 @pytest.mark.parametrize(
     ("arguments", "code", "message"),
     [
-        ({}, "INVALID_ARGUMENT", "one of stable_key or qualified_name is required"),
+        ({}, "INVALID_ARGUMENT", "one of stable_key, qualified_name or name is required"),
         ({"stable_key": "A" * 26, "qualified_name": "q"}, "INVALID_ARGUMENT",
-         "pass either stable_key or qualified_name, not both"),
+         "pass only one of stable_key, qualified_name or name, not stable_key and qualified_name"),
         ({"stable_key": "A" * 26, "path": "pkg"}, "INVALID_ARGUMENT",
          "repository and path narrow a qualified_name; a stable_key already names one symbol"),
         ({"qualified_name": "q", "path": "pkg"}, "INVALID_ARGUMENT",
@@ -188,8 +188,9 @@ async def test_each_selector_rule_through_get_symbol(
 async def test_the_same_selector_rules_apply_to_find_references_and_get_source(app: KivgraphApp) -> None:
     async with connect(app) as (client, _inbox):
         await fails(client, "find_references", "AMBIGUOUS_SYMBOL", qualified_name="util.helper")
-        text = await fails(client, "get_source", "INVALID_ARGUMENT", symbols=[{"qualified_name": "q", "path": "x"}])
-        assert text == "symbols[0]: path is repository-relative, so it requires repository"
+        text = await ok(client, "get_source", symbols=[{"qualified_name": "q", "path": "x"}])
+        assert text.splitlines()[1] == (
+            "! symbols[0] q — INVALID_ARGUMENT: symbols[0]: path is repository-relative, so it requires repository")
         resolved = await ok(client, "find_references", qualified_name="util.helper", repository="beta")
         assert resolved["results"]["subject"] == "beta:util.py:1"
 
@@ -202,7 +203,7 @@ async def test_each_view_of_find_references_and_the_outline(app: KivgraphApp) ->
         compact = await ok(client, "find_references", qualified_name="hub.hub", limit=3)
         full = await ok(client, "find_references", qualified_name="hub.hub", limit=3, view="full")
         files = await ok(client, "find_references", qualified_name="hub.hub", limit=3, view="files")
-        assert compact["results"]["files"][0]["at"][0] == "callers.c0.caller_000@4-5"
+        assert compact["results"]["files"][0]["at"][0] == "caller_000@4-5"  # the file implies callers.c0
         assert full["results"]["references"][0]["qualified_name"] == "callers.c0.caller_000"
         assert full["truncated"] is True and full["snapshot_age_ms"] >= 0
         assert files["results"]["files"] == {"gamma": {"callers/c0.py": 3}}  # repository -> path -> count
@@ -229,13 +230,18 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
         assert len(seen) == len(set(seen)) == CALLER_COUNT
 
 
-async def test_default_filters_are_declared_in_the_answer(app: KivgraphApp) -> None:
+async def test_default_filters_are_declared_in_the_full_answer_and_the_schema(app: KivgraphApp) -> None:
     async with connect(app) as (client, _inbox):
-        for view in ("compact", "full", "files"):
+        full = await ok(client, "find_references", name="make_square", view="full")
+        assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
+        for view in ("compact", "files"):  # the schema states the default; the short views do not repeat it
             answer = await ok(client, "find_references", name="make_square", view=view)
-            assert answer["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
-        explicit = await ok(client, "find_references", name="make_square", edge_kinds=["CALLS_DIRECT"])
+            assert "edge_kinds_default_excluded" not in answer["results"]
+        explicit = await ok(client, "find_references", name="make_square", edge_kinds=["CALLS_DIRECT"], view="full")
         assert "edge_kinds_default_excluded" not in explicit["results"]
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        edge_kinds = tools["find_references"].input_schema["properties"]["edge_kinds"]["description"]
+        assert "EXPORTS and REEXPORTS" in edge_kinds
 
 
 async def test_get_source_refuses_paths_and_symlinks_that_leave_the_repository(tmp_path: Path) -> None:
@@ -248,10 +254,10 @@ async def test_get_source_refuses_paths_and_symlinks_that_leave_the_repository(t
     layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
     b.publish(layout)
     async with connect(make_app(layout)) as (client, _inbox):
-        dotdot = await fails(client, "get_source", "INVALID_ARGUMENT",
-                             symbols=[{"qualified_name": "link.mod.secret", "repository": "delta", "path": "../x"}])
+        dotdot = await ok(client, "get_source",
+                          symbols=[{"qualified_name": "link.mod.secret", "repository": "delta", "path": "../x"}])
         assert "symbols[0].path must stay inside the repository" in dotdot
-        absolute = await fails(client, "get_source", "INVALID_ARGUMENT", symbols=[
+        absolute = await ok(client, "get_source", symbols=[
             {"qualified_name": "link.mod.secret", "repository": "delta", "path": "/etc/passwd"}])
         assert "symbols[0].path must be repository-relative" in absolute
         refused = await ok(client, "get_source", symbols=[{"qualified_name": "link.mod.secret"}])
@@ -356,3 +362,24 @@ async def test_a_served_generation_failing_its_digest_check_gives_way_to_an_olde
             await app.serving(1)
         answer = await ok(client, "find_symbol", name="make_square")
         assert answer["snapshot_id"] == 1 and answer["total"] == 1
+
+
+async def test_the_language_enum_follows_the_generation_and_a_change_is_announced(
+    graph: StandardGraph, tmp_path: Path
+) -> None:
+    from tests.test_server_name_forms import _add_go
+
+    app = KivgraphApp(graph.layout, ServeOptions(poll_interval=3600))  # this test drives refresh itself
+    async with connect(app) as (client, inbox):
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["find_references"].input_schema["properties"]["in_language"]["enum"] == ["python"]
+        assert "go" in await fails(client, "find_symbol", "INVALID_ARGUMENT", name="area", in_language="go")
+        builder = build_standard(GraphBuilder(tmp_path / "src"))
+        _add_go(builder, "pflag")  # a first Go repository
+        builder.publish(graph.layout)
+        assert (await app.refresh()).swapped_to is not None
+        await inbox.wait_for("notifications/tools/list_changed")
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["find_symbol"].input_schema["properties"]["in_language"]["enum"] == ["python", "go"]
+        found = await ok(client, "find_symbol", name="NewFlagSet", in_language="go")
+        assert found["total"] == 1

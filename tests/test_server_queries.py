@@ -54,11 +54,10 @@ def error(gen: Generation, tool: str, **arguments: Any) -> ToolError:
     ("tool", "arguments", "field"),
     [
         ("find_symbol", {"name": " area"}, "name"),
-        ("find_symbol", {"name": "area", "repo": "alpha "}, "repo"),
+        ("find_symbol", {"name": "area", "in_repository": "alpha "}, "in_repository"),
         ("get_symbol", {"qualified_name": "pkg.use.main\n"}, "qualified_name"),
         ("get_file_outline", {"repository": "alpha", "path": " pkg"}, "path"),
         ("find_references", {"name": "main", "repository": "\talpha"}, "repository"),
-        ("get_source", {"symbols": [{"qualified_name": "pkg.use.main "}]}, "symbols[0].qualified_name"),
     ],
 )
 def test_a_string_with_surrounding_whitespace_is_rejected_naming_the_field(
@@ -106,8 +105,9 @@ def test_a_limit_that_is_not_an_integer_is_rejected(gen: Generation, value: obje
         ("find_symbol", {"name": "area", "view": "tree"}, "view"),
         ("find_references", {"name": "main", "direction": "both"}, "direction"),
         ("find_references", {"name": "main", "confidence": "EXACT"}, "confidence"),
-        ("find_references", {"name": "main", "language": "cobol"}, "language"),
-        ("get_symbol", {"qualified_name": "pkg.use.main", "response_format": "verbose"}, "response_format"),
+        ("find_references", {"name": "main", "in_language": "cobol"}, "in_language"),
+        ("find_references", {"name": "main", "in_language": "go"}, "in_language"),  # not held by this graph
+        ("get_file_outline", {"repository": "alpha", "path": "pkg", "view": "tree"}, "view"),
     ],
 )
 def test_an_unsupported_enum_value_is_rejected_naming_the_field(
@@ -154,8 +154,9 @@ def test_a_nul_character_is_rejected_rather_than_reaching_a_key(gen: Generation)
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        ({}, "one of stable_key or qualified_name is required"),
-        ({"stable_key": "A" * 26, "qualified_name": "x"}, "pass either stable_key or qualified_name, not both"),
+        ({}, "one of stable_key, qualified_name or name is required"),
+        ({"stable_key": "A" * 26, "qualified_name": "x"},
+         "pass only one of stable_key, qualified_name or name, not stable_key and qualified_name"),
         ({"stable_key": "A" * 26, "repository": "alpha"},
          "repository and path narrow a qualified_name; a stable_key already names one symbol"),
         ({"qualified_name": "pkg.use.main", "path": "pkg"}, "path is repository-relative, so it requires repository"),
@@ -172,9 +173,9 @@ def test_the_name_form_states_its_own_rules(gen: Generation) -> None:
     assert error(gen, "find_references").message == "one of stable_key, qualified_name or name is required"
     both = error(gen, "find_references", name="main", qualified_name="pkg.use.main")
     assert both.message.startswith("pass only one of stable_key, qualified_name or name")
-    repo_filter = error(gen, "find_references", name="main", path="pkg", repo="alpha")
+    repo_filter = error(gen, "find_references", name="main", path="pkg", in_repository="alpha")
     assert repo_filter.message.startswith("path is repository-relative, so it requires repository")
-    assert "repo only filters the answer" in repo_filter.message
+    assert "in_repository only filters the answer" in repo_filter.message
 
 
 def test_a_stable_key_that_resolves_to_nothing_is_symbol_not_found_naming_it(gen: Generation) -> None:
@@ -249,13 +250,13 @@ def test_find_symbol_hoists_shared_columns_and_addresses_rows(gen: Generation) -
     answer = call(gen, "find_symbol", name="area")
     results = answer["results"]
     assert answer["total"] == answer["returned"] == 3
-    assert results["name"] == "area" and results["exported"] is True
+    assert results["name"] == "area" and "exported" not in json.dumps(results)  # the name says it (no _)
     # The repository most rows share is the header's default; a file of another one names its own.
     assert results["repository"] == "alpha"
     rows = _symbol_rows(results)
     assert sorted((repo, path, entry[0] if isinstance(entry, list) else entry) for repo, path, entry in rows) == [
-        ("alpha", "pkg/shapes.py", "pkg.shapes.Shape.area@5-6"), ("alpha", "pkg/shapes.py", "pkg.shapes.Square.area@13-14"),
-        ("beta", "app/run.py", "app.run.area@9-10")]
+        ("alpha", "pkg/shapes.py", "Shape.area@5-6"), ("alpha", "pkg/shapes.py", "Square.area@13-14"),
+        ("beta", "app/run.py", "area@9-10")]
     assert "stable_key" not in json.dumps(results)
     assert "snapshot_age_ms" not in answer and "truncated" not in answer and "next_cursor" not in answer
 
@@ -271,11 +272,11 @@ def _symbol_rows(results: dict[str, Any]) -> list[tuple[str, str, Any]]:
 
 
 def test_find_symbol_with_one_repository_writes_path_and_line_only(gen: Generation) -> None:
-    results = call(gen, "find_symbol", name="area", repo="alpha")["results"]
+    results = call(gen, "find_symbol", name="area", in_repository="alpha")["results"]
     assert results["repository"] == "alpha" and results["kind"] == "method"
     assert results["sig"] == "def area(self)"  # shared by every row, so stated once
-    assert results["files"] == [{"file": "pkg/shapes.py",
-                                 "at": ["pkg.shapes.Shape.area@5-6", "pkg.shapes.Square.area@13-14"]}]
+    # labels leave out the module the file implies (pkg.shapes.)
+    assert results["files"] == [{"file": "pkg/shapes.py", "at": ["Shape.area@5-6", "Square.area@13-14"]}]
 
 
 def _index_order(row: dict[str, Any]) -> tuple[str, str, str, bytes]:
@@ -288,7 +289,7 @@ def test_find_symbol_rows_follow_the_name_index_order(graph: StandardGraph, gen:
         ("alpha", "pkg/shapes.py", 5), ("alpha", "pkg/shapes.py", 13), ("beta", "app/run.py", 9)]
     assert full["results"] == sorted(full["results"], key=_index_order)
     assert set(full["results"][0]) == {"stable_key", "name", "qualified_name", "kind", "signature", "exported",
-                                       "repository", "file_path", "start_line", "end_line"}
+                                       "repository", "file_path", "start_line", "end_line", "package", "language"}
     assert full["coverage"] == {"exact": 3, "candidate": 0, "unresolved_related": 0, "package_level": 0}
     assert full["truncated"] is False and full["next_cursor"] is None
 
@@ -299,9 +300,11 @@ def test_find_symbol_rows_follow_the_name_index_order(graph: StandardGraph, gen:
         ({"name": "pkg.shapes.make_square", "mode": "qualified_exact"}, {"pkg.shapes.make_square"}),
         ({"name": "make_", "mode": "prefix"}, {"pkg.shapes.make_square"}),
         ({"name": "quar", "mode": "substring"}, {"pkg.shapes.make_square", "pkg.shapes.Square"}),
-        ({"name": "area", "kind": "function"}, {"app.run.area"}),
-        ({"name": "helper", "path_prefix": "util"}, {"util.helper"}),
-        ({"name": "caller_00", "mode": "prefix", "path_prefix": "callers/c1"}, set()),
+        ({"name": "area", "symbol_kinds": ["function"]}, {"app.run.area"}),
+        ({"name": "area", "symbol_kinds": ["*"]}, {"app.run.area", "pkg.shapes.Shape.area", "pkg.shapes.Square.area"}),
+        ({"name": "helper", "in_path": "util"}, {"util.helper"}),
+        ({"name": "area", "in_language": "python", "in_repository": "beta"}, {"app.run.area"}),
+        ({"name": "caller_00", "mode": "prefix", "in_path": "callers/c1"}, set()),
     ],
 )
 def test_find_symbol_modes_and_filters(gen: Generation, arguments: dict[str, Any], expected: set[str]) -> None:
@@ -322,13 +325,14 @@ def test_find_symbol_counts_unresolved_references_naming_the_string(gen: Generat
 
 
 def test_find_symbol_rejects_an_unknown_kind(gen: Generation) -> None:
-    err = error(gen, "find_symbol", name="area", kind="methd")
-    assert err.code == INVALID_ARGUMENT and err.message.startswith("kind 'methd' is not a symbol kind")
+    err = error(gen, "find_symbol", name="area", symbol_kinds=["methd"])
+    assert err.code == INVALID_ARGUMENT and err.message.startswith("symbol_kinds: 'methd' is not a symbol kind")
 
 
-def test_detailed_restores_stable_keys_on_compact_rows(graph: StandardGraph, gen: Generation) -> None:
-    rows = _symbol_rows(call(gen, "find_symbol", name="make_square", response_format="detailed")["results"])
-    assert rows[0][2][-1] == graph.key("alpha", "pkg.shapes.make_square")
+def test_the_full_view_carries_stable_keys_and_the_compact_view_none(graph: StandardGraph, gen: Generation) -> None:
+    full = call(gen, "find_symbol", name="make_square", view="full")["results"]
+    assert full[0]["stable_key"] == graph.key("alpha", "pkg.shapes.make_square")
+    assert graph.key("alpha", "pkg.shapes.make_square") not in json.dumps(call(gen, "find_symbol", name="make_square"))
 
 
 def _walk(gen: Generation, tool: str, rows_of: Any, **arguments: Any) -> tuple[list[Any], int]:
@@ -393,7 +397,7 @@ def test_an_outline_of_a_file_lists_labels_in_source_order(gen: Generation) -> N
     results = answer["results"]
     assert results["repository"] == "alpha" and results["package"] == "pkg.use"
     labels = [entry if isinstance(entry, str) else entry[0] for entry in _outline_entries(results)]
-    assert labels == ["pkg.use@1-10", "pkg.use.total_area@4-5", "pkg.use.main@8-10"]
+    assert labels == ["pkg.use@1-10", "total_area@4-5", "main@8-10"]
     assert answer["total"] == 3
 
 
@@ -422,7 +426,7 @@ def test_an_outline_of_a_path_with_no_indexed_file_is_symbol_not_found(gen: Gene
 
 
 def test_an_outline_filters_kinds_during_the_walk(gen: Generation) -> None:
-    answer = call(gen, "get_file_outline", repository="alpha", path="pkg/shapes.py", kind="method")
+    answer = call(gen, "get_file_outline", repository="alpha", path="pkg/shapes.py", symbol_kinds=["method"])
     assert answer["total"] == answer["returned"] == 3
     assert answer["results"]["kind"] == "method"
 
@@ -454,7 +458,10 @@ def _labels(results: dict[str, Any]) -> list[str]:
 
 def test_references_exclude_forwarding_bindings_by_default_and_say_so(gen: Generation) -> None:
     default = call(gen, "find_references", qualified_name="pkg.shapes.make_square")
-    assert default["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
+    # The compact view leaves the declared default to the schema; the full view states it.
+    assert "edge_kinds_default_excluded" not in default["results"]
+    full = call(gen, "find_references", qualified_name="pkg.shapes.make_square", view="full")
+    assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
     assert "pkg@1" not in _labels(default["results"])
     everything = call(gen, "find_references", qualified_name="pkg.shapes.make_square", edge_kinds=["*"])
     assert "edge_kinds_default_excluded" not in everything["results"]
@@ -471,10 +478,10 @@ def test_references_count_coverage_over_the_whole_set(gen: Generation) -> None:
 @pytest.mark.parametrize(
     ("filters", "labels"),
     [
-        ({"repo": "beta"}, {"app.run@1-10", "app.run.run@5-6"}),
-        ({"confidence": "EXACT_TYPECHECKED"}, {"pkg.use@1-10", "pkg.use.main@8-10"}),
-        ({"edge_kinds": ["CALLS_DIRECT"]}, {"pkg.use.main@8-10", "app.run.run@5-6"}),
-        ({"language": "go"}, set()),
+        ({"in_repository": "beta"}, {"app.run@1-10", "run@5-6"}),
+        ({"confidence": "EXACT_TYPECHECKED"}, {"pkg.use@1-10", "main@8-10"}),
+        ({"edge_kinds": ["CALLS_DIRECT"]}, {"main@8-10", "run@5-6"}),
+        ({"in_language": "python", "in_repository": "gamma"}, set()),
     ],
 )
 def test_reference_row_filters(gen: Generation, filters: dict[str, Any], labels: set[str]) -> None:
@@ -517,13 +524,14 @@ def test_a_complete_non_empty_page_has_no_guidance(gen: Generation) -> None:
 def test_compact_references_hoist_page_wide_columns(gen: Generation) -> None:
     answer = call(gen, "find_references", qualified_name="hub.hub", limit=20)
     results = answer["results"]
-    assert {k: results[k] for k in ("repository", "kind", "edge_kind", "confidence", "provenance")} == {
+    assert {k: results[k] for k in ("repository", "kind", "edge_kind", "confidence")} == {
         "repository": "gamma", "kind": "function", "edge_kind": "CALLS_DIRECT", "confidence": "EXACT_TYPECHECKED",
-        "provenance": "PYTHON_INDEXER_USE",
     }
+    assert "provenance" not in json.dumps(results)  # which analyzer saw each edge is the full view's
     assert results["files"][0] == {"file": "callers/c0.py", "at": [
-        f"callers.c0.caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)]}
+        f"caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)]}
     assert results["subject"] == "gamma:hub.py:1" and results["qn"] == "hub.hub"
+    assert "direction" not in results  # incoming is the default; outgoing answers say so
     assert "showing 20 of 130" in answer["guidance"]
 
 
@@ -531,18 +539,15 @@ def test_rows_that_disagree_keep_their_columns_as_a_positional_tail(gen: Generat
     results = call(gen, "find_references", qualified_name="pkg.shapes.make_square")["results"]
     assert "confidence" not in results
     alpha = next(f for f in results["files"] if f.get("repo", results.get("repository")) == "alpha")
-    assert alpha["at"] == [["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE"],
-                           ["pkg.use.main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED",
-                            "PYTHON_INDEXER_USE"]]
+    assert alpha["at"] == [["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED"],
+                           ["main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED"]]
 
 
 def test_second_tier_grouping_is_kept_only_when_it_is_smaller(gen: Generation) -> None:
     compact = call(gen, "find_references", qualified_name="hub.hub2", limit=60)["results"]
     assert "groups" in compact and "files" not in compact
-    assert [(g["confidence"], g["provenance"]) for g in compact["groups"]] == [
-        ("CANDIDATE", "PYTHON_SYNTAX_CALL"), ("EXACT_TYPECHECKED", "PYTHON_INDEXER_USE")]
-    flat_rows = [[label, g["confidence"], g["provenance"]] for g in compact["groups"] for f in g["files"]
-                 for label in f["at"]]
+    assert [g["confidence"] for g in compact["groups"]] == ["CANDIDATE", "EXACT_TYPECHECKED"]
+    flat_rows = [[label, g["confidence"]] for g in compact["groups"] for f in g["files"] for label in f["at"]]
     assert len(flat_rows) == 60
     flat_equivalent = {k: v for k, v in compact.items() if k != "groups"}
     flat_equivalent["files"] = [{"file": "callers/c0.py", "at": flat_rows}]
@@ -554,7 +559,7 @@ def test_second_tier_grouping_is_kept_only_when_it_is_smaller(gen: Generation) -
 def test_the_files_view_counts_rows_per_repository_file(gen: Generation) -> None:
     results = call(gen, "find_references", qualified_name="hub.hub", view="files")["results"]
     assert results["files"] == {"gamma": {f"callers/c{i}.py": 19 if i < 6 else 16 for i in range(7)}}
-    assert results["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
+    assert "edge_kinds_default_excluded" not in results
 
 
 def test_the_files_view_raises_the_default_page_to_five_hundred(gen: Generation) -> None:
@@ -629,3 +634,17 @@ def test_list_repositories_compares_indexed_and_live_head(graph: StandardGraph, 
         shutil.rmtree(git)
 
 
+
+
+def test_exported_is_left_off_only_where_the_name_says_it() -> None:
+    from server.views import exported_is_implied
+    from snapshot_format.records import Symbol
+
+    def sym(name: str, language: str, exported: bool) -> Symbol:
+        return Symbol(key="K" * 26, name=name, qualified_name=name, kind="function", language=language,
+                      repository="r", path="p", start_line=1, start_col=0, end_line=1, end_col=0, exported=exported)
+
+    assert exported_is_implied(sym("area", "python", True)) and exported_is_implied(sym("_area", "python", False))
+    assert not exported_is_implied(sym("area", "python", False))  # the name would mislead: stated
+    assert exported_is_implied(sym("NewFlagSet", "go", True)) and exported_is_implied(sym("parse", "go", False))
+    assert not exported_is_implied(sym("square", "typescript", True))  # an export modifier, not the name

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.errors import INVALID_ARGUMENT, SYMBOL_NOT_FOUND, ToolError
+from server.errors import INVALID_ARGUMENT, ToolError
 from server.queries import source as source_query
 from server.queries.source import get_sources
 from server.tools import READ_TOOLS
@@ -29,7 +29,7 @@ def gen(graph: StandardGraph) -> Iterator[Generation]:
         yield generation
 
 
-def source(gen: Generation, *selectors: dict[str, Any], **options: Any) -> str:
+def source(gen: Generation, *selectors: object, **options: Any) -> str:
     return READ_TOOLS["get_source"](gen, {"symbols": list(selectors), **options})
 
 
@@ -60,9 +60,9 @@ def test_context_lines_are_clamped_at_the_file_edges(gen: Generation) -> None:
     assert body == "".join(SHAPES.splitlines(keepends=True)[6:22])
 
 
-def test_detailed_appends_the_stable_key_to_the_header(graph: StandardGraph, gen: Generation) -> None:
-    text = source(gen, {"qualified_name": "pkg.shapes.unused"}, response_format="detailed")
-    assert text.splitlines()[1].endswith(" " + graph.key("alpha", "pkg.shapes.unused"))
+def test_response_format_is_refused_with_the_reason(gen: Generation) -> None:
+    err = error(gen, {"symbols": [{"qualified_name": "pkg.shapes.unused"}], "response_format": "detailed"})
+    assert err.code == INVALID_ARGUMENT and err.message.startswith("response_format is not accepted any more")
 
 
 def test_a_changed_file_is_re_anchored_and_the_shift_declared(graph: StandardGraph, gen: Generation) -> None:
@@ -99,21 +99,42 @@ def test_two_equally_near_declarations_are_refused_rather_than_guessed(graph: St
 
 def test_a_shift_past_the_end_of_the_file_is_refused(graph: StandardGraph, gen: Generation) -> None:
     use = graph.builder.root("alpha") / "pkg" / "use.py"
-    use.write_text("\n" * 20 + "def main():\n")
+    use.write_text("\n" * 20 + "def main(\n")  # half typed: no end can be found, and the indexed length overruns
     text = source(gen, {"qualified_name": "pkg.use.main"})
     assert "runs past the end of the file" in text.splitlines()[1]
 
 
+def test_a_function_that_grew_and_moved_is_served_whole_by_its_syntax(graph: StandardGraph, gen: Generation) -> None:
+    use = graph.builder.root("alpha") / "pkg" / "use.py"
+    grown = (
+        "from pkg.shapes import make_square\n\n\n"
+        "def total_area(shapes):\n    return sum(s.area() for s in shapes)\n\n\n"
+        "# moved down by a comment\n"
+        "def main():\n"
+        "    text = \"\"\"\nnot indented, still the body\n\"\"\"\n"
+        "    sq = make_square(\n2)\n"
+        "\n"
+        "    return total_area([sq])\n"
+        "\n\ndef after():\n    return 0\n"
+    )
+    use.write_text(grown)
+    lines = source(gen, {"qualified_name": "pkg.use.main"}).splitlines()
+    # indexed at 8-10 (three lines); now at 9-16 (eight lines), the dedented string and the wrapped call included
+    assert lines[1] == "@ alpha pkg/use.py:9-16 function pkg.use.main [file changed, re-anchored +1, 8 lines, indexed 3]"
+    assert lines[2] == "def main():" and lines[-1] == "    return total_area([sq])"
+    assert "def after" not in "\n".join(lines)
+
+
 def test_a_file_deleted_since_indexing_is_refused(graph: StandardGraph, gen: Generation) -> None:
     (graph.builder.root("alpha") / "pkg" / "use.py").unlink()
-    assert "no longer exists" in source(gen, {"qualified_name": "pkg.use.main"}).splitlines()[1]
+    assert source(gen, {"qualified_name": "pkg.use.main"}).splitlines()[1] == (
+        "! alpha pkg/use.py pkg.use.main — the file is not on disk any more (deleted or moved since indexing)")
 
 
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "pkg/../../etc"])
-def test_a_selector_path_leaving_the_repository_is_rejected(gen: Generation, path: str) -> None:
-    err = error(gen, {"symbols": [{"qualified_name": "pkg.use.main", "repository": "alpha", "path": path}]})
-    assert err.code == INVALID_ARGUMENT
-    assert err.message.startswith("symbols[0].path must")
+def test_a_selector_path_leaving_the_repository_is_an_error_row(gen: Generation, path: str) -> None:
+    text = source(gen, {"qualified_name": "pkg.use.main", "repository": "alpha", "path": path})
+    assert text.splitlines()[1].startswith("! symbols[0] pkg.use.main — INVALID_ARGUMENT: symbols[0].path must")
 
 
 def _symlinked_graph(tmp_path: Path) -> tuple[GraphBuilder, Generation]:
@@ -152,9 +173,13 @@ def test_the_confined_reader_refuses_dot_dot_and_absolute_paths(tmp_path: Path) 
             source_query.read_confined(str(tmp_path), bad)
 
 
-def test_a_selector_that_resolves_to_nothing_fails_the_whole_call(gen: Generation) -> None:
-    err = error(gen, {"symbols": [{"qualified_name": "pkg.use.main"}, {"qualified_name": "pkg.nowhere"}]})
-    assert err.code == SYMBOL_NOT_FOUND
+def test_a_selector_that_resolves_to_nothing_is_an_error_row_and_the_others_are_served(gen: Generation) -> None:
+    lines = source(gen, {"qualified_name": "pkg.nowhere"}, {"qualified_name": "pkg.use.main"},
+                   {"name": "area"}).splitlines()
+    assert lines[0].endswith("1 bodies  context 0  2 not found")
+    assert lines[1] == '! symbols[0] pkg.nowhere — SYMBOL_NOT_FOUND: qualified name "pkg.nowhere" was not found'
+    assert lines[2] == "@ alpha pkg/use.py:8-10 function pkg.use.main"
+    assert lines[-1].startswith("! symbols[2] area — AMBIGUOUS_SYMBOL: ")
 
 
 @pytest.mark.parametrize("count", [0, 21])
@@ -180,9 +205,11 @@ def test_twenty_symbols_are_served_and_each_file_is_read_once(
 
 
 def test_a_selector_entry_must_be_an_object_with_selector_fields(gen: Generation) -> None:
-    assert error(gen, {"symbols": ["pkg.use.main"]}).message == "symbols[0] must be an object, got a string"
-    err = error(gen, {"symbols": [{"name": "main"}]})
-    assert err.message.startswith("unknown argument symbols[0].name")
+    text = source(gen, "pkg.use.main", {"name": "main", "repository": "alpha"}, {"name": "main", "kind": "x"})
+    lines = text.splitlines()
+    assert lines[1] == "! symbols[0] ? — INVALID_ARGUMENT: symbols[0] must be an object, got a string"
+    assert lines[2] == "@ alpha pkg/use.py:8-10 function pkg.use.main"  # name, like every symbol tool
+    assert lines[-1].startswith("! symbols[2] main — INVALID_ARGUMENT: unknown argument symbols[2].kind")
 
 
 def test_bodies_beyond_the_byte_ceiling_are_trimmed_and_declared(graph: StandardGraph, gen: Generation) -> None:

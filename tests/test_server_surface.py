@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterator
 
 import pytest
 
+from benchmarks import tokenizer
+from server.app import tools_list_json
 from server.errors import ToolError
-from server.surface import ALL_TOOL_SPECS, INSTRUCTIONS_EMPTY, INSTRUCTIONS_READY, READ_TOOL_SPECS, ToolSpec
+from server.surface import (
+    ALL_TOOL_SPECS,
+    INSTRUCTIONS_EMPTY,
+    INSTRUCTIONS_READY,
+    READ_TOOL_SPECS,
+    SCHEMA_TOKEN_BUDGET,
+    ToolSpec,
+    read_tool_specs,
+)
 from server.tools import READ_TOOLS
+from server.tools.common import served_languages
 from snapshot_format.reader import Generation
+from snapshot_format.vocab import LANGUAGES
 from tests.server_fixtures import standard_graph
+
+
+def served_languages_all() -> tuple[str, ...]:
+    """The largest language enum a generation can bring (every language served)."""
+    return LANGUAGES
 
 
 def test_descriptions_and_instructions_contain_no_digit() -> None:
@@ -30,11 +46,16 @@ def test_descriptions_are_one_to_three_sentences_and_say_where_the_tool_loses() 
         assert any(word in spec.description for word in losing_words), spec.name
 
 
-def test_the_schema_surface_and_the_resident_text_stay_within_budget() -> None:
-    schemas = sum(len(json.dumps(spec.input_schema)) for spec in ALL_TOOL_SPECS)
-    assert schemas <= 8000
+def test_the_resident_text_stays_within_budget() -> None:
     resident = sum(len(spec.name.encode()) + len(spec.description.encode()) for spec in ALL_TOOL_SPECS)
     assert resident <= 1900
+
+
+def test_the_whole_tool_list_stays_within_its_token_budget() -> None:
+    """tools/list as the client receives it, counted with o200k_base (the figure is in the README)."""
+    text = tools_list_json(served_languages_all())
+    tokens = tokenizer.count(text)
+    assert tokens <= SCHEMA_TOKEN_BUDGET, f"tools/list is {tokens} o200k tokens, over {SCHEMA_TOKEN_BUDGET}"
 
 
 def test_instructions_fit_in_two_kilobytes_and_lead_with_the_decisive_sentence() -> None:
@@ -44,25 +65,99 @@ def test_instructions_fit_in_two_kilobytes_and_lead_with_the_decisive_sentence()
     assert "index_project" in INSTRUCTIONS_EMPTY.split("\n")[0]
 
 
-def _properties(schema: dict[str, object]) -> list[dict[str, object]]:
-    out = []
+def _properties(schema: dict[str, object]) -> list[tuple[str, dict[str, object]]]:
+    """(name, schema) of every property, nested ones (get_source's entries, index_project's projects) too."""
+    out: list[tuple[str, dict[str, object]]] = []
     stack = [schema]
     while stack:
         node = stack.pop()
-        out.append(node)
-        for value in node.values():
-            if isinstance(value, dict):
-                stack.append(value)
+        for name, prop in dict(node.get("properties", {})).items():  # type: ignore[arg-type]
+            out.append((name, prop))
+            items = prop.get("items")
+            if isinstance(items, dict) and "properties" in items:
+                stack.append(items)
     return out
 
 
-def test_input_schemas_carry_no_descriptions_and_no_output_schema_exists() -> None:
+def test_every_parameter_is_described_without_digits_and_no_output_schema_exists() -> None:
     for spec in ALL_TOOL_SPECS:
         assert spec.input_schema["type"] == "object"
         assert spec.input_schema["additionalProperties"] is False
-        for node in _properties(spec.input_schema):
-            assert "description" not in node, spec.name
+        for name, prop in _properties(spec.input_schema):
+            description = prop.get("description")
+            assert isinstance(description, str) and description, (spec.name, name)
+            assert not re.search(r"\d", description), (spec.name, name, description)  # numbers live in the schema
         assert not hasattr(spec, "output_schema")
+
+
+def test_defaults_and_ranges_are_stated_in_the_schema() -> None:
+    props = {s.name: s.input_schema["properties"] for s in ALL_TOOL_SPECS}
+    assert props["find_references"]["limit"] == {**props["find_references"]["limit"], "default": 50, "maximum": 500}
+    assert props["get_file_outline"]["limit"]["default"] == 200
+    assert props["get_blast_radius"]["depth"]["default"] == 3 and props["get_blast_radius"]["depth"]["maximum"] == 5
+    assert props["find_references"]["view"]["default"] == "compact"
+    assert props["find_references"]["direction"]["default"] == "incoming"
+    assert "pflag.NewFlagSet" in props["find_references"]["qualified_name"]["description"]
+    assert "pkg.module.Class.method" in props["get_symbol"]["qualified_name"]["description"]
+
+
+SYMBOL_TOOLS = ("find_references", "get_blast_radius", "trace_dependencies", "find_cross_repo_consumers",
+                "get_symbol")
+
+
+@pytest.mark.parametrize("tool", SYMBOL_TOOLS)
+def test_every_symbol_tool_takes_one_selector_vocabulary(tool: str) -> None:
+    props = {s.name: s.input_schema["properties"] for s in ALL_TOOL_SPECS}
+    assert {"name", "qualified_name", "stable_key", "repository", "path"} <= set(props[tool])
+    entry = props["get_source"]["symbols"]["items"]["properties"]
+    assert set(entry) == {"name", "qualified_name", "stable_key", "repository", "path"}
+    # row filters have their own names; no tool keeps an old spelling or a second shape switch
+    for spec in ALL_TOOL_SPECS:
+        assert not set(spec.input_schema["properties"]) & {"repo", "language", "path_prefix", "response_format",
+                                                           "kind", "kinds"}, spec.name
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "old", "new"),
+    [
+        ("find_references", {"name": "main", "repo": "alpha"}, "repo", "in_repository"),
+        ("find_references", {"name": "main", "language": "python"}, "language", "in_language"),
+        ("find_references", {"name": "main", "response_format": "detailed"}, "response_format", "view"),
+        ("find_symbol", {"name": "main", "repo": "alpha"}, "repo", "in_repository"),
+        ("find_symbol", {"name": "main", "path_prefix": "pkg"}, "path_prefix", "in_path"),
+        ("find_symbol", {"name": "main", "kind": "function"}, "kind", "symbol_kinds"),
+        ("get_blast_radius", {"name": "main", "kinds": ["function"]}, "kinds", "symbol_kinds"),
+        ("trace_dependencies", {"name": "main", "language": "python"}, "language", "in_language"),
+        ("find_cross_repo_consumers", {"name": "main", "repo": "beta"}, "repo", "in_repository"),
+        ("find_by_intent", {"query": "area", "repository": "alpha"}, "repository", "in_repository"),
+        ("get_file_outline", {"repository": "alpha", "path": "pkg", "kind": "class"}, "kind", "symbol_kinds"),
+        ("get_file_outline", {"repository": "alpha", "path": "pkg", "response_format": "detailed"},
+         "response_format", "view"),
+    ],
+)
+def test_an_old_spelling_is_refused_naming_the_new_one(
+    gen: Generation, tool: str, arguments: dict[str, object], old: str, new: str
+) -> None:
+    with pytest.raises(ToolError) as caught:
+        READ_TOOLS[tool](gen, arguments)
+    assert caught.value.code == "INVALID_ARGUMENT"
+    assert caught.value.message.startswith(f"{old} is not accepted any more: use {new} ("), caught.value.message
+
+
+def test_a_tool_with_one_answer_shape_refuses_response_format_saying_so(gen: Generation) -> None:
+    with pytest.raises(ToolError) as caught:
+        READ_TOOLS["get_symbol"](gen, {"qualified_name": "pkg.use.main", "response_format": "detailed"})
+    assert caught.value.message == "response_format is not accepted any more: this tool has one answer shape"
+
+
+def test_the_language_enum_lists_only_the_languages_a_generation_serves(gen: Generation) -> None:
+    assert served_languages(gen) == ("python",)
+    python_only = {s.name: s for s in read_tool_specs(("python",))}
+    assert python_only["find_references"].input_schema["properties"]["in_language"]["enum"] == ["python"]
+    with_rust = {s.name: s for s in read_tool_specs(("python", "go", "rust"))}
+    assert with_rust["find_symbol"].input_schema["properties"]["in_language"]["enum"] == ["python", "go", "rust"]
+    assert "enum" not in {s.name: s for s in read_tool_specs(())}["find_symbol"].input_schema["properties"][
+        "in_language"]
 
 
 @pytest.fixture(scope="module")

@@ -59,8 +59,8 @@ def test_the_form_a_developer_writes_names_the_same_symbol(gen: Generation) -> N
 def test_an_ambiguous_short_form_lists_the_candidates_and_narrowing_settles_it(gen: Generation) -> None:
     err = error(gen, "get_symbol", qualified_name="QueryClient.getQueryCache")
     assert err.code == AMBIGUOUS_SYMBOL
-    assert "src/legacy/queryClient.ts:2 src.legacy.queryClient.QueryClient.getQueryCache (method)" in err.message
-    assert "src/queryClient.ts:2 src.queryClient.QueryClient.getQueryCache (method)" in err.message
+    assert "app src/legacy/queryClient.ts:2-4 src.legacy.queryClient.QueryClient.getQueryCache" in err.message
+    assert "app src/queryClient.ts:2-4 src.queryClient.QueryClient.getQueryCache" in err.message
     one = call(gen, "get_symbol", qualified_name="QueryClient.getQueryCache", repository="app",
                path="src/queryClient.ts")
     assert one["results"]["qualified_name"] == "src.queryClient.QueryClient.getQueryCache"
@@ -68,7 +68,10 @@ def test_an_ambiguous_short_form_lists_the_candidates_and_narrowing_settles_it(g
     assert sorted(r["file_path"] for r in found["results"]) == ["src/legacy/queryClient.ts", "src/queryClient.ts"]
 
 
-def test_only_the_module_prefix_may_be_dropped(gen: Generation) -> None:
-    # a member alone is a name, not a qualified name: the class is part of it
-    assert error(gen, "get_symbol", qualified_name="subscribe").code == SYMBOL_NOT_FOUND
-    assert error(gen, "get_symbol", qualified_name="queryClient.QueryClient.getQueryCache").code == SYMBOL_NOT_FOUND
+def test_a_unique_dotted_tail_names_its_symbol_and_a_name_nobody_declares_is_not_found(gen: Generation) -> None:
+    # every language's selector accepts a unique dotted tail of the stored name (server/name_forms.py)
+    one = call(gen, "get_symbol", qualified_name="legacy.queryClient.QueryClient.getQueryCache")["results"]
+    assert one["qualified_name"] == "src.legacy.queryClient.QueryClient.getQueryCache"
+    both = error(gen, "get_symbol", qualified_name="queryClient.QueryClient.getQueryCache")  # a tail of both
+    assert both.code == AMBIGUOUS_SYMBOL
+    assert error(gen, "get_symbol", qualified_name="Subscribable.unsubscribeAll").code == SYMBOL_NOT_FOUND

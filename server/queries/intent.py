@@ -3,19 +3,22 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from server.testfiles import FileRoles
+from server.views import module_relative
 from snapshot_format.lexical import terms
 from snapshot_format.reader import Generation
 
 K1 = 1.2
 B = 0.75
 SYMBOLS_PER_FILE = 3
-# A task described in words is usually about the code, not its tests: tests that merely exercise the
-# same words rank below the source they test (they still match, and a test-only query still finds them).
+# A task described in words is usually about the code, not its tests: when tests are listed too
+# (include_tests), those that merely exercise the same words rank below the source they test.
 TEST_FILE_WEIGHT = 0.6
 PATH_BONUS = 2.0  # per query term (times its idf) found in the path
-_TEST_DIRS = frozenset({"test", "tests", "testing", "__tests__", "spec", "testdata"})
+IsTest = Callable[[str, str, str], bool]  # (repository, path, language) -> in a test file
 
 
 @dataclass
@@ -25,6 +28,7 @@ class SymbolMatch:
     start_line: int
     end_line: int
     matched: list[str]
+    relative_name: str = ""  # the qualified name without the module its file implies (compact labels)
 
 
 @dataclass
@@ -35,6 +39,7 @@ class FileMatch:
     score: float
     matched: list[str]
     symbols: list[SymbolMatch] = field(default_factory=list)
+    test: bool = False
 
 
 def query_terms(query: str) -> list[str]:
@@ -46,7 +51,8 @@ def query_terms(query: str) -> list[str]:
 
 
 def rank_files(
-    gen: Generation, query: str, *, repository: str | None = None, language: str | None = None
+    gen: Generation, query: str, *, repository: str | None = None, language: str | None = None,
+    is_test: IsTest | None = None,
 ) -> list[FileMatch]:
     """Every file matching at least one query term, best first (ties broken by repository and path)."""
     stats = gen.lexicon_stats()
@@ -54,6 +60,8 @@ def rank_files(
     if stats is None or not wanted or gen.lexicon_unusable() is not None:
         return []
     n_docs, avg_len = stats.documents, stats.average_length
+    if is_test is None:
+        is_test = FileRoles(gen).is_test
     scores: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
     idfs: dict[str, float] = {}
@@ -80,22 +88,12 @@ def rank_files(
         # weighted fields lets a long file that mentions everything outrank the file named for it).
         path_terms = set(terms(path))
         score += PATH_BONUS * sum(idf for term, idf in idfs.items() if term in path_terms)
-        if _is_test_path(path):
+        test = is_test is not None and is_test(repo, path, lang)
+        if test:
             score *= TEST_FILE_WEIGHT
-        out.append(FileMatch(repo, path, lang, round(score, 4), matched[doc]))
+        out.append(FileMatch(repo, path, lang, round(score, 4), matched[doc], test=test))
     out.sort(key=lambda m: (-m.score, m.repository, m.path))
     return out
-
-
-def _is_test_path(path: str) -> bool:
-    parts = path.split("/")
-    name = parts[-1]
-    return (
-        any(p in _TEST_DIRS for p in parts[:-1])
-        or name.startswith("test_")
-        or name.endswith(("_test.py", "_test.go", ".test.ts", ".test.tsx", ".test.js", ".spec.ts", ".spec.js"))
-        or name == "conftest.py"
-    )
 
 
 # Document lengths by (generation directory, document): generations are immutable, and ids alone repeat
@@ -115,12 +113,13 @@ def _doc_length(gen: Generation, doc: int) -> float:
     return cached
 
 
-def matching_symbols(gen: Generation, match: FileMatch, *, kind: str | None = None) -> list[SymbolMatch]:
+def matching_symbols(gen: Generation, match: FileMatch, *, kinds: frozenset[str] | None = None
+                     ) -> list[SymbolMatch]:
     """The few declarations of a file whose name or docstring carries a matched term, best first."""
     wanted = set(match.matched)
     found: list[tuple[int, SymbolMatch]] = []
     for sym in gen.declarations(match.repository, match.path):
-        if sym.kind == "module" or (kind is not None and sym.kind != kind):
+        if sym.kind == "module" or (kinds is not None and sym.kind not in kinds):
             continue
         name_terms = set(terms(sym.name))
         doc_terms = set(terms(sym.doc)) if sym.doc else set()
@@ -129,7 +128,8 @@ def matching_symbols(gen: Generation, match: FileMatch, *, kind: str | None = No
             continue
         # Name hits outrank docstring hits; more distinct terms first.
         rank = 2 * len(wanted & name_terms) + len(wanted & doc_terms)
-        found.append((rank, SymbolMatch(sym.qualified_name, sym.kind, sym.start_line, sym.end_line, hits)))
+        found.append((rank, SymbolMatch(sym.qualified_name, sym.kind, sym.start_line, sym.end_line, hits,
+                                        module_relative(sym))))
     found.sort(key=lambda item: (-item[0], item[1].start_line))
     return [s for _rank, s in found[:SYMBOLS_PER_FILE]]
 
@@ -140,15 +140,16 @@ def find_by_intent(
     *,
     repository: str | None = None,
     language: str | None = None,
-    kind: str | None = None,
+    kinds: frozenset[str] | None = None,
+    is_test: IsTest | None = None,
 ) -> list[FileMatch]:
-    """Ranked files for a task; with ``kind``, only files declaring a matching symbol of that kind."""
-    ranked = rank_files(gen, query, repository=repository, language=language)
-    if kind is None:
+    """Ranked files for a task; with ``kinds``, only files declaring a matching symbol of those kinds."""
+    ranked = rank_files(gen, query, repository=repository, language=language, is_test=is_test)
+    if kinds is None:
         return ranked
     kept = []
     for match in ranked:
-        symbols = matching_symbols(gen, match, kind=kind)
+        symbols = matching_symbols(gen, match, kinds=kinds)
         if symbols:
             match.symbols = symbols
             kept.append(match)

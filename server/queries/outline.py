@@ -21,7 +21,8 @@ class Outline:
 
 
 def outline(
-    gen: Generation, repository: str, path: str, *, kind: str | None = None, include_members: bool = False
+    gen: Generation, repository: str, path: str, *, kinds: frozenset[str] | None = None,
+    include_members: bool = False,
 ) -> Outline:
     """Declarations of a file, or of every file under a directory ("" is the repository root)."""
     check_repository(gen, repository)
@@ -42,6 +43,6 @@ def outline(
         )
     symbols = [
         s for s in gen.declarations(repository, path, directory=single is None)
-        if (kind is None or s.kind == kind) and (include_members or kind is not None or s.kind not in MEMBER_KINDS)
+        if (kinds is None or s.kind in kinds) and (include_members or kinds is not None or s.kind not in MEMBER_KINDS)
     ]
     return Outline(files=indexed, symbols=symbols)

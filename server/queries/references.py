@@ -59,6 +59,7 @@ class References:
     rows: list[Reference]
     coverage: Coverage
     dispatch_through: list[str] = field(default_factory=list)
+    unresolved: int = 0  # unresolved records touching the question (in coverage.unresolved_related too)
 
 
 def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], via: str = "") -> list[Reference]:
@@ -116,8 +117,9 @@ def find_references(
     coverage = Coverage()
     for r in rows:
         coverage.count_confidence(r.confidence)
-    coverage.unresolved_related += unresolved_related(gen, subject, outgoing=outgoing)
-    return References(rows=rows, coverage=coverage, dispatch_through=dispatch_through)
+    unresolved = unresolved_related(gen, subject, outgoing=outgoing)
+    coverage.unresolved_related += unresolved
+    return References(rows=rows, coverage=coverage, dispatch_through=dispatch_through, unresolved=unresolved)
 
 
 def unresolved_related(gen: Generation, subject: Symbol, *, outgoing: bool) -> int:

@@ -5,8 +5,10 @@ descriptors opened with O_NOFOLLOW from the repository root down, so no
 symlink component (and no ``..``) can lead outside the repository, even if the
 tree changes while it is read. When the file's SHA-256 differs from the one
 indexed, the file is the authority: the declaration is re-anchored to the
-nearest line that declares its name, and the shift is declared. Re-anchoring
-never creates graph facts.
+nearest line that declares its name, its end is found again from its syntax
+(server/queries/anchor.py: indentation for Python, braces for Go, TypeScript,
+JavaScript, Rust and Dart), and the shift is declared, so a function that grew
+is served whole. Re-anchoring never creates graph facts.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 
+from server.queries.anchor import python_start, syntax_end
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
@@ -43,6 +46,7 @@ class Body:
     text: str  # the bytes served, context included
     shift: int | None = None
     trimmed: bool = False
+    note: str = ""  # what re-anchoring found about the end: "" (as indexed), a new length, or unchecked
 
 
 @dataclass(frozen=True)
@@ -112,7 +116,7 @@ def _check_component(dir_fd: int, part: str, *, want_dir: bool) -> None:
     try:
         info = os.stat(part, dir_fd=dir_fd, follow_symlinks=False)
     except FileNotFoundError:
-        raise Refused("the file no longer exists") from None
+        raise Refused("the file is not on disk any more (deleted or moved since indexing)") from None
     except OSError as exc:
         raise Refused(f"{part}: {exc.strerror}") from None
     if stat.S_ISLNK(info.st_mode):
@@ -155,20 +159,34 @@ def _serve(sym: Symbol, data: bytes, fresh: bool, context: int) -> Body:
         raise Refused("the generation recorded no line range")
     start, end = sym.start_line, max(sym.end_line, sym.start_line)
     shift: int | None = None
+    note = ""
     if not fresh:
         if sym.kind == "module" and start == 1:
             shift = 0
             end = max(len(lines), 1)
         else:
-            shift = reanchor(lines, sym)
-            start, end = start + shift, end + shift
+            declaring = sym.start_line + reanchor(lines, sym)
+            new_start = python_start(lines, declaring) if sym.language == "python" else declaring
+            # A decorated declaration was indexed from its first decorator: keep that distance when the
+            # decorators cannot be seen (a language without them, an edit that removed them).
+            shift = new_start - sym.start_line
+            found_end = syntax_end(lines, declaring, sym.language)
+            indexed_length = end - start
+            start = new_start
+            if found_end is None:
+                end = start + indexed_length
+                note = "end unchecked"
+            else:
+                end = max(found_end, start)
+                if end - start != indexed_length:
+                    note = f"{end - start + 1} lines, indexed {indexed_length + 1}"
     if end > len(lines):
         raise Refused("the declaration runs past the end of the file" + (" after re-anchoring" if shift else ""))
     first, last = max(1, start - context), min(len(lines), end + context)
     text = "".join(lines[first - 1 : last])
     if text and not text.endswith("\n"):
         text += "\n"
-    return Body(symbol=sym, start=start, end=end, text=text, shift=shift)
+    return Body(symbol=sym, start=start, end=end, text=text, shift=shift, note=note)
 
 
 def _cut(body: Body, budget: int) -> Body | None:
@@ -177,7 +195,8 @@ def _cut(body: Body, budget: int) -> Body | None:
     cut = raw.rfind(b"\n")
     if cut < 0:
         return None
-    return Body(body.symbol, body.start, body.end, raw[: cut + 1].decode("utf-8", "ignore"), body.shift, trimmed=True)
+    return Body(body.symbol, body.start, body.end, raw[: cut + 1].decode("utf-8", "ignore"), body.shift, trimmed=True,
+                note=body.note)
 
 
 def get_sources(gen: Generation, symbols: list[Symbol], *, context_lines: int = 0,

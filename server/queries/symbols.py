@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from server.queries.repositories import DERIVED_PREFIX, is_derived
@@ -16,11 +17,14 @@ SIGNATURE_KINDS = frozenset({"function", "func", "method", "class"})
 SORTING_VERSION = "name-repository-path-key-v1"
 
 
+FileFilter = Callable[[str, str], bool]
+
+
 def _keys_named(gen: Generation, name: str, repo: str | None, path_prefix: str | None,
-                include_derived: bool) -> list[bytes]:
+                include_derived: bool, keep_file: FileFilter | None = None) -> list[bytes]:
     """Raw keys of the declarations named exactly ``name``, in index order, filtered on the key bytes alone."""
     entries = gen.name_keys(name, repo)
-    if not path_prefix and (include_derived or repo is not None or not has_derived(gen)):
+    if not path_prefix and keep_file is None and (include_derived or repo is not None or not has_derived(gen)):
         return [k[-KEY_BYTES:] for k in entries]
     head = len(text(name)) + 1
     wanted_path = text(path_prefix or "")
@@ -29,8 +33,11 @@ def _keys_named(gen: Generation, name: str, repo: str | None, path_prefix: str |
         repository, _, path = k[head : -KEY_BYTES - 1].partition(SEP)
         if repo is None and not include_derived and repository.startswith(DERIVED_PREFIX.encode()):
             continue
-        if path.startswith(wanted_path):
-            out.append(k[-KEY_BYTES:])
+        if not path.startswith(wanted_path):
+            continue
+        if keep_file is not None and not keep_file(repository.decode("utf-8"), path.decode("utf-8")):
+            continue
+        out.append(k[-KEY_BYTES:])
     return out
 
 
@@ -44,33 +51,36 @@ def match_symbols(
     name: str,
     *,
     mode: str = "exact",
-    kind: str | None = None,
+    kinds: frozenset[str] | None = None,
     repo: str | None = None,
     path_prefix: str | None = None,
     include_derived: bool = False,
+    keep_file: FileFilter | None = None,
 ) -> list[bytes]:
     """Raw keys of the declarations matching ``name`` in ``mode``, filtered, in index order.
 
     The order is the name index's: name, repository, path, stable key. It groups
     the rows of one file together and needs no sort, so a page decodes only its
-    own records; only the kind filter needs every record.
+    own records; only the kind filter needs every record. ``keep_file`` filters
+    on (repository, path), read from the index keys.
     """
     if mode == "qualified_exact":
         # the module-prefixed form, else the form a developer writes (``QueryClient.getQueryCache``)
         found = gen.symbols_by_qualified_name(name, repo) or short_form_matches(gen, name, repo)
         found = [s for s in found
                  if (not path_prefix or s.path.startswith(path_prefix))
-                 and (include_derived or repo is not None or not is_derived(s.repository))]
-        return [key_to_bytes(s.key) for s in found if kind is None or s.kind == kind]
+                 and (include_derived or repo is not None or not is_derived(s.repository))
+                 and (keep_file is None or keep_file(s.repository, s.path))]
+        return [key_to_bytes(s.key) for s in found if kinds is None or s.kind in kinds]
     if mode == "exact":
         names = [name]
     elif mode == "prefix":
         names = list(gen.distinct_names(name))
     else:
         names = [n for n in gen.distinct_names() if name in n]
-    raws = [k for n in names for k in _keys_named(gen, n, repo, path_prefix, include_derived)]
-    if kind is not None:
-        keep = {key_to_bytes(s.key) for s in gen.symbols_by_raw(raws) if s.kind == kind}
+    raws = [k for n in names for k in _keys_named(gen, n, repo, path_prefix, include_derived, keep_file)]
+    if kinds is not None:
+        keep = {key_to_bytes(s.key) for s in gen.symbols_by_raw(raws) if s.kind in kinds}
         raws = [k for k in raws if k in keep]
     return raws
 

@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from server.args import Args
 from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor
 from server.envelope import Coverage, envelope
 from server.errors import invalid
+from server.testfiles import FileRoles, tests_note
 from snapshot_format.reader import Generation
-from snapshot_format.vocab import Provenance
+from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Provenance
 
-RESPONSE_FORMATS = ("concise", "detailed")
 VIEWS = ("compact", "full", "files")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -45,8 +47,70 @@ def read_view(args: Args, *, files_allowed: bool) -> str:
     return view
 
 
-def read_detailed(args: Args) -> bool:
-    return args.enum("response_format", RESPONSE_FORMATS, "concise") == "detailed"
+def served_languages(gen: Generation) -> tuple[str, ...]:
+    """The languages the generation holds symbols in, in the vocabulary's order (the schemas' enum)."""
+    held = {e.key for e in gen.breakdown().symbols_by_language if e.count}
+    return (*(lang for lang in LANGUAGES if lang in held), *sorted(held - set(LANGUAGES)))
+
+
+def read_in_language(args: Args, gen: Generation) -> str | None:
+    """``in_language``: one of the languages this generation holds (any other would silently match nothing)."""
+    value = args.string("in_language")
+    if value is None:
+        return None
+    served = served_languages(gen)
+    if value not in served:
+        raise invalid(f"{args.name('in_language')} must be one of the languages this graph holds "
+                      f"({', '.join(served) or 'none yet'}); got {value!r}")
+    return value
+
+
+def read_symbol_kinds(args: Args) -> tuple[frozenset[str] | None, list[str] | None]:
+    """``symbol_kinds``: (None, None) when absent, else (the kinds, or None for ``["*"]``; the sorted echo)."""
+    raw = args.string_list("symbol_kinds")
+    if not raw:
+        return None, None
+    if "*" in raw:
+        if len(set(raw)) != 1:
+            raise invalid('symbol_kinds ["*"] means every kind and must stand alone')
+        return None, ["*"]
+    unknown = [k for k in raw if k not in SYMBOL_KINDS]
+    if unknown:
+        raise invalid(f"symbol_kinds: {unknown[0]!r} is not a symbol kind; accepted: "
+                      f"{', '.join(sorted(SYMBOL_KINDS))} or [\"*\"]")
+    chosen = sorted(set(raw))
+    return frozenset(chosen), chosen
+
+
+@dataclass(frozen=True)
+class SplitByTests:
+    """Rows with those in test files left out (unless asked for), and what was left out."""
+
+    kept: list[Any]
+    test_rows: int = 0
+    test_files: int = 0
+
+    def note(self) -> str | None:
+        return tests_note(self.test_rows, self.test_files) if self.test_rows else None
+
+
+def split_tests(gen: Generation, rows: Sequence[T], where: Callable[[T], tuple[str, str, str]],
+                include_tests: bool) -> SplitByTests:
+    """Leave out the rows whose (repository, path, language) is a test file, counting them; all with include_tests."""
+    if include_tests:
+        return SplitByTests(list(rows))
+    roles = FileRoles(gen)
+    kept: list[T] = []
+    files: set[tuple[str, str]] = set()
+    dropped = 0
+    for row in rows:
+        repository, path, language = where(row)
+        if roles.is_test(repository, path, language):
+            dropped += 1
+            files.add((repository, path))
+        else:
+            kept.append(row)
+    return SplitByTests(kept, dropped, len(files))
 
 
 def read_path_prefix(args: Args, field: str) -> str | None:
@@ -72,6 +136,7 @@ def wrap(
     results: Any,
     guidance: str | None = None,
     completeness: dict[str, Any] | None = None,
+    tests: str | None = None,
 ) -> dict[str, Any]:
     """The envelope of this generation around ``results``."""
     return envelope(
@@ -85,6 +150,7 @@ def wrap(
         results=results,
         guidance=guidance,
         completeness=completeness,
+        tests=tests,
     )
 
 

@@ -11,7 +11,7 @@ from server.queries.consumers import Consumer, find_consumers, package_key
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.tools.common import (
     provenance_name,
-    read_detailed,
+    read_in_language,
     read_paging,
     read_view,
     truncation_guidance,
@@ -19,17 +19,16 @@ from server.tools.common import (
 )
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind
+from snapshot_format.vocab import Confidence, EdgeKind
 
-CONSUMERS_ARGS = (*SELECTOR_FIELDS, "repo", "language", "limit", "cursor", "response_format", "view")
-_HOISTABLE = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason", "requested_package",
-              "requested_symbol")
-_GROUP_KEY = ("category", "edge_kind", "confidence", "provenance", "evidence_kind", "reason")
+CONSUMERS_ARGS = (*SELECTOR_FIELDS, "in_repository", "in_language", "limit", "cursor", "view")
+# Compact entries leave provenance and evidence_kind (which the category implies) to view full.
+_HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol")
+_GROUP_KEY = ("category", "edge_kind", "confidence", "reason")
 # Also tried (the smallest page wins): edge_kind left on the rows, so that one category is one group.
-_COARSE_GROUP_KEY = ("category", "confidence", "provenance", "evidence_kind", "reason")
+_COARSE_GROUP_KEY = ("category", "confidence", "reason")
 _ENTRY_ORDER = ("category", "repo", "pkg", "at", "end_line", "qualified_name", "name", "kind", "edge_kind",
-                "confidence", "provenance", "evidence_kind", "requested_package", "requested_symbol", "reason",
-                "detail", "line", "col")
+                "confidence", "requested_package", "requested_symbol", "reason", "detail", "line")
 
 
 def _row(c: Consumer) -> dict[str, Any]:
@@ -42,7 +41,7 @@ def _row(c: Consumer) -> dict[str, Any]:
             "edge_kind": EdgeKind(c.edge_kind).name, "repository": s.repository, "package_name": s.package,
             "file_path": s.path, "start_line": s.start_line, "end_line": s.end_line,
             "confidence": Confidence(c.confidence).name, "provenance": provenance_name(c.provenance),
-            "evidence_kind": "reference", "evidence_line": c.evidence_line,
+            "evidence_kind": "reference", "evidence_line": c.evidence_line, "stable_key": s.key,
         })
         if c.evidence_col:
             row["start_column"] = c.evidence_col
@@ -70,13 +69,12 @@ def _row(c: Consumer) -> dict[str, Any]:
     return row
 
 
-def _subject_full(s: Symbol, detailed: bool) -> dict[str, Any]:
+def _subject_full(s: Symbol) -> dict[str, Any]:
     out: dict[str, Any] = {"qualified_name": s.qualified_name, "repository": s.repository, "package_name": s.package,
                            "module_path": s.path, "file_path": s.path, "start_line": s.start_line,
                            "end_line": s.end_line}
-    if detailed:
-        out["stable_key"] = s.key
-        out["package_key"] = package_key(s)
+    out["stable_key"] = s.key
+    out["package_key"] = package_key(s)
     return out
 
 
@@ -89,7 +87,7 @@ def _subject_compact(s: Symbol) -> dict[str, Any]:
     return out
 
 
-def _compact_entry(c: Consumer, detailed: bool) -> dict[str, Any]:
+def _compact_entry(c: Consumer) -> dict[str, Any]:
     full = _row(c)
     entry: dict[str, Any] = {"category": c.category, "repo": full["repository"]}
     if "package_name" in full:
@@ -106,14 +104,9 @@ def _compact_entry(c: Consumer, detailed: bool) -> dict[str, Any]:
         entry["kind"] = s.kind
         if c.evidence_line and c.evidence_line != s.start_line:
             entry["line"] = c.evidence_line
-        if detailed:
-            entry["stable_key"] = s.key
-    for column in ("edge_kind", "confidence", "provenance", "evidence_kind", "requested_package",
-                   "requested_symbol", "reason", "detail"):
+    for column in ("edge_kind", "confidence", "requested_package", "requested_symbol", "reason", "detail"):
         if column in full:
             entry[column] = full[column]
-    if "start_column" in full:
-        entry["col"] = full["start_column"]
     return entry
 
 
@@ -125,6 +118,8 @@ def _merge_packages(pairs: list[tuple[Consumer, dict[str, Any]]]) -> list[dict[s
         if consumer.category != "package":
             out.append(entry)
             continue
+        if entry.get("edge_kind") == "PACKAGE_DEPENDS_ON":  # what the package category means
+            entry = {k: v for k, v in entry.items() if k != "edge_kind"}
         key = tuple((k, v) for k, v in entry.items() if k not in ("pkg", "detail"))
         merged = index.get(key)
         if merged is None:
@@ -141,12 +136,10 @@ def _merge_packages(pairs: list[tuple[Consumer, dict[str, Any]]]) -> list[dict[s
 
 
 def _strip(entry: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
-    return {k: entry[k] for k in _ENTRY_ORDER if k in entry and k not in skip} | (
-        {"stable_key": entry["stable_key"]} if "stable_key" in entry else {})
+    return {k: entry[k] for k in _ENTRY_ORDER if k in entry and k not in skip}
 
 
-_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence", "provenance", "evidence_kind", "evidence",
-                "stable_key")
+_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence")
 
 
 def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
@@ -154,22 +147,36 @@ def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
     s = c.symbol
     assert s is not None
     return {**entry, "repository": s.repository, "file_path": s.path, "package": s.package,
-            "qualified_name": s.qualified_name, "label": views.label(s.qualified_name, s.start_line, s.end_line),
-            "evidence": f"{c.evidence_line or s.start_line}:{c.evidence_col}",
-            "stable_key": s.key if entry.get("stable_key") else ""}
+            "qualified_name": s.qualified_name, "label": views.module_label(s)}
 
 
-def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str, Any]:
+def _merge_uses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per consuming declaration: its several uses of the subject become one ``KIND+KIND`` edge_kind."""
+    out: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for row in rows:
+        key = (row["repository"], row["file_path"], row["label"], row.get("category"), row.get("confidence"),
+               row.get("kind"))
+        kept = seen.get(key)
+        if kept is None:
+            seen[key] = dict(row)
+            out.append(seen[key])
+        elif row.get("edge_kind") and row["edge_kind"] not in str(kept.get("edge_kind", "")).split("+"):
+            kept["edge_kind"] = f"{kept['edge_kind']}+{row['edge_kind']}"
+    return out
+
+
+def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
     """Consumers with a declaration grouped by file as labels; package and unresolved rows as entries.
 
     A deviation from the reference system's per-consumer objects (docs/surface.md §6.3 item 5): a consuming
     declaration is the label ``qn@start[-end]`` in ``files: [{repo?, file, pkg?, at}]`` with a positional tail
-    (category, edge_kind, kind, confidence, provenance, evidence_kind, ``line:col`` of the evidence), the
+    (category, edge_kind, kind, confidence; the uses of one declaration merged), the
     columns every row shares hoisted, the repository most rows share stated once in the header (``repository``),
     and ``pkg`` left off a file whose qualified names spell it. Package and unresolved rows keep the reference
     system's entries (``repo`` only when it differs from the header's).
     """
-    entries = [_compact_entry(c, detailed) for c in page]
+    entries = [_compact_entry(c) for c in page]
     owner = {id(e): c for e, c in zip(entries, page, strict=True)}
     header = views.hoist(entries, (*_HOISTABLE, "kind"))
     repository = views.default_repository(entries, "repo")
@@ -179,7 +186,7 @@ def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str,
 
     def body(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, Any]:
         hidden = (*header, *skip)
-        symbol_rows = [_symbol_row(owner[id(m)], m) for m in members if owner[id(m)].symbol is not None]
+        symbol_rows = _merge_uses([_symbol_row(owner[id(m)], m) for m in members if owner[id(m)].symbol is not None])
         others = [(owner[id(m)], _strip(m, (*hidden, *(("repo",) if m["repo"] == repository else ()))))
                   for m in members if owner[id(m)].symbol is None]
         out: dict[str, Any] = {}
@@ -209,7 +216,7 @@ def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str,
             continue
         groups = []
         for key, members in split:
-            shared = views.hoist(members, ("detail",))
+            shared = views.hoist(members, ("detail", "kind"))
             groups.append({**key, **shared, **body(members, (*loose, *shared))})
         shapes.append({**head, "groups": groups})
     return views.smallest(*shapes)
@@ -218,10 +225,9 @@ def _compact(subject: Symbol, page: list[Consumer], detailed: bool) -> dict[str,
 def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, Any]:
     """Consumers of the symbol in other repositories: exact symbols, packages, candidates, unresolved asks."""
     args = Args(arguments, CONSUMERS_ARGS)
-    repo = args.string("repo")
+    repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
-    language = args.enum("language", LANGUAGES, "") or None
-    detailed = read_detailed(args)
+    language = read_in_language(args, gen)
     view = read_view(args, files_allowed=False)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
@@ -233,15 +239,15 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = found.rows[start:end]
     if view == "full":
-        results: dict[str, Any] = {"subject": _subject_full(subject, detailed),
+        results: dict[str, Any] = {"subject": _subject_full(subject),
                                     "consumers": [_row(c) for c in page] if page else None}
     else:
-        results = _compact(subject, page, detailed)
+        results = _compact(subject, page)
     guidance = None
     if total == 0:
         guidance = ("no other repository consumes this symbol; check graph_status in case a consumer was never "
                     "indexed, and use find_references for uses in its own repository")
     elif len(page) < total:
-        guidance = truncation_guidance(len(page), total, "repo or language")
+        guidance = truncation_guidance(len(page), total, "in_repository or in_language")
     return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
                 coverage=found.coverage, results=results, guidance=guidance)

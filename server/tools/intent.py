@@ -18,26 +18,26 @@ from server.errors import invalid
 from server.queries.intent import FileMatch, matching_symbols, query_terms
 from server.queries.intent import find_by_intent as query
 from server.selector import check_repository
-from server.tools.common import read_paging, truncation_guidance, wrap
-from server.tools.symbols import read_kind
+from server.testfiles import FileRoles, tests_note
+from server.tools.common import read_in_language, read_paging, read_symbol_kinds, wrap
 from snapshot_format.reader import Generation
-from snapshot_format.vocab import LANGUAGES
 
-INTENT_ARGS = ("query", "repository", "language", "kind", "limit", "cursor")
+INTENT_ARGS = ("query", "in_repository", "in_language", "symbol_kinds", "include_tests", "limit", "cursor")
 DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
 
 
 def _symbols(match: FileMatch) -> list[Any]:
-    return [[views.label(s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
+    return [[views.label(s.relative_name or s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
 
 
 def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     """Files ranked for a task in words, with the symbols and terms that matched."""
     args = Args(arguments, INTENT_ARGS)
     text = args.string("query", required=True) or ""
-    repository = args.string("repository")
-    language = args.enum("language", LANGUAGES, "") or None
-    kind = read_kind(args)
+    repository = args.string("in_repository")
+    language = read_in_language(args, gen)
+    kinds, kinds_echo = read_symbol_kinds(args)
+    include_tests = args.boolean("include_tests")
     paging = read_paging(args, gen, DEFAULT_LIMIT)
     check_repository(gen, repository)
     wanted = query_terms(text)
@@ -45,15 +45,20 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
         raise invalid("query has no searchable word; describe the task in a few words")
     unusable = gen.lexicon_unusable()
     indexed = unusable is None
-    ranked = query(gen, text, repository=repository, language=language, kind=kind) if indexed else []
+    roles = FileRoles(gen)
+    ranked = query(gen, text, repository=repository, language=language, kinds=kinds, is_test=roles.is_test
+                   ) if indexed else []
+    tests = [m for m in ranked if m.test]
+    if not include_tests:
+        ranked = [m for m in ranked if not m.test]
     cursor_scope = scope("find_by_intent", "intent-bm25-v1", terms=wanted, repository=repository,
-                         language=language, kind=kind)
+                         language=language, kind=kinds_echo, include_tests=include_tests)
     total = len(ranked)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = ranked[start:end]
     for match in page:
         if not match.symbols:
-            match.symbols = matching_symbols(gen, match, kind=kind)
+            match.symbols = matching_symbols(gen, match, kinds=kinds)
     # The repository most files share is stated once; a file names its own only when it differs.
     repository = views.default_repository([{"repository": m.repository} for m in page])
     header = {"repository": repository} if repository is not None else {}
@@ -63,13 +68,12 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
         if m.repository != repository:
             entry["repo"] = m.repository
         entry["file"] = m.path
-        entry["score"] = round(m.score, 2)
         entry["terms"] = m.matched
         if m.symbols:
-            kinds = {sym.kind for sym in m.symbols}
-            if len(kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
-                entry["kind"] = next(iter(kinds))
-                entry["symbols"] = [views.label(sym.qualified_name, sym.start_line, sym.end_line)
+            file_kinds = {sym.kind for sym in m.symbols}
+            if len(file_kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
+                entry["kind"] = next(iter(file_kinds))
+                entry["symbols"] = [views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line)
                                     for sym in m.symbols]
             else:
                 entry["symbols"] = _symbols(m)
@@ -78,10 +82,9 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     guidance = None
     if unusable is not None:
         guidance = unusable
-    elif total == 0:
+    elif total == 0 and not (tests and not include_tests):
         guidance = ("no indexed file matches these words; try other words or a name fragment with "
                     "find_symbol mode substring")
-    elif len(page) < total:
-        guidance = truncation_guidance(len(page), total, "more words, repository, language or kind")
+    left_out = 0 if include_tests else len(tests)
     return wrap(gen, compact=True, total=total, returned=len(page), next_cursor=next_cursor, coverage=Coverage(),
-                results=results, guidance=guidance)
+                results=results, guidance=guidance, tests=tests_note(left_out, left_out) if left_out else None)

@@ -10,12 +10,11 @@ from server.cursor import scope
 from server.envelope import Coverage
 from server.queries.outline import outline
 from server.queries.symbols import concise_signature
-from server.tools.common import read_detailed, read_paging, read_view, wrap
-from server.tools.symbols import read_kind
+from server.tools.common import read_paging, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import File, Symbol
 
-OUTLINE_ARGS = ("repository", "path", "kind", "include_members", "limit", "cursor", "response_format", "view")
+OUTLINE_ARGS = ("repository", "path", "symbol_kinds", "include_members", "limit", "cursor", "view")
 
 
 def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
@@ -23,13 +22,14 @@ def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
     args = Args(arguments, OUTLINE_ARGS)
     repository = args.string("repository", required=True) or ""
     path = args.path("path", required=True) or ""
-    kind = read_kind(args)
+    kinds, kinds_echo = read_symbol_kinds(args)
     include_members = args.boolean("include_members")
-    detailed = read_detailed(args)
     view = read_view(args, files_allowed=True)
+    detailed = view == "full"
     paging = read_paging(args, gen, 200)
-    found = outline(gen, repository, path, kind=kind, include_members=include_members)
-    cursor_scope = scope("get_file_outline", "file-order-v1", repository=repository, path=path, kind=kind,
+    found = outline(gen, repository, path, kinds=kinds if kinds_echo != ["*"] else None,
+                    include_members=include_members or kinds_echo == ["*"])
+    cursor_scope = scope("get_file_outline", "file-order-v1", repository=repository, path=path, kind=kinds_echo,
                          include_members=include_members)
     total = len(found.symbols)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
@@ -84,7 +84,9 @@ def _full(repository: str, path: str, files: list[File], page: list[Symbol], det
 
 
 def _compact(repository: str, path: str, files: list[File], page: list[Symbol], detailed: bool) -> dict[str, Any]:
-    rows = [{"kind": s.kind, "exported": s.exported, "symbol": s} for s in page]
+    # exported is left off where the name says it (views.exported_is_implied), so it neither groups nor hoists
+    rows = [{"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s}
+            for s in page]
     hoisted = views.hoist(rows, ("kind", "exported"))
     head: dict[str, Any] = {"repository": repository, "path": path}
     packages = _packages(files, page)
@@ -101,11 +103,11 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             "kind": s.kind if "kind" in loose and "kind" not in skip else "",
             "exported": ("exported" if s.exported else "unexported")
-            if "exported" in loose and "exported" not in skip else "",
+            if "exported" in loose and "exported" not in skip and row["exported"] is not None else "",
             "signature": s.signature if detailed and s.signature else "",
             "stable_key": s.key if detailed else "",
         }
-        return views.tail_entry(views.label(s.qualified_name, s.start_line, s.end_line), tail,
+        return views.tail_entry(views.module_label(s), tail,
                                 ("name", "kind", "exported", "signature", "stable_key"), ())
 
     # One file outlined: its path is the header's, so the labels go straight under ``at`` (a deviation from

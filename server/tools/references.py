@@ -7,6 +7,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.envelope import Coverage
 from server.errors import invalid
 from server.queries.references import (
     ALL_KINDS,
@@ -23,25 +24,28 @@ from server.queries.repositories import analyses
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.tools.common import (
     provenance_name,
-    read_detailed,
+    read_in_language,
     read_paging,
     read_view,
+    split_tests,
     truncation_guidance,
     wrap,
 )
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import LANGUAGES, Confidence, EdgeKind
+from snapshot_format.vocab import Confidence, EdgeKind
 
 FIND_REFERENCES_ARGS = (
-    *SELECTOR_FIELDS, "name", "direction", "repo", "language", "edge_kinds", "confidence", "include_derived",
-    "limit", "cursor", "response_format", "view",
+    *SELECTOR_FIELDS, "direction", "in_repository", "in_language", "edge_kinds", "confidence", "include_derived",
+    "include_tests", "limit", "cursor", "view",
 )
 DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
-_TAIL = ("edge_kind", "kind", "confidence", "provenance", "via")
-_HOISTABLE = ("kind", "edge_kind", "confidence", "provenance", "via")
-_GROUP_KEY = ("kind", "edge_kind", "confidence", "provenance", "via")
+# Compact rows carry no provenance (which analyzer saw the edge: view full states it per row); confidence,
+# what an agent acts on, stays.
+_TAIL = ("edge_kind", "kind", "confidence", "via")
+_HOISTABLE = ("kind", "edge_kind", "confidence", "via")
+_GROUP_KEY = ("kind", "edge_kind", "confidence", "via")
 
 
 def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
@@ -65,14 +69,14 @@ def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
 def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
     args = Args(arguments, FIND_REFERENCES_ARGS)
-    repo = args.string("repo")
-    selector = parse_selector(args, allow_name=True, repo_filter=repo)
+    repo = args.string("in_repository")
+    selector = parse_selector(args, repo_filter=repo)
     direction = args.enum("direction", DIRECTIONS, "incoming")
-    language = args.enum("language", LANGUAGES, "") or None
+    language = read_in_language(args, gen)
     kinds, kinds_identity, defaulted = read_edge_kinds(args)
     confidence_name = args.enum("confidence", CONFIDENCES, "") or None
     include_derived = args.boolean("include_derived")
-    detailed = read_detailed(args)
+    include_tests = args.boolean("include_tests")
     view = read_view(args, files_allowed=True)
     paging = read_paging(args, gen, 500 if view == "files" else 50)
     check_repository(gen, repo)
@@ -82,32 +86,48 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         gen, subject, outgoing=outgoing, kinds=kinds, repo=repo, language=language,
         confidence=Confidence[confidence_name] if confidence_name else None, include_derived=include_derived,
     )
+    split = split_tests(gen, found.rows, lambda r: (r.other.repository, r.other.path, r.other.language),
+                        include_tests)
+    rows: list[Reference] = split.kept
     cursor_scope = scope("find_references", "references-v1", subject=subject.key, direction=direction, repo=repo,
-                         language=language, edge_kinds=kinds_identity, confidence=confidence_name)
-    total = len(found.rows)
+                         language=language, edge_kinds=kinds_identity, confidence=confidence_name,
+                         include_tests=include_tests)
+    total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = found.rows[start:end]
+    page = rows[start:end]
     extras: dict[str, Any] = {}
-    if defaulted:
+    if defaulted and view == "full":  # the compact view leaves the declared default to the schema
         extras["edge_kinds_default_excluded"] = list(DEFAULT_EXCLUDED)
     if found.dispatch_through:
         extras["dispatch_through"] = found.dispatch_through
     if view == "files":
         results: Any = _files(subject, direction, page, extras)
     elif view == "full":
-        results = _full(subject, direction, page, extras, detailed)
+        results = _full(subject, direction, page, extras)
     else:
-        results = _compact(subject, direction, page, extras, detailed)
+        results = _compact(subject, direction, page, extras)
     return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
-                coverage=found.coverage, results=results, guidance=_guidance(gen, subject, found, len(page), outgoing))
+                coverage=_coverage(found, rows), results=results,
+                guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
+                tests=split.note())
 
 
-def _guidance(gen: Generation, subject: Symbol, found: References, returned: int, outgoing: bool) -> str | None:
-    total = len(found.rows)
+def _coverage(found: References, rows: list[Reference]) -> Coverage:
+    """The confidences of the rows listed (test rows left out are not in the answer), plus the unresolved."""
+    coverage = Coverage(unresolved_related=found.unresolved)
+    for r in rows:
+        coverage.count_confidence(r.confidence)
+    return coverage
+
+
+def _guidance(gen: Generation, subject: Symbol, found: References, total: int, returned: int, outgoing: bool,
+              test_rows: int) -> str | None:
     if total and returned < total:
-        return truncation_guidance(returned, total, "edge_kinds, confidence, repo or language")
+        return truncation_guidance(returned, total, "edge_kinds, confidence, in_repository or in_language")
     if total:
         return None
+    if test_rows:
+        return None  # the tests note says where the uses are
     if outgoing:
         return "the symbol reaches nothing with these edge kinds; ask direction=incoming for its users"
     repo = gen.repository(subject.repository)
@@ -129,8 +149,7 @@ def _subject_full(s: Symbol) -> dict[str, Any]:
             "repository": s.repository, "file_path": s.path, "start_line": s.start_line}
 
 
-def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any],
-          detailed: bool) -> dict[str, Any]:
+def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
     rows = []
     for r in page:
         o = r.other
@@ -142,18 +161,19 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
         }
         if r.via:
             row["via"] = r.via
-        if detailed:
-            row["stable_key"] = o.key
-            row["evidence_line"] = r.line
-            row["evidence_col"] = r.col
-            row["occurrences"] = r.count
+        row["stable_key"] = o.key
+        row["evidence_line"] = r.line
+        row["evidence_col"] = r.col
+        row["occurrences"] = r.count
         rows.append(row)
     return {"subject": _subject_full(subject), "direction": direction, "references": rows, **extras}
 
 
 def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
-    return {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}", "qn": subject.qualified_name,
-            "direction": direction}
+    head = {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}", "qn": subject.qualified_name}
+    if direction != "incoming":  # the default direction is the schema's
+        head["direction"] = direction
+    return head
 
 
 def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
@@ -169,15 +189,13 @@ def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[
     return {**_subject_compact(subject, direction), **extras, "files": counts}
 
 
-def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any],
-             detailed: bool) -> dict[str, Any]:
+def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
     rows = [
         {
             "repository": r.other.repository, "file_path": r.other.path, "kind": r.other.kind,
             "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
-            "provenance": provenance_name(r.provenance), "via": f"via {r.via}" if r.via else "",
-            "label": views.label(r.other.qualified_name, r.other.start_line, r.other.end_line),
-            "stable_key": r.other.key if detailed else "",
+            "via": f"via {r.via}" if r.via else "",
+            "label": views.module_label(r.other),
         }
         for r in page
     ]
@@ -186,7 +204,7 @@ def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dic
     if repository is not None:
         header = {"repository": repository, **header}
     head = {**_subject_compact(subject, direction), **header, **extras}
-    tail_columns = (*_TAIL, "stable_key")
+    tail_columns = _TAIL
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
         entries = [views.tail_entry(m["label"], m, tail_columns, (*header, *skip)) for m in members]

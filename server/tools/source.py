@@ -1,42 +1,65 @@
-"""get_source: bodies in prose, not JSON (JSON-escaping source costs more tokens)."""
+"""get_source: bodies in prose, not JSON (JSON-escaping source costs more tokens).
+
+Each entry of ``symbols`` is named and served on its own: one that names no symbol (or names several) is a
+``!`` line with the error, and the others are still served.
+"""
 
 from __future__ import annotations
 
 from server.args import Args
-from server.errors import invalid
+from server.errors import ToolError, invalid
 from server.queries.source import BYTE_CEILING, Body, get_sources
 from server.selector import SELECTOR_FIELDS, parse_selector, resolve
-from server.tools.common import read_detailed
 from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
 
 MAX_SYMBOLS = 20
 
 
+def _asked(entry: object) -> str:
+    """How an entry named its symbol, for its error line."""
+    if isinstance(entry, dict):
+        for field in ("stable_key", "qualified_name", "name"):
+            value = entry.get(field)
+            if isinstance(value, str) and value:
+                return value
+    return "?"
+
+
 def get_source(gen: Generation, arguments: object) -> str:
     """The code of up to twenty symbols: a header line per body, then its raw bytes."""
-    args = Args(arguments, ("symbols", "context_lines", "response_format"))
+    args = Args(arguments, ("symbols", "context_lines"))
     entries = args.object_list("symbols", required=True) or []
     if not 1 <= len(entries) <= MAX_SYMBOLS:
         raise invalid(f"symbols must hold between 1 and {MAX_SYMBOLS} selectors; got {len(entries)}")
     context = args.integer("context_lines", default=0, low=0, high=100, zero_is_default=False)
-    detailed = read_detailed(args)
-    selectors = [parse_selector(Args(e, SELECTOR_FIELDS, where=f"symbols[{i}]")) for i, e in enumerate(entries)]
-    symbols = [resolve(gen, s) for s in selectors]
-    answer = get_sources(gen, symbols, context_lines=context)
+    named: list[Symbol | ToolError] = []
+    for i, entry in enumerate(entries):
+        try:
+            named.append(resolve(gen, parse_selector(Args(entry, SELECTOR_FIELDS, where=f"symbols[{i}]"))))
+        except ToolError as exc:
+            named.append(exc)
+    answer = get_sources(gen, [s for s in named if isinstance(s, Symbol)], context_lines=context)
+    errors = sum(1 for s in named if isinstance(s, ToolError))
     first = f"snapshot {gen.id}  {answer.bodies} bodies  context {context}"
+    if errors:
+        first += f"  {errors} not found"
     if answer.trimmed:
         first += f"  trimmed {answer.trimmed} at the {BYTE_CEILING} byte ceiling"
     out = [first + "\n"]
-    for item in answer.items:
+    items = iter(answer.items)
+    for i, item_or_error in enumerate(named):
+        if isinstance(item_or_error, ToolError):
+            out.append(f"! symbols[{i}] {_asked(entries[i])} — {item_or_error.text}\n")
+            continue
+        item = next(items)
         s = item.symbol
         if isinstance(item, Body):
             header = f"@ {s.repository} {s.path}:{item.start}-{item.end} {s.kind} {s.qualified_name}"
             if item.shift is not None:
-                header += f" [file changed, re-anchored {item.shift:+d}]"
+                header += f" [file changed, re-anchored {item.shift:+d}" + (f", {item.note}" if item.note else "") + "]"
             if item.trimmed:
                 header += " [trimmed]"
-            if detailed:
-                header += f" {s.key}"
             out.append(header + "\n")
             out.append(item.text)
         else:

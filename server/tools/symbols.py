@@ -8,7 +8,6 @@ from server import views
 from server.args import Args
 from server.cursor import scope
 from server.envelope import Coverage
-from server.errors import invalid
 from server.queries.symbols import (
     MODES,
     SIGNATURE_KINDS,
@@ -20,21 +19,22 @@ from server.queries.symbols import (
     symbol_detail,
 )
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
-from server.tools.common import read_detailed, read_paging, read_path_prefix, read_view, wrap
+from server.testfiles import FileRoles, tests_note
+from server.tools.common import (
+    read_in_language,
+    read_paging,
+    read_path_prefix,
+    read_symbol_kinds,
+    read_view,
+    wrap,
+)
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import SYMBOL_KINDS
 
 FIND_SYMBOL_ARGS = (
-    "name", "mode", "kind", "repo", "path_prefix", "include_derived", "limit", "cursor", "response_format", "view",
+    "name", "mode", "symbol_kinds", "in_repository", "in_path", "in_language", "include_tests", "include_derived",
+    "limit", "cursor", "view",
 )
-
-
-def read_kind(args: Args) -> str | None:
-    kind = args.string("kind")
-    if kind is not None and kind not in SYMBOL_KINDS:
-        raise invalid(f"kind {kind!r} is not a symbol kind; accepted: {', '.join(sorted(SYMBOL_KINDS))}")
-    return kind
 
 
 def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
@@ -42,27 +42,45 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     args = Args(arguments, FIND_SYMBOL_ARGS)
     name = args.string("name", required=True) or ""
     mode = args.enum("mode", MODES, "exact")
-    kind = read_kind(args)
-    repo = args.string("repo")
-    path_prefix = read_path_prefix(args, "path_prefix")
+    kinds, kinds_echo = read_symbol_kinds(args)
+    repo = args.string("in_repository")
+    path_prefix = read_path_prefix(args, "in_path")
+    language = read_in_language(args, gen)
+    include_tests = args.boolean("include_tests")
     include_derived = args.boolean("include_derived")
-    detailed = read_detailed(args)
     view = read_view(args, files_allowed=False)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
-    matches = match_symbols(gen, name, mode=mode, kind=kind, repo=repo, path_prefix=path_prefix,
-                            include_derived=include_derived)
-    cursor_scope = scope("find_symbol", SORTING_VERSION, name=name, mode=mode, kind=kind, repo=repo,
-                         path_prefix=path_prefix)
+    roles = FileRoles(gen)
+    in_tests: set[tuple[str, str]] = set()
+    left_out = 0
+
+    def keep_file(repository: str, path: str) -> bool:
+        nonlocal left_out
+        if language is not None and roles.language(repository, path) != language:
+            return False
+        if not include_tests and roles.is_test(repository, path):
+            left_out += 1
+            in_tests.add((repository, path))
+            return False
+        return True
+
+    filtering = language is not None or not include_tests
+    matches = match_symbols(gen, name, mode=mode, kinds=kinds, repo=repo, path_prefix=path_prefix,
+                            include_derived=include_derived, keep_file=keep_file if filtering else None)
+    cursor_scope = scope("find_symbol", SORTING_VERSION, name=name, mode=mode, kind=kinds_echo, repo=repo,
+                         path_prefix=path_prefix, language=language, include_tests=include_tests)
     start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
     page = load(gen, matches[start:end])
     coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
     if view == "full":
-        results: Any = [_full_row(s, detailed) for s in page]
+        results: Any = [_full_row(s) for s in page]
     else:
-        results = _compact(page, detailed)
+        results = _compact(page)
+    guidance = _unparsed_guidance(gen, name) if not matches and not left_out else None
     return wrap(gen, compact=view == "compact", total=len(matches), returned=len(page), next_cursor=next_cursor,
-                coverage=coverage, results=results, guidance=_unparsed_guidance(gen, name) if not matches else None)
+                coverage=coverage, results=results, guidance=guidance,
+                tests=tests_note(left_out, len(in_tests)) if left_out else None)
 
 
 def _unparsed_guidance(gen: Generation, name: str) -> str | None:
@@ -79,13 +97,15 @@ def _unparsed_guidance(gen: Generation, name: str) -> str | None:
             f"declaration may be: {', '.join(files)}; open those lines, or re-index once the file parses")
 
 
-def _full_row(s: Symbol, detailed: bool) -> dict[str, Any]:
+def _full_row(s: Symbol) -> dict[str, Any]:
     return {
         "stable_key": s.key,
         "name": s.name,
         "qualified_name": s.qualified_name,
         "kind": s.kind,
-        "signature": s.signature if detailed else concise_signature(s),
+        "signature": s.signature,
+        "package": s.package,
+        "language": s.language,
         "exported": s.exported,
         "repository": s.repository,
         "file_path": s.path,
@@ -94,10 +114,10 @@ def _full_row(s: Symbol, detailed: bool) -> dict[str, Any]:
     }
 
 
-_SYMBOL_TAIL = ("name", "kind", "exported", "sig", "stable_key")
+_SYMBOL_TAIL = ("name", "kind", "exported", "sig")
 
 
-def _compact(page: list[Symbol], detailed: bool) -> dict[str, Any]:
+def _compact(page: list[Symbol]) -> dict[str, Any]:
     """Declarations grouped by file as ``qn@start[-end]`` labels, shared columns hoisted.
 
     A deviation from the reference system's ``symbols: [{at, end?, qn?, name?, sig?}]`` objects
@@ -108,14 +128,13 @@ def _compact(page: list[Symbol], detailed: bool) -> dict[str, Any]:
     """
     rows = []
     for s in page:
-        sig = s.signature if detailed else concise_signature(s)
+        sig = concise_signature(s)
         rows.append({
             "repository": s.repository, "file_path": s.path, "name": s.name, "kind": s.kind,
-            "exported": "exported" if s.exported else "unexported",
+            "exported": "" if views.exported_is_implied(s) else "exported" if s.exported else "unexported",
             "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
-            "label": views.label(s.qualified_name, s.start_line, s.end_line),
+            "label": views.module_label(s),
             "implied": views.name_is_implied(s.name, s.qualified_name),
-            "stable_key": s.key if detailed else "",
         })
     header = views.hoist(rows, ("name", "kind", "exported", "sig"))
     if "exported" in header:
@@ -147,9 +166,8 @@ def _compact(page: list[Symbol], detailed: bool) -> dict[str, Any]:
 
 def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     """Every stored fact about one symbol; the envelope is always the full one."""
-    args = Args(arguments, (*SELECTOR_FIELDS, "response_format"))
+    args = Args(arguments, SELECTOR_FIELDS)
     selector = parse_selector(args)
-    detailed = read_detailed(args)
     sym = resolve(gen, selector)
     return wrap(gen, compact=False, total=1, returned=1, next_cursor=None, coverage=Coverage(),
-                results=symbol_detail(gen, sym, detailed=detailed))
+                results=symbol_detail(gen, sym, detailed=True))

@@ -21,10 +21,12 @@ from server.queries import traverse
 from server.queries.references import REFERENCE_VOCABULARY
 from server.queries.repositories import is_derived
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.testfiles import FileRoles
 from server.tools.common import (
     provenance_name,
-    read_detailed,
+    read_in_language,
     read_paging,
+    read_symbol_kinds,
     read_view,
     truncation_guidance,
     wrap,
@@ -32,7 +34,7 @@ from server.tools.common import (
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
-from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Confidence, EdgeKind
+from snapshot_format.vocab import Confidence, EdgeKind
 
 # Seconds a walk may run before it is refused with TRAVERSAL_LIMIT_REACHED (the SDK does not expose the
 # client's request timeout to a tool, so the server keeps its own, well under the usual client timeouts).
@@ -40,16 +42,16 @@ DEADLINE_SECONDS = 5.0
 
 CONFIDENCES = tuple(c.name for c in Confidence)
 COMMON_ARGS = (
-    *SELECTOR_FIELDS, "depth", "max_nodes", "edge_kinds", "confidence", "include_derived", "limit", "cursor",
-    "response_format", "view",
+    *SELECTOR_FIELDS, "depth", "max_nodes", "edge_kinds", "confidence", "in_repository", "in_language",
+    "include_derived", "limit", "cursor", "view",
 )
-TRACE_ARGS = (*COMMON_ARGS, "repo", "language")
-BLAST_ARGS = (*COMMON_ARGS, "kinds")
+TRACE_ARGS = COMMON_ARGS
+BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
-_HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence", "via_provenance")
-_TAIL = ("name", "kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence", "via_provenance",
-         "stable_key")
-_GROUP_KEY = ("kind", "hop_depth", "dispatch_via", "via_kind", "via_confidence", "via_provenance")
+# Compact rows leave the provenance of the first edge to view full (as find_references does).
+_HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
+_TAIL = ("name", "kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
+_GROUP_KEY = ("kind", "hop_depth", "dispatch_via", "via_kind", "via_confidence")
 
 
 @dataclass(frozen=True)
@@ -93,23 +95,6 @@ def read_walk_args(args: Args) -> WalkArgs:
         kinds = frozenset(int(EdgeKind[k]) for k in identity)
     confidence = args.enum("confidence", CONFIDENCES, "") or None
     return WalkArgs(depth, max_nodes, kinds, identity, confidence)
-
-
-def read_symbol_kinds(args: Args) -> tuple[frozenset[str] | None, list[str] | None]:
-    """The kinds blast radius reports: (None, None) for the declared default, else (set or None for all, echo)."""
-    raw = args.string_list("kinds")
-    if not raw:
-        return None, None
-    if "*" in raw:
-        if len(set(raw)) != 1:
-            raise invalid('kinds ["*"] means every kind and must stand alone')
-        return frozenset(SYMBOL_KINDS), ["*"]
-    unknown = [k for k in raw if k not in SYMBOL_KINDS]
-    if unknown:
-        raise invalid(f"kinds: {unknown[0]!r} is not a symbol kind; accepted: {', '.join(sorted(SYMBOL_KINDS))} "
-                      'or ["*"]')
-    chosen = sorted(set(raw))
-    return frozenset(chosen), chosen
 
 
 def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs) -> traverse.Walk:
@@ -160,7 +145,7 @@ def _coverage(rows: list[Row]) -> Coverage:
     return coverage
 
 
-def full_node(row: Row, detailed: bool) -> dict[str, Any]:
+def full_node(row: Row) -> dict[str, Any]:
     s = row.symbol
     kind, confidence, provenance = _via(row)
     node: dict[str, Any] = {
@@ -171,34 +156,34 @@ def full_node(row: Row, detailed: bool) -> dict[str, Any]:
     }
     if row.dispatch_via is not None:
         node["dispatch_via"] = row.dispatch_via.qualified_name
-    if detailed:
-        node["stable_key"] = s.key
-        node["reached_from_key"] = keys.key_from_bytes(row.reached.reached_from)
+    node["stable_key"] = s.key
+    node["reached_from_key"] = keys.key_from_bytes(row.reached.reached_from)
     return node
 
 
-def compact_nodes(page: list[Row], detailed: bool, implied_from: str | None = None
+def compact_nodes(page: list[Row], implied_from: str | None = None, tests: list[Row] | None = None
                   ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(hoisted header, {"files": …} or {"groups": …}) whichever serializes smaller.
+    """(hoisted header, {"files": …} or {"groups": …}, plus ``tests``) whichever serializes smaller.
 
     ``implied_from``: a ``reached_from`` left off the rows because the header already implies it (blast radius:
     every hop-1 row is reached from the root). The repository most rows share is the page's default, and a file
-    group names its ``repo`` only when it differs.
+    group names its ``repo`` only when it differs. ``tests``: rows in test files, listed apart as file groups
+    (the header's hoisted columns hold for them too).
     """
+    test_rows = tests or []
     rows = []
-    for row in page:
+    for row in [*page, *test_rows]:
         s = row.symbol
-        kind, confidence, provenance = _via(row)
+        kind, confidence, _provenance = _via(row)
         reached_from = row.reached_from.qualified_name if row.reached_from else ""
         rows.append({
             "repository": s.repository, "file_path": s.path, "kind": s.kind, "hop_depth": row.reached.depth,
             "reached_from": "" if implied_from is not None and reached_from == implied_from
             and row.reached.depth == 1 else reached_from,
             "dispatch_via": f"via {row.dispatch_via.qualified_name}" if row.dispatch_via is not None else "",
-            "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
-            "label": views.label(s.qualified_name, s.start_line, s.end_line),
+            "via_kind": kind, "via_confidence": confidence,
+            "label": views.module_label(s),
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
-            "stable_key": s.key if detailed else "",
         })
     header = views.hoist(rows, _HOISTABLE)
     repository = views.default_repository(rows)
@@ -209,16 +194,18 @@ def compact_nodes(page: list[Row], detailed: bool, implied_from: str | None = No
         entries = [views.tail_entry(m["label"], m, _TAIL, (*header, *skip)) for m in members]
         return views.file_groups(members, entries, repository)
 
-    flat: dict[str, Any] = {"files": at(rows, ())}
+    main, apart = rows[: len(page)], rows[len(page) :]
+    extra: dict[str, Any] = {"tests": at(apart, ())} if apart else {}
+    flat: dict[str, Any] = {"files": at(main, ()), **extra}
     loose = tuple(c for c in _GROUP_KEY if c not in header)
-    split = views.buckets(rows, loose) if loose else []
+    split = views.buckets(main, loose) if loose else []
     if len(split) <= 1:
         return header, flat
     groups = []
     for key, members in split:
         shared = {} if "reached_from" in header else views.hoist(members, ("reached_from",))
         groups.append({**key, **shared, "files": at(members, (*loose, *shared))})
-    grouped = {"groups": groups}
+    grouped = {"groups": groups, **extra}
     return header, views.smaller(flat, grouped)
 
 
@@ -243,12 +230,11 @@ def _at(s: Symbol) -> str:
 def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     """What the symbol (and its members) reaches, outgoing, breadth first."""
     args = Args(arguments, TRACE_ARGS)
-    repo = args.string("repo")
+    repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     walk_args = read_walk_args(args)
-    language = args.enum("language", LANGUAGES, "") or None
+    language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
-    detailed = read_detailed(args)
     view = read_view(args, files_allowed=False)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
@@ -277,11 +263,11 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     }
     if view == "full":
         results: dict[str, Any] = {**head, "traversal_truncated": walked.truncated,
-                                   "nodes": [full_node(r, detailed) for r in page]}
+                                   "nodes": [full_node(r) for r in page]}
     else:
         if walked.truncated:
             head["traversal_truncated"] = True
-        header, body = compact_nodes(page, detailed)
+        header, body = compact_nodes(page)
         results = {**head, **header, **body}
     return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
                 coverage=_coverage(rows), results=results,
@@ -328,24 +314,29 @@ def _compact_blast_head(root: Symbol, walk_args: WalkArgs, filters: dict[str, An
                         deepest: int, truncated: bool, agg: traverse.Aggregates) -> dict[str, Any]:
     """The compact blast-radius header: root, bounds, filters and the aggregates that say something.
 
-    Deviations from the reference system's compact header (docs/surface.md §6.3 item 4), each keeping the
-    facts: ``affected`` is left off (it always equals the envelope's ``total``); ``by_depth`` and
-    ``by_repository`` are left off when the page holds every affected symbol (each row states its hop and its
-    repository, so they are the rows counted); ``by_package`` is ``{package: n}``, a package of another
+    Deviations from the reference system's compact header (docs/surface.md §6.3 item 4), each keeping the facts:
+    ``affected`` is left off (it always equals the envelope's ``total``), so is ``max_nodes`` at its default and
+    ``deepest_depth`` on a whole page; ``by_depth`` and ``by_repository``
+    are left off when the page holds every affected symbol (each row states its hop and its repository, so
+    they are the rows counted), and so is ``by_package``, otherwise ``{package: n}``, a package of another
     repository than the root's keyed ``repo:package``.
     """
-    head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth, "max_nodes": walk_args.max_nodes,
-                            **filters, "deepest_depth": deepest}
+    whole = returned == total
+    head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth}
+    if walk_args.max_nodes != traverse.DEFAULT_MAX_NODES:  # the default bound is the schema's
+        head["max_nodes"] = walk_args.max_nodes
+    head.update(filters)
+    if not whole:  # on a whole page each row states its hop
+        head["deepest_depth"] = deepest
     if truncated:
         head["traversal_truncated"] = True
-    whole = returned == total
     if agg.by_depth and not whole:
         head["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
     if agg.by_kind:
         head["by_kind"] = dict(agg.by_kind)
     if agg.by_repository and not whole:
         head["by_repository"] = dict(sorted(agg.by_repository.items()))
-    if agg.by_package:
+    if agg.by_package and not whole:
         head["by_package"] = {
             (pkg if repo == root.repository else f"{repo}:{pkg}"): n
             for (_lang, repo, pkg), n in sorted(agg.by_package.items())
@@ -354,54 +345,69 @@ def _compact_blast_head(root: Symbol, walk_args: WalkArgs, filters: dict[str, An
 
 
 def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
-    """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict."""
+    """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict.
+
+    Affected symbols in test files are a group of their own (``tests``), after the others in the paging
+    order: they say which tests to run, not what else breaks.
+    """
     args = Args(arguments, BLAST_ARGS)
-    selector = parse_selector(args)
+    repo = args.string("in_repository")
+    selector = parse_selector(args, repo_filter=repo)
     walk_args = read_walk_args(args)
     kinds, kinds_echo = read_symbol_kinds(args)
+    language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
-    detailed = read_detailed(args)
     view = read_view(args, files_allowed=False)
     paging = read_paging(args, gen, 50)
+    check_repository(gen, repo)
     root = resolve(gen, selector)
     root16 = keys.key_to_bytes(root.key)
     walked = run_walk(gen, [root16], outgoing=False, walk_args=walk_args)
     excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
     rows = [
         r for r in load_rows(gen, walked, {root16: root})
-        if (r.symbol.kind in kinds if kinds is not None else r.symbol.kind not in excluded)
-        and (include_derived or not is_derived(r.symbol.repository))
+        if (r.symbol.kind in kinds if kinds is not None else kinds_echo is not None or r.symbol.kind not in excluded)
+        and (include_derived or repo is not None or not is_derived(r.symbol.repository))
+        and (repo is None or r.symbol.repository == repo)
+        and (language is None or r.symbol.language == language)
     ]
-    rows.sort(key=Row.sort_key)
+    roles = FileRoles(gen)
+    in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
+    rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
     verdict = traverse.completeness(gen, root, walked)
-    cursor_scope = scope("get_blast_radius", "blast-radius-v1", subject=root.key, depth=walk_args.depth,
+    cursor_scope = scope("get_blast_radius", "blast-radius-v2", subject=root.key, depth=walk_args.depth,
                          max_nodes=walk_args.max_nodes, edge_kinds=walk_args.kinds_identity,
-                         confidence=walk_args.confidence, kinds=kinds_echo)
+                         confidence=walk_args.confidence, kinds=kinds_echo, repo=repo, language=language)
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
+    page_main = [r for r in page if id(r) not in in_tests]
+    page_tests = [r for r in page if id(r) in in_tests]
     filters: dict[str, Any] = (
-        {"kinds": kinds_echo} if kinds_echo is not None
-        else {"kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+        {"symbol_kinds": kinds_echo} if kinds_echo is not None
+        else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)} if view == "full"
+        else {}
     )
     deepest = max((r.reached.depth for r in rows), default=0)
     if view == "full":
         results: dict[str, Any] = {
             "root_key": root.key, "root_repository": root.repository, "depth": walk_args.depth,
-            "max_nodes": walk_args.max_nodes, **filters, "affected": total, "deepest_depth": deepest,
-            "traversal_truncated": walked.truncated, "symbols": [full_node(r, detailed) for r in page],
+            "max_nodes": walk_args.max_nodes, **filters, "affected": total, "affected_in_tests": len(in_tests),
+            "deepest_depth": deepest, "traversal_truncated": walked.truncated,
+            "symbols": [full_node(r) for r in page_main], "tests": [full_node(r) for r in page_tests],
             "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
             "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
             "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
             "by_package": [
-                {"package_key": f"package:{lang}:{repo}:{pkg}", "package_name": pkg, "repository": repo, "count": n}
-                for (lang, repo, pkg), n in sorted(agg.by_package.items())
+                {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_,
+                 "count": n}
+                for (lang, repo_, pkg), n in sorted(agg.by_package.items())
             ],
         }
     else:
         results = _compact_blast_head(root, walk_args, filters, total, len(page), deepest, walked.truncated, agg)
-        header, body = compact_nodes(page, detailed, implied_from=root.qualified_name)
+        header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
         results.update({**header, **body})
     if walked.dispatch_through:
         # Calls written against these methods may run the root (or a member reached): their callers are rows.

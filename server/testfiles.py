@@ -1,0 +1,77 @@
+"""Which rows sit in test files: the indexer's mark, or the path patterns of older generations.
+
+From feature 5 on the indexer marks each file (``File.test``, from its language's test patterns). A
+generation written before that carries no mark; for those the server applies the patterns the indexer used
+at the time, frozen here (they never change: a newer generation carries its own marks, whatever patterns
+wrote them).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+from snapshot_format.reader import Generation
+from snapshot_format.records import File
+from snapshot_format.versions import MIN_FEATURE_FOR
+
+
+def _dirs_and_names(*items: str) -> tuple[str, ...]:
+    out: list[str] = []
+    for item in items:
+        out += [f"{item}*", f"*/{item}*"] if item.endswith("/") else [item, f"*/{item}"]
+    return tuple(out)
+
+
+_COMMON = ("test/", "tests/", "testing/", "__tests__/", "testdata/")
+# The indexer's test patterns when feature 4 was the newest (indexer/languages/registry.py then).
+PATTERNS_BEFORE_THE_MARK: dict[str, tuple[str, ...]] = {
+    "python": _dirs_and_names(*_COMMON, "test_*.py", "*_test.py", "conftest.py"),
+    "typescript": _dirs_and_names(*_COMMON, "spec/", "*.test.*", "*.spec.*", "*-test.*"),
+    "javascript": _dirs_and_names(*_COMMON, "spec/", "*.test.*", "*.spec.*", "*-test.*"),
+    "go": _dirs_and_names("testdata/", "*_test.go"),
+    "rust": _dirs_and_names("tests/", "benches/"),
+    "dart": _dirs_and_names("test/", "*_test.dart"),
+}
+
+
+def matches_test_patterns(language: str, path: str) -> bool:
+    """Whether ``path`` is a test file by the frozen patterns of its language."""
+    return any(fnmatch.fnmatchcase(path, p) for p in PATTERNS_BEFORE_THE_MARK.get(language, ()))
+
+
+class FileRoles:
+    """Answers "is this a test file" for the rows of one call on one generation (each file looked up once)."""
+
+    def __init__(self, gen: Generation) -> None:
+        self._gen = gen
+        self._marked = gen.manifest.feature_version >= MIN_FEATURE_FOR["file_test_flag"]
+        self._seen: dict[tuple[str, str], bool] = {}
+        self._records: dict[tuple[str, str], File | None] = {}
+
+    def record(self, repository: str, path: str) -> File | None:
+        """The file's record (looked up once per call)."""
+        key = (repository, path)
+        if key not in self._records:
+            self._records[key] = self._gen.file(repository, path)
+        return self._records[key]
+
+    def language(self, repository: str, path: str) -> str:
+        found = self.record(repository, path)
+        return found.language if found is not None else ""
+
+    def is_test(self, repository: str, path: str, language: str | None = None) -> bool:
+        key = (repository, path)
+        known = self._seen.get(key)
+        if known is None:
+            if self._marked:
+                found = self.record(repository, path)
+                known = bool(found is not None and found.test)
+            else:
+                known = matches_test_patterns(language or self.language(repository, path), path)
+            self._seen[key] = known
+        return known
+
+
+def tests_note(rows: int, files: int) -> str:
+    """The sentence that states the rows left out: ``+4 in 2 test files; include_tests=true lists them``."""
+    return f"+{rows} in {files} test file{'s' if files != 1 else ''}; include_tests=true lists them"
