@@ -221,7 +221,7 @@ def test_react_query_consumes_query_core_through_its_published_tarball(tanstack:
     for qn, expected in (("src.queryClient.QueryClient.getQueryCache", "src/useIsFetching.ts"),
                          ("src.subscribable.Subscribable.subscribe", "src/useBaseQuery.ts")):
         refs = find_references(tanstack, {"qualified_name": qn, "repository": provider, "view": "full",
-                                          "limit": 500, "repo": consumer})
+                                          "limit": 500, "in_repository": consumer})
         rows = refs["results"]["references"]
         assert expected in {r["file_path"] for r in rows}, (qn, rows)
         assert {r["confidence"] for r in rows} == {"EXACT_PACKAGE_MAPPED"}
