@@ -120,6 +120,37 @@ class FactCache:
         self._touched.add(key)
         return data
 
+    def peek(self, key: bytes) -> bytes | None:
+        """A stored opaque value whatever the mode (verify and refresh included): bookkeeping of earlier runs
+        (what was published, the last analyzer run per repository), never served as a fact."""
+        if self._env is None:
+            return None
+        pending = self._pending.get(key)
+        if pending is not None:
+            return pending[_DAY.size :]
+        with self._env.begin(buffers=True) as txn:
+            raw = txn.get(key)
+            if raw is None:
+                return None
+            data = bytes(raw[_DAY.size :])
+        self._touched.add(key)
+        return data
+
+    def peek_facts(self, key: bytes) -> FileFacts | None:
+        """A file's cached extraction whatever the mode (an earlier version of a file, to compare with)."""
+        raw = self.peek(key)
+        if raw is None:
+            return None
+        try:
+            return _decoder.decode(raw)
+        except msgspec.DecodeError:
+            return None
+
+    def keep(self, key: bytes, value: bytes) -> None:
+        """Store a bookkeeping value (see ``peek``): it changes from run to run, so verify never compares it."""
+        if self._env is not None:
+            self._pending[key] = _DAY.pack(_today()) + value
+
     def put_raw(self, key: bytes, value: bytes, *, what: str = "an entry") -> None:
         """Store an opaque value; in verify mode first compare it with what the cache held."""
         if self._env is None:
