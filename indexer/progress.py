@@ -9,6 +9,7 @@ only the end of each phase is, once, so the output stays short and greppable.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -16,6 +17,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 HEARTBEAT_SECONDS = 2.0
+HEARTBEAT_ENV = "KIVGRAPH_HEARTBEAT_SECONDS"  # tests and slow pipes may ask for another pace
+
+
+def heartbeat_seconds() -> float:
+    try:
+        value = float(os.environ.get(HEARTBEAT_ENV, HEARTBEAT_SECONDS))
+    except ValueError:
+        return HEARTBEAT_SECONDS
+    return value if value > 0 else HEARTBEAT_SECONDS
 
 
 @dataclass(frozen=True)
@@ -38,10 +48,10 @@ class Heartbeat:
     thread (the CLI's reporter takes a lock).
     """
 
-    def __init__(self, emit: ProgressFn, event: Progress, interval: float = HEARTBEAT_SECONDS) -> None:
+    def __init__(self, emit: ProgressFn, event: Progress, interval: float | None = None) -> None:
         self._emit = emit
         self._event = event
-        self._interval = interval
+        self._interval = heartbeat_seconds() if interval is None else interval
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._started = 0.0
