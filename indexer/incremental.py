@@ -35,7 +35,7 @@ from indexer import __version__
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.exact_pass import merge, run_exact
-from indexer.fact_cache import FactCache, cache_key
+from indexer.fact_cache import FactCache, FactCacheDisagreement, cache_key
 from indexer.facts import EdgeFact, FileFacts, UnresolvedFact
 from indexer.languages import registry
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter
@@ -447,24 +447,100 @@ def _label_files(s: Build, changes: ChangeSet, pending_of: dict[tuple[str, str],
 # --- 4. the exact pass -------------------------------------------------------------------------------
 
 
+RECONCILE_EVERY = 8  # incremental exact passes of a repository before a whole run reconciles it
+
+
+class LastRun(msgspec.Struct, frozen=True):
+    """Bookkeeping of the last analyzer run over one repository: the facts it left (their cache key), what
+    they depend on besides the repository's own files (``env``), those files' hashes, and how many
+    incremental updates were chained since the last whole run."""
+
+    facts_key: bytes
+    env: bytes
+    hashes: dict[str, str]
+    updates: int = 0
+
+
+def _last_run_key(language: str, repository: str, root: str) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for part in ("kivgraph:last-run", language, repository, root):
+        h.update(part.encode() + b"\0")
+    return h.digest()
+
+
 class ExactRoute:
     """How stage 2 analyses a repository whose analyzer run misses the cache (``Build.analyze``).
 
-    A heartbeat reports the run while it lasts, and its end with the analyzer's time.
+    When the adapter has an incremental route (``ExactAdapter.update``) and the last run's facts are still
+    in the fact cache with the same non-file inputs, only what the changed files can affect is analysed;
+    every ``RECONCILE_EVERY``-th run is whole again, and in verify mode the whole run is made too and must
+    agree. A heartbeat reports the run while it lasts, and its end with the analyzer's time.
     """
 
-    def __init__(self, b: Build) -> None:
+    def __init__(self, b: Build, mode: str) -> None:
         self.b = b
+        self.mode = mode
+        self.routes: dict[tuple[str, str], str] = {}  # (language, repository) -> "whole" | "incremental"
 
     def __call__(self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes,
                  timeout: float) -> Any:
         phase = f"analyze.{corpus.language}"
         started = time.perf_counter()
         with Heartbeat(self.b.progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)):
-            facts = adapter.analyze(repo, corpus, timeout=timeout)
-        self.b.progress(Progress(phase, repo.name, f"{adapter.analyzer}: {time.perf_counter() - started:.1f}s",
-                                 1, 1))
+            facts, route = self._analyze(adapter, repo, corpus, key, timeout)
+        self.routes[(corpus.language, repo.name)] = route
+        self.b.progress(Progress(phase, repo.name, f"{adapter.analyzer} ({route}): "
+                                 f"{time.perf_counter() - started:.1f}s", 1, 1))
         return facts
+
+    def _analyze(self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes,
+                 timeout: float) -> tuple[Any, str]:
+        cache = self.b.fact_cache
+        hashes = _language_hashes(self.b, corpus.language)
+        own = hashes.get(repo.name, {})
+        env = adapter.cache_key(repo, {**hashes, repo.name: {}}, adapter.identity())
+        record_key = _last_run_key(corpus.language, repo.name, repo.root)
+        last = _decode(cache.peek(record_key), LastRun)
+        facts, route = None, "whole"
+        if (last is not None and last.env == env and last.updates < RECONCILE_EVERY - 1
+                and self.mode in ("on", "verify")):
+            raw = cache.peek(last.facts_key)
+            previous = _decode_facts(adapter, raw)
+            changed = {p for p in own.keys() | last.hashes.keys() if own.get(p) != last.hashes.get(p)}
+            if previous is not None and not adapter.failure_of(previous) and changed:
+                facts = adapter.update(previous, changed, repo, corpus, timeout=timeout)
+                if facts is not None:
+                    route = "incremental"
+                    if self.mode == "verify":
+                        whole = adapter.analyze(repo, corpus, timeout=timeout)
+                        if adapter.encode(whole) != adapter.encode(facts):
+                            raise FactCacheDisagreement(
+                                f"the incremental {adapter.analyzer} run of {repo.name} disagrees with a whole "
+                                f"run after changes to {', '.join(sorted(changed)[:5])}")
+                        facts = whole
+        if facts is None:
+            facts = adapter.analyze(repo, corpus, timeout=timeout)
+        updates = last.updates + 1 if route == "incremental" and last is not None else 0
+        cache.keep(record_key, msgspec.msgpack.encode(LastRun(key, env, dict(own), updates)))
+        return facts, route
+
+
+def _decode(raw: bytes | None, kind: type[Any]) -> Any:
+    if raw is None:
+        return None
+    try:
+        return msgspec.msgpack.decode(raw, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _decode_facts(adapter: ExactAdapter[Any], raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return adapter.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
 
 
 # --- the run -----------------------------------------------------------------------------------------
@@ -528,8 +604,10 @@ def index_in_stages(
                     stages.append(stage)
                     published(stage)
         t = time.perf_counter()
-        b.analyze = ExactRoute(b)
+        route = b.analyze = ExactRoute(b, mode)
         resolve_phase(b)
+        for (language, _repo), how in route.routes.items():
+            b.counters[language].analyzer_incremental += int(how == "incremental")
         link_phase(b)
         records_phase(b)
         result = _publish(layout, b.content(), b, "exact")

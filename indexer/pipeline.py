@@ -51,6 +51,7 @@ class LanguageCounters:
     mode: str = ""
     analyzer_runs: int = 0
     analyzer_cache_hits: int = 0
+    analyzer_incremental: int = 0  # of the runs, those that re-analysed only what a change could affect
 
 
 @dataclass

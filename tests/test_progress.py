@@ -92,7 +92,8 @@ def _accept() -> Any:
 async def _index_project(app: KivgraphApp, project: dict[str, Any]) -> list[str]:
     messages: list[str] = []
 
-    async def on_progress(_value: float, _total: float | None, message: str | None) -> None:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        del progress, total
         messages.append(message or "")
 
     async with connect(app, elicitation_callback=_accept()) as (client, _inbox):
