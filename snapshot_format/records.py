@@ -20,7 +20,8 @@ class LanguageAnalysis(_Record, frozen=True):
     """How one language of one repository was analysed in this generation."""
 
     language: str
-    # "exact" (an analyzer resolved edges), "fallback" (tree-sitter candidates only), "failed".
+    # "exact" (an analyzer resolved edges), "fallback" (tree-sitter candidates only), "failed", or (feature 5)
+    # "pending": a CANDIDATE generation published before the exact pass; ``reason`` names the pending files.
     mode: str
     analyzer: str = ""
     analyzer_version: str = ""
@@ -57,7 +58,8 @@ class File(_Record, frozen=True):
     reason: str = ""
     symbols: int = 0
     package: str = ""  # Python module name, Go package, ...
-    # "exact" | "fallback" | "" (not analysed)
+    # "exact" | "fallback" | "" (not analysed) | "pending" (feature 5: the file changed, or depends on a change,
+    # and its edges are CANDIDATE until the exact pass publishes the next generation)
     analysis: str = ""
 
 

@@ -21,6 +21,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 2): "923ae8356d1ba291",
     (1, 3): "923ae8356d1ba291",  # lexical term rules changed, not the records
     (1, 4): "4c37dd7f8e271df0",  # Counts.partial_files
+    (1, 5): "4c37dd7f8e271df0",  # the value pending of File.analysis and LanguageAnalysis.mode, not the records
 }
 
 
