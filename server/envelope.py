@@ -62,8 +62,10 @@ def envelope(
     results: Any,
     guidance: str | None = None,
     completeness: dict[str, Any] | None = None,
+    pending: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius)."""
+    """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius;
+    ``pending_exact`` only on a snapshot published before its exact analysis)."""
     truncated = next_cursor is not None
     out: dict[str, Any] = {"snapshot_id": snapshot_id}
     if compact:
@@ -86,5 +88,7 @@ def envelope(
         out["completeness"] = completeness
     if guidance:
         out["guidance"] = guidance
+    if pending:
+        out["pending_exact"] = pending
     out["results"] = results
     return out

@@ -9,6 +9,7 @@ from server.args import Args
 from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor
 from server.envelope import Coverage, envelope
 from server.errors import invalid
+from server.pending import pending_exact
 from snapshot_format.reader import Generation
 from snapshot_format.vocab import Provenance
 
@@ -85,6 +86,7 @@ def wrap(
         results=results,
         guidance=guidance,
         completeness=completeness,
+        pending=pending_exact(gen),
     )
 
 
