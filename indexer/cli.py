@@ -170,6 +170,13 @@ class _Reporter:
             click.echo(f"index: CANDIDATE {stage.result.name} published in {time.perf_counter() - self.started:.2f}s "
                        f"({stage.pending_files} files pending exact analysis)")
 
+    def watching(self, roots: int) -> None:
+        """``--watch``: the watcher is live (an edit saved from now on is seen)."""
+        if self.as_json:
+            with self._lock:
+                _json_line({"event": "watching", "watching": {"repositories": roots}})
+        click.echo(f"watching {roots} repositories for changes (Ctrl-C to stop)", err=True)
+
     def result(self, payload: dict[str, Any]) -> None:
         self._lines.flush()
         if self.as_json:
@@ -267,7 +274,7 @@ def _index_locked(layout: StateLayout, reporter: _Reporter, watch: bool, fact_ca
     from indexer.watch import watch_and_index
 
     later = None if fact_cache == "refresh" else fact_cache  # --full is the first build's, not every rebuild's
-    watch_and_index(layout, lambda: _index_once(layout, reporter, later, None))
+    watch_and_index(layout, lambda: _index_once(layout, reporter, later, None), watching=reporter.watching)
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
 
