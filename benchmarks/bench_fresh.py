@@ -66,7 +66,7 @@ CORPORA = {
 
 _PY_DEF = re.compile(r"^def ([A-Za-z_]\w*)\(", re.M)
 _GO_FUNC = re.compile(r"^func ([A-Z]\w*)\(", re.M)
-_TS_FUNC = re.compile(r"^export function (\w+)", re.M)
+_TS_FUNC = re.compile(r"^export (?:function|class|const) (\w+)", re.M)
 
 
 def edit_for(language: str, text: str, n: int) -> tuple[str, str] | None:
@@ -160,7 +160,7 @@ def run_corpus(corpus: Corpus, edits: int, seed: int) -> dict[str, Any]:
             watch.until("result")  # its catch-up run (nothing changed): the watch is idle now
             whole_seconds, _route = _analyzer_seconds(first, corpus.language)
             rows = []
-            for n, path in enumerate(candidates):
+            for n, path in enumerate(candidates * edits):  # again from the first file when there are too few
                 if len(rows) == edits:
                     break
                 text = path.read_text()

@@ -502,7 +502,8 @@ class ExactRoute:
         record_key = _last_run_key(corpus.language, repo.name, repo.root)
         last = _decode(cache.peek(record_key), LastRun)
         facts, route = None, "whole"
-        if (last is not None and last.env == env and last.updates < RECONCILE_EVERY - 1
+        incremental = type(adapter).update is not ExactAdapter.update
+        if (incremental and last is not None and last.env == env and last.updates < RECONCILE_EVERY - 1
                 and self.mode in ("on", "verify")):
             raw = cache.peek(last.facts_key)
             previous = _decode_facts(adapter, raw)

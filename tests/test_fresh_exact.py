@@ -245,3 +245,39 @@ def test_python_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
                 if label == "edit a comment":
                     assert waiting == {"src/shapes/circle.py"}  # nothing else can change with a comment
         assert_like_a_full_rebuild(ws, tmp_path)
+
+
+# --- TypeScript: scip-typescript over the whole repository in the exact stage ------------------------------
+
+
+def test_typescript_scripted_changes_end_in_the_answers_of_a_full_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws = Workspace(tmp_path / "home")
+    repo = copy_fixture("ts_monorepo", tmp_path)
+    ws.register("mono", repo, "typescript", "javascript")
+    assert ws.index().names == ["exact"]
+    main = repo / "packages" / "app" / "src" / "main.ts"
+    math = repo / "packages" / "core" / "src" / "math.ts"
+    original = math.read_text()
+    changes: list[tuple[str, Callable[[], object]]] = [
+        ("add a caller", lambda: main.write_text(main.read_text() + "\nexport function again(): number {\n"
+                                                 "  return new Calculator().twice(square(1));\n}\n")),
+        ("rename", lambda: edit(math, "twice(a: number)", "double(a: number)")),
+        ("edit a comment", lambda: edit(math, "export class Calculator", "// adds numbers\nexport class Calculator")),
+        ("revert", lambda: math.write_text(original)),
+    ]
+    for label, change in changes:
+        change()
+        run = ws.index()
+        assert run.names[-1] == "exact" and run.report.published, label
+        if label == "add a caller":
+            assert run.names == ["candidate", "exact"]
+            with ws.generation(run.stages[0].result.name) as gen:
+                assert "packages/app/src/main.ts" in pending(gen, "mono")
+                assert callers(gen, "packages.core.src.math.square").get(
+                    "packages.app.src.main.again") == Confidence.CANDIDATE
+                assert callers(gen, "packages.core.src.math.Calculator.twice") == {
+                    "scripts.report.report": Confidence.EXACT_TYPECHECKED}  # carried over from the exact run
+        assert_like_a_full_rebuild(ws, tmp_path)
