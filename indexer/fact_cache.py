@@ -107,18 +107,9 @@ class FactCache:
 
         Not counted in ``stats``, which are per-file extraction figures; callers count their own.
         """
-        if self._env is None or self.mode in ("verify", "refresh"):
+        if self.mode in ("verify", "refresh"):
             return None
-        pending = self._pending.get(key)
-        if pending is not None:
-            return pending[_DAY.size :]
-        with self._env.begin(buffers=True) as txn:
-            raw = txn.get(key)
-            if raw is None:
-                return None
-            data = bytes(raw[_DAY.size :])
-        self._touched.add(key)
-        return data
+        return self.peek(key)
 
     def peek(self, key: bytes) -> bytes | None:
         """A stored opaque value whatever the mode (verify and refresh included): bookkeeping of earlier runs
