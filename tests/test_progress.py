@@ -134,5 +134,5 @@ async def test_index_project_on_an_edited_project_reports_the_candidate_generati
     assert published == ["published * candidate generation g000002.v1", "published * exact generation g000003.v1"]
     analyzing = [m for m in messages if m.startswith("analyze.python")]
     # between the two: the analyzer's run, its end with the time it took
-    assert re.fullmatch(r"analyze\.python repo scip-python: \d+\.\ds", analyzing[-1])
+    assert re.fullmatch(r"analyze\.python repo scip-python \(whole\): \d+\.\ds", analyzing[-1])
     assert messages.index(published[0]) < messages.index(analyzing[-1]) < messages.index(published[1])
