@@ -33,6 +33,7 @@ PYPI_CORPORA: dict[str, str] = {
 GO_CORPORA: dict[str, tuple[str, str]] = {
     "pflag": ("github.com/spf13/pflag", "v1.0.9"),
     "cobra": ("github.com/spf13/cobra", "v1.10.2"),
+    "zap": ("go.uber.org/zap", "v1.27.0"),  # many packages: bench_fresh's per-package exact pass
 }
 
 

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import json
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import lmdb
@@ -26,13 +28,18 @@ from indexer.config import (
     upsert_repositories,
     write,
 )
-from indexer.pipeline import Progress, run_index
+from indexer.pipeline import run_index
+from indexer.progress import PhaseLines, Progress
+from indexer.progress import as_json as progress_json
 from indexer.publish import PublishLock
 from snapshot_format import errors as snap_errors
 from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout, list_generations, read_pointer, resolve_layout
 from snapshot_format.reader import Generation, open_newest_intact
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
+
+if TYPE_CHECKING:
+    from indexer.incremental import Stage
 
 EXIT_FAILURE = 1
 EXIT_LOCKED = 3
@@ -129,22 +136,52 @@ def init(paths: tuple[str, ...], named: tuple[str, ...], languages: str | None, 
 
 
 class _Reporter:
-    """NDJSON on stdout with --json; a line per phase on a terminal; silence otherwise."""
+    """NDJSON on stdout with --json; progress lines with elapsed time on stderr otherwise (every event on a
+    terminal, each phase's end elsewhere). Thread-safe: heartbeats report from another thread."""
 
     def __init__(self, as_json: bool) -> None:
         self.as_json = as_json
         self.tty = sys.stderr.isatty() and not as_json
-        self._last: tuple[str, str] | None = None
+        self._lock = threading.Lock()
+        self._lines = PhaseLines(lambda line: click.echo(line, err=True), terminal=self.tty)
+        self.started = time.perf_counter()
+
+    def begin(self) -> None:
+        """A new run starts (watch runs many): elapsed times count from here."""
+        self.started = time.perf_counter()
 
     def progress(self, p: Progress) -> None:
+        if not p.elapsed:
+            p = dataclasses.replace(p, elapsed=time.perf_counter() - self.started)
         if self.as_json:
-            _json_line({"event": "progress", "progress": vars(p)})
-        elif self.tty:
-            click.echo(f"  {p.repository:>16}  {p.phase:<9} {p.detail}", err=True)
+            with self._lock:
+                _json_line({"event": "progress", "progress": progress_json(p)})
+        else:
+            self._lines.event(p)
+
+    def published(self, stage: Stage) -> None:
+        """One publication of the run (a CANDIDATE one comes before the exact one)."""
+        self._lines.flush()
+        summary = {**stage.summary(), "counts": msgspec.structs.asdict(stage.result.manifest.counts)}
+        if self.as_json:
+            with self._lock:
+                _json_line({"event": "published", "published": summary})
+        elif stage.name == "candidate":
+            click.echo(f"index: CANDIDATE {stage.result.name} published in {time.perf_counter() - self.started:.2f}s "
+                       f"({stage.pending_files} files pending exact analysis)")
+
+    def watching(self, roots: int) -> None:
+        """``--watch``: the watcher is live (an edit saved from now on is seen)."""
+        if self.as_json:
+            with self._lock:
+                _json_line({"event": "watching", "watching": {"repositories": roots}})
+        click.echo(f"watching {roots} repositories for changes (Ctrl-C to stop)", err=True)
 
     def result(self, payload: dict[str, Any]) -> None:
+        self._lines.flush()
         if self.as_json:
-            _json_line({"event": "result", "result": payload})
+            with self._lock:
+                _json_line({"event": "result", "result": payload})
 
 
 def _json_line(obj: dict[str, Any]) -> None:
@@ -237,7 +274,7 @@ def _index_locked(layout: StateLayout, reporter: _Reporter, watch: bool, fact_ca
     from indexer.watch import watch_and_index
 
     later = None if fact_cache == "refresh" else fact_cache  # --full is the first build's, not every rebuild's
-    watch_and_index(layout, lambda: _index_once(layout, reporter, later, None))
+    watch_and_index(layout, lambda: _index_once(layout, reporter, later, None), watching=reporter.watching)
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
 
@@ -286,6 +323,7 @@ def _finish_failure(reporter: _Reporter, message: str, code: int) -> None:
 def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None,
                 only: frozenset[str] | None) -> int:
     started = time.perf_counter()
+    reporter.begin()
     try:
         loaded = load(layout.config_path)
         if not loaded.repositories:
@@ -293,7 +331,8 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         for repo in loaded.repositories:
             if repo.problem:
                 click.echo(f"warning: repository {repo.name} is not indexed: {repo.problem}", err=True)
-        report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache, only=only)
+        report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache, only=only,
+                                    on_published=reporter.published)
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))
         return EXIT_LOCKED
@@ -308,11 +347,14 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
     payload = {
         "passed": True, "generation_id": report.generation_id, "generation": report.generation,
         "counts": report.counts, "index": report.index, "timings": report.timings, "cache": report.cache,
-        "error": None,
+        "published": report.published, "stages": report.stages, "note": report.note, "error": None,
     }
     reporter.result(payload)
     if not reporter.as_json:
         c = report.counts
+        if not report.published:
+            click.echo(f"index: PASS, nothing to publish: {report.note} ({time.perf_counter() - started:.2f}s)")
+            return 0
         click.echo(f"index: PASS {report.generation} in {time.perf_counter() - started:.2f}s")
         click.echo(
             f"  repositories {c['repositories']}  files {c['files']}  symbols {c['symbols']}  edges {c['edges']}  "

@@ -14,13 +14,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from indexer.corpus import Corpus, Resolution
+from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.fact_cache import FactCache
 from indexer.languages.registry import adapter_for
-from indexer.languages.spec import AnalyzerFailed, ExactOutcome
+from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format import records
 from snapshot_format.vocab import Confidence
+
+# How a cache miss is analysed: (adapter, repository, corpus, the cache key of this run, timeout) -> facts.
+# The default is the adapter's own whole-repository run; indexer.incremental provides a cheaper route.
+AnalyzeFn = Callable[[ExactAdapter[Any], RepositoryFacts, Corpus, bytes, float], Any]
 
 
 @dataclass
@@ -44,6 +49,7 @@ def run_exact(
     *,
     timeout: float,
     progress: Callable[[str, int, int], None] = lambda _r, _d, _t: None,
+    analyze: AnalyzeFn | None = None,
 ) -> ExactPass | None:
     """Run the language's exact adapter over every repository; None when the language has none."""
     adapter = adapter_for(language)
@@ -62,7 +68,8 @@ def run_exact(
             if blob is not None:
                 facts = adapter.decode(blob)
             else:
-                facts = adapter.analyze(repo, corpus, timeout=timeout)
+                facts = (analyze(adapter, repo, corpus, key, timeout) if analyze is not None
+                         else adapter.analyze(repo, corpus, timeout=timeout))
                 fact_cache.put_raw(key, adapter.encode(facts), what=f"the {adapter.analyzer} run of {repo.name}")
                 result.runs += 1
             result.cache_hits += cached

@@ -107,7 +107,14 @@ class FactCache:
 
         Not counted in ``stats``, which are per-file extraction figures; callers count their own.
         """
-        if self._env is None or self.mode in ("verify", "refresh"):
+        if self.mode in ("verify", "refresh"):
+            return None
+        return self.peek(key)
+
+    def peek(self, key: bytes) -> bytes | None:
+        """A stored opaque value whatever the mode (verify and refresh included): bookkeeping of earlier runs
+        (what was published, the last analyzer run per repository), never served as a fact."""
+        if self._env is None:
             return None
         pending = self._pending.get(key)
         if pending is not None:
@@ -119,6 +126,21 @@ class FactCache:
             data = bytes(raw[_DAY.size :])
         self._touched.add(key)
         return data
+
+    def peek_facts(self, key: bytes) -> FileFacts | None:
+        """A file's cached extraction whatever the mode (an earlier version of a file, to compare with)."""
+        raw = self.peek(key)
+        if raw is None:
+            return None
+        try:
+            return _decoder.decode(raw)
+        except msgspec.DecodeError:
+            return None
+
+    def keep(self, key: bytes, value: bytes) -> None:
+        """Store a bookkeeping value (see ``peek``): it changes from run to run, so verify never compares it."""
+        if self._env is not None:
+            self._pending[key] = _DAY.pack(_today()) + value
 
     def put_raw(self, key: bytes, value: bytes, *, what: str = "an entry") -> None:
         """Store an opaque value; in verify mode first compare it with what the cache held."""

@@ -11,38 +11,30 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from indexer import __version__
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.discover import Candidate, Discovery, discover
-from indexer.exact_pass import ExactPass, merge, run_exact
+from indexer.exact_pass import AnalyzeFn, ExactPass, merge, run_exact
 from indexer.fact_cache import FactCache, cache_key
 from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.faults import fault_point
 from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
-from indexer.publish import GenerationContent, PublishLock, PublishResult, publish
+from indexer.progress import Progress, ProgressFn
+
+if TYPE_CHECKING:
+    from indexer.incremental import Stage
+from indexer.publish import GenerationContent, PublishLock, PublishResult
 from indexer.scratch import scratch_directory
 from snapshot_format import records
-from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
-from snapshot_format.reader import Generation, open_current
+from snapshot_format.reader import Generation
 from snapshot_format.stable_key import stable_key
 from snapshot_format.vocab import Confidence, Provenance
-
-
-@dataclass(frozen=True)
-class Progress:
-    phase: str
-    repository: str
-    detail: str
-    completed: int
-    total: int
-
-
-ProgressFn = Callable[[Progress], None]
 
 
 @dataclass
@@ -59,6 +51,7 @@ class LanguageCounters:
     mode: str = ""
     analyzer_runs: int = 0
     analyzer_cache_hits: int = 0
+    analyzer_incremental: int = 0  # of the runs, those that re-analysed only what a change could affect
 
 
 @dataclass
@@ -71,6 +64,9 @@ class IndexReport:
     timings: dict[str, float] = field(default_factory=dict)
     cache: dict[str, int] = field(default_factory=dict)
     error: str | None = None
+    published: bool = True  # False: nothing changed, CURRENT still serves (``note`` says so)
+    stages: list[dict[str, object]] = field(default_factory=list)  # each publication: CANDIDATE, then exact
+    note: str = ""
 
 
 class _Timer:
@@ -93,6 +89,13 @@ class _RepoWork:
     carried: records.Repository | None = None
     known_hashes: dict[str, str] = field(default_factory=dict)
     problem: str = ""  # why the repository could not be read at all
+
+
+def git_state_of(w: _RepoWork) -> GitState:
+    """Commit, branch and dirty flag to record: carried over, none for a repository that cannot be read, else git's."""
+    if w.carried:
+        return GitState(w.carried.commit, w.carried.branch, w.carried.dirty)
+    return GitState() if w.problem else read_git_state(w.root)
 
 
 def _extension_map(languages: tuple[str, ...]) -> dict[str, str]:
@@ -183,8 +186,13 @@ class Build:
     key_index: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
     unresolved: list[records.Unresolved] = field(default_factory=list)
     per_file_symbols: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
-    # resolve_phase
+    # Filled in front of resolve_phase by whoever knows them (indexer.incremental): git state per repository,
+    # and the exact pass's analyze step (an incremental route); records_phase and run_exact fall back to theirs.
+    git: dict[str, GitState] = field(default_factory=dict)
+    analyze: AnalyzeFn | None = None
+    # resolve_phase (candidate resolutions are kept per language: a second stage reuses them)
     languages: list[str] = field(default_factory=list)
+    candidates: dict[str, tuple[int, Resolution]] = field(default_factory=dict)
     resolutions: list[Resolution] = field(default_factory=list)
     exact_passes: dict[str, ExactPass] = field(default_factory=dict)
     # link_phase
@@ -372,30 +380,51 @@ def key_phase(b: Build) -> None:
     timer.add("link", started)
 
 
+def corpus_for(b: Build, language: str) -> Corpus:
+    """Every repository's files of one language, with the key lookup and the analyzer-declaration hook."""
+    key_index = b.key_index
+    return Corpus(
+        language=language,
+        repositories=[RepositoryFacts(w.name, str(w.root), w.facts.get(language, [])) for w in b.work],
+        key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
+        declare=AnalyzerDeclarations(language, b.work, key_index, b.symbols, b.per_file_symbols),
+    )
+
+
+def candidate_resolution(b: Build, language: str, corpus: Corpus) -> Resolution:
+    """The CANDIDATE resolver's answer for one language (with the blind spots of unparsed lines).
+
+    Computed once per Build while the key table is unchanged: an earlier language's analyzer may declare
+    symbols (lines tree-sitter could not parse), and then the resolver runs again over the new table.
+    """
+    cached = b.candidates.get(language)
+    if cached is not None and cached[0] == len(b.key_index):
+        return cached[1]
+    module = registry.module_for(language)
+    assert module is not None
+    started = time.perf_counter()
+    b.progress(Progress("resolve", "*", language, 0, 1))
+    resolution = module.resolve(corpus)
+    # Uses on lines that do not parse are blind spots, unless the analyzer settles them below.
+    resolution.unresolved.extend(unparsed_rows(b.work, language, b.key_index))
+    b.timer.add("resolve", started)
+    b.progress(Progress("resolve", "*", language, 1, 1))
+    b.candidates[language] = (len(b.key_index), resolution)
+    return resolution
+
+
 def resolve_phase(b: Build) -> None:
     """Per language over the whole corpus: the CANDIDATE resolver, then the exact analyzer site by site."""
-    work, counters, key_index, symbols, progress, timer = b.work, b.counters, b.key_index, b.symbols, b.progress, b.timer
-    loaded, fact_cache, per_file_symbols = b.loaded, b.fact_cache, b.per_file_symbols
+    work, counters, progress, timer = b.work, b.counters, b.progress, b.timer
+    loaded, fact_cache = b.loaded, b.fact_cache
     resolutions = b.resolutions
     exact_passes = b.exact_passes
     languages = b.languages = sorted({lang for w in work for lang in w.facts})
     for language in languages:
-        module = registry.module_for(language)
-        if module is None:
+        if registry.module_for(language) is None:
             continue
-        started = time.perf_counter()
-        corpus = Corpus(
-            language=language,
-            repositories=[RepositoryFacts(w.name, str(w.root), w.facts.get(language, [])) for w in work],
-            key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
-            declare=AnalyzerDeclarations(language, work, key_index, symbols, per_file_symbols),
-        )
-        progress(Progress("resolve", "*", language, 0, 1))
-        resolution = module.resolve(corpus)
-        # Uses on lines that do not parse are blind spots, unless the analyzer settles them below.
-        resolution.unresolved.extend(unparsed_rows(work, language, key_index))
-        timer.add("resolve", started)
-        progress(Progress("resolve", "*", language, 1, 1))
+        corpus = corpus_for(b, language)
+        resolution = candidate_resolution(b, language, corpus)
         # 4b. the language's exact analyzer, when it has one: its answers replace candidates site by site
         started = time.perf_counter()
         fault_point("analyze")
@@ -404,6 +433,7 @@ def resolve_phase(b: Build) -> None:
                                for w in work},
             fact_cache, timeout=loaded.indexing.analyzer_timeout_seconds,
             progress=lambda repo, done, total, lang=language: progress(Progress(f"analyze.{lang}", repo, "", done, total)),
+            analyze=b.analyze,
         )
         if exact is not None:
             exact_passes[language] = exact
@@ -510,10 +540,7 @@ def records_phase(b: Build) -> None:
                     test=registry.is_test_path(cand.language, cand.path),
                 )
             )
-        if w.carried:
-            git = GitState(w.carried.commit, w.carried.branch, w.carried.dirty)
-        else:
-            git = GitState() if w.problem else read_git_state(w.root)
+        git = b.git.get(w.name) or git_state_of(w)
         analyses = []
         for lang in w.languages:
             module = registry.module_for(lang)
@@ -635,11 +662,14 @@ def run_index(
     progress: ProgressFn | None = None,
     fact_cache_mode: str | None = None,
     only: frozenset[str] | None = None,
-) -> tuple[IndexReport, PublishResult]:
-    """Index every registered repository and publish a generation (raises on failure).
+    on_published: Callable[[Stage], None] | None = None,
+) -> tuple[IndexReport, PublishResult | None]:
+    """Index every registered repository and publish what changed (raises on failure).
 
     ``only`` names the repositories to re-read from disk; the others are carried over
     from the current generation (every registered repository is always published).
+    Nothing is published when nothing changed (the result is None); a small change is
+    published twice, CANDIDATE first (``on_published`` hears of each publication).
     """
     emit = progress or (lambda _p: None)
     mode = fact_cache_mode or loaded.indexing.fact_cache
@@ -647,50 +677,40 @@ def run_index(
     if only is not None and not only <= names:
         raise ValueError(f"--repository: not registered: {', '.join(sorted(only - names))}")
     with PublishLock(layout):  # the whole run, not only publication: see PublishLock
-        return _locked_run_index(loaded, layout, emit, mode, only)
+        return _locked_run_index(loaded, layout, emit, mode, only, on_published)
 
 
 def _locked_run_index(
-    loaded: LoadedConfig, layout: StateLayout, emit: ProgressFn, mode: str, only: frozenset[str] | None
-) -> tuple[IndexReport, PublishResult]:
+    loaded: LoadedConfig, layout: StateLayout, emit: ProgressFn, mode: str, only: frozenset[str] | None,
+    on_published: Callable[[Stage], None] | None,
+) -> tuple[IndexReport, PublishResult | None]:
+    # The stages of a run (unchanged, CANDIDATE, exact) live in indexer.incremental, which builds on this module.
+    from indexer.incremental import index_in_stages
+
     timer = _Timer()
     started = time.perf_counter()
-    previous: Generation | None = None
-    if only is not None:
-        try:
-            previous = open_current(layout)
-        except SnapshotError:
-            previous = None  # nothing to carry over: index everything
     with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
-        try:
-            content, counters = build_content(
-                loaded, fact_cache=cache, progress=emit, timer=timer, only=only, previous=previous
-            )
-        finally:
-            if previous is not None:
-                previous.close()
-        t = time.perf_counter()
-        emit(Progress("publish", "*", "writing generation", 0, 1))
-        result = publish(layout, content, indexer_version=__version__, retain=loaded.indexing.retain_generations)
-        timer.add("publish", t)
-        emit(Progress("publish", "*", result.name, 1, 1))
+        run = index_in_stages(loaded, layout, cache, emit, timer, mode=mode, only=only, on_published=on_published)
         cache.prune()
         stats = cache.stats
     timer.timings["total"] = time.perf_counter() - started
-    counts = result.manifest.counts
+    counts = run.manifest.counts
     report = IndexReport(
         passed=True,
-        generation_id=result.generation_id,
-        generation=result.name,
+        generation_id=run.manifest.id,
+        generation=run.name,
         counts={
             "repositories": counts.repositories, "files": counts.files, "symbols": counts.symbols,
             "edges": counts.edges, "unresolved": counts.unresolved,
             "package_dependencies": counts.package_dependencies, "failed_files": counts.failed_files,
             "skipped_files": counts.skipped_files,
         },
-        index={lang: vars(c) for lang, c in sorted(counters.items())},
+        index={lang: vars(c) for lang, c in sorted(run.counters.items())},
         timings={k: round(v, 4) for k, v in timer.timings.items()},
         cache={"mode": mode, "hits": stats.hits, "misses": stats.misses, "writes": stats.writes,  # type: ignore[dict-item]
                "verified": stats.verified, "pruned": stats.pruned},
+        published=run.published,
+        stages=[st.summary() for st in run.stages],
+        note=run.note,
     )
-    return report, result
+    return report, run.result

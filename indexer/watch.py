@@ -11,6 +11,7 @@ from indexer.config import ConfigError, load
 from snapshot_format.layout import StateLayout
 
 DEBOUNCE_MS = 400
+WAKE_MS = 500  # the watcher's first wait (and each idle wake-up after it)
 
 
 def relevant(changes: Iterable[tuple[Any, str]], extensions: frozenset[str]) -> bool:
@@ -28,8 +29,14 @@ def watch_and_index(
     reindex: Callable[[], int],
     *,
     changes: Iterable[set[tuple[Any, str]]] | None = None,
+    watching: Callable[[int], None] | None = None,
 ) -> None:
-    """Re-run ``reindex`` after each relevant batch of changes; ``changes`` may be scripted in tests."""
+    """Re-run ``reindex`` after each relevant batch of changes; ``changes`` may be scripted in tests.
+
+    With real file events, the watcher starts first and one more ``reindex`` follows at once: an edit saved
+    while the run before the watch (the first index) was reading the tree is not lost, and nothing is
+    published when there was none. ``watching`` hears when the watcher is live (the number of roots).
+    """
     from indexer.languages.registry import EXTENSIONS
 
     try:
@@ -39,14 +46,24 @@ def watch_and_index(
         raise SystemExit(1) from None
     roots = [str(r.root) for r in loaded.repositories if not r.problem]  # a moved one cannot be watched
     exts = frozenset(e for r in loaded.repositories for lang in r.languages for e in EXTENSIONS.get(lang, ()))
-    batches: Iterable[set[tuple[Any, str]]]
-    if changes is None:
-        import watchfiles
+    announce = watching or (lambda n: print(f"watching {n} repositories for changes (Ctrl-C to stop)",
+                                            file=sys.stderr))
+    if changes is not None:
+        announce(len(roots))
+        for batch in changes:
+            if relevant(batch, exts):
+                reindex()
+        return
+    import watchfiles
 
-        batches = watchfiles.watch(*roots, debounce=DEBOUNCE_MS, step=50, raise_interrupt=False)
-    else:
-        batches = changes
-    print(f"watching {len(roots)} repositories for changes (Ctrl-C to stop)", file=sys.stderr)
+    # yield_on_timeout: the first step returns once the watcher is live, whether or not anything changed
+    batches = iter(watchfiles.watch(*roots, debounce=DEBOUNCE_MS, step=50, raise_interrupt=False,
+                                    yield_on_timeout=True, rust_timeout=WAKE_MS))
+    first = next(batches, None)
+    if first is None:
+        return  # stopped (a signal) before the watcher was live
+    announce(len(roots))
+    reindex()  # catch up with what changed before the watcher was live
     for batch in batches:
-        if relevant(batch, exts):
+        if batch and relevant(batch, exts):
             reindex()

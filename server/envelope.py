@@ -63,11 +63,13 @@ def envelope(
     guidance: str | None = None,
     completeness: dict[str, Any] | None = None,
     tests: str | None = None,
+    pending: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius).
 
     ``tests`` states the rows in test files left out of the answer (``+4 in 2 test files; include_tests=true
-    lists them``); absent when none was left out.
+    lists them``); absent when none was left out. ``pending_exact`` appears only on a snapshot published before
+    its exact analysis.
     """
     truncated = next_cursor is not None
     out: dict[str, Any] = {"snapshot_id": snapshot_id}
@@ -93,5 +95,7 @@ def envelope(
         out["guidance"] = guidance
     if tests:
         out["tests"] = tests
+    if pending:
+        out["pending_exact"] = pending
     out["results"] = results
     return out

@@ -266,6 +266,12 @@ async def _event(line: bytes, outcome: IndexOutcome, on_progress: ProgressFn) ->
     if kind == "progress" and isinstance(event.get("progress"), dict):
         outcome.progress_events += 1
         await on_progress(event["progress"])
+    elif kind == "published" and isinstance(event.get("published"), dict):
+        # a generation published on the way (the CANDIDATE one before the exact pass): progress too
+        published = event["published"]
+        outcome.progress_events += 1
+        await on_progress({"phase": "published", "repository": "*",
+                           "detail": f"{published.get('stage', '')} generation {published.get('generation', '')}"})
     elif kind == "result" and isinstance(event.get("result"), dict):
         outcome.result = event["result"]
     # unknown event kinds are ignored by contract

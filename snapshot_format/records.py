@@ -20,7 +20,8 @@ class LanguageAnalysis(_Record, frozen=True):
     """How one language of one repository was analysed in this generation."""
 
     language: str
-    # "exact" (an analyzer resolved edges), "fallback" (tree-sitter candidates only), "failed".
+    # "exact" (an analyzer resolved edges), "fallback" (tree-sitter candidates only), "failed", or (feature 6)
+    # "pending": a CANDIDATE generation published before the exact pass; ``reason`` names the pending files.
     mode: str
     analyzer: str = ""
     analyzer_version: str = ""
@@ -57,7 +58,8 @@ class File(_Record, frozen=True):
     reason: str = ""
     symbols: int = 0
     package: str = ""  # Python module name, Go package, ...
-    # "exact" | "fallback" | "" (not analysed)
+    # "exact" | "fallback" | "" (not analysed) | "pending" (feature 6: the file changed, or depends on a change,
+    # and its edges are CANDIDATE until the exact pass publishes the next generation)
     analysis: str = ""
     # feature 5: the file matches its language's test patterns (a test, a fixture, testdata); older generations
     # read False here, and readers fall back to the path patterns of their time (versions.MIN_FEATURE_FOR)

@@ -28,14 +28,15 @@ def indexed_home(tmp: Path, *, generations: int = 1, files: dict[str, str] | Non
     """A KIVGRAPH_HOME with one registered python repository and ``generations`` published generations.
 
     The exact analyzer is switched off unless asked for (KIVGRAPH_SCIP_PYTHON pointing nowhere), so
-    a run takes about a second.
+    a run takes about a second. Later generations are ``--full`` rebuilds: an unchanged tree is not
+    published again otherwise.
     """
     repo = write_repo(tmp / "repo", files or SOURCE)
     home = tmp / "home"
     result = run_kivgraph(home, "init", str(repo), "--languages", "python")
     assert result.returncode == 0, result.stderr
-    for _ in range(generations):
-        result = index(home, analyzer=analyzer)
+    for n in range(generations):
+        result = index(home, *(["--full"] if n else []), analyzer=analyzer)
         assert result.returncode == 0, result.stderr
     return home
 

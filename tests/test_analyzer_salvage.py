@@ -95,10 +95,13 @@ def test_a_crash_on_one_file_leaves_that_file_out_and_keeps_the_others_exact(tmp
         (analysis,) = gen.repository("repo").analyses  # type: ignore[union-attr]
         assert "crashed on pkg/more/poison.py" in analysis.reason
         assert "Debug Failure. False expression." in analysis.reason and "checker.js" not in analysis.reason
-    # an unchanged re-index takes the salvaged run from the fact cache: the analyzer does not run again
+    # an unchanged re-index publishes nothing and runs no analyzer; one that must publish again (CURRENT is
+    # gone) takes the salvaged run from the fact cache
+    assert _index(home, exe)["published"] is False
+    (home / "state" / "CURRENT").unlink()
     again = _index(home, exe)
     assert _index_runs(counter) == first_runs
-    assert again["index"]["python"]["analyzer_cache_hits"] == 1  # type: ignore[index]
+    assert again["published"] is True and again["index"]["python"]["analyzer_cache_hits"] == 1  # type: ignore[index]
 
 
 def test_a_failure_nothing_can_salvage_is_cached_for_unchanged_inputs(tmp_path: Path) -> None:
@@ -112,6 +115,8 @@ def test_a_failure_nothing_can_salvage_is_cached_for_unchanged_inputs(tmp_path: 
     status = json.loads(run_kivgraph(home, "status", "--json").stdout)
     reason = status["repositories"][0]["analyses"][0]["reason"]
     assert "Debug Failure. False expression." in reason and "checker.js" not in reason
+    assert _index(home, exe)["published"] is False  # unchanged: nothing published, nothing run
+    (home / "state" / "CURRENT").unlink()  # a run that must publish again reads the failure from the cache
     _index(home, exe)
     assert _index_runs(counter) == runs  # not paid again
     status = json.loads(run_kivgraph(home, "status", "--json").stdout)

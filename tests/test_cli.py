@@ -89,6 +89,30 @@ def test_watch_reindexes_once_per_relevant_batch_of_scripted_changes(tmp_path: P
     assert len(calls) == 2
 
 
+def test_a_real_watch_catches_up_once_its_watcher_is_live_before_the_first_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An edit saved while the first index read the tree is not lost: one run right after the watcher starts."""
+    import watchfiles
+
+    home = tmp_path / "home"
+    repo = write_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    layout.config_path.parent.mkdir(parents=True)
+    layout.config_path.write_text(f'version = 1\n\n[[repository]]\nname = "r"\npath = "{repo}"\nlanguages = ["python"]\n')
+    events: list[str] = []
+
+    def fake_watch(*_roots: object, **options: object):
+        assert options["yield_on_timeout"] is True
+        events.append("watcher live")
+        yield set()  # the first wake-up: nothing changed yet
+        yield {(2, str(repo / "a.py"))}
+
+    monkeypatch.setattr(watchfiles, "watch", fake_watch)
+    watch_and_index(layout, lambda: events.append("index") or 0, watching=lambda n: events.append(f"watching {n}"))
+    assert events == ["watcher live", "watching 1", "index", "index"]
+
+
 def test_relevance_ignores_caches_and_foreign_extensions() -> None:
     exts = frozenset({".py"})
     assert relevant({(1, "/r/pkg/mod.py")}, exts)

@@ -38,12 +38,14 @@ def test_an_indexer_that_read_the_tree_before_an_edit_cannot_publish_over_a_late
         os.kill(first.pid, signal.SIGCONT)
         first.communicate(timeout=120)
     assert first.returncode == 0
-    # A published its (older) read; the edit is not lost: the next run publishes it under a newer id.
+    # A read the tree before the edit: unchanged, so it published nothing over generation 1. The edit is
+    # not lost: the next run publishes it under a newer id.
+    assert read_current(layout_of(home)) == "g000001.v1"
     again = run_index(home)
     assert again.returncode == 0, again.stderr
     with open_current(layout_of(home)) as gen:
         assert gen.symbols_by_name("late_edit")
-        assert gen.id == 3
+        assert gen.id == 2
 
 
 def test_a_manual_index_beside_a_running_watch_exits_three_naming_the_watch(tmp_path: Path) -> None:
@@ -113,13 +115,24 @@ def test_stopping_an_index_kills_the_analyzer_group_and_removes_its_scratch(tmp_
     for pid in pids:  # SIGKILL is delivered asynchronously: wait (bounded) for each to exit
         assert exits(pid), f"analyzer process {pid} survived"
     assert not layout.scratch_dir.exists()
-    assert read_current(layout) == "g000001.v1"  # nothing new published
+    # Before the analyzer ran, the CANDIDATE generation was published, whole and labelled: new.py waits
+    # for its exact analysis. Nothing of the stopped exact stage is visible.
+    assert read_current(layout) == "g000002.v1"
+    assert not [p for p in layout.generations_dir.iterdir() if p.name.startswith(".tmp-")]
+    with open_current(layout) as gen:
+        gen.verify_digest()
+        new = gen.file("repo", "pkg/new.py")
+        assert new is not None and new.analysis == "pending" and gen.symbols_by_name("new")
+    # the next run finishes it (here on the fallback: the analyzer is switched off)
+    assert run_index(home).returncode == 0
+    with open_current(layout) as gen:
+        assert gen.id == 3 and gen.file("repo", "pkg/new.py").analysis == "fallback"  # type: ignore[union-attr]
 
 
 def test_scratch_left_by_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -> None:
     home = indexed_home(tmp_path)
     layout = layout_of(home)
-    killed = run_kivgraph(home, "index", KIVGRAPH_FAULT_KILL_AT="analyze",
+    killed = run_kivgraph(home, "index", "--full", KIVGRAPH_FAULT_KILL_AT="analyze",
                           KIVGRAPH_SCIP_PYTHON="/nonexistent/scip-python")
     assert killed.returncode == -signal.SIGKILL
     assert layout.scratch_dir.is_dir()

@@ -22,6 +22,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 3): "923ae8356d1ba291",  # lexical term rules changed, not the records
     (1, 4): "4c37dd7f8e271df0",  # Counts.partial_files
     (1, 5): "10418884a85f1b14",  # File.test
+    (1, 6): "10418884a85f1b14",  # the value pending of File.analysis and LanguageAnalysis.mode, not the records
 }
 
 

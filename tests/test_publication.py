@@ -15,6 +15,7 @@ from indexer.publish import PUBLISH_STEPS
 from snapshot_format.errors import DigestMismatchError, GenerationUnreadableError
 from snapshot_format.layout import list_generations, read_current, resolve_layout
 from snapshot_format.reader import Generation, open_current
+from tests.fault_kit import wait_stopped
 from tests.helpers import REPO_ROOT, kivgraph_env, run_kivgraph, write_repo
 
 pytestmark = pytest.mark.e2e
@@ -73,7 +74,7 @@ def test_sigkill_at_a_publication_step_leaves_the_previous_generation_serving(ho
 def test_a_second_indexer_exits_at_once_with_a_clear_message_while_the_first_holds_the_lock(home: Path) -> None:
     layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
     first = subprocess.Popen(
-        [sys.executable, "-m", "kivgraph_cli", "index"], cwd=REPO_ROOT,
+        [sys.executable, "-m", "kivgraph_cli", "index", "--full"], cwd=REPO_ROOT,  # --full: publishes again
         env=kivgraph_env(home, KIVGRAPH_FAULT_STOP_AT="locked"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
@@ -81,6 +82,7 @@ def test_a_second_indexer_exits_at_once_with_a_clear_message_while_the_first_hol
         while layout.publish_lock.read_text().strip() != str(first.pid):
             assert time.monotonic() < deadline, "the first indexer never took the lock"
             time.sleep(0.05)
+        wait_stopped(first.pid)  # the lock is taken at the start; it stops later, at publication
         # The first one is stopped while it holds the lock: a second that waited for it would never return.
         second = run_kivgraph(home, "index", "--json", timeout=120)
         assert second.returncode == 3

@@ -81,10 +81,17 @@ async def test_a_fresh_server_indexes_on_consent_and_follows_an_outside_index(tm
         is_error, source = await peer.call("get_source", {"symbols": [{"qualified_name": "shapes.base.Shape"}]})
         assert not is_error and "class Shape:" in source
 
+        # an edit, then an outside index: a CANDIDATE generation, then the exact one; the server follows both
+        (repo_a / "src" / "shapes" / "outside.py").write_text("def outside_edit():\n    return 1\n")
         outside = await anyio.to_thread.run_sync(lambda: run_kivgraph(home, "index", "--json"))
         assert outside.returncode == 0, outside.stderr
-        status = await wait_for_snapshot(peer, 2)
+        stages = [json.loads(line)["published"]["stage"] for line in outside.stdout.splitlines()
+                  if '"event":"published"' in line]
+        assert stages == ["candidate", "exact"]
+        status = await wait_for_snapshot(peer, 3)
         assert status["results"]["status"] == "ready"  # type: ignore[index]
+        is_error, text = await peer.call("find_symbol", {"name": "outside_edit"})
+        assert not is_error and json.loads(text)["total"] == 1, text
     assert_stdout_is_only_json_rpc(peer)
     assert b"Traceback" not in peer.stderr
     assert peer.process.returncode == 0

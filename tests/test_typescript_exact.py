@@ -60,6 +60,8 @@ def test_typescript_and_javascript_index_exactly_and_the_analyzer_run_is_cached(
     status = json.loads(run_kivgraph(home, "status", "--json").stdout)
     # b and c each import a module, a name from it and call that name: every edge is the checker's
     assert status["edges_by_confidence"] == {"EXACT_TYPECHECKED": 6}
+    assert _index(home)["published"] is False  # unchanged: nothing published
+    (home / "state" / "CURRENT").unlink()  # a run that must publish again takes the analyzer run from the cache
     second = _index(home)
     assert second["index"]["typescript"]["analyzer_runs"] == 0  # type: ignore[index]
     assert second["index"]["typescript"]["analyzer_cache_hits"] == 1  # type: ignore[index]

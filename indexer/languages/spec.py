@@ -20,7 +20,7 @@ from __future__ import annotations
 import fnmatch
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
@@ -111,6 +111,16 @@ class ExactAdapter(ABC, Generic[FactsT]):
     @abstractmethod
     def bind(self, facts: FactsT, repo: str, corpus: Corpus, modules: Any) -> ExactOutcome:
         """Turn joined facts into EXACT edges between stable keys."""
+
+    def update(self, previous: FactsT, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus, *,
+               timeout: float) -> FactsT | None:
+        """The facts of ``repo`` now, from ``previous`` (a whole run's facts, or an update's) and the repository
+        files whose content changed since (added and removed ones included), re-analysing only what those
+        can affect; None when the analyzer has no such route (the whole repository is analysed again).
+
+        The result must equal a whole run over the same inputs: ``fact_cache = "verify"`` checks it.
+        """
+        return None
 
     def encode(self, facts: FactsT) -> bytes:
         return msgspec.msgpack.encode(facts)

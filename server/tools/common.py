@@ -10,6 +10,7 @@ from server.args import Args
 from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor
 from server.envelope import Coverage, envelope
 from server.errors import invalid
+from server.pending import pending_exact
 from server.testfiles import FileRoles, tests_note
 from snapshot_format.reader import Generation
 from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Provenance
@@ -151,6 +152,7 @@ def wrap(
         guidance=guidance,
         completeness=completeness,
         tests=tests,
+        pending=pending_exact(gen),
     )
 
 

@@ -28,13 +28,14 @@ the CANDIDATE fallback with the reason in status and doctor.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 
 import msgspec
@@ -51,7 +52,7 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = "go/types"
 HELPER_NAME = "kivgraph-gotypes"
-ADAPTER_VERSION = "go-types-bind-3"  # part of the cache key: bump on any change to the facts below
+ADAPTER_VERSION = "go-types-bind-4"  # part of the cache key: bump on any change to the facts below
 GO_ENV = "KIVGRAPH_GO"
 HELPER_DIR = Path(__file__).parent / "helper"
 
@@ -176,6 +177,8 @@ class RepositoryGoFacts(msgspec.Struct, frozen=True):
     packages: int = 0
     type_errors: int = 0
     workspace: str = ""
+    # (package as go list names it, type errors) of each target package whose bodies were checked
+    package_errors: tuple[tuple[str, int], ...] = ()
 
 
 def workspace_dir() -> Path:
@@ -239,12 +242,28 @@ def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) 
     return target
 
 
-def run_helper(root: Path, *, timeout: float, gowork: Path | None = None) -> dict[str, object]:
-    """Run the helper over the module at ``root``; its decoded JSON output."""
+def run_helper(root: Path, *, timeout: float, gowork: Path | None = None,
+               emit: list[Path] | None = None) -> dict[str, object]:
+    """Run the helper over the module at ``root``; its decoded JSON output.
+
+    With ``emit``, only the packages in those directories are printed with their uses (the others are
+    type-checked without function bodies, so IMPLEMENTS is still computed over the whole module).
+    """
     go = go_executable()
     exe = build_helper()
     env = _go_env({"GOWORK": str(gowork)} if gowork else {})
-    cmd = [str(exe), "-go", str(go), "-dir", str(root), "-target", str(root), "./..."]
+    cmd = [str(exe), "-go", str(go), "-dir", str(root), "-target", str(root)]
+    with contextlib.ExitStack() as stack:
+        if emit is not None:
+            listing = stack.enter_context(tempfile.NamedTemporaryFile("w", suffix=".emit", delete=False))
+            listing.write("".join(f"{d}\n" for d in emit))
+            listing.close()
+            stack.callback(os.unlink, listing.name)
+            cmd += ["-emit", listing.name]
+        return _run([*cmd, "./..."], root, env, timeout)
+
+
+def _run(cmd: list[str], root: Path, env: dict[str, str], timeout: float) -> dict[str, object]:
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         try:
             with children.spawned(cmd, cwd=root, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL) as proc:
@@ -315,7 +334,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         uses=tuple(u for p in parts for u in p.uses),
         problems=tuple(pr for p in parts for pr in p.problems) + tuple(failed),
         packages=sum(p.packages for p in parts), type_errors=sum(p.type_errors for p in parts),
-        workspace=workspace,
+        workspace=workspace, package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
     )
 
 
@@ -332,18 +351,27 @@ def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -
         path = files[u[0]]
         if path:
             uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9])))
-    problems, n_packages, n_errors = [], 0, 0
+    problems, n_packages, n_errors, errors = [], 0, 0, []
     for p in raw.get("packages", []):  # type: ignore[union-attr]
         if p.get("target"):
             n_packages += 1
             n_errors += p.get("type_error_count", 0)
+            if p.get("emitted", True):
+                errors.append((p["path"], p.get("type_error_count", 0)))
         if p.get("load_error"):
             reason = "PACKAGE_NOT_LOADED" if p.get("target") else "MODULE_NOT_LOADED"
             problems.append(GoPackageProblem(p["path"], reason, " ".join(str(p["load_error"]).split())[:300]))
     return RepositoryGoFacts(
-        analyzer_version=f"{ANALYZER} {raw.get('go_version', '')}".strip(), uses=tuple(uses),
+        analyzer_version=f"{ANALYZER} {raw.get('go_version', '')}".strip(), uses=tuple(sorted(uses, key=use_order)),
         problems=tuple(problems), packages=n_packages, type_errors=n_errors, workspace=workspace,
+        package_errors=tuple(sorted(errors)),
     )
+
+
+def use_order(u: GoUse) -> tuple[object, ...]:
+    """One order for uses whichever packages a run printed: a partial run's merge equals a whole run."""
+    return (u.path, u.line, u.col, u.use, u.source_qn, u.source_kind, u.package, u.qualified_name, u.kind,
+            u.standard)
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
@@ -490,6 +518,12 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
 
     def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
+
+    def update(self, previous: RepositoryGoFacts, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus,
+               *, timeout: float) -> RepositoryGoFacts | None:
+        from indexer.languages.go.incremental import update
+
+        return update(previous, changed, repo, corpus, timeout=timeout)
 
 
 ADAPTER = GoTypesAdapter()

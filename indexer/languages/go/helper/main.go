@@ -26,7 +26,7 @@ import (
 	"strings"
 )
 
-const helperVersion = "kivgraph-gotypes 2"
+const helperVersion = "kivgraph-gotypes 3"
 
 type listedModule struct {
 	Path      string
@@ -78,6 +78,8 @@ type PackageReport struct {
 	LoadError  string   `json:"load_error,omitempty"`
 	TypeErrors []string `json:"type_errors,omitempty"`
 	NTypeErr   int      `json:"type_error_count"`
+	// Emitted: its uses are in the output (with -emit, the other targets are checked without bodies).
+	Emitted bool `json:"emitted"`
 }
 
 type Output struct {
@@ -106,6 +108,8 @@ func main() {
 	goExe := flag.String("go", "go", "the go command")
 	dir := flag.String("dir", ".", "directory go list runs in")
 	target := flag.String("target", "", "absolute directory whose packages are analysed (default -dir)")
+	emitFile := flag.String("emit", "", "a file listing, one per line, the package directories whose uses are "+
+		"printed (default: every target); the other targets are type-checked without bodies, for IMPLEMENTS")
 	flag.Parse()
 	patterns := flag.Args()
 	if len(patterns) == 0 {
@@ -135,10 +139,15 @@ func main() {
 	c.out.GoVersion = runtime.Version()
 	c.out.Files = []string{}
 	c.out.Uses = []Use{}
+	emit, err := readEmit(*emitFile)
+	if err != nil {
+		fail(err)
+	}
 	var targets []*targetPkg
 	for _, p := range pkgs {
 		isTarget := !p.Standard && underDir(p.Dir, tgt)
 		rep := PackageReport{Path: p.ImportPath, Dir: p.Dir, Target: isTarget}
+		rep.Emitted = isTarget && (emit == nil || emit[filepath.Clean(p.Dir)])
 		if p.Module != nil {
 			rep.Module = p.Module.Path
 		}
@@ -151,7 +160,7 @@ func main() {
 		if p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test") {
 			continue // the generated test main: its files live in the build cache
 		}
-		tp := c.check(p, isTarget, &rep)
+		tp := c.check(p, isTarget, rep.Emitted, &rep)
 		if isTarget {
 			c.out.Packages = append(c.out.Packages, rep)
 			if tp != nil {
@@ -162,7 +171,9 @@ func main() {
 		}
 	}
 	for _, tp := range targets {
-		c.uses(tp)
+		if tp.info != nil {
+			c.uses(tp)
+		}
 	}
 	c.implements(targets)
 	enc := json.NewEncoder(os.Stdout)
@@ -174,6 +185,24 @@ func main() {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "kivgraph-gotypes:", err)
 	os.Exit(2)
+}
+
+// readEmit reads the -emit file: nil (every target is emitted) when no file is given.
+func readEmit(path string) (map[string]bool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			out[filepath.Clean(line)] = true
+		}
+	}
+	return out, nil
 }
 
 func underDir(dir, root string) bool {
@@ -234,14 +263,16 @@ func (i importer) Import(path string) (*types.Package, error) {
 	return nil, fmt.Errorf("package %s was not loaded", path)
 }
 
-func (c *checker) check(p *listedPackage, isTarget bool, rep *PackageReport) *targetPkg {
+// check type-checks one listed package. A target is returned for IMPLEMENTS; only an emitted one is
+// checked with its function bodies and carries the Info its uses are read from.
+func (c *checker) check(p *listedPackage, isTarget, emitted bool, rep *PackageReport) *targetPkg {
 	mode := parser.SkipObjectResolution
 	var files []*ast.File
 	for _, name := range p.GoFiles {
 		path := filepath.Join(p.Dir, name)
 		f, err := parser.ParseFile(c.fset, path, nil, mode)
 		if err != nil {
-			if isTarget {
+			if emitted {
 				rep.NTypeErr++
 				if len(rep.TypeErrors) < 5 {
 					rep.TypeErrors = append(rep.TypeErrors, err.Error())
@@ -255,10 +286,10 @@ func (c *checker) check(p *listedPackage, isTarget bool, rep *PackageReport) *ta
 	}
 	conf := types.Config{
 		Importer:         importer{c, p.ImportMap},
-		IgnoreFuncBodies: !isTarget,
+		IgnoreFuncBodies: !emitted,
 		FakeImportC:      true,
 		Error: func(err error) {
-			if isTarget {
+			if emitted {
 				rep.NTypeErr++
 				if len(rep.TypeErrors) < 5 {
 					rep.TypeErrors = append(rep.TypeErrors, err.Error())
@@ -270,7 +301,7 @@ func (c *checker) check(p *listedPackage, isTarget bool, rep *PackageReport) *ta
 		conf.GoVersion = "go" + p.Module.GoVersion
 	}
 	var info *types.Info
-	if isTarget {
+	if emitted {
 		info = &types.Info{
 			Uses:       map[*ast.Ident]types.Object{},
 			Defs:       map[*ast.Ident]types.Object{},

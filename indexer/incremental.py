@@ -1,0 +1,646 @@
+"""Fresh after every edit: the stages of one index run.
+
+1. **Nothing changed, nothing published.** Every registered file is read and hashed (content decides,
+   never mtimes), then the run's inputs are fingerprinted: configuration, each repository's files and
+   hashes, git commit/branch/dirty, extractor versions and each exact analyzer's own cache key (its
+   inputs: go.mod, tsconfig, providers' files, the analyzer's identity). When CURRENT is the intact
+   generation a complete run published from the same fingerprint, nothing is published and the run says
+   so. A revert or a branch switch back is just another set of hashes: the fact cache still holds their
+   facts and analyzer runs, so it publishes at once without re-running an analyzer.
+2. **A CANDIDATE generation first** for a small change set whose analyzer run would miss the cache: the
+   changed files are re-extracted and re-resolved by the CANDIDATE resolver, the files that depend on
+   them (they reference a name the change declared, removed or altered) are too, and every other file
+   keeps what the previous generation holds for it: its EXACT edges, its candidates, its unresolved rows.
+   Those files are ``pending`` (``File.analysis``; the repository's language analysis says how many and
+   which), so answers in between are labelled.
+3. **Then the exact pass** (through ``IncrementalAnalyzer``: only the affected part where the analyzer
+   allows it) and a second publication. A failing analyzer degrades that repository to its fallback,
+   as in any run; a stop in between leaves the CANDIDATE generation serving, complete and labelled, and
+   the next run finishes it.
+"""
+
+from __future__ import annotations
+
+import collections
+import copy
+import hashlib
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+from indexer import __version__
+from indexer.config import LoadedConfig
+from indexer.corpus import Corpus, RepositoryFacts, Resolution
+from indexer.exact_pass import merge, run_exact
+from indexer.fact_cache import FactCache, FactCacheDisagreement, cache_key
+from indexer.facts import EdgeFact, FileFacts, UnresolvedFact
+from indexer.languages import registry
+from indexer.languages.spec import AnalyzerFailed, ExactAdapter
+from indexer.pipeline import (
+    Build,
+    LanguageCounters,
+    _Timer,
+    candidate_resolution,
+    corpus_for,
+    discover_phase,
+    extract_phase,
+    git_state_of,
+    key_phase,
+    link_phase,
+    records_phase,
+    resolve_phase,
+)
+from indexer.progress import Heartbeat, Progress, ProgressFn
+from indexer.publish import GenerationContent, PublishResult, publish
+from snapshot_format import records
+from snapshot_format.errors import SnapshotError
+from snapshot_format.layout import StateLayout
+from snapshot_format.manifest import Manifest
+from snapshot_format.reader import Generation, open_current
+from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION
+
+# A change set larger than this is a rebuild, not an edit: no CANDIDATE stage in front of it.
+MAX_PROVISIONAL_FILES = 64
+PENDING = "pending"  # File.analysis and LanguageAnalysis.mode of a file whose exact analysis is pending
+
+_PUBLISHED_KEY = hashlib.blake2b(b"kivgraph:published-inputs", digest_size=20).digest()
+
+
+class PublishedInputs(msgspec.Struct, frozen=True):
+    """What the last complete (exact) publication was built from: a fact-cache bookkeeping record."""
+
+    generation: str
+    digest: str
+    inputs: str
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One publication of a run: the CANDIDATE one in front, or the final one."""
+
+    name: str  # "candidate" | "exact"
+    result: PublishResult
+    pending_files: int = 0
+    seconds: float = 0.0
+
+    def summary(self) -> dict[str, object]:
+        return {"stage": self.name, "generation_id": self.result.generation_id, "generation": self.result.name,
+                "pending_files": self.pending_files, "seconds": round(self.seconds, 3)}
+
+
+PublishedFn = Callable[[Stage], None]
+
+
+@dataclass
+class StagedRun:
+    """What one run did: the generation that serves after it, and each publication on the way."""
+
+    manifest: Manifest
+    name: str
+    counters: dict[str, LanguageCounters]
+    stages: list[Stage] = field(default_factory=list)
+    note: str = ""  # why nothing was published
+
+    @property
+    def published(self) -> bool:
+        return bool(self.stages)
+
+    @property
+    def result(self) -> PublishResult | None:
+        return self.stages[-1].result if self.stages else None
+
+
+# --- 1. the inputs of a run ----------------------------------------------------------------------
+
+
+@dataclass
+class Inputs:
+    fingerprint: str
+    # (language, repository) -> the exact analyzer's cache key for this run (None: no analyzer available)
+    analyzer_keys: dict[tuple[str, str], bytes | None]
+
+
+def run_inputs(b: Build) -> Inputs:
+    """Everything the generation is a function of, after discovery and extraction (see the module doc)."""
+    h = hashlib.blake2b(digest_size=20)
+
+    def add(*parts: object) -> None:
+        for part in parts:
+            h.update(str(part).encode("utf-8", "surrogatepass"))
+            h.update(b"\0")
+        h.update(b"\n")
+
+    idx = b.loaded.indexing
+    add("kivgraph", __version__, FORMAT_VERSION, FEATURE_VERSION, idx.max_file_bytes, idx.analyzer_timeout_seconds)
+    for w in b.work:
+        git = b.git[w.name]
+        add("repository", w.name, w.root, ",".join(w.languages), w.problem, git.commit, git.branch, git.dirty,
+            bool(w.carried))
+        for cand in w.discovery.files:
+            add(cand.path, cand.language, cand.size, cand.skip_reason, w.hashes.get(cand.path, ""))
+        for language in sorted(w.facts):
+            module = registry.module_for(language)
+            add("extractor", language, module.EXTRACTOR_VERSION if module else "")
+    keys: dict[tuple[str, str], bytes | None] = {}
+    for language in sorted({lang for w in b.work for lang in w.facts}):
+        adapter = registry.adapter_for(language)
+        if adapter is None:
+            continue
+        corpus = corpus_for(b, language)
+        hashes = _language_hashes(b, language)
+        try:
+            identity = adapter.identity()
+        except AnalyzerFailed as exc:
+            add("analyzer", language, "missing", exc)
+            keys.update({(language, r.name): None for r in corpus.repositories if r.files})
+            continue
+        for repo in corpus.repositories:
+            if repo.files:
+                key = adapter.cache_key(repo, hashes, identity)
+                keys[(language, repo.name)] = key
+                add("analyzer", language, repo.name, key.hex())
+    return Inputs(h.hexdigest(), keys)
+
+
+def _language_hashes(b: Build, language: str) -> dict[str, dict[str, str]]:
+    return {w.name: {ff.path: w.hashes[ff.path] for ff in w.facts.get(language, [])} for w in b.work}
+
+
+def unchanged(cache: FactCache, previous: Generation | None, inputs: Inputs) -> bool:
+    """CURRENT is the intact generation a complete run published from exactly these inputs."""
+    if previous is None:
+        return False
+    raw = cache.peek(_PUBLISHED_KEY)
+    if raw is None:
+        return False
+    try:
+        record = msgspec.msgpack.decode(raw, type=PublishedInputs)
+    except msgspec.DecodeError:
+        return False
+    if (record.generation, record.digest, record.inputs) != (previous.name, previous.manifest.digest,
+                                                            inputs.fingerprint):
+        return False
+    try:
+        previous.verify_digest()  # a damaged CURRENT is republished, never kept for being "unchanged"
+    except SnapshotError:
+        return False
+    return True
+
+
+def remember(cache: FactCache, result: PublishResult, inputs: Inputs) -> None:
+    cache.keep(_PUBLISHED_KEY, msgspec.msgpack.encode(
+        PublishedInputs(result.name, result.manifest.digest, inputs.fingerprint)))
+
+
+# --- 2. what changed since the previous generation ----------------------------------------------------
+
+
+@dataclass
+class ChangeSet:
+    """Per repository: files whose content differs from the previous generation's, files gone, and files
+    the previous generation left pending exact analysis."""
+
+    changed: dict[str, set[str]] = field(default_factory=lambda: collections.defaultdict(set))
+    removed: dict[str, set[str]] = field(default_factory=lambda: collections.defaultdict(set))
+    pending: dict[str, set[str]] = field(default_factory=lambda: collections.defaultdict(set))
+    # (repository, path) -> the previous generation's record
+    before: dict[tuple[str, str], records.File] = field(default_factory=dict)
+
+    @property
+    def edited(self) -> int:
+        return sum(len(v) for v in self.changed.values()) + sum(len(v) for v in self.removed.values())
+
+
+def change_set(b: Build, previous: Generation) -> ChangeSet:
+    out = ChangeSet()
+    for w in b.work:
+        before = {f.path: f for f in previous.files(w.name)}
+        out.before.update(((w.name, p), f) for p, f in before.items())
+        now = {ff.path for files in w.facts.values() for ff in files}
+        for path in now:
+            old = before.get(path)
+            if old is None or old.content_hash != w.hashes.get(path) or old.status not in records.PARSED_STATUSES:
+                out.changed[w.name].add(path)
+            elif old.analysis == PENDING:
+                out.pending[w.name].add(path)
+        out.removed[w.name] |= {p for p, f in before.items() if p not in now and f.status in records.PARSED_STATUSES}
+    return out
+
+
+def _same_for_others(old: FileFacts, new: FileFacts) -> bool:
+    """Whether a file's edit can change nothing outside it: the same declarations and uses, only moved
+    (a comment, blank lines, a docstring)."""
+    if old.status != new.status:
+        return False
+
+    def decls(ff: FileFacts) -> list[tuple[object, ...]]:
+        return [(s.name, s.qualified_name, s.kind, s.signature, s.exported, s.container) for s in ff.symbols]
+
+    def uses(ff: FileFacts) -> list[tuple[object, ...]]:
+        return [(s.kind, s.name, s.enclosing, s.extra) for s in ff.sites]
+
+    return decls(old) == decls(new) and uses(old) == uses(new)
+
+
+def changed_names(b: Build, previous: Generation, changes: ChangeSet) -> set[str]:
+    """Names the change declared, removed or altered (a file only moved inside contributes none)."""
+    names: set[str] = set()
+    facts = {(w.name, ff.path): ff for w in b.work for files in w.facts.values() for ff in files}
+    for repo, paths in [*changes.changed.items(), *changes.removed.items()]:
+        for path in paths:
+            new = facts.get((repo, path))
+            old_record = changes.before.get((repo, path))
+            old = None
+            if new is not None and old_record is not None and old_record.content_hash:
+                module = registry.module_for(new.language)
+                if module is not None:
+                    old = b.fact_cache.peek_facts(cache_key(new.language, module.EXTRACTOR_VERSION, path,
+                                                            new.package, old_record.content_hash))
+                if old is not None and _same_for_others(old, new):
+                    continue
+            names |= {s.name for s in previous.declarations(repo, path)}
+            if old is not None:
+                names |= {s.name for s in old.symbols}
+            if new is not None:
+                names |= {s.name for s in new.symbols}
+    names.discard("")
+    return names
+
+
+def dependents(previous: Generation, names: Iterable[str]) -> set[tuple[str, str]]:
+    """Files whose resolution may change with those names: they reference a symbol of that name (an edge
+    in the previous generation) or failed to (an unresolved row naming it)."""
+    out: set[tuple[str, str]] = set()
+    for name in names:
+        for sym in previous.symbols_by_name(name):
+            for edge in previous.edges_in(sym.key):
+                src = previous.symbol(edge.source)
+                if src is not None:
+                    out.add((src.repository, src.path))
+        for u in previous.unresolved_by_name(name):
+            if u.path:
+                out.add((u.repository, u.path))
+    return out
+
+
+# --- 3. the CANDIDATE stage -------------------------------------------------------------------------
+
+
+class _Deferred(AnalyzerFailed):
+    """Stage 1 does not run analyzers: a repository whose analysis would miss the cache waits for stage 2."""
+
+
+@dataclass
+class _Carry:
+    """Per (language, repository) left for stage 2: which files are pending, and whether the others can
+    keep the previous generation's answers."""
+
+    pending: set[str]
+    files: set[str]
+    carried: bool  # the previous generation analysed it exactly: its other files keep its answers
+    previous: records.LanguageAnalysis | None
+
+
+def _stage_copy(b: Build) -> Build:
+    """A Build sharing the extracted inputs, with its own outputs (stage 2 goes on with ``b``)."""
+    s = copy.copy(b)
+    s.counters = copy.deepcopy(b.counters)
+    s.symbols = list(b.symbols)
+    s.key_index = dict(b.key_index)
+    s.unresolved = list(b.unresolved)
+    s.per_file_symbols = collections.Counter(b.per_file_symbols)
+    s.resolutions, s.exact_passes, s.edges, s.deps, s.language_of = [], {}, [], {}, {}
+    s.file_records, s.repositories = [], []
+    return s
+
+
+def provisional(b: Build, previous: Generation, changes: ChangeSet) -> tuple[GenerationContent, int] | None:
+    """The CANDIDATE generation in front of the exact pass, and how many files it leaves pending; None when
+    every analyzer run would come from the cache (the exact generation is then just as quick)."""
+    s = _stage_copy(b)
+    s.languages = sorted({lang for w in s.work for lang in w.facts})
+    deferred: set[tuple[str, str]] = set()
+    pending_of: dict[tuple[str, str], set[str]] = {}
+    names: set[str] | None = None
+    depending: set[tuple[str, str]] = set()
+    for language in s.languages:
+        if registry.module_for(language) is None:
+            continue
+
+        def defer(_adapter: object, repo: RepositoryFacts, _corpus: object, _key: bytes, _timeout: float,
+                  lang: str = language) -> object:
+            deferred.add((lang, repo.name))
+            raise _Deferred("deferred to the exact stage")
+
+        corpus = corpus_for(s, language)
+        candidates = candidate_resolution(s, language, corpus)
+        exact = run_exact(language, corpus, _language_hashes(s, language), s.fact_cache,
+                          timeout=s.loaded.indexing.analyzer_timeout_seconds, analyze=defer)
+        if exact is None:
+            s.resolutions.append(candidates)
+            continue
+        s.exact_passes[language] = exact
+        waiting = {repo for lang, repo in deferred if lang == language}
+        if not waiting:
+            s.resolutions.append(merge(candidates, exact))
+            continue
+        if names is None:
+            names = changed_names(s, previous, changes)
+            depending = dependents(previous, names)
+        carries: dict[str, _Carry] = {}
+        for repo in corpus.repositories:
+            if repo.name not in waiting:
+                continue
+            files = {ff.path for ff in repo.files}
+            before = previous.repository(repo.name)
+            analysis = next((a for a in before.analyses if a.language == language), None) if before else None
+            carried = analysis is not None and analysis.mode in ("exact", PENDING)
+            if carried:
+                pending = (changes.changed.get(repo.name, set()) | changes.pending.get(repo.name, set())
+                           | {p for r, p in depending if r == repo.name}) & files
+            else:
+                pending = set(files)
+            carry = carries[repo.name] = _Carry(pending, files, carried, analysis)
+            exact.analyses[repo.name] = _pending_analysis(language, carry)
+            pending_of[(language, repo.name)] = pending
+        s.resolutions.append(_carried_resolution(s, previous, language, merge(candidates, exact), carries))
+    if not deferred:
+        return None
+    link_phase(s)
+    records_phase(s)
+    _label_files(s, changes, pending_of)
+    return s.content(), sum(len(p) for p in pending_of.values())
+
+
+def _pending_analysis(language: str, carry: _Carry) -> records.LanguageAnalysis:
+    adapter = registry.adapter_for(language)
+    analyzer = adapter.analyzer if adapter is not None else "the analyzer"
+    prev = carry.previous
+    shown = sorted(carry.pending)
+    listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
+    rest = ("; the other files keep the edges of the previous exact run" if carry.carried
+            else "; there is no exact run of it to carry over yet")
+    return records.LanguageAnalysis(
+        language=language, mode=PENDING, analyzer=prev.analyzer if prev and prev.analyzer else analyzer,
+        analyzer_version=prev.analyzer_version if prev else "",
+        reason=(f"exact analysis pending for {len(shown)} of {len(carry.files)} files"
+                + (f" ({listed})" if shown else "")
+                + f": their edges are CANDIDATE until {analyzer} finishes{rest}"),
+        files=len(carry.files),
+    )
+
+
+def _carried_resolution(s: Build, previous: Generation, language: str, fresh: Resolution,
+                        carries: dict[str, _Carry]) -> Resolution:
+    """``fresh`` (candidates merged with cached exact runs) for pending files and other repositories; the
+    previous generation's edges and rows for the other files of a carried repository."""
+    kept = {(repo, path) for repo, c in carries.items() if c.carried for path in c.files - c.pending}
+    carried_repos = {repo for repo, c in carries.items() if c.carried}
+    where = {sym.key: (sym.repository, sym.path) for sym in s.symbols}
+    out = Resolution(package_dependencies=list(fresh.package_dependencies))
+    out.edges = [e for e in fresh.edges if where.get(e.source) not in kept]
+    out.unresolved = [u for u in fresh.unresolved if (u.repository, u.path) not in kept
+                      and not (not u.path and u.repository in carried_repos)]
+    for repo in sorted(carried_repos):
+        c = carries[repo]
+        for path in sorted(c.files - c.pending):
+            record = previous.file(repo, path)
+            for sym in previous.declarations(repo, path):
+                if sym.key not in where and record is not None and record.status == "partial":
+                    _declare_carried(s, sym)  # an analyzer's declaration on a line tree-sitter cannot parse
+                    where[sym.key] = (repo, path)
+                for e in previous.edges_out(sym.key):
+                    # one fact per occurrence, so link folds them back into the same counted edge
+                    out.edges.extend([EdgeFact(e.kind, e.source, e.target, e.confidence, e.provenance,
+                                               e.line, e.col)] * e.count)
+        for u in previous.unresolved_in(repo):
+            if u.reason == "PARSE_ERROR":
+                continue  # key_phase writes every parse failure afresh
+            if (u.path and (repo, u.path) in kept) or (not u.path and u.language == language):
+                out.unresolved.append(UnresolvedFact(
+                    name=u.name, reason=u.reason, repository=u.repository, path=u.path, line=u.line, col=u.col,
+                    language=u.language, source=u.source, package=u.package, detail=u.detail,
+                ))
+    return out
+
+
+def _declare_carried(s: Build, sym: records.Symbol) -> None:
+    s.symbols.append(sym)
+    s.key_index[(sym.repository, sym.path, sym.qualified_name, sym.kind)] = sym.key
+    s.per_file_symbols[(sym.repository, sym.path)] += 1
+
+
+def _label_files(s: Build, changes: ChangeSet, pending_of: dict[tuple[str, str], set[str]]) -> None:
+    """Each file of a repository waiting for its analyzer: pending, or the mode the previous run gave it."""
+    for i, f in enumerate(s.file_records):
+        pending = pending_of.get((f.language, f.repository))
+        if pending is None or f.analysis != PENDING or f.path in pending:
+            continue
+        before = changes.before.get((f.repository, f.path))
+        s.file_records[i] = msgspec.structs.replace(f, analysis=before.analysis if before and before.analysis
+                                                    else "exact")
+
+
+# --- 4. the exact pass -------------------------------------------------------------------------------
+
+
+RECONCILE_EVERY = 8  # incremental exact passes of a repository before a whole run reconciles it
+
+
+class LastRun(msgspec.Struct, frozen=True):
+    """Bookkeeping of the last analyzer run over one repository: the facts it left (their cache key), what
+    they depend on besides the repository's own files (``env``), those files' hashes, and how many
+    incremental updates were chained since the last whole run."""
+
+    facts_key: bytes
+    env: bytes
+    hashes: dict[str, str]
+    updates: int = 0
+
+
+def _last_run_key(language: str, repository: str, root: str) -> bytes:
+    h = hashlib.blake2b(digest_size=20)
+    for part in ("kivgraph:last-run", language, repository, root):
+        h.update(part.encode() + b"\0")
+    return h.digest()
+
+
+class ExactRoute:
+    """How stage 2 analyses a repository whose analyzer run misses the cache (``Build.analyze``).
+
+    When the adapter has an incremental route (``ExactAdapter.update``) and the last run's facts are still
+    in the fact cache with the same non-file inputs, only what the changed files can affect is analysed;
+    every ``RECONCILE_EVERY``-th run is whole again, and in verify mode the whole run is made too and must
+    agree. A heartbeat reports the run while it lasts, and its end with the analyzer's time.
+    """
+
+    def __init__(self, b: Build, mode: str) -> None:
+        self.b = b
+        self.mode = mode
+        self.routes: dict[tuple[str, str], str] = {}  # (language, repository) -> "whole" | "incremental"
+
+    def __call__(self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes,
+                 timeout: float) -> Any:
+        phase = f"analyze.{corpus.language}"
+        started = time.perf_counter()
+        with Heartbeat(self.b.progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)):
+            facts, route = self._analyze(adapter, repo, corpus, key, timeout)
+        self.routes[(corpus.language, repo.name)] = route
+        self.b.progress(Progress(phase, repo.name, f"{adapter.analyzer} ({route}): "
+                                 f"{time.perf_counter() - started:.1f}s", 1, 1))
+        return facts
+
+    def _analyze(self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes,
+                 timeout: float) -> tuple[Any, str]:
+        cache = self.b.fact_cache
+        hashes = _language_hashes(self.b, corpus.language)
+        own = hashes.get(repo.name, {})
+        env = adapter.cache_key(repo, {**hashes, repo.name: {}}, adapter.identity())
+        record_key = _last_run_key(corpus.language, repo.name, repo.root)
+        last = _decode(cache.peek(record_key), LastRun)
+        facts, route = None, "whole"
+        incremental = type(adapter).update is not ExactAdapter.update
+        if (incremental and last is not None and last.env == env and last.updates < RECONCILE_EVERY - 1
+                and self.mode in ("on", "verify")):
+            raw = cache.peek(last.facts_key)
+            previous = _decode_facts(adapter, raw)
+            changed = {p for p in own.keys() | last.hashes.keys() if own.get(p) != last.hashes.get(p)}
+            if previous is not None and not adapter.failure_of(previous) and changed:
+                facts = adapter.update(previous, changed, repo, corpus, timeout=timeout)
+                if facts is not None:
+                    route = "incremental"
+                    if self.mode == "verify":
+                        whole = adapter.analyze(repo, corpus, timeout=timeout)
+                        if adapter.encode(whole) != adapter.encode(facts):
+                            raise FactCacheDisagreement(
+                                f"the incremental {adapter.analyzer} run of {repo.name} disagrees with a whole "
+                                f"run after changes to {', '.join(sorted(changed)[:5])}")
+                        facts = whole
+        if facts is None:
+            facts = adapter.analyze(repo, corpus, timeout=timeout)
+        updates = last.updates + 1 if route == "incremental" and last is not None else 0
+        cache.keep(record_key, msgspec.msgpack.encode(LastRun(key, env, dict(own), updates)))
+        return facts, route
+
+
+def _decode(raw: bytes | None, kind: type[Any]) -> Any:
+    if raw is None:
+        return None
+    try:
+        return msgspec.msgpack.decode(raw, type=kind)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+def _decode_facts(adapter: ExactAdapter[Any], raw: bytes | None) -> Any:
+    if raw is None:
+        return None
+    try:
+        return adapter.decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+
+
+# --- the run -----------------------------------------------------------------------------------------
+
+
+def _open_current(layout: StateLayout) -> Generation | None:
+    try:
+        return open_current(layout)
+    except SnapshotError:
+        return None  # no valid pointer, or CURRENT cannot be opened: a full run republishes
+
+
+def _compatible(previous: Generation) -> bool:
+    """A generation this build wrote under the same record rules: its answers can be carried over."""
+    m = previous.manifest
+    return m.indexer_version == __version__ and m.feature_version == FEATURE_VERSION
+
+
+def _publish(layout: StateLayout, content: GenerationContent, b: Build, stage: str) -> PublishResult:
+    t = time.perf_counter()
+    b.progress(Progress("publish", "*", f"writing the {stage} generation", 0, 1))
+    result = publish(layout, content, indexer_version=__version__, retain=b.loaded.indexing.retain_generations)
+    b.timer.add("publish", t)
+    b.progress(Progress("publish", "*", f"{result.name} ({stage})", 1, 1))
+    return result
+
+
+def index_in_stages(
+    loaded: LoadedConfig, layout: StateLayout, cache: FactCache, emit: ProgressFn, timer: _Timer, *,
+    mode: str, only: frozenset[str] | None, on_published: PublishedFn | None = None,
+) -> StagedRun:
+    """One index run (the caller holds the publication lock): nothing, or a CANDIDATE then an exact generation,
+    or one exact generation."""
+    published = on_published or (lambda _stage: None)
+    previous = _open_current(layout)
+    try:
+        b = Build(loaded, cache, emit, timer, only, previous)
+        discover_phase(b)
+        extract_phase(b)
+        t = time.perf_counter()
+        b.git = {w.name: git_state_of(w) for w in b.work}
+        inputs = run_inputs(b)
+        timer.add("inputs", t)
+        if mode == "on" and previous is not None and unchanged(cache, previous, inputs):
+            remember(cache, _current_result(previous), inputs)  # refresh its day: the record is not pruned
+            note = f"nothing changed since {previous.name}: not published again"
+            emit(Progress("unchanged", "*", note, 1, 1))
+            return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
+        key_phase(b)
+        stages: list[Stage] = []
+        if mode == "on" and previous is not None and _compatible(previous):
+            changes = change_set(b, previous)
+            if 0 < changes.edited <= MAX_PROVISIONAL_FILES:
+                t = time.perf_counter()
+                built = provisional(b, previous, changes)
+                if built is not None:
+                    content, pending = built
+                    result = _publish(layout, content, b, "candidate")
+                    stage = Stage("candidate", result, pending, time.perf_counter() - t)
+                    timer.add("candidate_stage", t)
+                    stages.append(stage)
+                    published(stage)
+        t = time.perf_counter()
+        route = b.analyze = ExactRoute(b, mode)
+        resolve_phase(b)
+        for (language, _repo), how in route.routes.items():
+            b.counters[language].analyzer_incremental += int(how == "incremental")
+        link_phase(b)
+        records_phase(b)
+        result = _publish(layout, b.content(), b, "exact")
+        remember(cache, result, inputs)
+        stage = Stage("exact", result, 0, time.perf_counter() - t)
+        stages.append(stage)
+        published(stage)
+        return StagedRun(result.manifest, result.name, dict(b.counters), stages)
+    finally:
+        if previous is not None:
+            previous.close()
+
+
+def _served_counters(b: Build, previous: Generation) -> dict[str, LanguageCounters]:
+    """This run's cache figures with what the generation still serving holds per language."""
+    counters = b.counters
+    for repo in previous.repositories():
+        for f in previous.files(repo.name):
+            c = counters[f.language]
+            if f.status == "skipped":
+                c.skipped += 1
+                continue
+            c.files += 1
+            c.symbols += f.symbols
+            c.parse_failed += int(f.status == "parse_failed")
+            c.partial += int(f.status == "partial")
+        for a in repo.analyses:
+            c = counters[a.language]
+            c.mode = a.mode if c.mode in ("", a.mode) else "mixed"
+    return dict(counters)
+
+
+def _current_result(previous: Generation) -> PublishResult:
+    return PublishResult(generation_id=previous.id, name=previous.name, path=previous.path,
+                         manifest=previous.manifest, removed=(), seconds=0.0)
