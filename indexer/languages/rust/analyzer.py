@@ -31,7 +31,9 @@ Joining (``join_repository``, repository-local and cacheable):
   IMPLEMENTS (type → trait, member → the trait's item of its name) and every
   impl member METHOD_OF its type, from the impl's header as rust-analyzer
   resolved it: calls through ``dyn Trait`` and generic bounds, which resolve to
-  the trait's method, reach the implementations through dispatch.
+  the trait's method, reach the implementations through dispatch. The trait's
+  name in the header is a type use of it where the impl is written (the type
+  may be declared in another file).
 
 Binding (``bind``): a symbol of this repository is the declaration its
 definition occurrence named; a symbol of another registered repository's
@@ -67,13 +69,13 @@ from indexer.languages.rust.extract import same_node
 from indexer.languages.rust.modules import LANGUAGE
 from indexer.languages.rust.resolve import edge_kind as candidate_edge_kind
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
-from indexer.languages.syntax import repair
+from indexer.languages.syntax import node_text, repair
 from indexer.scip.decode import Index, Occurrence, decode_index
-from indexer.scip.join import METHOD, NAMESPACE, TERM, TYPE, CoveredSite, FileDeclarations, line_of
+from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite, FileDeclarations, line_of
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-1"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-4"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -128,22 +130,7 @@ def run_workspace(root: Path, workspace: ws.Workspace, repository: str, provider
         scratch = Path(tmp)
         out = scratch / "index.scip"
         log = scratch / "cargo.jsonl"
-        env = dict(os.environ)
-        env.pop(toolchain.EXECUTABLE_ENV, None)
-        env.update({
-            "CARGO_HOME": str(ws.cargo_home(state)),
-            "CARGO_TARGET_DIR": str(ws.target_dir(state, repository, manifest.parent)),
-            "CARGO_NET_OFFLINE": "true",
-            "TMPDIR": str(scratch),
-            "KIVGRAPH_CARGO_REAL": str(_real_cargo()),
-            "KIVGRAPH_CARGO_REAL_HOME": str(ws.real_cargo_home()),
-            "KIVGRAPH_CARGO_LOG": str(log),
-        })
-        patches = providers.patches(repository, ws.registry_dependencies(root, workspace))
-        if patches:
-            patch = scratch / "patch.toml"
-            patch.write_text(ws.patch_config(patches))
-            env["KIVGRAPH_CARGO_PATCH"] = str(patch)
+        env = ws.cargo_environment(state, repository, root, workspace, providers, scratch, _real_cargo(), log)
         cmd = [str(exe), "scip", str(manifest.parent.resolve()), "--output", str(out)]
         try:
             code, stdout, stderr = children.run(cmd, timeout=timeout, cwd=scratch, env=env)
@@ -367,35 +354,104 @@ class _Doc:
     occurrences: tuple[Occurrence, ...]
     source: bytes
     workspace: str
+    root: Node = field(init=False)
+    leaves: dict[tuple[int, int], Node] = field(init=False)
+    blanked: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        fixed = repair(_TS_LANGUAGE, self.source)  # the parse extraction used: same lines blanked
+        self.root, self.leaves, self.blanked = fixed.root, _leaves(fixed.root), frozenset(fixed.blanked)
 
 
-def _lost_declaration(ff: FileFacts, occ: Occurrence, kind_code: int, source: bytes) -> SymbolFact | None:
-    """The analyzer's declaration at a definition tree-sitter lost (its line did not parse)."""
+def _spells(source: bytes, occ: Occurrence) -> bool:
+    """Whether a single-line occurrence's range spells its symbol's name in the source."""
     sym = monikers.parse(occ.symbol)
-    if sym is None or not sym.descriptors:
+    if sym is None or not sym.descriptors or occ.range[0] != occ.range[2]:
+        return False
+    raw = line_of(source, occ.range[0]).encode("utf-8")
+    return raw[occ.range[1]:occ.range[3]].decode("utf-8", "replace") == sym.descriptors[-1].name
+
+
+def _module_at(ff: FileFacts, line: int, col: int) -> str:
+    """The module whose span holds a position (an inline ``mod``, else the file's): its qualified name."""
+    best, best_start = ff.package, (0, 0)
+    for s in ff.symbols:
+        start = (s.start_line, s.start_col)
+        if s.kind == "module" and s.qualified_name != ff.package and start <= (line, col) < (s.end_line, s.end_col) \
+                and start >= best_start:
+            best, best_start = s.qualified_name, start
+    return best
+
+
+def _macro_call(node: Node | None) -> Node | None:
+    """The macro invocation whose arguments hold ``node`` (None outside every invocation's token tree)."""
+    cur = node
+    while cur is not None:
+        if cur.type == "token_tree" and cur.parent is not None and cur.parent.type == "macro_invocation":
+            return cur.parent
+        if cur.type in ("source_file", "function_item", "impl_item"):
+            return None
+        cur = cur.parent
+    return None
+
+
+def _impl_prefix(node: Node, fd: FileDeclarations) -> tuple[str, str] | None:
+    """(member prefix, container) that tree-sitter gave the written members of the impl around ``node``."""
+    cur: Node | None = node
+    while cur is not None and cur.type != "impl_item":
+        cur = cur.parent
+    body = cur.child_by_field_name("body") if cur is not None else None
+    for member in body.named_children if body is not None else ():
+        name = member.child_by_field_name("name")
+        if member.type in ("function_item", "const_item", "type_item") and name is not None:
+            decl = fd.declared_at(name.start_point[0] + 1, name.start_point[1], node_text(name))
+            if decl is not None and "::" in decl.qualified_name:
+                return monikers.join_path(monikers.split_path(decl.qualified_name)[:-1]), decl.container
+    return None
+
+
+def analyzer_declaration(ff: FileFacts, symbol: str, span: tuple[int, int, int, int], source: bytes, *,
+                         kind_code: int = 0, impl: tuple[str, str] | None = None,
+                         trait_like: bool = False, exported: bool | None = None) -> SymbolFact | None:
+    """A declaration rust-analyzer defines where tree-sitter sees none, named the way extract.py names it.
+
+    ``span`` is 0-based (the definition's name on a line that did not parse, a name token in a macro's
+    arguments, or the macro invocation that generates the item); ``impl`` the prefix and container of the
+    impl written around it; ``trait_like`` says a type of unknown kind has items of its own (a trait);
+    ``exported`` overrides reading ``pub`` on the span's line.
+    """
+    sym = monikers.parse(symbol)
+    key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
+    if sym is None or key is None or not sym.descriptors:
         return None
     name = sym.descriptors[-1].name
-    text = line_of(source, occ.range[0])
-    raw = text.encode("utf-8")
-    if occ.range[0] != occ.range[2] or raw[occ.range[1]:occ.range[3]].decode("utf-8", "replace") != name:
-        return None
-    key = monikers.key_of_descriptors(sym.descriptors)
+    module = _module_at(ff, span[0] + 1, span[1])
+    text = line_of(source, span[0])
     if isinstance(key, monikers.ImplKey):
-        owner = f"{ff.package}::{key.self_type}"
-        qn = f"{owner}::<{key.trait}>::{name}" if key.trait else f"{owner}::{name}"
-        kind, container = "method" if key.suffix == METHOD else _SCIP_KINDS.get(kind_code, "const"), owner
+        if impl is not None:
+            prefix, container = impl
+        else:
+            container = f"{module}::{key.self_type}" if key.self_type != "_" else ""
+            prefix = (f"{container}::<{key.trait}>" if key.trait else container) if container else \
+                f"{module}::<impl {key.trait or '?'} for _>"
+        kind = {METHOD: "method", TYPE: "associated_type"}.get(key.suffix, "const")
+        qn, is_pub = f"{prefix}::{name}", bool(key.trait) or text.lstrip().startswith("pub ")
     elif isinstance(key, monikers.ItemKey) and key.members:
-        qn = "::".join([ff.package, *key.members])
-        kind = _SCIP_KINDS.get(kind_code) or ("function" if key.suffix == METHOD else "struct")
-        if kind == "method" and len(key.members) == 1:
+        qn = monikers.join_path([module, *key.members])
+        container = monikers.join_path([module, *key.members[:-1]])
+        top = len(key.members) == 1
+        by_suffix = {METHOD: "function" if top else "method", MACRO: "macro",
+                     TYPE: "trait" if trait_like else ("type" if top else "associated_type"),
+                     TERM: "const" if top else "field"}
+        kind = _SCIP_KINDS.get(kind_code) or by_suffix.get(key.suffix, "const")
+        if kind == "method" and top:
             kind = "function"
-        container = "::".join([ff.package, *key.members[:-1]])
+        is_pub = text.lstrip().startswith("pub ") or not top
     else:
         return None
-    span = occ.enclosing_range or occ.range
     return SymbolFact(name=name, qualified_name=qn, kind=kind, start_line=span[0] + 1, start_col=span[1],
                       end_line=span[2] + 1, end_col=span[3], signature=" ".join(text.split())[:200],
-                      exported=text.lstrip().startswith("pub "), container=container)
+                      exported=is_pub if exported is None else exported, container=container)
 
 
 def _definition(fd: FileDeclarations, ff: FileFacts, occ: Occurrence, doc_lines: int) -> SymbolFact | None:
@@ -416,12 +472,9 @@ def _definition(fd: FileDeclarations, ff: FileFacts, occ: Occurrence, doc_lines:
     return decl
 
 
-def _trait_item_symbol(trait_symbol: str, member: Node) -> str:
+def _trait_item_symbol(trait_symbol: str, name: str, kind: str) -> str:
     """The symbol of the trait's item an impl member implements: ``…Trait#`` + ``name().``/``NAME.``/``Name#``."""
-    name_node = member.child_by_field_name("name")
-    name = (name_node.text or b"").decode("utf-8", "replace") if name_node is not None else ""
-    suffix = {"function_item": "().", "function_signature_item": "().", "const_item": TERM}.get(member.type, TYPE)
-    return f"{trait_symbol}{name}{suffix}"
+    return f"{trait_symbol}{name}{ {'method': '().', 'const': TERM}.get(kind, TYPE)}"
 
 
 def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> RepositoryRustFacts:
@@ -455,25 +508,70 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
                 kind_of.setdefault(info.symbol, info.kind)
 
     decls = {d.path: FileDeclarations(d.facts.symbols, SOURCE_KINDS) for d in docs}
-    # 1. definitions: symbol -> every (path, declaration) it names, in document order
+    # 1. definitions: symbol -> every (path, declaration) it names, in document order. Where tree-sitter has no
+    # declaration (a line that did not parse, a macro's arguments), rust-analyzer's stands in.
     defined: dict[str, list[tuple[str, SymbolFact]]] = {}
     synthesized: dict[str, list[SymbolFact]] = {}
+    used = {occ.symbol for d in docs for occ in d.occurrences if occ.symbol and not occ.symbol.startswith("local ")}
+    # types with items of their own (``Trait#method().``): traits, when their kind is not known otherwise
+    owners = {s.rsplit("#", 1)[0] + "#" for s in used if s.endswith(").") and "#" in s and "/impl#" not in s
+              and " impl#" not in s}
+
+    def define(d: _Doc, symbol: str, decl: SymbolFact, new: bool) -> None:
+        if new:
+            synthesized.setdefault(d.path, []).append(decl)
+        hits = defined.setdefault(symbol, [])
+        if all(h[1] is not decl for h in hits):
+            hits.append((d.path, decl))
+
     for d in docs:
         lines = d.source.count(b"\n") + 1
         for occ in d.occurrences:
             if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
                 continue
             decl = _definition(decls[d.path], d.facts, occ, lines)
-            if decl is None and d.facts.status == "partial":
-                decl = _lost_declaration(d.facts, occ, kind_of.get(occ.symbol, 0), d.source)
-                if decl is not None:
-                    synthesized.setdefault(d.path, []).append(decl)
             if decl is not None:
-                hits = defined.setdefault(occ.symbol, [])
-                if all(h[1] is not decl for h in hits):
-                    hits.append((d.path, decl))
+                define(d, occ.symbol, decl, False)
+                continue
+            node = d.leaves.get((occ.range[0], occ.range[1]))
+            if node is None and occ.range[0] + 1 in d.blanked and _spells(d.source, occ):
+                span = occ.enclosing_range or occ.range  # a line that did not parse: the analyzer's whole span
+                decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, kind_code=kind_of.get(occ.symbol, 0),
+                                            trait_like=occ.symbol in owners)
+            elif node is not None and _macro_call(node) is not None:  # a name a macro's arguments give an item
+                decl = analyzer_declaration(d.facts, occ.symbol, occ.range, d.source,
+                                            kind_code=kind_of.get(occ.symbol, 0),
+                                            impl=_impl_prefix(node, decls[d.path]), trait_like=occ.symbol in owners)
+            if decl is not None:
+                define(d, occ.symbol, decl, True)
+    # items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
+    # rust-analyzer gives their uses in the invoking file the invocation as the definition's range
+    own = {(p.name, p.version) for run in runs for p in run.workspace.packages}
+    for d in docs:
+        for occ in d.occurrences:
+            if occ.is_definition or occ.symbol in defined or occ.enclosing_range is None or \
+                    occ.symbol.startswith("local ") or not occ.symbol:
+                continue
+            sym = monikers.parse(occ.symbol)
+            if sym is None or (sym.package, sym.version) not in own:
+                continue
+            head = d.leaves.get((occ.enclosing_range[0], occ.enclosing_range[1]))
+            call = head.parent if head is not None else None
+            while call is not None and call.type in _PATHS:
+                call = call.parent
+            if head is None or call is None or call.type != "macro_invocation" or call.start_point != head.start_point:
+                continue
+            span = (call.start_point[0], call.start_point[1], call.end_point[0], call.end_point[1])
+            # what the macro's body declares is its own: an invocation is mostly there to declare public items
+            decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, trait_like=occ.symbol in owners,
+                                        exported=True)
+            if decl is not None:
+                define(d, occ.symbol, decl, True)
     for path, extra in synthesized.items():
         decls[path] = FileDeclarations((*files[path].symbols, *extra), SOURCE_KINDS)
+    # Declarations rust-analyzer defined: a use inside any other (code behind an inactive #[cfg], which it only
+    # name-resolves, and which its own find-references leaves out) is no exact evidence.
+    live = {id(decl) for hits in defined.values() for _path, decl in hits}
 
     uses: list[RustUse] = []
     external: list[CoveredSite] = []
@@ -483,9 +581,8 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
                             and run.problems.dependencies}
     for d in docs:
         fd = decls[d.path]
-        fixed = repair(_TS_LANGUAGE, d.source)
-        leaves = _leaves(fixed.root)
-        blanked = frozenset(fixed.blanked)
+        leaves, blanked = d.leaves, d.blanked
+        inactive = _inactive_impls(d.root, fd, live)
         at: dict[tuple[int, int], str] = {}  # non-definition occurrence positions -> symbol (impl headers)
         resolved: set[tuple[int, int]] = set()
         for occ in d.occurrences:
@@ -505,8 +602,9 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
             resolved.add((line0, col))
             at.setdefault((line0, col), occ.symbol)
             source = _source(fd, node, use, line0, col)
-            if source is None:
-                continue
+            if source is None or (source.kind != "module" and id(source) not in live) or any(
+                    a <= (line0, col) < b for a, b in inactive):
+                continue  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
             if occ.symbol.startswith("local "):
                 if use != "qualifier":
                     external.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
@@ -518,7 +616,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
                 uses.append(out)
             elif out is not None:
                 external.append(out)
-        uses.extend(_impls(d, fixed.root, fd, at, defined))
+        uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
         if d.workspace in dependencies_missing:
             blind.extend(_blind_sites(d, resolved))
     problems: list[RustProblem] = []
@@ -593,7 +691,8 @@ def _use(path: str, line: int, col: int, source: SymbolFact, use: str, symbol: s
 
 
 def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int], str],
-           defined: Mapping[str, list[tuple[str, SymbolFact]]]) -> list[RustUse]:
+           defined: Mapping[str, list[tuple[str, SymbolFact]]], generated: list[SymbolFact],
+           live: set[int]) -> list[RustUse]:
     """IMPLEMENTS and METHOD_OF from each impl header of the file, as rust-analyzer resolved its trait and type."""
     out: list[RustUse] = []
     stack = [root]
@@ -614,23 +713,21 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
         type_target = _local(type_symbol, defined, d.path)
         trait_symbol = at.get(_last(trait_node).start_point) if trait_node is not None else None
         body = node.child_by_field_name("body")
-        members: list[tuple[Node, SymbolFact]] = []
-        for member in body.named_children if body is not None else ():
-            name = member.child_by_field_name("name")
-            if member.type not in ("function_item", "function_signature_item", "const_item", "type_item") or (
-                    name is None):
-                continue
-            decl = fd.declared_at(name.start_point[0] + 1, name.start_point[1],
-                                  (name.text or b"").decode("utf-8", "replace"))
-            if decl is not None and decl.kind in ("method", "const", "associated_type"):
-                members.append((member, decl))
+        written = _members(fd, body)
+        if written and not any(id(m) in live for m in written):
+            continue  # an impl rust-analyzer does not analyse (inactive #[cfg])
+        members = [m for m in written if id(m) in live]
+        for call in body.named_children if body is not None else ():
+            if call.type == "macro_invocation":  # members the invocation generates (rust-analyzer's)
+                members += [g for g in generated if call.start_point <= (g.start_line - 1, g.start_col) < call.end_point
+                            and g.kind in ("method", "const", "associated_type")]
         if trait_symbol is not None and type_target is not None:
             tpath, tdecl = type_target
             ident = _last(trait_node)
             line, col = (ident.start_point[0] + 1, ident.start_point[1]) if tpath == d.path else (
                 tdecl.start_line, tdecl.start_col)
             out.append(_relation(d.path, line, col, tpath, tdecl, "implements", trait_symbol, defined))
-        elif trait_symbol is not None:  # no type of ours implements it here (``impl Tr for u64``): a use of Tr
+        if trait_symbol is not None:  # the header names the trait: a type use of it in this file too
             ident = _last(trait_node)
             source = fd.enclosing(ident.start_point[0] + 1, ident.start_point[1])
             if source is not None:
@@ -638,10 +735,10 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
                              defined)
                 if isinstance(found, RustUse):
                     out.append(found)
-        for member, decl in members:
+        for decl in members:
             if trait_symbol is not None:
                 out.append(_relation(d.path, decl.start_line, decl.start_col, d.path, decl, "implements",
-                                     _trait_item_symbol(trait_symbol, member), defined))
+                                     _trait_item_symbol(trait_symbol, decl.name, decl.kind), defined))
             if type_target is not None:
                 tpath, tdecl = type_target
                 out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
@@ -649,6 +746,33 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
             elif type_symbol is not None and not type_symbol.startswith("local "):
                 out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
                                    "method_of", symbol=type_symbol))
+    return out
+
+
+def _members(fd: FileDeclarations, body: Node | None) -> list[SymbolFact]:
+    """The declarations tree-sitter found for the functions, consts and types written in an impl's body."""
+    out: list[SymbolFact] = []
+    for member in body.named_children if body is not None else ():
+        name = member.child_by_field_name("name")
+        if member.type in ("function_item", "function_signature_item", "const_item", "type_item") and name:
+            decl = fd.declared_at(name.start_point[0] + 1, name.start_point[1], node_text(name))
+            if decl is not None and decl.kind in ("method", "const", "associated_type"):
+                out.append(decl)
+    return out
+
+
+def _inactive_impls(root: Node, fd: FileDeclarations, live: set[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The headers (0-based start, end) of impls rust-analyzer does not analyse: members, none of them defined."""
+    out = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type == "impl_item":
+            body = node.child_by_field_name("body")
+            members = _members(fd, body)
+            if members and not any(id(m) in live for m in members):
+                out.append((node.start_point, body.start_point if body is not None else node.end_point))
     return out
 
 

@@ -134,6 +134,11 @@ def split_path(qn: str) -> list[str]:
     return out
 
 
+def join_path(segments: Iterable[str]) -> str:
+    """The inverse of ``split_path``."""
+    return "::".join(segments)
+
+
 def parse(symbol: str) -> ScipSymbol | None:
     """A global rust-analyzer symbol, or None (``local N`` and anything unreadable)."""
     return parse_symbol(symbol)

@@ -326,3 +326,25 @@ def load_problems(calls: list[CargoCall], manifest: Path) -> LoadProblems:
         elif call.subcommand == "check":
             scripts = call.error()
     return LoadProblems(deps, scripts, sysroot)
+
+
+def cargo_environment(state: Path, repository: str, root: Path, workspace: Workspace, providers: Providers,
+                      scratch: Path, real_cargo: Path, log: Path) -> dict[str, str]:
+    """The environment of a rust-analyzer run over ``workspace``: our cargo home and shim, offline, the
+    target directory in the state directory, temporary files and the ``[patch]`` config in ``scratch``."""
+    env = {k: v for k, v in os.environ.items() if k not in ("KIVGRAPH_RUST_ANALYZER", "CARGO_TARGET_DIR")}
+    env.update({
+        "CARGO_HOME": str(cargo_home(state)),
+        "CARGO_TARGET_DIR": str(target_dir(state, repository, workspace.manifest(root).parent)),
+        "CARGO_NET_OFFLINE": "true",
+        "TMPDIR": str(scratch),
+        "KIVGRAPH_CARGO_REAL": str(real_cargo),
+        "KIVGRAPH_CARGO_REAL_HOME": str(real_cargo_home()),
+        "KIVGRAPH_CARGO_LOG": str(log),
+    })
+    patches = providers.patches(repository, registry_dependencies(root, workspace))
+    if patches:
+        patch = scratch / "patch.toml"
+        patch.write_text(patch_config(patches))
+        env["KIVGRAPH_CARGO_PATCH"] = str(patch)
+    return env
