@@ -75,7 +75,7 @@ from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite,
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-4"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-5"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -617,6 +617,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
             elif out is not None:
                 external.append(out)
         uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
+        external.extend(_expanded_arguments(d, fd, resolved, live, inactive))
         if d.workspace in dependencies_missing:
             blind.extend(_blind_sites(d, resolved))
     problems: list[RustProblem] = []
@@ -746,6 +747,36 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
             elif type_symbol is not None and not type_symbol.startswith("local "):
                 out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
                                    "method_of", symbol=type_symbol))
+    return out
+
+
+def _expanded_arguments(d: _Doc, fd: FileDeclarations, resolved: set[tuple[int, int]], live: set[int],
+                        inactive: list[tuple[tuple[int, int], tuple[int, int]]]) -> list[CoveredSite]:
+    """The identifiers in the arguments of every macro rust-analyzer expanded (it resolved the macro's name)
+    that it gave no occurrence: the expansion uses them as no reference (a keyword of the macro, a name it
+    discards), so the fallback's "not expanded" is no blind spot there."""
+    out: list[CoveredSite] = []
+    stack = [d.root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type != "macro_invocation":
+            continue
+        name = node.child_by_field_name("macro")
+        if name is None or _last(name).start_point not in resolved:
+            continue
+        args = [c for c in node.named_children if c.type == "token_tree"]
+        while args:
+            cur = args.pop()
+            if cur.type == "identifier" and cur.start_point not in resolved:
+                line0, col = cur.start_point
+                source = fd.enclosing(line0 + 1, col)
+                if source is not None and (source.kind == "module" or id(source) in live) and not any(
+                        a <= (line0, col) < b for a, b in inactive):
+                    out.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
+                continue
+            if cur.type != "macro_invocation":  # a nested invocation is visited on its own
+                args.extend(cur.named_children)
     return out
 
 
