@@ -58,6 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.corpora import RUST_CORPORA, cargo_env, fetch_crate
+from benchmarks.index_runs import index_run, to_builtins
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -77,22 +78,6 @@ SYMBOLS: list[tuple[str, str, str, str]] = [
     ("serde_json", "serde_json::value::Value::get", "method", "inherent method; homonym of Map::get"),
     ("serde_json", "serde_json::json", "macro", "macro-heavy: invoked through its own recursive rules"),
 ]
-
-
-def _index(home: Path, env: dict[str, str]) -> dict[str, Any]:
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT,
-                          env={**env, "KIVGRAPH_HOME": str(home)}, capture_output=True, text=True, timeout=7200)
-    wall = time.perf_counter() - started
-    result = None
-    for line in proc.stdout.splitlines():
-        event = json.loads(line)
-        if event.get("event") == "result":
-            result = event["result"]
-    if proc.returncode != 0 or not result or not result.get("passed"):
-        raise SystemExit(f"index failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return {"wall_seconds": round(wall, 3), "timings": result["timings"], "counts": result["counts"],
-            "index": result["index"], "cache": result["cache"]}
 
 
 def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
@@ -252,7 +237,7 @@ def compare(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str
                               and not (c.edge_kind == EdgeKind.IMPLEMENTS and c.symbol.kind in type_kinds)}
                 cross_truth |= {p for p in want if p.startswith(consumer_root)}
         cross_edges = sum(1 for e in _all_edges(gen) if e[0] == "serde_json" and e[1] == "serde")
-        analyses = {r.name: [_struct(a) for a in r.analyses]
+        analyses = {r.name: [to_builtins(a) for a in r.analyses]
                     for r in (gen.repository(n) for n in roots) if r is not None}
         unresolved = _unresolved(gen, roots)
         loaded = oracle.lsp.loaded
@@ -306,12 +291,6 @@ def _unresolved(gen: Any, roots: dict[str, Path]) -> dict[str, dict[str, int]]:
         for u in gen.unresolved_in(name):
             counts[u.reason] = counts.get(u.reason, 0) + 1
     return {name: dict(sorted(c.items())) for name, c in out.items()}
-
-
-def _struct(obj: Any) -> dict[str, Any]:
-    import msgspec
-
-    return msgspec.to_builtins(obj)
 
 
 def _split(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str, Any]:
@@ -378,12 +357,12 @@ def bench() -> dict[str, Any]:
              "--languages", "rust"],
             cwd=REPO_ROOT, env={**env, "KIVGRAPH_HOME": str(home)}, check=True, capture_output=True,
         )
-        cold = _index(home, env)
-        warm = [_index(home, env) for _ in range(2)]
+        cold = index_run(home, env, timeout=7200)
+        warm = [index_run(home, env, timeout=7200) for _ in range(2)]
         warm_best = min(warm, key=lambda r: r["wall_seconds"])
         # fact cache dropped: rust-analyzer runs again, its target directories (build scripts, proc macros) warm
         shutil.rmtree(home / "state" / "factcache", ignore_errors=True)
-        refacts = _index(home, env)
+        refacts = index_run(home, env, timeout=7200)
         split = _split(home, roots, env)
         agreement = compare(home, roots, env)
     rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()

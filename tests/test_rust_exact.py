@@ -33,22 +33,13 @@ from tests.annotated_cases import DEFAULT_REPO, Case, Observed, Syntax, mismatch
 from tests.helpers import run_kivgraph, write_repo
 from tests.python_corpus import BuiltCorpus
 from tests.rust_corpus import build_rust_corpus
+from tests.test_rust_annotated import SYNTAX as FALLBACK_SYNTAX
 
 pytestmark = pytest.mark.analyzers
 
 CASES_DIR = Path(__file__).parent / "annotated" / "rust_exact"
 CASES = sorted(CASES_DIR.glob("*.rs.txt"))
-SYNTAX = Syntax("//", {
-    "calls": EdgeKind.CALLS_DIRECT,
-    "refs": EdgeKind.REFERENCES,
-    "type": EdgeKind.TYPE_USES,
-    "callback": EdgeKind.PASSES_AS_CALLBACK,
-    "imports": EdgeKind.IMPORTS_SYMBOL,
-    "reexports": EdgeKind.REEXPORTS,
-    "implements": EdgeKind.IMPLEMENTS,
-    "extends": EdgeKind.EXTENDS,
-    "method_of": EdgeKind.METHOD_OF,
-}, modes=("candidate",))
+SYNTAX = Syntax("//", FALLBACK_SYNTAX.words, modes=("candidate",))  # the fallback cases' words
 
 
 def _built() -> str:

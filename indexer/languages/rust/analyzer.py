@@ -50,7 +50,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -266,6 +266,16 @@ def classify(node: Node) -> str:
     if node.type == "type_identifier":
         return "type"
     return "ref"
+
+
+def _nodes(root: Node, node_type: str) -> Iterator[Node]:
+    """Every node of one type under ``root``."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type == node_type:
+            yield node
 
 
 def _leaves(root: Node) -> dict[tuple[int, int], Node]:
@@ -696,12 +706,7 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
            live: set[int]) -> list[RustUse]:
     """IMPLEMENTS and METHOD_OF from each impl header of the file, as rust-analyzer resolved its trait and type."""
     out: list[RustUse] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type != "impl_item":
-            continue
+    for node in _nodes(root, "impl_item"):
         trait_node = node.child_by_field_name("trait")
         type_node = node.child_by_field_name("type")
         base = type_node
@@ -756,12 +761,7 @@ def _expanded_arguments(d: _Doc, fd: FileDeclarations, resolved: set[tuple[int, 
     that it gave no occurrence: the expansion uses them as no reference (a keyword of the macro, a name it
     discards), so the fallback's "not expanded" is no blind spot there."""
     out: list[CoveredSite] = []
-    stack = [d.root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type != "macro_invocation":
-            continue
+    for node in _nodes(d.root, "macro_invocation"):
         name = node.child_by_field_name("macro")
         if name is None or _last(name).start_point not in resolved:
             continue
@@ -795,15 +795,11 @@ def _members(fd: FileDeclarations, body: Node | None) -> list[SymbolFact]:
 def _inactive_impls(root: Node, fd: FileDeclarations, live: set[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """The headers (0-based start, end) of impls rust-analyzer does not analyse: members, none of them defined."""
     out = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        stack.extend(node.named_children)
-        if node.type == "impl_item":
-            body = node.child_by_field_name("body")
-            members = _members(fd, body)
-            if members and not any(id(m) in live for m in members):
-                out.append((node.start_point, body.start_point if body is not None else node.end_point))
+    for node in _nodes(root, "impl_item"):
+        body = node.child_by_field_name("body")
+        members = _members(fd, body)
+        if members and not any(id(m) in live for m in members):
+            out.append((node.start_point, body.start_point if body is not None else node.end_point))
     return out
 
 
