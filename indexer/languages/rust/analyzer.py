@@ -10,23 +10,34 @@ repository. When cargo cannot resolve the workspace's dependencies offline
 (one is not in the local cargo cache), rust-analyzer loads none of them: the
 run still counts for what it resolved, and every reference site it left
 unresolved there becomes a DEPENDENCIES_NOT_LOADED row, so that no answer
-about a dependency's symbol is called complete.
+about a dependency's symbol is called complete. When the standard library's
+own crate graph cannot be resolved (its dependencies are not in the cargo
+cache: ``make setup`` fetches them), the run says SYSROOT_NOT_LOADED.
 
 Joining (``join_repository``, repository-local and cacheable):
 
 - a definition occurrence names the tree-sitter declaration whose span holds it
-  and whose name it spells (never a declaration found by name alone); where the
-  file parsed only in part and tree-sitter lost the declaration, the analyzer's
-  stands in. rust-analyzer gives some items one symbol (items nested in
-  functions, an impl's members for two instantiations of a trait): a use binds
-  to the definition in its own function, else the only one in its file, else
-  it is left to the fallback;
+  and whose name it spells (never a declaration found by name alone). Where
+  tree-sitter has none, rust-analyzer's stands in (``analyzer_declaration``):
+  on a line that did not parse, at a name a macro's arguments give an item
+  (``forward_to_deserialize_any! { bool i8 .. }``), or at the invocation of a
+  macro that declares items its arguments do not name (serde's
+  ``declare_error_trait!``, from the definition range rust-analyzer gives their
+  uses). rust-analyzer gives some items one symbol (items nested in functions):
+  a use binds to the definition in its own function, else the only one in its
+  file, else it is left to the fallback;
+- code rust-analyzer does not analyse as items (behind an inactive ``#[cfg]``:
+  it name-resolves paths there, and its own find-references leaves them out)
+  is no exact evidence: a use inside a declaration it did not define stays with
+  the fallback;
 - a use occurrence gets its edge source from the enclosing declaration and its
   class from the tree-sitter node at its position: a call (``f()``, ``x.m()``,
   ``T::f()``), a type use, a field, a ``use`` (a ``pub use`` re-exports), a
   macro invocation, a supertrait, a path passed as an argument, and what
   rust-analyzer resolves inside macro arguments (a call when a ``(`` follows);
-  a module that qualifies a path is no use of its own;
+  a module that qualifies a path is no use of its own. An identifier in the
+  arguments of a macro rust-analyzer expanded that it gave no occurrence is no
+  reference: it settles the fallback's MACRO_NOT_EXPANDED row there;
 - rust-analyzer records no relationships, so each ``impl Trait for Type`` gives
   IMPLEMENTS (type → trait, member → the trait's item of its name) and every
   impl member METHOD_OF its type, from the impl's header as rust-analyzer
@@ -38,9 +49,11 @@ Joining (``join_repository``, repository-local and cacheable):
 Binding (``bind``): a symbol of this repository is the declaration its
 definition occurrence named; a symbol of another registered repository's
 package is looked up in that package's declarations under rust-analyzer's own
-naming (``monikers``); the standard library settles the site with no edge; a
-package nobody registered is CRATE_PROVIDER_NOT_FOUND at its imports and
-silent elsewhere.
+naming (``monikers``), which holds what tree-sitter declares there: an item
+only rust-analyzer declared in the provider (a macro generated it) is a
+CRATE_SYMBOL_NOT_MATCHED row at the consumer's use. The standard library
+settles the site with no edge; a package nobody registered is
+CRATE_PROVIDER_NOT_FOUND at its imports and silent elsewhere.
 """
 
 from __future__ import annotations
@@ -75,7 +88,7 @@ from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite,
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-5"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-6"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -88,7 +101,7 @@ _GENERIC = frozenset({"generic_type", "generic_type_with_turbofish", "generic_fu
 # Tree-sitter sites that are references a missing dependency may explain (a row each when it is not resolved).
 _BLIND_SITE_KINDS = frozenset({S.CALL, S.REF, S.CALLBACK, S.TYPE, S.FIELD, S.MACRO, S.USE, S.IMPL, S.INHERENT,
                                S.SUPERTRAIT})
-# SCIP SymbolInformation kinds (scip.proto) of what a partial file's lost declarations can be.
+# SCIP SymbolInformation kinds (scip.proto) of the declarations rust-analyzer defines where tree-sitter sees none.
 _SCIP_KINDS = {3: "associated_type", 8: "const", 11: "enum", 12: "enum_member", 15: "field", 17: "function",
                25: "macro", 26: "method", 29: "module", 49: "struct", 53: "trait", 55: "type_alias", 59: "union",
                70: "method", 80: "method", 82: "static"}
@@ -557,6 +570,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
     # items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
     # rust-analyzer gives their uses in the invoking file the invocation as the definition's range
     own = {(p.name, p.version) for run in runs for p in run.workspace.packages}
+    invoked: dict[str, tuple[_Doc, tuple[int, int, int, int]]] = {}  # symbol -> the invocation declaring it
     for d in docs:
         for occ in d.occurrences:
             if occ.is_definition or occ.symbol in defined or occ.enclosing_range is None or \
@@ -577,6 +591,16 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
                                         exported=True)
             if decl is not None:
                 define(d, occ.symbol, decl, True)
+                invoked[occ.symbol] = (d, span)
+    # the items of such a trait or type that are only used elsewhere: declared by the same invocation
+    for symbol in sorted(used - defined.keys()):
+        cut = symbol.rfind("#", 0, len(symbol) - 1)
+        parent = symbol[:cut + 1] if cut > 0 and "/" not in symbol[cut:] and "#" not in symbol[cut + 1:-1] else ""
+        if parent in invoked:
+            d, span = invoked[parent]
+            decl = analyzer_declaration(d.facts, symbol, span, d.source, exported=True)
+            if decl is not None:
+                define(d, symbol, decl, True)
     for path, extra in synthesized.items():
         decls[path] = FileDeclarations((*files[path].symbols, *extra), SOURCE_KINDS)
     # Declarations rust-analyzer defined: a use inside any other (code behind an inactive #[cfg], which it only
