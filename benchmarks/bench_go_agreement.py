@@ -36,11 +36,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 from benchmarks.corpora import GO_CORPORA, fetch_go_module, go_env
+from benchmarks.index_runs import index_run, to_builtins
 
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -59,22 +59,6 @@ SYMBOLS: list[tuple[str, str, str, str]] = [
     ("pflag", "Flag", "type", "type uses across both repositories"),
     ("cobra", "Command.Flags", "method", "cobra method returning *pflag.FlagSet"),
 ]
-
-
-def _index(home: Path, env: dict[str, str]) -> dict[str, Any]:
-    started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT,
-                          env={**env, "KIVGRAPH_HOME": str(home)}, capture_output=True, text=True, timeout=3600)
-    wall = time.perf_counter() - started
-    result = None
-    for line in proc.stdout.splitlines():
-        event = json.loads(line)
-        if event.get("event") == "result":
-            result = event["result"]
-    if proc.returncode != 0 or not result or not result.get("passed"):
-        raise SystemExit(f"index failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return {"wall_seconds": round(wall, 3), "timings": result["timings"], "counts": result["counts"],
-            "index": result["index"], "cache": result["cache"]}
 
 
 def _go_refs(roots: dict[str, Path], keys: list[str], env: dict[str, str]) -> dict[str, set[tuple[str, str]]]:
@@ -183,7 +167,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
             "only_kivgraph": sorted(cobra_got - cobra_truth),
             "only_go_types": sorted(cobra_truth - cobra_got),
         }
-        analyses = {r.name: [_struct(a) for a in r.analyses]
+        analyses = {r.name: [to_builtins(a) for a in r.analyses]
                     for r in (gen.repository(n) for n in roots) if r is not None}
     finally:
         gen.close()
@@ -197,12 +181,6 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         "cross_repository": cross,
         "analyses": analyses,
     }
-
-
-def _struct(obj: Any) -> dict[str, Any]:
-    import msgspec
-
-    return msgspec.to_builtins(obj)
 
 
 def _all_methods(gen: Any, repo: str, prefix: str) -> list[Any]:
@@ -226,12 +204,12 @@ def bench() -> dict[str, Any]:
              "--languages", "go"],
             cwd=REPO_ROOT, env={**env, "KIVGRAPH_HOME": str(home)}, check=True, capture_output=True,
         )
-        cold = _index(home, env)
-        warm = [_index(home, env) for _ in range(2)]
+        cold = index_run(home, env)
+        warm = [index_run(home, env) for _ in range(2)]
         warm_best = min(warm, key=lambda r: r["wall_seconds"])
         # analyzer cold, fact cache warm: only the go/types runs redone
         shutil.rmtree(home / "state" / "factcache", ignore_errors=True)
-        refacts = _index(home, env)
+        refacts = index_run(home, env)
         agreement = compare(home, roots, {n: GO_CORPORA[n][0] for n in roots}, env)
     go_version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
 

@@ -3,6 +3,13 @@
 The cache directory is $KIVGRAPH_CACHE (default ~/.cache/kivgraph); a corpus
 already there is not fetched again.
 
+Crates come from the crate registry (``static.crates.io``, sha256 pinned) to
+``<cache>/corpora/<name>-<version>/`` with a pinned Cargo.lock
+(``benchmarks/rust_locks/``) beside their Cargo.toml, and their dependencies
+(and the standard library's) are fetched once into a cargo home of our own,
+``<cache>/cargo-home`` (``cargo_home()``): index with ``cargo_env()``
+(``CARGO_HOME`` pointing there), so the offline analyzer run finds them.
+
 Go modules come through the Go module proxy into a module cache of our own,
 ``<cache>/gomod`` (``go_modcache()``), and are copied, made writable, to
 ``<cache>/corpora/<name>-<version>/``. Their own dependencies are downloaded
@@ -13,6 +20,8 @@ into the same module cache, so that the hermetic analyzer run
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import shutil
@@ -21,6 +30,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import urllib.request
 from pathlib import Path
 
 PYPI_CORPORA: dict[str, str] = {
@@ -53,6 +63,17 @@ NPM_CORPORA: dict[str, tuple[str, str]] = {
 NPM_INSTALLS: dict[str, tuple[str, ...]] = {
     "react-query": ("query-core", "types-react", "types-prop-types", "csstype"),
 }
+
+
+# name -> (version, sha256 of the .crate file)
+RUST_CORPORA: dict[str, tuple[str, str]] = {
+    "serde": ("1.0.215", "6513c1ad0b11a9376da888e3e0baa0077f1aed55c17f50e7b2397136129fb88f"),
+    "serde_json": ("1.0.133", "c7fceb2473b9166b2294ef05efcb65a3db80803f0b03ef86a5fc88a2b85ee377"),
+}
+RUST_LOCKS = Path(__file__).resolve().parent / "rust_locks"
+# A corpus whose pinned lock resolves a dependency to another corpus (as kivgraph's [patch] does when both are
+# registered): consumer -> {dependency: corpus}
+RUST_PATCHES: dict[str, dict[str, str]] = {"serde_json": {"serde": "serde"}}
 
 
 def cache_root() -> Path:
@@ -187,9 +208,68 @@ def _fetch_npm_tarball(package: str, version: str, dest: Path) -> None:
     marker.touch()
 
 
+def cargo_home() -> Path:
+    """The cargo home the Rust corpora's dependencies (and the standard library's) are fetched into."""
+    return cache_root() / "cargo-home"
+
+
+def cargo_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment to index a Rust corpus with: ours, with CARGO_HOME at ``cargo_home()``."""
+    return {**os.environ, "CARGO_HOME": str(cargo_home()), **(extra or {})}
+
+
+def fetch_crate(name: str) -> Path:
+    """The source of a pinned crate from the registry, its pinned Cargo.lock beside its Cargo.toml, and every
+    dependency of that lock (and of the standard library's own workspace) in ``cargo_home()``."""
+    version, sha256 = RUST_CORPORA[name]
+    dest = cache_root() / "corpora" / f"{name}-{version}"
+    marker = dest / ".kivgraph-complete"
+    if marker.exists():
+        return dest
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise RuntimeError("cargo is needed to fetch the Rust corpora's dependencies")
+    url = f"https://static.crates.io/crates/{name}/{name}-{version}.crate"
+    with urllib.request.urlopen(url, timeout=120) as response:
+        data = response.read()
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise RuntimeError(f"{url}: sha256 {hashlib.sha256(data).hexdigest()}, pinned {sha256}")
+    with tempfile.TemporaryDirectory() as tmp:
+        with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as tar:
+            tar.extractall(tmp, filter="data")
+        if dest.exists():
+            shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(Path(tmp) / f"{name}-{version}"), dest)
+    shutil.copyfile(RUST_LOCKS / f"{name}-{version}.Cargo.lock", dest / "Cargo.lock")
+    patches: list[str] = []
+    for dep, corpus in RUST_PATCHES.get(name, {}).items():
+        patches += ["--config", f"patch.crates-io.{dep}.path={json.dumps(str(fetch_crate(corpus)))}"]
+    proc = subprocess.run([cargo, "fetch", "--locked", *patches, "--manifest-path", str(dest / "Cargo.toml")],
+                          env=cargo_env(), capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"cargo fetch for {name} {version} failed: {proc.stderr[-1500:]}")
+    from indexer.languages.rust.toolchain import fetch_sysroot_dependencies
+
+    saved = os.environ.get("CARGO_HOME")
+    os.environ["CARGO_HOME"] = str(cargo_home())
+    try:
+        print(f"{name}: {fetch_sysroot_dependencies()}", file=sys.stderr)
+    finally:
+        if saved is None:
+            os.environ.pop("CARGO_HOME", None)
+        else:
+            os.environ["CARGO_HOME"] = saved
+    marker.touch()
+    return dest
+
+
 if __name__ == "__main__":
     for corpus_name in sys.argv[1:] or list(PYPI_CORPORA):
         if corpus_name in NPM_CORPORA:
             print(fetch_npm_package(corpus_name))
+            continue
+        if corpus_name in RUST_CORPORA:
+            print(fetch_crate(corpus_name))
             continue
         print(fetch_go_module(corpus_name) if corpus_name in GO_CORPORA else fetch_pypi_sdist(corpus_name))

@@ -97,6 +97,7 @@ def run_exact(
             reason=(f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
                     + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
                     + (_excluded_note(adapter.analyzer, excluded) if excluded else "")
+                    + "".join(f"; {note}" for note in outcome.notes)
                     + (" (cached analyzer run)" if cached else "")),
             files=len(repo.files), seconds=round(time.perf_counter() - started, 3),
         )

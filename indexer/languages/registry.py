@@ -43,7 +43,7 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     ),
     LanguageSpec(
         name="rust", extensions={"rust": (".rs",)}, test_patterns=_tests("tests/", "benches/"),
-        probe=Probe("src/lib.rs", b"pub fn probe() -> i32 {\n    1\n}\n", "crate::probe"),
+        probe=Probe("src/lib.rs", b"pub fn probe() -> i32 {\n    1\n}\n", "crate::probe"), exact=True,
         fallback_note="tree-sitter, CANDIDATE (calls inside macro invocations are not seen)",
     ),
     LanguageSpec(

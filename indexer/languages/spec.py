@@ -56,6 +56,8 @@ class ExactOutcome:
     cross_repository: int = 0
     # Files the analyzer crashed on and that were left out of its run: path -> the analyzer's message.
     excluded: dict[str, str] = field(default_factory=dict)
+    # What users must know about this run (a part it could not load), appended to the analysis reason in status.
+    notes: list[str] = field(default_factory=list)
 
 
 FactsT = TypeVar("FactsT", bound=msgspec.Struct)

@@ -959,7 +959,7 @@ class _Extractor:
                 if segments and segments != ["Self"] and not (len(segments) == 1 and segments[0] in S.PRELUDE):
                     self._path_site(S.TYPE if t == "struct_pattern" else S.REF, typ, scope, owner)
             for child in pattern.named_children:
-                if typ is None or not _same(child, typ):
+                if typ is None or not same_node(child, typ):
                     if child.type == "field_pattern":
                         self._pattern(child.child_by_field_name("pattern"), scope, owner)
                     else:
@@ -977,7 +977,7 @@ class _Extractor:
             return
         guard = pattern.child_by_field_name("condition") if t == "match_pattern" else None
         for child in pattern.named_children:
-            if guard is not None and _same(child, guard):
+            if guard is not None and same_node(child, guard):
                 self._expr(child, scope, owner)
             else:
                 self._pattern(child, scope, owner)
@@ -1098,7 +1098,7 @@ class _Extractor:
             return
         if t in ("let_condition", "for_expression", "match_arm"):
             for child in node.named_children:
-                if _same(child, node.child_by_field_name("pattern")):
+                if same_node(child, node.child_by_field_name("pattern")):
                     self._pattern(child, scope, owner)
                 else:
                     self._expr(child, scope, owner)
@@ -1155,7 +1155,8 @@ def _is_pub(node: Node) -> bool:
     return any(c.type == "visibility_modifier" and _text(c) == "pub" for c in node.named_children)
 
 
-def _same(a: Node | None, b: Node | None) -> bool:
+def same_node(a: Node | None, b: Node | None) -> bool:
+    """The same node of one tree (tree-sitter hands out new wrappers for one node)."""
     return a is not None and b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
 
 
@@ -1209,7 +1210,7 @@ def _pattern_bindings(pattern: Node) -> list[str]:
         typ = cur.child_by_field_name("type") if t in ("tuple_struct_pattern", "struct_pattern") else None
         guard = cur.child_by_field_name("condition") if t == "match_pattern" else None
         for i, child in enumerate(cur.named_children):
-            if (typ is not None and _same(child, typ)) or (guard is not None and _same(child, guard)):
+            if (typ is not None and same_node(child, typ)) or (guard is not None and same_node(child, guard)):
                 continue
             if t == "field_pattern" and cur.field_name_for_named_child(i) == "name" \
                     and cur.child_by_field_name("pattern") is not None:

@@ -11,6 +11,7 @@ crates), the resolver lets the declaring module see it under that name too.
 
 from __future__ import annotations
 
+import posixpath
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,3 +181,24 @@ def package_for(path: str, all_paths: frozenset[str]) -> str:
 def package_for_root(root: Path, path: str, all_paths: frozenset[str]) -> str:
     """A Rust file's package: its module path, ``crate_name::a::b`` (crate name from the nearest Cargo.toml)."""
     return module_path(manifest_for(root, path), path)
+
+
+def child_module_paths(path: str, package: str, scope: str, name: str, attribute: str = "") -> list[str]:
+    """The repository-relative files ``mod name;`` may name, in Rust's order of preference.
+
+    ``path`` and ``package`` are the declaring file's, ``scope`` the module the declaration is in (an inline
+    ``mod a { mod x; }`` looks under ``a/``), ``attribute`` its ``#[path = ".."]`` (relative to the declaring
+    file's directory). Otherwise the file is beside a crate root or ``mod.rs`` (``x.rs`` or ``x/mod.rs``), and
+    under ``a/`` for a file ``a.rs``.
+    """
+    directory, _, base = path.rpartition("/")
+    if attribute:
+        return [posixpath.normpath(posixpath.join(directory, attribute))]
+    root_like = base in ("lib.rs", "main.rs", "mod.rs") or "::" not in package
+    parts = [directory] if directory else []
+    if not root_like:
+        parts.append(base[:-3] if base.endswith(".rs") else base)
+    if scope != package and scope.startswith(package + "::"):
+        parts.extend(scope[len(package) + 2:].split("::"))
+    stem = "/".join([*parts, name])
+    return [f"{stem}.rs", f"{stem}/mod.rs"]

@@ -45,7 +45,6 @@ macro (which may expand to impls), and methods every type has (``into``).
 
 from __future__ import annotations
 
-import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
@@ -276,20 +275,12 @@ class _Resolver:
                 self.macro_named_in.setdefault((repo, site.enclosing), set()).add(site.name)
 
     def _child_file(self, f: _File, site: Site) -> _File | None:
-        """The file ``mod x;`` names by Rust's rules: beside a crate root or ``mod.rs``, else under ``a/`` for a.rs."""
-        scope, attribute = site.extra[0], site.extra[1]
-        path = f.facts.path
-        directory, _, base = path.rpartition("/")
-        if attribute:  # #[path]: relative to the declaring file's directory
-            return self.files.get((f.repo, posixpath.normpath(posixpath.join(directory, attribute))))
-        root_like = base in ("lib.rs", "main.rs", "mod.rs") or "::" not in f.facts.package
-        parts = [directory] if directory else []
-        if not root_like:
-            parts.append(base[:-3] if base.endswith(".rs") else base)
-        if scope != f.facts.package and scope.startswith(f.facts.package + "::"):
-            parts.extend(scope[len(f.facts.package) + 2:].split("::"))  # ``mod a { mod x; }`` is a/x.rs
-        stem = "/".join([*parts, site.name])
-        return self.files.get((f.repo, f"{stem}.rs")) or self.files.get((f.repo, f"{stem}/mod.rs"))
+        """The file ``mod x;`` names by Rust's rules (``modules.child_module_paths``)."""
+        for path in cargo.child_module_paths(f.facts.path, f.facts.package, site.extra[0], site.name, site.extra[1]):
+            found = self.files.get((f.repo, path))
+            if found is not None:
+                return found
+        return None
 
     def _child_module(self, f: _File, site: Site) -> None:
         """``mod x;``: when the file it names got another module path from its place (``tests/common/mod.rs`` of a

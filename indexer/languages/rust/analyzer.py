@@ -1,0 +1,1146 @@
+"""The exact Rust adapter: ``rust-analyzer scip`` once per Cargo workspace, offline, joined with tree-sitter.
+
+Running (``run_workspace``): one ``rust-analyzer scip <workspace>`` per Cargo
+workspace of the repository (``workspace.workspaces``), cwd and ``TMPDIR`` in
+the run's scratch directory, bounded by the configured timeout, its process
+group killed on every way out. cargo is kivgraph's shim (``cargo_shim.py``)
+in a cargo home of our own, offline, with the target directory in the state
+directory and registered providers patched in; nothing is written into the
+repository. When cargo cannot resolve the workspace's dependencies offline
+(one is not in the local cargo cache), rust-analyzer loads none of them: the
+run still counts for what it resolved, and every reference site it left
+unresolved there becomes a DEPENDENCIES_NOT_LOADED row, so that no answer
+about a dependency's symbol is called complete. When the standard library's
+own crate graph cannot be resolved (its dependencies are not in the cargo
+cache: ``make setup`` fetches them), the run says SYSROOT_NOT_LOADED.
+
+Joining (``join_repository``, repository-local and cacheable):
+
+- a definition occurrence names the tree-sitter declaration whose span holds it
+  and whose name it spells (never a declaration found by name alone). Where
+  tree-sitter has none, rust-analyzer's stands in (``analyzer_declaration``):
+  on a line that did not parse, at a name a macro's arguments give an item
+  (``forward_to_deserialize_any! { bool i8 .. }``), or at the invocation of a
+  macro that declares items its arguments do not name (serde's
+  ``declare_error_trait!``, from the definition range rust-analyzer gives their
+  uses). rust-analyzer gives some items one symbol (items nested in functions):
+  a use binds to the definition in its own function, else the only one in its
+  file, else it is left to the fallback;
+- code rust-analyzer does not analyse as items (behind an inactive ``#[cfg]``:
+  it name-resolves paths there, and its own find-references leaves them out)
+  is no exact evidence: a use inside a declaration it did not define stays with
+  the fallback;
+- a use occurrence gets its edge source from the enclosing declaration and its
+  class from the tree-sitter node at its position: a call (``f()``, ``x.m()``,
+  ``T::f()``), a type use, a field, a ``use`` (a ``pub use`` re-exports), a
+  macro invocation, a supertrait, a path passed as an argument, and what
+  rust-analyzer resolves inside macro arguments (a call when a ``(`` follows);
+  a module that qualifies a path is no use of its own. An identifier in the
+  arguments of a macro rust-analyzer expanded that it gave no occurrence is no
+  reference: it settles the fallback's MACRO_NOT_EXPANDED row there;
+- rust-analyzer records no relationships, so each ``impl Trait for Type`` gives
+  IMPLEMENTS (type → trait, member → the trait's item of its name) and every
+  impl member METHOD_OF its type, from the impl's header as rust-analyzer
+  resolved it: calls through ``dyn Trait`` and generic bounds, which resolve to
+  the trait's method, reach the implementations through dispatch. The trait's
+  name in the header is a type use of it where the impl is written (the type
+  may be declared in another file).
+
+Binding (``bind``): a symbol of this repository is the declaration its
+definition occurrence named; a symbol of another registered repository's
+package is looked up in that package's declarations under rust-analyzer's own
+naming (``monikers``), which holds what tree-sitter declares there: an item
+only rust-analyzer declared in the provider (a macro generated it) is a
+CRATE_SYMBOL_NOT_MATCHED row at the consumer's use. The standard library
+settles the site with no edge; a package nobody registered is
+CRATE_PROVIDER_NOT_FOUND at its imports and silent elsewhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+import tree_sitter_rust
+from tree_sitter import Language, Node
+
+from indexer import children
+from indexer.corpus import Corpus, RepositoryFacts
+from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.npm_tool import cause, tail
+from indexer.languages.rust import monikers, toolchain
+from indexer.languages.rust import sites as S
+from indexer.languages.rust import workspace as ws
+from indexer.languages.rust.extract import same_node
+from indexer.languages.rust.modules import LANGUAGE
+from indexer.languages.rust.resolve import edge_kind as candidate_edge_kind
+from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
+from indexer.languages.syntax import node_text, repair
+from indexer.scip.decode import Index, Occurrence, decode_index
+from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite, FileDeclarations, line_of
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+
+ANALYZER = toolchain.ANALYZER
+ADAPTER_VERSION = "rust-analyzer-join-6"  # part of the cache key: bump on any change to the joined output
+ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
+
+_TS_LANGUAGE = Language(tree_sitter_rust.language())
+# Declarations that can be the source of an edge: everything but a field (a field's type belongs to its type).
+SOURCE_KINDS = frozenset(monikers.SUFFIX_OF_KIND) - {"field"}
+_LEAVES = frozenset({"identifier", "type_identifier", "field_identifier", "shorthand_field_identifier", "self",
+                     "crate", "super"})
+_PATHS = frozenset({"scoped_identifier", "scoped_type_identifier"})
+_GENERIC = frozenset({"generic_type", "generic_type_with_turbofish", "generic_function"})
+# Tree-sitter sites that are references a missing dependency may explain (a row each when it is not resolved).
+_BLIND_SITE_KINDS = frozenset({S.CALL, S.REF, S.CALLBACK, S.TYPE, S.FIELD, S.MACRO, S.USE, S.IMPL, S.INHERENT,
+                               S.SUPERTRAIT})
+# SCIP SymbolInformation kinds (scip.proto) of the declarations rust-analyzer defines where tree-sitter sees none.
+_SCIP_KINDS = {3: "associated_type", 8: "const", 11: "enum", 12: "enum_member", 15: "field", 17: "function",
+               25: "macro", 26: "method", 29: "module", 49: "struct", 53: "trait", 55: "type_alias", 59: "union",
+               70: "method", 80: "method", 82: "static"}
+
+DEPENDENCIES_NOT_LOADED = "DEPENDENCIES_NOT_LOADED"
+
+
+# -- running ------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class WorkspaceRun:
+    """One rust-analyzer run over a workspace: its index and what cargo could not load."""
+
+    workspace: ws.Workspace
+    index: Index | None
+    problems: ws.LoadProblems = field(default_factory=ws.LoadProblems)
+    failure: str = ""
+    seconds: float = 0.0
+
+
+def _real_cargo() -> Path:
+    found = toolchain.cargo()
+    if found is None:
+        raise AnalyzerFailed(f"cargo not found (PATH or ${toolchain.CARGO_ENV}): rust-analyzer needs it to load a "
+                             "workspace")
+    return found
+
+
+def run_workspace(root: Path, workspace: ws.Workspace, repository: str, providers: ws.Providers, *,
+                  timeout: float, exe: Path | None = None) -> WorkspaceRun:
+    """rust-analyzer over one workspace, offline, writing only under the state and scratch directories."""
+    exe = exe or toolchain.executable()
+    toolchain.identity()
+    state = ws.state_dir()
+    started = time.monotonic()
+    manifest = workspace.manifest(root)
+    with tempfile.TemporaryDirectory(prefix="kivgraph-ra-") as tmp:
+        scratch = Path(tmp)
+        out = scratch / "index.scip"
+        log = scratch / "cargo.jsonl"
+        env = ws.cargo_environment(state, repository, root, workspace, providers, scratch, _real_cargo(), log)
+        cmd = [str(exe), "scip", str(manifest.parent.resolve()), "--output", str(out)]
+        try:
+            code, stdout, stderr = children.run(cmd, timeout=timeout, cwd=scratch, env=env)
+        except OSError as exc:
+            raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
+        except subprocess.TimeoutExpired:
+            return WorkspaceRun(workspace, None, failure=f"{ANALYZER} timed out after {timeout:g}s",
+                                seconds=time.monotonic() - started)
+        problems = ws.load_problems(ws.read_calls(log), manifest)
+        if code != 0 or not out.exists():
+            detail = stderr.decode(errors="replace") or stdout.decode(errors="replace")
+            return WorkspaceRun(workspace, None, problems, f"{ANALYZER} exited {code}: {_failure_line(detail)}",
+                                time.monotonic() - started)
+        try:
+            index = decode_index(out.read_bytes())
+        except ValueError as exc:
+            return WorkspaceRun(workspace, None, problems, f"{ANALYZER} wrote an unreadable index: {exc}",
+                                time.monotonic() - started)
+        return WorkspaceRun(workspace, index, problems, seconds=time.monotonic() - started)
+
+
+def _failure_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith(("Error:", "error:")):
+            rest = text[text.index(line):]
+            return tail(" ".join(rest.split()[:60]), 400)
+    return cause(text)
+
+
+def probe(timeout: float = 180) -> str:
+    """rust-analyzer on a two-module crate: a detail line, or AnalyzerFailed (doctor)."""
+    with tempfile.TemporaryDirectory(prefix="kivgraph-raprobe-") as tmp:
+        root = Path(tmp) / "probe"
+        (root / "src").mkdir(parents=True)
+        (root / "Cargo.toml").write_text('[package]\nname = "probe"\nversion = "0.1.0"\nedition = "2021"\n')
+        (root / "src" / "lib.rs").write_text("pub mod a;\npub mod b;\n")
+        (root / "src" / "a.rs").write_text("pub fn target() -> i32 {\n    1\n}\n")
+        (root / "src" / "b.rs").write_text("pub fn caller() -> i32 {\n    crate::a::target()\n}\n")
+        old = tempfile.tempdir
+        tempfile.tempdir = tmp
+        try:
+            run = run_workspace(root, ws.Workspace("", ()), "probe", ws.Providers(), timeout=timeout)
+        finally:
+            tempfile.tempdir = old
+        if run.index is None:
+            raise AnalyzerFailed(run.failure)
+        for doc in run.index.documents:
+            if doc.relative_path == "src/b.rs":
+                for occ in doc.occurrences:
+                    if occ.range[:2] == (1, 14) and occ.symbol.endswith(" a/target()."):
+                        return f"{ANALYZER_VERSION} resolved a cross-module call"
+        raise AnalyzerFailed(f"{ANALYZER} ran but did not resolve the probe's cross-module call")
+
+
+# -- syntax: what each occurrence is ------------------------------------------------------------------------
+
+
+def _path_top(node: Node) -> tuple[Node, bool]:
+    """The whole path a segment ends (``a::b::c`` for ``c``), and whether the segment only qualifies a path."""
+    top = node
+    while top.parent is not None and top.parent.type in _PATHS and same_node(top.parent.child_by_field_name("name"), top):
+        top = top.parent
+    parent = top.parent
+    if parent is not None and parent.type in (*_PATHS, "scoped_use_list") and same_node(
+            parent.child_by_field_name("path"), top):
+        return top, True
+    while top.parent is not None and top.parent.type in _GENERIC and (
+            same_node(top.parent.child_by_field_name("type"), top) or same_node(top.parent.child_by_field_name("function"), top)):
+        top = top.parent
+    return top, False
+
+
+def _in_token_tree(node: Node) -> str:
+    """What an identifier inside a macro's token tree looks like it does: call, macro, qualifier or ref."""
+    nxt = node.next_sibling
+    if nxt is not None and nxt.type == "token_tree" and (nxt.text or b"")[:1] == b"(":
+        return "call"
+    if nxt is not None and nxt.type == "!":
+        return "macro"
+    if nxt is not None and nxt.type == "::":
+        return "qualifier"
+    return "ref"
+
+
+def classify(node: Node) -> str:
+    """The use an occurrence at ``node`` makes: import, reexport, call, field, type, callback, macro, extends,
+    impl_trait (the trait of an impl header), attribute (inside ``#[..]``), qualifier or ref."""
+    cur: Node | None = node
+    while cur is not None:
+        t = cur.type
+        if t == "use_declaration":
+            if _path_top(node)[1]:
+                return "qualifier"
+            return "reexport" if any(c.type == "visibility_modifier" and (c.text or b"") == b"pub"
+                                     for c in cur.children) else "import"
+        if t == "extern_crate_declaration":
+            return "import"
+        if t == "token_tree":
+            return _in_token_tree(node)
+        if t in ("attribute_item", "inner_attribute_item"):
+            return "attribute"
+        if t in ("block", "source_file", "declaration_list", "field_declaration_list"):
+            break
+        cur = cur.parent
+    top, qualifier = _path_top(node)
+    if qualifier:
+        return "qualifier"
+    parent = top.parent
+    if parent is None:
+        return "ref"
+    pt = parent.type
+    if pt == "macro_invocation" and same_node(parent.child_by_field_name("macro"), top):
+        return "macro"
+    if pt == "field_expression" and same_node(parent.child_by_field_name("field"), top):
+        up = parent.parent
+        return "call" if up is not None and up.type == "call_expression" and same_node(
+            up.child_by_field_name("function"), parent) else "field"
+    if pt == "call_expression" and same_node(parent.child_by_field_name("function"), top):
+        return "call"
+    if pt == "struct_expression" and same_node(parent.child_by_field_name("name"), top):
+        return "type"
+    if pt in ("field_initializer", "field_pattern") or node.type == "shorthand_field_identifier" or (
+            pt == "shorthand_field_initializer"):
+        return "field"
+    if pt == "arguments":
+        return "callback"
+    if pt == "impl_item":
+        if same_node(parent.child_by_field_name("trait"), top):
+            return "impl_trait"
+        return "type"
+    if pt == "trait_bounds" and parent.parent is not None and parent.parent.type == "trait_item":
+        return "extends"
+    if node.type == "type_identifier":
+        return "type"
+    return "ref"
+
+
+def _nodes(root: Node, node_type: str) -> Iterator[Node]:
+    """Every node of one type under ``root``."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        if node.type == node_type:
+            yield node
+
+
+def _leaves(root: Node) -> dict[tuple[int, int], Node]:
+    out: dict[tuple[int, int], Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in _LEAVES:
+            out.setdefault(node.start_point, node)
+        stack.extend(node.children)
+    return out
+
+
+def _decorated(node: Node) -> Node | None:
+    """The item an attribute is on (the first sibling after it that is no attribute or comment)."""
+    cur: Node | None = node
+    while cur is not None and cur.type not in ("attribute_item", "inner_attribute_item"):
+        cur = cur.parent
+    if cur is None or cur.type == "inner_attribute_item":
+        return None
+    nxt = cur.next_named_sibling
+    while nxt is not None and nxt.type in ("attribute_item", "line_comment", "block_comment"):
+        nxt = nxt.next_named_sibling
+    return nxt
+
+
+# -- join: repository-local, cacheable --------------------------------------------------------------------
+
+
+class RustUse(msgspec.Struct, array_like=True, frozen=True):
+    """One resolved use: where, from which declaration, how, and to what."""
+
+    path: str
+    line: int
+    col: int
+    source_qn: str
+    source_kind: str
+    use: str  # call ref callback type field macro extends import reexport implements method_of
+    target_path: str = ""  # "" = a symbol no definition of this repository named: see ``symbol``
+    target_qn: str = ""
+    target_kind: str = ""
+    symbol: str = ""  # the SCIP symbol, when the target is to be found by it (another repository's)
+    source_path: str = ""  # "" = ``path``; an IMPLEMENTS or METHOD_OF source may be declared elsewhere
+
+
+class RustBlind(msgspec.Struct, array_like=True, frozen=True):
+    """A reference site rust-analyzer left unresolved in a workspace whose dependencies were not loaded."""
+
+    path: str
+    line: int
+    col: int
+    name: str
+    source_qn: str
+    source_kind: str
+    workspace: str
+
+
+class RustProblem(msgspec.Struct, array_like=True, frozen=True):
+    """Something a workspace run could not do: reason, the workspace directory, cargo's or rust-analyzer's words."""
+
+    reason: str
+    workspace: str
+    detail: str
+
+
+class RepositoryRustFacts(msgspec.Struct, frozen=True):
+    """The joined rust-analyzer output of one repository (what the fact cache stores)."""
+
+    analyzer_version: str
+    uses: tuple[RustUse, ...] = ()
+    external: tuple[CoveredSite, ...] = ()
+    problems: tuple[RustProblem, ...] = ()
+    blind: tuple[RustBlind, ...] = ()
+    workspaces: int = 0
+    documents: int = 0
+    occurrences: int = 0
+    failure: str = ""
+    # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
+    declarations: tuple[tuple[str, SymbolFact], ...] = ()
+
+
+@dataclass
+class _Doc:
+    path: str  # repository-relative
+    facts: FileFacts
+    occurrences: tuple[Occurrence, ...]
+    source: bytes
+    workspace: str
+    root: Node = field(init=False)
+    leaves: dict[tuple[int, int], Node] = field(init=False)
+    blanked: frozenset[int] = field(init=False)
+
+    def __post_init__(self) -> None:
+        fixed = repair(_TS_LANGUAGE, self.source)  # the parse extraction used: same lines blanked
+        self.root, self.leaves, self.blanked = fixed.root, _leaves(fixed.root), frozenset(fixed.blanked)
+
+
+def _spells(source: bytes, occ: Occurrence) -> bool:
+    """Whether a single-line occurrence's range spells its symbol's name in the source."""
+    sym = monikers.parse(occ.symbol)
+    if sym is None or not sym.descriptors or occ.range[0] != occ.range[2]:
+        return False
+    raw = line_of(source, occ.range[0]).encode("utf-8")
+    return raw[occ.range[1]:occ.range[3]].decode("utf-8", "replace") == sym.descriptors[-1].name
+
+
+def _module_at(ff: FileFacts, line: int, col: int) -> str:
+    """The module whose span holds a position (an inline ``mod``, else the file's): its qualified name."""
+    best, best_start = ff.package, (0, 0)
+    for s in ff.symbols:
+        start = (s.start_line, s.start_col)
+        if s.kind == "module" and s.qualified_name != ff.package and start <= (line, col) < (s.end_line, s.end_col) \
+                and start >= best_start:
+            best, best_start = s.qualified_name, start
+    return best
+
+
+def _macro_call(node: Node | None) -> Node | None:
+    """The macro invocation whose arguments hold ``node`` (None outside every invocation's token tree)."""
+    cur = node
+    while cur is not None:
+        if cur.type == "token_tree" and cur.parent is not None and cur.parent.type == "macro_invocation":
+            return cur.parent
+        if cur.type in ("source_file", "function_item", "impl_item"):
+            return None
+        cur = cur.parent
+    return None
+
+
+def _impl_prefix(node: Node, fd: FileDeclarations) -> tuple[str, str] | None:
+    """(member prefix, container) that tree-sitter gave the written members of the impl around ``node``."""
+    cur: Node | None = node
+    while cur is not None and cur.type != "impl_item":
+        cur = cur.parent
+    body = cur.child_by_field_name("body") if cur is not None else None
+    for member in body.named_children if body is not None else ():
+        name = member.child_by_field_name("name")
+        if member.type in ("function_item", "const_item", "type_item") and name is not None:
+            decl = fd.declared_at(name.start_point[0] + 1, name.start_point[1], node_text(name))
+            if decl is not None and "::" in decl.qualified_name:
+                return monikers.join_path(monikers.split_path(decl.qualified_name)[:-1]), decl.container
+    return None
+
+
+def analyzer_declaration(ff: FileFacts, symbol: str, span: tuple[int, int, int, int], source: bytes, *,
+                         kind_code: int = 0, impl: tuple[str, str] | None = None,
+                         trait_like: bool = False, exported: bool | None = None) -> SymbolFact | None:
+    """A declaration rust-analyzer defines where tree-sitter sees none, named the way extract.py names it.
+
+    ``span`` is 0-based (the definition's name on a line that did not parse, a name token in a macro's
+    arguments, or the macro invocation that generates the item); ``impl`` the prefix and container of the
+    impl written around it; ``trait_like`` says a type of unknown kind has items of its own (a trait);
+    ``exported`` overrides reading ``pub`` on the span's line.
+    """
+    sym = monikers.parse(symbol)
+    key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
+    if sym is None or key is None or not sym.descriptors:
+        return None
+    name = sym.descriptors[-1].name
+    module = _module_at(ff, span[0] + 1, span[1])
+    text = line_of(source, span[0])
+    if isinstance(key, monikers.ImplKey):
+        if impl is not None:
+            prefix, container = impl
+        else:
+            container = f"{module}::{key.self_type}" if key.self_type != "_" else ""
+            prefix = (f"{container}::<{key.trait}>" if key.trait else container) if container else \
+                f"{module}::<impl {key.trait or '?'} for _>"
+        kind = {METHOD: "method", TYPE: "associated_type"}.get(key.suffix, "const")
+        qn, is_pub = f"{prefix}::{name}", bool(key.trait) or text.lstrip().startswith("pub ")
+    elif isinstance(key, monikers.ItemKey) and key.members:
+        qn = monikers.join_path([module, *key.members])
+        container = monikers.join_path([module, *key.members[:-1]])
+        top = len(key.members) == 1
+        by_suffix = {METHOD: "function" if top else "method", MACRO: "macro",
+                     TYPE: "trait" if trait_like else ("type" if top else "associated_type"),
+                     TERM: "const" if top else "field"}
+        kind = _SCIP_KINDS.get(kind_code) or by_suffix.get(key.suffix, "const")
+        if kind == "method" and top:
+            kind = "function"
+        is_pub = text.lstrip().startswith("pub ") or not top
+    else:
+        return None
+    return SymbolFact(name=name, qualified_name=qn, kind=kind, start_line=span[0] + 1, start_col=span[1],
+                      end_line=span[2] + 1, end_col=span[3], signature=" ".join(text.split())[:200],
+                      exported=is_pub if exported is None else exported, container=container)
+
+
+def _definition(fd: FileDeclarations, ff: FileFacts, occ: Occurrence, doc_lines: int) -> SymbolFact | None:
+    """Our declaration a definition occurrence names: position and name must agree, and the kind's suffix."""
+    sym = monikers.parse(occ.symbol)
+    if sym is None or not sym.descriptors:
+        return None
+    last = sym.descriptors[-1]
+    line, col = occ.range[0] + 1, occ.range[1]
+    if last.suffix == NAMESPACE:
+        if occ.range[:2] == (0, 0) and occ.range[2] >= doc_lines - 1:
+            return fd.module
+        return next((s for s in ff.symbols if s.kind == "module" and s.name == last.name
+                     and (s.start_line, s.start_col) <= (line, col) < (s.end_line, s.end_col)), None)
+    decl = fd.declared_at(line, col, last.name)
+    if decl is None or monikers.SUFFIX_OF_KIND.get(decl.kind) != last.suffix:
+        return None
+    return decl
+
+
+def _trait_item_symbol(trait_symbol: str, name: str, kind: str) -> str:
+    """The symbol of the trait's item an impl member implements: ``…Trait#`` + ``name().``/``NAME.``/``Name#``."""
+    return f"{trait_symbol}{name}{ {'method': '().', 'const': TERM}.get(kind, TYPE)}"
+
+
+def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> RepositoryRustFacts:
+    """Tie every workspace index's occurrences to the repository's declarations and classify each use."""
+    root = Path(repo.root)
+    files = {ff.path: ff for ff in repo.files if ff.parsed}
+    sources: dict[str, bytes] = {}
+
+    def source_of(path: str) -> bytes:
+        if path not in sources:
+            try:
+                sources[path] = (root / path).read_bytes()
+            except OSError:
+                sources[path] = b""
+        return sources[path]
+
+    docs: list[_Doc] = []
+    seen: set[str] = set()
+    kind_of: dict[str, int] = {}  # SCIP symbol -> SymbolInformation kind
+    for run in runs:
+        if run.index is None:
+            continue
+        prefix = run.workspace.directory
+        for doc in sorted(run.index.documents, key=lambda d: d.relative_path):
+            path = f"{prefix}/{doc.relative_path}" if prefix else doc.relative_path
+            if path in files and path not in seen:
+                seen.add(path)
+                docs.append(_Doc(path, files[path], doc.occurrences, source_of(path), prefix))
+        for doc in run.index.documents:  # kinds of the definitions, for declarations tree-sitter lost
+            for info in doc.symbols:
+                kind_of.setdefault(info.symbol, info.kind)
+
+    decls = {d.path: FileDeclarations(d.facts.symbols, SOURCE_KINDS) for d in docs}
+    # 1. definitions: symbol -> every (path, declaration) it names, in document order. Where tree-sitter has no
+    # declaration (a line that did not parse, a macro's arguments), rust-analyzer's stands in.
+    defined: dict[str, list[tuple[str, SymbolFact]]] = {}
+    synthesized: dict[str, list[SymbolFact]] = {}
+    used = {occ.symbol for d in docs for occ in d.occurrences if occ.symbol and not occ.symbol.startswith("local ")}
+    # types with items of their own (``Trait#method().``): traits, when their kind is not known otherwise
+    owners = {s.rsplit("#", 1)[0] + "#" for s in used if s.endswith(").") and "#" in s and "/impl#" not in s
+              and " impl#" not in s}
+
+    def define(d: _Doc, symbol: str, decl: SymbolFact, new: bool) -> None:
+        if new:
+            synthesized.setdefault(d.path, []).append(decl)
+        hits = defined.setdefault(symbol, [])
+        if all(h[1] is not decl for h in hits):
+            hits.append((d.path, decl))
+
+    for d in docs:
+        lines = d.source.count(b"\n") + 1
+        for occ in d.occurrences:
+            if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+                continue
+            decl = _definition(decls[d.path], d.facts, occ, lines)
+            if decl is not None:
+                define(d, occ.symbol, decl, False)
+                continue
+            node = d.leaves.get((occ.range[0], occ.range[1]))
+            if node is None and occ.range[0] + 1 in d.blanked and _spells(d.source, occ):
+                span = occ.enclosing_range or occ.range  # a line that did not parse: the analyzer's whole span
+                decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, kind_code=kind_of.get(occ.symbol, 0),
+                                            trait_like=occ.symbol in owners)
+            elif node is not None and _macro_call(node) is not None:  # a name a macro's arguments give an item
+                decl = analyzer_declaration(d.facts, occ.symbol, occ.range, d.source,
+                                            kind_code=kind_of.get(occ.symbol, 0),
+                                            impl=_impl_prefix(node, decls[d.path]), trait_like=occ.symbol in owners)
+            if decl is not None:
+                define(d, occ.symbol, decl, True)
+    # items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
+    # rust-analyzer gives their uses in the invoking file the invocation as the definition's range
+    own = {(p.name, p.version) for run in runs for p in run.workspace.packages}
+    invoked: dict[str, tuple[_Doc, tuple[int, int, int, int]]] = {}  # symbol -> the invocation declaring it
+    for d in docs:
+        for occ in d.occurrences:
+            if occ.is_definition or occ.symbol in defined or occ.enclosing_range is None or \
+                    occ.symbol.startswith("local ") or not occ.symbol:
+                continue
+            sym = monikers.parse(occ.symbol)
+            if sym is None or (sym.package, sym.version) not in own:
+                continue
+            head = d.leaves.get((occ.enclosing_range[0], occ.enclosing_range[1]))
+            call = head.parent if head is not None else None
+            while call is not None and call.type in _PATHS:
+                call = call.parent
+            if head is None or call is None or call.type != "macro_invocation" or call.start_point != head.start_point:
+                continue
+            span = (call.start_point[0], call.start_point[1], call.end_point[0], call.end_point[1])
+            # what the macro's body declares is its own: an invocation is mostly there to declare public items
+            decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, trait_like=occ.symbol in owners,
+                                        exported=True)
+            if decl is not None:
+                define(d, occ.symbol, decl, True)
+                invoked[occ.symbol] = (d, span)
+    # the items of such a trait or type that are only used elsewhere: declared by the same invocation
+    for symbol in sorted(used - defined.keys()):
+        cut = symbol.rfind("#", 0, len(symbol) - 1)
+        parent = symbol[:cut + 1] if cut > 0 and "/" not in symbol[cut:] and "#" not in symbol[cut + 1:-1] else ""
+        if parent in invoked:
+            d, span = invoked[parent]
+            decl = analyzer_declaration(d.facts, symbol, span, d.source, exported=True)
+            if decl is not None:
+                define(d, symbol, decl, True)
+    for path, extra in synthesized.items():
+        decls[path] = FileDeclarations((*files[path].symbols, *extra), SOURCE_KINDS)
+    # Declarations rust-analyzer defined: a use inside any other (code behind an inactive #[cfg], which it only
+    # name-resolves, and which its own find-references leaves out) is no exact evidence.
+    live = {id(decl) for hits in defined.values() for _path, decl in hits}
+
+    uses: list[RustUse] = []
+    external: list[CoveredSite] = []
+    blind: list[RustBlind] = []
+    n_occ = 0
+    dependencies_missing = {run.workspace.directory for run in runs if run.index is not None
+                            and run.problems.dependencies}
+    for d in docs:
+        fd = decls[d.path]
+        leaves, blanked = d.leaves, d.blanked
+        inactive = _inactive_impls(d.root, fd, live)
+        at: dict[tuple[int, int], str] = {}  # non-definition occurrence positions -> symbol (impl headers)
+        resolved: set[tuple[int, int]] = set()
+        for occ in d.occurrences:
+            n_occ += 1
+            if not occ.symbol or occ.is_definition:
+                continue
+            line0, col = occ.range[0], occ.range[1]
+            node = leaves.get((line0, col))
+            if node is None:
+                if line0 + 1 not in blanked:
+                    continue  # an operator, a token of a macro body: no identifier of ours there
+                use = "ref"
+            elif occ.range[0] != occ.range[2] or occ.range[3] - col != node.end_byte - node.start_byte:
+                continue
+            else:
+                use = classify(node)
+            resolved.add((line0, col))
+            at.setdefault((line0, col), occ.symbol)
+            source = _source(fd, node, use, line0, col)
+            if source is None or (source.kind != "module" and id(source) not in live) or any(
+                    a <= (line0, col) < b for a, b in inactive):
+                continue  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
+            if occ.symbol.startswith("local "):
+                if use != "qualifier":
+                    external.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
+                continue
+            if use == "impl_trait":
+                continue  # the impl's IMPLEMENTS edges come from its header (below)
+            out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined)
+            if isinstance(out, RustUse):
+                uses.append(out)
+            elif out is not None:
+                external.append(out)
+        uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
+        external.extend(_expanded_arguments(d, fd, resolved, live, inactive))
+        if d.workspace in dependencies_missing:
+            blind.extend(_blind_sites(d, resolved))
+    problems: list[RustProblem] = []
+    for run in runs:
+        where = run.workspace.directory or "."
+        if run.index is None:
+            problems.append(RustProblem("WORKSPACE_NOT_LOADED", where, run.failure))
+            continue
+        if run.problems.dependencies:
+            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, run.problems.dependencies))
+        if run.problems.build_scripts:
+            problems.append(RustProblem("BUILD_SCRIPTS_NOT_BUILT", where, run.problems.build_scripts))
+        if run.problems.sysroot:
+            problems.append(RustProblem("SYSROOT_NOT_LOADED", where, run.problems.sysroot))
+    return RepositoryRustFacts(
+        analyzer_version=ANALYZER_VERSION, uses=tuple(uses), external=tuple(external), problems=tuple(problems),
+        blind=tuple(blind), workspaces=len(runs), documents=len(docs), occurrences=n_occ,
+        declarations=tuple((p, s) for p, ds in synthesized.items() for s in ds),
+    )
+
+
+def _source(fd: FileDeclarations, node: Node | None, use: str, line0: int, col: int) -> SymbolFact | None:
+    """The edge source of a use: the enclosing declaration (the decorated item for an attribute's)."""
+    if node is not None and use == "attribute":
+        item = _decorated(node)
+        if item is not None:
+            name = item.child_by_field_name("name")
+            where = name.start_point if name is not None else item.start_point
+            return fd.enclosing(where[0] + 1, where[1])
+    return fd.enclosing(line0 + 1, col)
+
+
+def _pick(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> tuple[str, SymbolFact] | None:
+    """Of several definitions of one symbol, the one this use means: in its own function, else its own file."""
+    if len(hits) == 1:
+        return hits[0]
+    here = [h for h in hits if h[0] == path]
+    inner = [h for h in here if h[1].container and (source.qualified_name == h[1].container
+                                                     or source.qualified_name.startswith(h[1].container + "::"))]
+    if len(inner) == 1:
+        return inner[0]
+    return here[0] if len(here) == 1 else None
+
+
+def _use(path: str, line: int, col: int, source: SymbolFact, use: str, symbol: str,
+         defined: Mapping[str, list[tuple[str, SymbolFact]]]) -> RustUse | CoveredSite | None:
+    hits = defined.get(symbol)
+    if hits:
+        picked = _pick(hits, path, source)
+        if picked is None:
+            return None  # rust-analyzer gave several declarations one name: the fallback answers here
+        target_path, target = picked
+        if use == "qualifier":
+            if target.kind == "module":
+                return None
+            use = "type" if monikers.SUFFIX_OF_KIND.get(target.kind) == TYPE else "ref"
+        return RustUse(path, line, col, source.qualified_name, source.kind, use, target_path,
+                       target.qualified_name, target.kind)
+    sym = monikers.parse(symbol)
+    if sym is None:
+        return None
+    if monikers.is_toolchain(sym):
+        return None if use == "qualifier" else CoveredSite(path, line, col, source.qualified_name, source.kind)
+    key = monikers.key_of_descriptors(sym.descriptors)
+    if key is None:
+        return None  # an impl block (``Self``), a type parameter: nothing we declare
+    if use == "qualifier":
+        if isinstance(key, monikers.ItemKey) and key.suffix == NAMESPACE:
+            return None
+        use = "type" if key.suffix == TYPE else "ref"
+    return RustUse(path, line, col, source.qualified_name, source.kind, use, symbol=symbol)
+
+
+def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int], str],
+           defined: Mapping[str, list[tuple[str, SymbolFact]]], generated: list[SymbolFact],
+           live: set[int]) -> list[RustUse]:
+    """IMPLEMENTS and METHOD_OF from each impl header of the file, as rust-analyzer resolved its trait and type."""
+    out: list[RustUse] = []
+    for node in _nodes(root, "impl_item"):
+        trait_node = node.child_by_field_name("trait")
+        type_node = node.child_by_field_name("type")
+        base = type_node
+        while base is not None and base.type in ("reference_type", "pointer_type"):
+            base = base.child_by_field_name("type")
+        if base is not None and base.type in _GENERIC:
+            base = base.child_by_field_name("type")
+        type_symbol = at.get(_last(base).start_point) if base is not None and base.type in (
+            "type_identifier", *_PATHS) else None
+        type_target = _local(type_symbol, defined, d.path)
+        trait_symbol = at.get(_last(trait_node).start_point) if trait_node is not None else None
+        body = node.child_by_field_name("body")
+        written = _members(fd, body)
+        if written and not any(id(m) in live for m in written):
+            continue  # an impl rust-analyzer does not analyse (inactive #[cfg])
+        members = [m for m in written if id(m) in live]
+        for call in body.named_children if body is not None else ():
+            if call.type == "macro_invocation":  # members the invocation generates (rust-analyzer's)
+                members += [g for g in generated if call.start_point <= (g.start_line - 1, g.start_col) < call.end_point
+                            and g.kind in ("method", "const", "associated_type")]
+        if trait_symbol is not None and type_target is not None:
+            tpath, tdecl = type_target
+            ident = _last(trait_node)
+            line, col = (ident.start_point[0] + 1, ident.start_point[1]) if tpath == d.path else (
+                tdecl.start_line, tdecl.start_col)
+            out.append(_relation(d.path, line, col, tpath, tdecl, "implements", trait_symbol, defined))
+        if trait_symbol is not None:  # the header names the trait: a type use of it in this file too
+            ident = _last(trait_node)
+            source = fd.enclosing(ident.start_point[0] + 1, ident.start_point[1])
+            if source is not None:
+                found = _use(d.path, ident.start_point[0] + 1, ident.start_point[1], source, "type", trait_symbol,
+                             defined)
+                if isinstance(found, RustUse):
+                    out.append(found)
+        for decl in members:
+            if trait_symbol is not None:
+                out.append(_relation(d.path, decl.start_line, decl.start_col, d.path, decl, "implements",
+                                     _trait_item_symbol(trait_symbol, decl.name, decl.kind), defined))
+            if type_target is not None:
+                tpath, tdecl = type_target
+                out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
+                                   "method_of", tpath, tdecl.qualified_name, tdecl.kind))
+            elif type_symbol is not None and not type_symbol.startswith("local "):
+                out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
+                                   "method_of", symbol=type_symbol))
+    return out
+
+
+def _expanded_arguments(d: _Doc, fd: FileDeclarations, resolved: set[tuple[int, int]], live: set[int],
+                        inactive: list[tuple[tuple[int, int], tuple[int, int]]]) -> list[CoveredSite]:
+    """The identifiers in the arguments of every macro rust-analyzer expanded (it resolved the macro's name)
+    that it gave no occurrence: the expansion uses them as no reference (a keyword of the macro, a name it
+    discards), so the fallback's "not expanded" is no blind spot there."""
+    out: list[CoveredSite] = []
+    for node in _nodes(d.root, "macro_invocation"):
+        name = node.child_by_field_name("macro")
+        if name is None or _last(name).start_point not in resolved:
+            continue
+        args = [c for c in node.named_children if c.type == "token_tree"]
+        while args:
+            cur = args.pop()
+            if cur.type == "identifier" and cur.start_point not in resolved:
+                line0, col = cur.start_point
+                source = fd.enclosing(line0 + 1, col)
+                if source is not None and (source.kind == "module" or id(source) in live) and not any(
+                        a <= (line0, col) < b for a, b in inactive):
+                    out.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
+                continue
+            if cur.type != "macro_invocation":  # a nested invocation is visited on its own
+                args.extend(cur.named_children)
+    return out
+
+
+def _members(fd: FileDeclarations, body: Node | None) -> list[SymbolFact]:
+    """The declarations tree-sitter found for the functions, consts and types written in an impl's body."""
+    out: list[SymbolFact] = []
+    for member in body.named_children if body is not None else ():
+        name = member.child_by_field_name("name")
+        if member.type in ("function_item", "function_signature_item", "const_item", "type_item") and name:
+            decl = fd.declared_at(name.start_point[0] + 1, name.start_point[1], node_text(name))
+            if decl is not None and decl.kind in ("method", "const", "associated_type"):
+                out.append(decl)
+    return out
+
+
+def _inactive_impls(root: Node, fd: FileDeclarations, live: set[int]) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The headers (0-based start, end) of impls rust-analyzer does not analyse: members, none of them defined."""
+    out = []
+    for node in _nodes(root, "impl_item"):
+        body = node.child_by_field_name("body")
+        members = _members(fd, body)
+        if members and not any(id(m) in live for m in members):
+            out.append((node.start_point, body.start_point if body is not None else node.end_point))
+    return out
+
+
+def _last(node: Node | None) -> Node:
+    assert node is not None
+    while node.type in (*_PATHS, *_GENERIC):
+        inner = node.child_by_field_name("name") or node.child_by_field_name("type")
+        if inner is None:
+            break
+        node = inner
+    return node
+
+
+def _local(symbol: str | None, defined: Mapping[str, list[tuple[str, SymbolFact]]],
+           path: str) -> tuple[str, SymbolFact] | None:
+    """The nominal type of this repository an impl is for (by its definition), or None."""
+    hits = defined.get(symbol or "")
+    if not hits:
+        return None
+    here = [h for h in hits if h[0] == path]
+    picked = hits[0] if len(hits) == 1 else (here[0] if len(here) == 1 else None)
+    if picked is None or picked[1].kind not in ("struct", "enum", "union", "type_alias", "trait"):
+        return None
+    return picked
+
+
+def _relation(path: str, line: int, col: int, source_path: str, source: SymbolFact, use: str, symbol: str,
+              defined: Mapping[str, list[tuple[str, SymbolFact]]]) -> RustUse:
+    hits = defined.get(symbol)
+    if hits and len(hits) == 1:
+        tpath, target = hits[0]
+        return RustUse(path, line, col, source.qualified_name, source.kind, use, tpath, target.qualified_name,
+                       target.kind, source_path=source_path if source_path != path else "")
+    return RustUse(path, line, col, source.qualified_name, source.kind, use, symbol=symbol,
+                   source_path=source_path if source_path != path else "")
+
+
+def _blind_sites(d: _Doc, resolved: set[tuple[int, int]]) -> list[RustBlind]:
+    """The file's reference sites rust-analyzer did not resolve (its workspace's dependencies were not loaded)."""
+    kinds = {s.qualified_name: s.kind for s in d.facts.symbols if s.kind != "field"}
+    out: list[RustBlind] = []
+    for site in d.facts.sites:
+        if site.kind not in _BLIND_SITE_KINDS or (site.line - 1, site.col) in resolved:
+            continue
+        qn = site.enclosing or d.facts.package
+        out.append(RustBlind(d.path, site.line, site.col, site.name, qn, kinds.get(qn, "module"), d.workspace))
+    return out
+
+
+# -- bind ---------------------------------------------------------------------------------------------------
+
+
+class ModuleTable:
+    """Registered repositories' Cargo packages and, per package, its declarations under rust-analyzer's names."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.corpus = corpus
+        self.providers = ws.Providers.of(corpus)
+        self._repos = {r.name: r for r in corpus.repositories}
+        self._tables: dict[tuple[str, str], monikers.PackageTable] = {}
+        self._kinds: dict[str, dict[str, str]] = {}
+
+    def table(self, provided: ws.Provided) -> monikers.PackageTable:
+        key = (provided.repository, provided.package.directory)
+        if key not in self._tables:
+            repo = self._repos[provided.repository]
+            kinds = self._kinds.setdefault(repo.name, monikers.declarations_by_kind(repo.files))
+            files = monikers.files_of_package(Path(repo.root), repo.files, provided.package.directory)
+            self._tables[key] = monikers.table(
+                files, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds)
+        return self._tables[key]
+
+
+_EDGE_OF_USE = {"call": S.CALL, "ref": S.REF, "callback": S.CALLBACK, "type": S.TYPE, "field": S.FIELD,
+                "macro": S.MACRO, "extends": S.SUPERTRAIT, "attribute": S.REF}
+_PROVENANCE = {"call": Provenance.RUST_SYNTAX_CALL, "macro": Provenance.RUST_SYNTAX_CALL,
+               "type": Provenance.RUST_SYNTAX_TYPE, "extends": Provenance.RUST_SYNTAX_TYPE,
+               "callback": Provenance.RUST_SYNTAX_CALLBACK, "implements": Provenance.RUST_SYNTAX_IMPL,
+               "method_of": Provenance.RUST_SYNTAX_IMPL}
+
+
+def edge_kind(use: str, target_kind: str) -> EdgeKind:
+    """The edge a use makes (the candidate resolver's rules, so an exact edge replaces its candidate)."""
+    if use == "import":
+        return EdgeKind.IMPORTS_SYMBOL
+    if use == "reexport":
+        return EdgeKind.REEXPORTS
+    if use == "implements":
+        return EdgeKind.IMPLEMENTS
+    if use == "method_of":
+        return EdgeKind.METHOD_OF
+    return candidate_edge_kind(_EDGE_OF_USE.get(use, S.REF), target_kind)
+
+
+def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+    """EXACT_TYPECHECKED edges for every use whose target a registered repository declares; rows for the rest."""
+    out = ExactOutcome(repository=repo)
+    for p in facts.problems:
+        out.unresolved.append(UnresolvedFact(name=p.workspace, reason=p.reason, repository=repo, language=LANGUAGE,
+                                             package=p.workspace, detail=_problem_detail(p)))
+    missing = [p for p in facts.problems if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED",
+                                                         "SYSROOT_NOT_LOADED")]
+    if missing:
+        out.notes.append("; ".join(_note(p) for p in missing))
+    for b in facts.blind:
+        source = corpus.key_of(repo, b.path, b.source_qn, b.source_kind)
+        out.unresolved.append(UnresolvedFact(
+            name=b.name, reason=DEPENDENCIES_NOT_LOADED, repository=repo, path=b.path, line=b.line, col=b.col,
+            language=LANGUAGE, source=source or "",
+            detail=f"rust-analyzer did not resolve this: cargo could not load the dependencies of workspace "
+                   f"{b.workspace or '.'} offline, so none of them was analysed",
+        ))
+        out.covered_positions.add((b.path, b.line, b.col))
+    for c in facts.external:
+        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
+        if source is not None:
+            out.covered.add((source, c.line, c.col))
+            out.covered_positions.add((c.path, c.line, c.col))
+    for u in facts.uses:
+        source = corpus.key_of(repo, u.source_path or u.path, u.source_qn, u.source_kind)
+        if source is None:
+            continue
+        target_repo, target, target_kind = repo, None, u.target_kind
+        if u.target_path:
+            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
+        else:
+            found = _foreign(u, repo, modules)
+            if isinstance(found, UnresolvedFact | None):
+                if found is not None and u.use not in ("implements", "method_of"):
+                    out.unresolved.append(msgspec.structs.replace(found, source=source))
+                if u.use not in ("implements", "method_of"):
+                    out.covered.add((source, u.line, u.col))
+                    out.covered_positions.add((u.path, u.line, u.col))
+                continue
+            target_repo, target_path, decl = found
+            target = corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind)
+            target_kind = decl.kind
+        if target is None or target == source:
+            continue
+        out.covered.add((source, u.line, u.col))
+        if u.use not in ("implements", "method_of"):
+            out.covered_positions.add((u.path, u.line, u.col))
+        cross = target_repo != repo
+        out.cross_repository += cross
+        provenance = Provenance.RUST_ANALYZER_MONIKER if cross else _PROVENANCE.get(u.use,
+                                                                                    Provenance.RUST_ANALYZER_USE)
+        out.edges.append(EdgeFact(int(edge_kind(u.use, target_kind)), source, target,
+                                  int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col))
+    return out
+
+
+def _problem_detail(p: RustProblem) -> str:
+    if p.reason == DEPENDENCIES_NOT_LOADED:
+        return (f"cargo could not resolve the dependencies of workspace {p.workspace} offline ({p.detail}); "
+                "rust-analyzer analysed it without any of them: their uses are unresolved")
+    if p.reason == "SYSROOT_NOT_LOADED":
+        return (f"cargo could not resolve the standard library's crate graph offline ({p.detail}): rust-analyzer "
+                "loaded std, alloc and core unlinked, so methods of their types (Vec, Box, iterators) are not "
+                "resolved; `make setup` fetches what it needs")
+    if p.reason == "BUILD_SCRIPTS_NOT_BUILT":
+        return (f"cargo could not build the build scripts and proc macros of workspace {p.workspace} ({p.detail}); "
+                "what they generate is not analysed")
+    return f"rust-analyzer could not load workspace {p.workspace}: {p.detail}; its files are on the fallback"
+
+
+def _note(p: RustProblem) -> str:
+    if p.reason == DEPENDENCIES_NOT_LOADED:
+        return (f"dependencies of {p.workspace} not loaded offline ({p.detail}): their uses are "
+                f"{DEPENDENCIES_NOT_LOADED} rows")
+    if p.reason == "SYSROOT_NOT_LOADED":
+        return f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`"
+    return f"workspace {p.workspace} not loaded ({p.detail}): its edges are CANDIDATE"
+
+
+def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, SymbolFact] | UnresolvedFact | None:
+    """A symbol no definition of this repository named: a registered package's declaration, or why not."""
+    sym = monikers.parse(u.symbol)
+    key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
+    if sym is None or key is None:
+        return None
+    name = sym.descriptors[-1].name if sym.descriptors else sym.package
+    owners = modules.providers.by_name.get(sym.package, [])
+    own = [o for o in owners if o.repository == repo]
+
+    def row(reason: str, detail: str) -> UnresolvedFact:
+        return UnresolvedFact(name=name, reason=reason, repository=repo, path=u.path, line=u.line, col=u.col,
+                              language=LANGUAGE, package=sym.package, detail=detail)
+
+    if own:
+        owners = own
+    elif not owners:
+        if u.use in ("import", "reexport"):
+            return row("CRATE_PROVIDER_NOT_FOUND", f"no registered repository provides crate {sym.package}")
+        return None
+    elif len(owners) > 1:
+        return row("AMBIGUOUS_CRATE_PROVIDER", f"crate {sym.package} is provided by "
+                   + ", ".join(sorted({o.repository for o in owners})))
+    provided = owners[0]
+    if provided.repository != repo and provided.package.version and sym.version != provided.package.version:
+        return row("CRATE_VERSION_MISMATCH", f"rust-analyzer resolved {sym.package} {sym.version}, and "
+                   f"{provided.repository} holds {provided.package.version}: the index names another copy")
+    hits = modules.table(provided).lookup(key)
+    if len(hits) == 1:
+        path, decl = hits[0]
+        return provided.repository, path, decl
+    descriptor = u.symbol.split(" ", 4)[-1]
+    if provided.repository == repo:
+        return row("TARGET_NOT_INDEXED", f"rust-analyzer resolved {descriptor}, which kivgraph's syntax does not "
+                   "declare (code a macro generates?)" if not hits else
+                   f"rust-analyzer names {len(hits)} declarations {descriptor}")
+    return row("CRATE_SYMBOL_NOT_MATCHED", f"rust-analyzer resolved {sym.package} {descriptor}, which "
+               + (f"{provided.repository} does not declare where kivgraph reads it" if not hits else
+                  f"names {len(hits)} declarations of {provided.repository}"))
+
+
+# -- the pass over a corpus ---------------------------------------------------------------------------------
+
+
+def _digest(path: Path) -> bytes:
+    try:
+        return hashlib.sha256(path.read_bytes()).digest()
+    except OSError:
+        return b"-"
+
+
+def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str,
+              corpus_roots: Iterable[tuple[str, str]] = ()) -> bytes:
+    """Adapter and analyzer identity + every Rust file of the corpus + the manifests and lockfiles the runs read
+    + the state of the local registry cache (a dependency fetched since makes the run worth repeating)."""
+    h = hashlib.blake2b(digest_size=20)
+    real = toolchain.cargo()
+    for part in ("rust", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root, str(real),
+                 str(real.stat().st_mtime_ns) if real is not None else "-"):
+        h.update(part.encode() + b"\0")
+    registry = ws.real_cargo_home() / "registry" / "cache"
+    try:
+        for entry in sorted(os.scandir(registry), key=lambda e: e.name):
+            h.update(f"registry\0{entry.name}\0{entry.stat().st_mtime_ns}\n".encode())
+    except OSError:
+        h.update(b"no registry\n")
+    for name, root in sorted({(repo.name, repo.root), *corpus_roots}):
+        for path in sorted(_manifests(Path(root))):
+            h.update(f"{name}\0{path}\0".encode() + _digest(Path(root, path)) + b"\n")
+    for name in sorted(hashes):
+        for path, digest in sorted(hashes[name].items()):
+            h.update(f"{name}\0{path}\0{digest}\n".encode())
+    return h.digest()
+
+
+def _manifests(root: Path) -> list[str]:
+    """Repository-relative Cargo.toml and Cargo.lock files (hidden and ``target`` directories left out)."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".") and d != "target"]
+        for name in filenames:
+            if name in ("Cargo.toml", "Cargo.lock"):
+                out.append(Path(dirpath, name).relative_to(root).as_posix())
+    return out
+
+
+def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float,
+                       providers: ws.Providers | None = None) -> RepositoryRustFacts:
+    """rust-analyzer over each Cargo workspace of one repository, then the join."""
+    root = Path(repo.root)
+    spaces = ws.workspaces(root, [ff.path for ff in repo.files])
+    if not spaces:
+        raise AnalyzerFailed(f"no Cargo.toml with a [package] governs the Rust files of {repo.name}: "
+                             "rust-analyzer has no workspace to load (WORKSPACE_NOT_LOADED)")
+    providers = providers or ws.Providers.of(corpus)
+    deadline = time.monotonic() + timeout
+    runs = []
+    for space in spaces:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            runs.append(WorkspaceRun(space, None, failure=f"{ANALYZER} timed out after {timeout:g}s"))
+            continue
+        runs.append(run_workspace(root, space, repo.name, providers, timeout=left))
+    if all(r.index is None for r in runs):
+        raise AnalyzerFailed("; ".join(f"{r.workspace.directory or '.'}: {r.failure}" for r in runs))
+    return join_repository(runs, repo)
+
+
+class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
+    """rust-analyzer (built once from the crate registry) behind the language seam."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryRustFacts
+    _roots: tuple[tuple[str, str], ...] = ()
+
+    def install(self) -> str:
+        return toolchain.install()
+
+    def executable(self) -> Path:
+        return toolchain.executable()
+
+    def version(self) -> str:
+        return toolchain.run_version()
+
+    def identity(self) -> str:
+        return toolchain.identity()
+
+    def probe(self) -> str:
+        return probe()
+
+    def modules(self, corpus: Corpus) -> ModuleTable:
+        # the pass asks for the table before any cache key: the other repositories' manifests are inputs too
+        self._roots = tuple((r.name, r.root) for r in corpus.repositories)
+        return ModuleTable(corpus)
+
+    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        return cache_key(repo, hashes, identity, self._roots)
+
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryRustFacts:
+        return analyze_repository(repo, corpus, timeout=timeout)
+
+    def bind(self, facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+        return bind(facts, repo, corpus, modules)
+
+
+ADAPTER = RustAnalyzerAdapter()
