@@ -65,6 +65,7 @@ agreement: setup
 	$(BIN)/python -m benchmarks.bench_typescript_agreement
 	$(BIN)/python -m benchmarks.bench_ts_package_mapped
 	$(BIN)/python -m benchmarks.bench_go_agreement
+	$(BIN)/python -m benchmarks.bench_rust_agreement
 
 clean-venv:
 	rm -rf $(VENV)

@@ -63,7 +63,7 @@ import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -500,20 +500,9 @@ def _trait_item_symbol(trait_symbol: str, name: str, kind: str) -> str:
     return f"{trait_symbol}{name}{ {'method': '().', 'const': TERM}.get(kind, TYPE)}"
 
 
-def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> RepositoryRustFacts:
-    """Tie every workspace index's occurrences to the repository's declarations and classify each use."""
-    root = Path(repo.root)
-    files = {ff.path: ff for ff in repo.files if ff.parsed}
-    sources: dict[str, bytes] = {}
-
-    def source_of(path: str) -> bytes:
-        if path not in sources:
-            try:
-                sources[path] = (root / path).read_bytes()
-            except OSError:
-                sources[path] = b""
-        return sources[path]
-
+def _documents(runs: list[WorkspaceRun], files: Mapping[str, FileFacts], source_of: Callable[[str], bytes]
+               ) -> tuple[list[_Doc], dict[str, int]]:
+    """Each indexed file of the repository once (the first workspace that checked it), and definition kinds."""
     docs: list[_Doc] = []
     seen: set[str] = set()
     kind_of: dict[str, int] = {}  # SCIP symbol -> SymbolInformation kind
@@ -529,6 +518,80 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
         for doc in run.index.documents:  # kinds of the definitions, for declarations tree-sitter lost
             for info in doc.symbols:
                 kind_of.setdefault(info.symbol, info.kind)
+    return docs, kind_of
+
+
+def _document_uses(d: _Doc, fd: FileDeclarations, live: set[int],
+                   inactive: list[tuple[tuple[int, int], tuple[int, int]]], defined: Mapping[str, list[tuple[str, SymbolFact]]], at: dict[tuple[int, int], str],
+                   resolved: set[tuple[int, int]], uses: list[RustUse], external: list[CoveredSite]) -> int:
+    """The uses of one document's occurrences (into ``uses``/``external``); how many occurrences it has."""
+    n_occ = 0
+    for occ in d.occurrences:
+        n_occ += 1
+        if not occ.symbol or occ.is_definition:
+            continue
+        line0, col = occ.range[0], occ.range[1]
+        node = d.leaves.get((line0, col))
+        if node is None:
+            if line0 + 1 not in d.blanked:
+                continue  # an operator, a token of a macro body: no identifier of ours there
+            use = "ref"
+        elif occ.range[0] != occ.range[2] or occ.range[3] - col != node.end_byte - node.start_byte:
+            continue
+        else:
+            use = classify(node)
+        resolved.add((line0, col))
+        at.setdefault((line0, col), occ.symbol)
+        source = _source(fd, node, use, line0, col)
+        if source is None or (source.kind != "module" and id(source) not in live) or any(
+                a <= (line0, col) < b for a, b in inactive):
+            continue  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
+        if occ.symbol.startswith("local "):
+            if use != "qualifier":
+                external.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
+            continue
+        if use == "impl_trait":
+            continue  # the impl's IMPLEMENTS edges come from its header
+        out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined)
+        if isinstance(out, RustUse):
+            uses.append(out)
+        elif out is not None:
+            external.append(out)
+    return n_occ
+
+
+def _problems(runs: list[WorkspaceRun]) -> list[RustProblem]:
+    """What kept a workspace, its dependencies, its build scripts or the standard library from loading."""
+    problems: list[RustProblem] = []
+    for run in runs:
+        where = run.workspace.directory or "."
+        if run.index is None:
+            problems.append(RustProblem("WORKSPACE_NOT_LOADED", where, run.failure))
+            continue
+        if run.problems.dependencies:
+            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, run.problems.dependencies))
+        if run.problems.build_scripts:
+            problems.append(RustProblem("BUILD_SCRIPTS_NOT_BUILT", where, run.problems.build_scripts))
+        if run.problems.sysroot:
+            problems.append(RustProblem("SYSROOT_NOT_LOADED", where, run.problems.sysroot))
+    return problems
+
+
+def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> RepositoryRustFacts:
+    """Tie every workspace index's occurrences to the repository's declarations and classify each use."""
+    root = Path(repo.root)
+    files = {ff.path: ff for ff in repo.files if ff.parsed}
+    sources: dict[str, bytes] = {}
+
+    def source_of(path: str) -> bytes:
+        if path not in sources:
+            try:
+                sources[path] = (root / path).read_bytes()
+            except OSError:
+                sources[path] = b""
+        return sources[path]
+
+    docs, kind_of = _documents(runs, files, source_of)
 
     decls = {d.path: FileDeclarations(d.facts.symbols, SOURCE_KINDS) for d in docs}
     # 1. definitions: symbol -> every (path, declaration) it names, in document order. Where tree-sitter has no
@@ -615,57 +678,15 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
                             and run.problems.dependencies}
     for d in docs:
         fd = decls[d.path]
-        leaves, blanked = d.leaves, d.blanked
         inactive = _inactive_impls(d.root, fd, live)
         at: dict[tuple[int, int], str] = {}  # non-definition occurrence positions -> symbol (impl headers)
         resolved: set[tuple[int, int]] = set()
-        for occ in d.occurrences:
-            n_occ += 1
-            if not occ.symbol or occ.is_definition:
-                continue
-            line0, col = occ.range[0], occ.range[1]
-            node = leaves.get((line0, col))
-            if node is None:
-                if line0 + 1 not in blanked:
-                    continue  # an operator, a token of a macro body: no identifier of ours there
-                use = "ref"
-            elif occ.range[0] != occ.range[2] or occ.range[3] - col != node.end_byte - node.start_byte:
-                continue
-            else:
-                use = classify(node)
-            resolved.add((line0, col))
-            at.setdefault((line0, col), occ.symbol)
-            source = _source(fd, node, use, line0, col)
-            if source is None or (source.kind != "module" and id(source) not in live) or any(
-                    a <= (line0, col) < b for a, b in inactive):
-                continue  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
-            if occ.symbol.startswith("local "):
-                if use != "qualifier":
-                    external.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
-                continue
-            if use == "impl_trait":
-                continue  # the impl's IMPLEMENTS edges come from its header (below)
-            out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined)
-            if isinstance(out, RustUse):
-                uses.append(out)
-            elif out is not None:
-                external.append(out)
+        n_occ += _document_uses(d, fd, live, inactive, defined, at, resolved, uses, external)
         uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
         external.extend(_expanded_arguments(d, fd, resolved, live, inactive))
         if d.workspace in dependencies_missing:
             blind.extend(_blind_sites(d, resolved))
-    problems: list[RustProblem] = []
-    for run in runs:
-        where = run.workspace.directory or "."
-        if run.index is None:
-            problems.append(RustProblem("WORKSPACE_NOT_LOADED", where, run.failure))
-            continue
-        if run.problems.dependencies:
-            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, run.problems.dependencies))
-        if run.problems.build_scripts:
-            problems.append(RustProblem("BUILD_SCRIPTS_NOT_BUILT", where, run.problems.build_scripts))
-        if run.problems.sysroot:
-            problems.append(RustProblem("SYSROOT_NOT_LOADED", where, run.problems.sysroot))
+    problems = _problems(runs)
     return RepositoryRustFacts(
         analyzer_version=ANALYZER_VERSION, uses=tuple(uses), external=tuple(external), problems=tuple(problems),
         blind=tuple(blind), workspaces=len(runs), documents=len(docs), occurrences=n_occ,
