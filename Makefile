@@ -25,9 +25,10 @@ tokenizer: $(STAMP)
 
 PYRIGHT := $(KIVGRAPH_CACHE)/analyzers/pyright-1.1.414/node_modules/.bin/pyright
 
-## lint: ruff, the import-linter architecture contracts and pyright (installed by setup)
+## lint: ruff (checks and formatting), the import-linter architecture contracts and pyright (installed by setup)
 lint: setup
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(PYRIGHT)
 

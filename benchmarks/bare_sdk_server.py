@@ -17,8 +17,9 @@ from mcp.server.stdio import stdio_server
 _PING = types.Tool(name="ping", description="Answers pong.", input_schema={"type": "object", "properties": {}})
 
 
-async def _list_tools(_ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
-                      ) -> types.ListToolsResult:
+async def _list_tools(
+    _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[_PING])
 
 

@@ -60,8 +60,9 @@ class Corpus:
 CORPORA = {
     "click": Corpus("click", "python", lambda: fetch_pypi_sdist("click"), "src/click/*.py"),
     "zap": Corpus("zap", "go", lambda: fetch_go_module("zap"), "**/*.go"),
-    "query-core": Corpus("query-core", "typescript", lambda: fetch_npm_package("query-core"), "src/*.ts",
-                         exclude=("build",)),
+    "query-core": Corpus(
+        "query-core", "typescript", lambda: fetch_npm_package("query-core"), "src/*.ts", exclude=("build",)
+    ),
 }
 
 _PY_DEF = re.compile(r"^def ([A-Za-z_]\w*)\(", re.M)
@@ -90,8 +91,12 @@ class Watch:
     def __init__(self, home: Path, env: dict[str, str]) -> None:
         self.events: queue.Queue[tuple[float, dict[str, Any]]] = queue.Queue()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kivgraph_cli", "index", "--watch", "--json"], cwd=REPO_ROOT,
-            env={**env, "KIVGRAPH_HOME": str(home)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [sys.executable, "-m", "kivgraph_cli", "index", "--watch", "--json"],
+            cwd=REPO_ROOT,
+            env={**env, "KIVGRAPH_HOME": str(home)},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain, daemon=True).start()
@@ -145,10 +150,16 @@ def run_corpus(corpus: Corpus, edits: int, seed: int) -> dict[str, Any]:
         exclude = f"exclude = {list(corpus.exclude)!r}\n".replace("'", '"') if corpus.exclude else ""
         (home / "kivgraph.toml").write_text(
             f'version = 1\n\n[[repository]]\nname = "{corpus.name}"\npath = "{root}"\n'
-            f'languages = ["{corpus.language}"]\n{exclude}')
+            f'languages = ["{corpus.language}"]\n{exclude}'
+        )
         env = go_env() if corpus.language == "go" else dict(os.environ)
-        candidates = sorted(p for p in root.glob(corpus.sources) if p.is_file() and "_test" not in p.name
-                            and not any(part in corpus.exclude for part in p.relative_to(root).parts))
+        candidates = sorted(
+            p
+            for p in root.glob(corpus.sources)
+            if p.is_file()
+            and "_test" not in p.name
+            and not any(part in corpus.exclude for part in p.relative_to(root).parts)
+        )
         rng = random.Random(seed)
         rng.shuffle(candidates)
         watch = Watch(home, env)
@@ -181,12 +192,19 @@ def run_corpus(corpus: Corpus, edits: int, seed: int) -> dict[str, Any]:
                 with Generation(home / "state" / "generations" / first_gen["generation"]) as gen:
                     shows = bool(gen.symbols_by_name(name))
                 seconds, route = _analyzer_seconds(events, corpus.language)
-                rows.append({
-                    "file": str(path.relative_to(root)), "declaration": name, "shows_change": shows,
-                    "first_stage": first_gen["stage"], "first_s": round(first_at - saved, 3),
-                    "exact_s": round(exact_at - saved, 3), "pending_files": first_gen["pending_files"],
-                    "analyzer_s": seconds, "route": route,
-                })
+                rows.append(
+                    {
+                        "file": str(path.relative_to(root)),
+                        "declaration": name,
+                        "shows_change": shows,
+                        "first_stage": first_gen["stage"],
+                        "first_s": round(first_at - saved, 3),
+                        "exact_s": round(exact_at - saved, 3),
+                        "pending_files": first_gen["pending_files"],
+                        "analyzer_s": seconds,
+                        "route": route,
+                    }
+                )
                 print(f"{corpus.name}: {rows[-1]}", file=sys.stderr)
         finally:
             watch.stop()
@@ -194,13 +212,19 @@ def run_corpus(corpus: Corpus, edits: int, seed: int) -> dict[str, Any]:
     exacts = [r["exact_s"] for r in rows]
     analyzer = [r["analyzer_s"] for r in rows if r["analyzer_s"] is not None]
     return {
-        "corpus": corpus.name, "language": corpus.language, "edits": len(rows), "cold_index_s": round(cold, 3),
+        "corpus": corpus.name,
+        "language": corpus.language,
+        "edits": len(rows),
+        "cold_index_s": round(cold, 3),
         "whole_analyzer_s": whole_seconds,
-        "first_p50_s": round(statistics.median(firsts), 3), "first_max_s": max(firsts),
-        "exact_p50_s": round(statistics.median(exacts), 3), "exact_max_s": max(exacts),
+        "first_p50_s": round(statistics.median(firsts), 3),
+        "first_max_s": max(firsts),
+        "exact_p50_s": round(statistics.median(exacts), 3),
+        "exact_max_s": max(exacts),
         "analyzer_p50_s": round(statistics.median(analyzer), 3) if analyzer else None,
         "routes": {route: sum(1 for r in rows if r["route"] == route) for route in {r["route"] for r in rows}},
-        "all_show_change": all(r["shows_change"] for r in rows), "rows": rows,
+        "all_show_change": all(r["shows_change"] for r in rows),
+        "rows": rows,
     }
 
 
@@ -222,10 +246,15 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         lines.append(
             f"| {r['corpus']} | {r['language']} | {r['edits']} | {r['first_p50_s']:.2f} s ({r['first_max_s']:.2f}) | "
             f"{r['exact_p50_s']:.2f} s ({r['exact_max_s']:.2f}) | {r['analyzer_p50_s']} s | "
-            f"{r['whole_analyzer_s']} s | {routes} | {'yes' if r['all_show_change'] else 'NO'} |")
-    lines += ["", "First generation: CANDIDATE for the changed files (and files depending on them), every other file "
-              "keeps its exact edges; exact: the analyzer's pass, whole (scip-python, scip-typescript) or "
-              "incremental (Go: the changed packages and their importers).", ""]
+            f"{r['whole_analyzer_s']} s | {routes} | {'yes' if r['all_show_change'] else 'NO'} |"
+        )
+    lines += [
+        "",
+        "First generation: CANDIDATE for the changed files (and files depending on them), every other file "
+        "keeps its exact edges; exact: the analyzer's pass, whole (scip-python, scip-typescript) or "
+        "incremental (Go: the changed packages and their importers).",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -236,8 +265,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=15)
     args = parser.parse_args()
     names = args.corpus or ["click", "zap", "query-core"]
-    meta = {"cpus": os.cpu_count(), "python": platform.python_version(), "edits": args.edits,
-            "load_start": round(os.getloadavg()[0], 2), "debounce_ms": DEBOUNCE_MS}
+    meta = {
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "edits": args.edits,
+        "load_start": round(os.getloadavg()[0], 2),
+        "debounce_ms": DEBOUNCE_MS,
+    }
     results = [run_corpus(CORPORA[name], args.edits, args.seed) for name in names]
     meta["load_end"] = round(os.getloadavg()[0], 2)
     RESULTS.mkdir(parents=True, exist_ok=True)

@@ -63,16 +63,23 @@ SYMBOLS: list[tuple[str, str, str, str]] = [
 
 def _go_refs(roots: dict[str, Path], keys: list[str], env: dict[str, str]) -> dict[str, set[tuple[str, str]]]:
     """go/types' listing: key -> {(repository, relative path)}."""
-    hermetic = {**env, "GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOWORK": "off", "CGO_ENABLED": "0",
-                "GOTOOLCHAIN": "local"}
+    hermetic = {
+        **env,
+        "GOPROXY": "off",
+        "GOFLAGS": "-mod=readonly",
+        "GOWORK": "off",
+        "CGO_ENABLED": "0",
+        "GOTOOLCHAIN": "local",
+    }
     with tempfile.TemporaryDirectory(prefix="kivgraph-gorefs-") as tmp:
         exe = Path(tmp) / "go_refs"
         subprocess.run(["go", "build", "-o", str(exe), "."], cwd=GO_REFS, env=hermetic, check=True, timeout=600)
         args = [str(exe)]
         for k in keys:
             args += ["-key", k]
-        proc = subprocess.run([*args, *(str(r) for r in roots.values())], env=hermetic, capture_output=True,
-                              text=True, timeout=1800)
+        proc = subprocess.run(
+            [*args, *(str(r) for r in roots.values())], env=hermetic, capture_output=True, text=True, timeout=1800
+        )
     if proc.returncode != 0:
         raise SystemExit(f"go_refs failed: {proc.stderr[-2000:]}")
     data = json.loads(proc.stdout)
@@ -94,9 +101,13 @@ def _go_refs(roots: dict[str, Path], keys: list[str], env: dict[str, str]) -> di
 
 def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
     tp = len(got & truth)
-    return {"kivgraph": len(got), "go_types": len(truth), "agree": tp,
-            "precision": round(tp / len(got), 4) if got else 1.0,
-            "recall": round(tp / len(truth), 4) if truth else 1.0}
+    return {
+        "kivgraph": len(got),
+        "go_types": len(truth),
+        "agree": tp,
+        "precision": round(tp / len(got), 4) if got else 1.0,
+        "recall": round(tp / len(truth), 4) if truth else 1.0,
+    }
 
 
 def _is_test(item: tuple[str, str]) -> bool:
@@ -112,6 +123,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
     layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
     gen = open_current(layout)
     try:
+
         def subject(repo: str, qn: str, kind: str) -> Any:
             found = [s for s in gen.symbols_by_qualified_name(qn, repository=repo) if s.kind == kind]
             if len(found) != 1:
@@ -138,7 +150,10 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
                 name = Confidence(r.confidence).name
                 confidences[name] = confidences.get(name, 0) + 1
             entry = {
-                "symbol": f"{s.repository}:{s.qualified_name}", "kind": s.kind, "go_types_key": key, "why": why,
+                "symbol": f"{s.repository}:{s.qualified_name}",
+                "kind": s.kind,
+                "go_types_key": key,
+                "why": why,
                 "all_files": _pr(got, want),
                 "non_test_files": _pr({g for g in got if not _is_test(g)}, {w for w in want if not _is_test(w)}),
                 "only_kivgraph": sorted(f"{r}:{p}" for r, p in got - want),
@@ -161,22 +176,27 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         cross = {
             "flagset_methods": len(flagset_methods),
             "all_files": _pr(cobra_got, cobra_truth),
-            "non_test_files": _pr({p for p in cobra_got if not p.endswith("_test.go")},
-                                  {p for p in cobra_truth if not p.endswith("_test.go")}),
+            "non_test_files": _pr(
+                {p for p in cobra_got if not p.endswith("_test.go")},
+                {p for p in cobra_truth if not p.endswith("_test.go")},
+            ),
             "cobra_files": sorted(cobra_got),
             "only_kivgraph": sorted(cobra_got - cobra_truth),
             "only_go_types": sorted(cobra_truth - cobra_got),
         }
-        analyses = {r.name: [to_builtins(a) for a in r.analyses]
-                    for r in (gen.repository(n) for n in roots) if r is not None}
+        analyses = {
+            r.name: [to_builtins(a) for a in r.analyses] for r in (gen.repository(n) for n in roots) if r is not None
+        }
     finally:
         gen.close()
     return {
         "symbols": per_symbol,
         "overall": {
             "all_files": _pr(all_got, all_truth),
-            "non_test_files": _pr({g for g in all_got if not g[2].endswith("_test.go")},
-                                  {w for w in all_truth if not w[2].endswith("_test.go")}),
+            "non_test_files": _pr(
+                {g for g in all_got if not g[2].endswith("_test.go")},
+                {w for w in all_truth if not w[2].endswith("_test.go")},
+            ),
         },
         "cross_repository": cross,
         "analyses": analyses,
@@ -189,8 +209,11 @@ def _all_methods(gen: Any, repo: str, prefix: str) -> list[Any]:
     for f in gen.files(repo):
         if f.status != "indexed":
             continue
-        out.extend(s for s in gen.declarations(repo, f.path)
-                   if s.kind == "method" and s.qualified_name.startswith(prefix) and s.path == f.path)
+        out.extend(
+            s
+            for s in gen.declarations(repo, f.path)
+            if s.kind == "method" and s.qualified_name.startswith(prefix) and s.path == f.path
+        )
     return out
 
 
@@ -200,9 +223,19 @@ def bench() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kivgraph-bench-go-") as tmp:
         home = Path(tmp)
         subprocess.run(
-            [sys.executable, "-m", "kivgraph_cli", "init", *(f"--repository={n}={p}" for n, p in roots.items()),
-             "--languages", "go"],
-            cwd=REPO_ROOT, env={**env, "KIVGRAPH_HOME": str(home)}, check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "kivgraph_cli",
+                "init",
+                *(f"--repository={n}={p}" for n, p in roots.items()),
+                "--languages",
+                "go",
+            ],
+            cwd=REPO_ROOT,
+            env={**env, "KIVGRAPH_HOME": str(home)},
+            check=True,
+            capture_output=True,
         )
         cold = index_run(home, env)
         warm = [index_run(home, env) for _ in range(2)]
@@ -215,17 +248,28 @@ def bench() -> dict[str, Any]:
 
     def timing(run: dict[str, Any]) -> dict[str, Any]:
         t = run["timings"]
-        return {"wall_seconds": run["wall_seconds"], "total": t.get("total"), "analyzer_go": t.get("analyzer.go"),
-                "analyzer_share": round(t.get("analyzer.go", 0) / t["total"], 3) if t.get("total") else None,
-                "phases": t, "analyzer_runs": run["index"]["go"]["analyzer_runs"],
-                "analyzer_cache_hits": run["index"]["go"]["analyzer_cache_hits"], "fact_cache": run["cache"]}
+        return {
+            "wall_seconds": run["wall_seconds"],
+            "total": t.get("total"),
+            "analyzer_go": t.get("analyzer.go"),
+            "analyzer_share": round(t.get("analyzer.go", 0) / t["total"], 3) if t.get("total") else None,
+            "phases": t,
+            "analyzer_runs": run["index"]["go"]["analyzer_runs"],
+            "analyzer_cache_hits": run["index"]["go"]["analyzer_cache_hits"],
+            "fact_cache": run["cache"],
+        }
 
     return {
         "benchmark": "go-agreement",
-        "corpora": {n: {"module": GO_CORPORA[n][0], "version": GO_CORPORA[n][1], "path": str(p)}
-                    for n, p in roots.items()},
-        "machine": {"python": platform.python_version(), "go": go_version, "cpus": os.cpu_count(),
-                    "platform": platform.platform()},
+        "corpora": {
+            n: {"module": GO_CORPORA[n][0], "version": GO_CORPORA[n][1], "path": str(p)} for n, p in roots.items()
+        },
+        "machine": {
+            "python": platform.python_version(),
+            "go": go_version,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
         "counts": cold["counts"],
         "index": cold["index"],
         "time": {"cold": timing(cold), "warm": timing(warm_best), "fact_cache_dropped": timing(refacts)},
@@ -252,8 +296,10 @@ def report(d: dict[str, Any]) -> str:
     ]
     for s in d["symbols"]:
         a, n = s["all_files"], s["non_test_files"]
-        lines.append(f"| {s['symbol']} | {s['kind']} | {a['kivgraph']} | {a['go_types']} | {a['precision']} | "
-                     f"{a['recall']} | {n['precision']} | {n['recall']} |")
+        lines.append(
+            f"| {s['symbol']} | {s['kind']} | {a['kivgraph']} | {a['go_types']} | {a['precision']} | "
+            f"{a['recall']} | {n['precision']} | {n['recall']} |"
+        )
     a, n = o["all_files"], o["non_test_files"]
     lines += [
         f"| **overall** | | {a['kivgraph']} | {a['go_types']} | **{a['precision']}** | **{a['recall']}** | "
@@ -266,8 +312,9 @@ def report(d: dict[str, Any]) -> str:
     for s in d["symbols"]:
         if s["only_kivgraph"] or s["only_go_types"]:
             any_dis = True
-            lines.append(f"- {s['symbol']}: only kivgraph {s['only_kivgraph'] or '-'}; "
-                         f"only go/types {s['only_go_types'] or '-'}")
+            lines.append(
+                f"- {s['symbol']}: only kivgraph {s['only_kivgraph'] or '-'}; only go/types {s['only_go_types'] or '-'}"
+            )
     if not any_dis:
         lines.append("- none")
     ca, cn = c["all_files"], c["non_test_files"]
@@ -281,10 +328,15 @@ def report(d: dict[str, Any]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for name, t in d["time"].items():
-        lines.append(f"| {name} | {t['wall_seconds']} | {t['total']} | {t['analyzer_go']} | {t['analyzer_share']} | "
-                     f"{t['analyzer_runs']} / {t['analyzer_cache_hits']} |")
-    lines += ["", "Wall time includes interpreter start-up of the child process; cold = fresh state directory "
-              "(the helper binary already built in the cache)."]
+        lines.append(
+            f"| {name} | {t['wall_seconds']} | {t['total']} | {t['analyzer_go']} | {t['analyzer_share']} | "
+            f"{t['analyzer_runs']} / {t['analyzer_cache_hits']} |"
+        )
+    lines += [
+        "",
+        "Wall time includes interpreter start-up of the child process; cold = fresh state directory "
+        "(the helper binary already built in the cache).",
+    ]
     return "\n".join(lines) + "\n"
 
 

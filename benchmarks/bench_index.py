@@ -36,7 +36,11 @@ def _run_index(home: Path, extra: list[str] | None = None) -> dict[str, Any]:
     started = time.perf_counter()
     proc = subprocess.Popen(
         [sys.executable, "-m", "kivgraph_cli", "index", "--json", *(extra or [])],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     out, err = proc.communicate(timeout=3600)
     wall = time.perf_counter() - started
@@ -55,7 +59,10 @@ def _peak_rss_mb(home: Path, extra: list[str] | None = None) -> float:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
     proc = subprocess.Popen(
         [sys.executable, "-m", "kivgraph_cli", "index", "--json", *(extra or [])],
-        cwd=REPO_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO_ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     _pid, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
@@ -69,7 +76,10 @@ def bench(corpus: Path, name: str, languages: str) -> dict[str, Any]:
         home = Path(tmp)
         subprocess.run(
             [sys.executable, "-m", "kivgraph_cli", "init", str(corpus), "--languages", languages],
-            cwd=REPO_ROOT, env={**os.environ, "KIVGRAPH_HOME": str(home)}, check=True, capture_output=True,
+            cwd=REPO_ROOT,
+            env={**os.environ, "KIVGRAPH_HOME": str(home)},
+            check=True,
+            capture_output=True,
         )
         cold = _run_index(home)
         warm = _run_index(home)

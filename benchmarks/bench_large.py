@@ -41,11 +41,19 @@ CORPORA = {"django": "python", "effect": "typescript", "rxjs": "typescript"}
 def _index(home: Path) -> dict[str, Any]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=4 * 3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "index", "--json"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=4 * 3600,
+    )
     wall = time.perf_counter() - started
-    result = next((json.loads(line)["result"] for line in proc.stdout.splitlines()
-                   if json.loads(line).get("event") == "result"), None)
+    result = next(
+        (json.loads(line)["result"] for line in proc.stdout.splitlines() if json.loads(line).get("event") == "result"),
+        None,
+    )
     if proc.returncode != 0 or result is None:
         raise SystemExit(f"index failed ({proc.returncode}): {proc.stderr[-2000:]}")
     return {"wall_seconds": round(wall, 1), "result": result}
@@ -53,8 +61,14 @@ def _index(home: Path) -> dict[str, Any]:
 
 def _status(home: Path) -> dict[str, Any]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "status", "--json"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "status", "--json"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(proc.stdout)
 
 
@@ -63,8 +77,9 @@ def _excluded(home: Path, repository: str) -> list[dict[str, Any]]:
     from snapshot_format.reader import open_current
 
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
-        return [{"path": u.path, "why": u.detail} for u in gen.unresolved_in(repository)
-                if u.reason == "ANALYZER_FAILED"]
+        return [
+            {"path": u.path, "why": u.detail} for u in gen.unresolved_in(repository) if u.reason == "ANALYZER_FAILED"
+        ]
 
 
 def _declaration_agreement(home: Path, root: Path, repository: str) -> dict[str, Any]:
@@ -75,8 +90,15 @@ def _declaration_agreement(home: Path, root: Path, repository: str) -> dict[str,
 
     files = sorted(p for p in (root / "src").rglob("*.ts") if not p.name.endswith(".d.ts"))
     env = {**os.environ, "NODE_PATH": str(scip_ts.install_dir() / "node_modules")}
-    proc = subprocess.run(["node", str(ORACLE)], input=json.dumps({"files": [str(f) for f in files]}),
-                          capture_output=True, text=True, env=env, timeout=600, check=True)
+    proc = subprocess.run(
+        ["node", str(ORACLE)],
+        input=json.dumps({"files": [str(f) for f in files]}),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
     theirs = {Path(k).relative_to(root).as_posix(): set(v) for k, v in json.loads(proc.stdout).items()}
     ours: dict[str, set[str]] = {}
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
@@ -104,20 +126,31 @@ def bench(corpus: str) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kivgraph-bench-large-") as tmp:
         home = Path(tmp) / "home"
         env = {**os.environ, "KIVGRAPH_HOME": str(home)}
-        subprocess.run([sys.executable, "-m", "kivgraph_cli", "init", str(root), "--languages", language],
-                       cwd=REPO_ROOT, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "kivgraph_cli", "init", str(root), "--languages", language],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         cold = _index(home)
         warm = _index(home)
         status = _status(home)
         (repo,) = status["repositories"]
         data: dict[str, Any] = {
-            "corpus": f"{corpus}-{version}", "language": language, "machine": platform.machine(),
+            "corpus": f"{corpus}-{version}",
+            "language": language,
+            "machine": platform.machine(),
             "cpus": os.cpu_count(),
-            "cold_seconds": cold["wall_seconds"], "warm_seconds": warm["wall_seconds"],
-            "cold_timings": cold["result"]["timings"], "counts": cold["result"]["counts"],
-            "index": cold["result"]["index"], "warm_index": warm["result"]["index"],
+            "cold_seconds": cold["wall_seconds"],
+            "warm_seconds": warm["wall_seconds"],
+            "cold_timings": cold["result"]["timings"],
+            "counts": cold["result"]["counts"],
+            "index": cold["result"]["index"],
+            "warm_index": warm["result"]["index"],
             "edges_by_confidence": status["edges_by_confidence"],
-            "analyses": repo["analyses"], "files_by_status": repo["languages"],
+            "analyses": repo["analyses"],
+            "files_by_status": repo["languages"],
             "excluded_files": _excluded(home, repo["name"]),
         }
         if language == "typescript":
@@ -150,9 +183,12 @@ def report(data: dict[str, Any]) -> str:
     lines += [f"- `{e['path']}`: {e['why']}" for e in data["excluded_files"]]
     decl = data.get("exported_declarations")
     if decl:
-        lines += ["", f"Exported top-level declarations in {decl['files']} `src/**/*.ts` files: TypeScript checker "
-                  f"(getExportsOfModule) {decl['typescript_checker']}, kivgraph {decl['kivgraph']} "
-                  f"(missing {decl['missing']}, extra {decl['extra']})."]
+        lines += [
+            "",
+            f"Exported top-level declarations in {decl['files']} `src/**/*.ts` files: TypeScript checker "
+            f"(getExportsOfModule) {decl['typescript_checker']}, kivgraph {decl['kivgraph']} "
+            f"(missing {decl['missing']}, extra {decl['extra']}).",
+        ]
         for label, key in (("missing", "missing_by_file"), ("extra", "extra_by_file")):
             lines += [f"- {label} in `{p}`: {', '.join(names)}" for p, names in decl[key].items()]
     return "\n".join(lines) + "\n"

@@ -71,8 +71,21 @@ def install_pyright() -> Path:
     exe = pyright_dir() / "node_modules" / ".bin" / "pyright-langserver"
     if not exe.exists():
         pyright_dir().mkdir(parents=True, exist_ok=True)
-        subprocess.run(["npm", "install", "--prefix", str(pyright_dir()), "--no-audit", "--no-fund", "--no-save",
-                        f"pyright@{PYRIGHT_VERSION}"], check=True, capture_output=True, timeout=600)
+        subprocess.run(
+            [
+                "npm",
+                "install",
+                "--prefix",
+                str(pyright_dir()),
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                f"pyright@{PYRIGHT_VERSION}",
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
     return exe
 
 
@@ -80,8 +93,9 @@ class LanguageServer:
     """A minimal LSP client over stdio: requests are pipelined, server requests answered."""
 
     def __init__(self, exe: Path, cwd: Path) -> None:
-        self.proc = subprocess.Popen([str(exe), "--stdio"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [str(exe), "--stdio"], cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
         self.next_id = 0
         self.responses: dict[int, Any] = {}
         self.sent: dict[int, tuple[str, Any]] = {}
@@ -152,13 +166,14 @@ class LanguageServer:
 
 def declaration_position(source: str, qualified_name: str, module: str) -> tuple[int, int]:
     """0-based (line, character) of the declared name of ``qualified_name`` (ASCII sources)."""
-    want = qualified_name[len(module) + 1:].split(".")
+    want = qualified_name[len(module) + 1 :].split(".")
     tree = ast.parse(source)
     body: list[ast.stmt] = tree.body
     node: ast.stmt | None = None
     for part in want:
-        node = next(n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                    and n.name == part)
+        node = next(
+            n for n in body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == part
+        )
         body = node.body
     assert node is not None
     line = source.splitlines()[node.lineno - 1]
@@ -173,18 +188,29 @@ def pyright_references(click: Path, typer: Path) -> tuple[dict[str, set[str]], f
         roots = {"click": work / "corpus_click", "typer": work / "corpus_typer"}
         shutil.copytree(click, roots["click"], ignore=shutil.ignore_patterns(".kivgraph-complete"))
         shutil.copytree(typer, roots["typer"], ignore=shutil.ignore_patterns(".kivgraph-complete"))
-        analysis = {"extraPaths": ["corpus_click/src", "corpus_typer"], "diagnosticMode": "openFilesOnly",
-                    "useLibraryCodeForTypes": True, "autoSearchPaths": False}
+        analysis = {
+            "extraPaths": ["corpus_click/src", "corpus_typer"],
+            "diagnosticMode": "openFilesOnly",
+            "useLibraryCodeForTypes": True,
+            "autoSearchPaths": False,
+        }
         (work / "pyrightconfig.json").write_text(json.dumps({"extraPaths": analysis["extraPaths"]}))
         settings = {"python": {"analysis": analysis}, "python.analysis": analysis, "pyright": {}}
         started = time.perf_counter()
         server = LanguageServer(exe, work)
         uri = work.resolve().as_uri()
-        init = server.request("initialize", {
-            "processId": os.getpid(), "rootUri": uri, "workspaceFolders": [{"uri": uri, "name": "corpora"}],
-            "capabilities": {"workspace": {"configuration": True, "workspaceFolders": True},
-                             "textDocument": {"references": {}}},
-        })
+        init = server.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": uri,
+                "workspaceFolders": [{"uri": uri, "name": "corpora"}],
+                "capabilities": {
+                    "workspace": {"configuration": True, "workspaceFolders": True},
+                    "textDocument": {"references": {}},
+                },
+            },
+        )
         server.wait([init], settings)
         server.notify("initialized", {})
         requests: dict[int, str] = {}
@@ -194,13 +220,28 @@ def pyright_references(click: Path, typer: Path) -> tuple[dict[str, set[str]], f
             text = path.read_text()
             if rel not in opened:
                 opened.add(rel)
-                server.notify("textDocument/didOpen", {"textDocument": {
-                    "uri": path.resolve().as_uri(), "languageId": "python", "version": 1, "text": text}})
+                server.notify(
+                    "textDocument/didOpen",
+                    {
+                        "textDocument": {
+                            "uri": path.resolve().as_uri(),
+                            "languageId": "python",
+                            "version": 1,
+                            "text": text,
+                        }
+                    },
+                )
             line, char = declaration_position(text, qn, rel[:-3].replace("/", "."))
-            requests[server.request("textDocument/references", {
-                "textDocument": {"uri": path.resolve().as_uri()}, "position": {"line": line, "character": char},
-                "context": {"includeDeclaration": False},
-            })] = qn
+            requests[
+                server.request(
+                    "textDocument/references",
+                    {
+                        "textDocument": {"uri": path.resolve().as_uri()},
+                        "position": {"line": line, "character": char},
+                        "context": {"includeDeclaration": False},
+                    },
+                )
+            ] = qn
         answers = server.wait(list(requests), settings)
         seconds = time.perf_counter() - started
         server.close(settings)
@@ -226,14 +267,25 @@ def pyright_references(click: Path, typer: Path) -> tuple[dict[str, set[str]], f
 def _index(home: Path) -> dict[str, Any]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "index", "--json"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     wall = time.perf_counter() - started
     if proc.returncode != 0:
         raise SystemExit(f"index failed: {proc.stderr[-2000:]}")
     result = json.loads(proc.stdout.splitlines()[-1])["result"]
-    return {"wall_seconds": round(wall, 3), "timings": result["timings"], "counts": result["counts"],
-            "python": result["index"]["python"], "generation": result["generation"]}
+    return {
+        "wall_seconds": round(wall, 3),
+        "timings": result["timings"],
+        "counts": result["counts"],
+        "python": result["index"]["python"],
+        "generation": result["generation"],
+    }
 
 
 def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
@@ -243,8 +295,10 @@ def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
     out: dict[str, set[str]] = {}
     with Generation(gen_path) as gen:
         for qn, _rel, _why in SYMBOLS:
-            answer = find_references(gen, {"qualified_name": qn, "repository": "click", "view": "files",
-                                           "limit": 500, "edge_kinds": USE_KINDS})
+            answer = find_references(
+                gen,
+                {"qualified_name": qn, "repository": "click", "view": "files", "limit": 500, "edge_kinds": USE_KINDS},
+            )
             assert answer["total"] == answer["returned"], f"{qn}: paging"
             out[qn] = {row["file"] for row in answer["results"]["files"]}
     return out
@@ -253,8 +307,15 @@ def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
 # Pyright's find-references lists uses; type relations (OVERRIDES, IMPLEMENTS, EXTENDS) are declarations,
 # which kivgraph answers too but Pyright does not list, so they are left out of the comparison (as in the
 # Go benchmark, where IMPLEMENTS rows are counted apart).
-USE_KINDS = ["IMPORTS_SYMBOL", "REFERENCES", "CALLS_DIRECT", "PASSES_AS_CALLBACK", "ASSIGNS_FUNCTION",
-             "RETURNS_FUNCTION", "TYPE_USES"]
+USE_KINDS = [
+    "IMPORTS_SYMBOL",
+    "REFERENCES",
+    "CALLS_DIRECT",
+    "PASSES_AS_CALLBACK",
+    "ASSIGNS_FUNCTION",
+    "RETURNS_FUNCTION",
+    "TYPE_USES",
+]
 
 # kivgraph-only files read by hand and found to be real uses of the symbol that Pyright's reference
 # search does not report (the adjudicated precision counts them as correct; the raw one does not).
@@ -265,19 +326,27 @@ VERIFIED_USES: set[tuple[str, str]] = {
 
 # Disagreements read by hand in the sources (the benchmark prints any other one with its lines)
 NOTES: dict[tuple[str, str], str] = {
-    ("click.core.Parameter.get_default", "click/tests/test_options.py"):
-        "an OVERRIDES edge (CustomArgument.get_default overrides it): a definition site, which default "
-        "edge kinds include and Pyright's references do not",
-    ("click.core.Option.get_default", "typer/typer/core.py"):
-        "`obj.get_default(...)` on `obj: Union[TyperArgument, TyperOption]`: Pyright answers both "
-        "declarations; a SCIP occurrence carries one symbol and scip-python names Parameter.get_default "
-        "(which both agree on), so the Option half is missed",
-    ("click.core.Context.invoke", "click/tests/test_commands.py"):
-        "`ctx.invoke(...)` in an unannotated override `invoke(self, ctx)`: the checker takes ctx's type "
-        "from BaseCommand.invoke's annotation (scip-python resolves it); Pyright's reference search skips it",
-    ("click.core.Context.invoke", "click/tests/test_custom_classes.py"):
-        "`ctx.invoke(...)` after `assert isinstance(ctx, CustomContext)` (a Context subclass) in an "
-        "unannotated function: resolved through narrowing by scip-python, not reported by Pyright's search",
+    (
+        "click.core.Parameter.get_default",
+        "click/tests/test_options.py",
+    ): "an OVERRIDES edge (CustomArgument.get_default overrides it): a definition site, which default "
+    "edge kinds include and Pyright's references do not",
+    (
+        "click.core.Option.get_default",
+        "typer/typer/core.py",
+    ): "`obj.get_default(...)` on `obj: Union[TyperArgument, TyperOption]`: Pyright answers both "
+    "declarations; a SCIP occurrence carries one symbol and scip-python names Parameter.get_default "
+    "(which both agree on), so the Option half is missed",
+    (
+        "click.core.Context.invoke",
+        "click/tests/test_commands.py",
+    ): "`ctx.invoke(...)` in an unannotated override `invoke(self, ctx)`: the checker takes ctx's type "
+    "from BaseCommand.invoke's annotation (scip-python resolves it); Pyright's reference search skips it",
+    (
+        "click.core.Context.invoke",
+        "click/tests/test_custom_classes.py",
+    ): "`ctx.invoke(...)` after `assert isinstance(ctx, CustomContext)` (a Context subclass) in an "
+    "unannotated function: resolved through narrowing by scip-python, not reported by Pyright's search",
 }
 
 
@@ -290,8 +359,9 @@ def _explain(qn: str, file: str, roots: dict[str, Path], side: str) -> str:
     name = qn.rsplit(".", 1)[-1]
     if root is None or not (root / rel).exists():
         return "outside both repositories"
-    lines = [(i + 1, t.strip()) for i, t in enumerate((root / rel).read_text(errors="replace").splitlines())
-             if name in t]
+    lines = [
+        (i + 1, t.strip()) for i, t in enumerate((root / rel).read_text(errors="replace").splitlines()) if name in t
+    ]
     sample = "; ".join(f"{i}: {t[:90]}" for i, t in lines[:3]) or "the name does not occur in the file"
     return f"{side} only — lines naming `{name}`: {sample}"
 
@@ -303,9 +373,24 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="kivgraph-agree-") as tmp:
         home = Path(tmp)
         env = {**os.environ, "KIVGRAPH_HOME": str(home)}
-        subprocess.run([sys.executable, "-m", "kivgraph_cli", "init", "--repository", f"click={click}",
-                        "--repository", f"typer={typer}", "--languages", "python"],
-                       cwd=REPO_ROOT, env=env, check=True, capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kivgraph_cli",
+                "init",
+                "--repository",
+                f"click={click}",
+                "--repository",
+                f"typer={typer}",
+                "--languages",
+                "python",
+            ],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+        )
         cold = _index(home)
         warm = _index(home)
         ours = kivgraph_references(home / "state" / "generations" / warm["generation"])
@@ -318,64 +403,92 @@ def main() -> int:
         tp, fp, fn = len(k & p), len(k - p), len(p - k)
         verified_all += sum(1 for f in k - p if (qn, f) in VERIFIED_USES)
         tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
-        rows.append({
-            "symbol": qn, "why": why, "kivgraph_files": len(k), "pyright_files": len(p), "agree": tp,
-            "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
-            "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
-            "kivgraph_only": {f: _explain(qn, f, roots, "kivgraph") for f in sorted(k - p)},
-            "pyright_only": {f: _explain(qn, f, roots, "pyright") for f in sorted(p - k)},
-        })
+        rows.append(
+            {
+                "symbol": qn,
+                "why": why,
+                "kivgraph_files": len(k),
+                "pyright_files": len(p),
+                "agree": tp,
+                "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
+                "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
+                "kivgraph_only": {f: _explain(qn, f, roots, "kivgraph") for f in sorted(k - p)},
+                "pyright_only": {f: _explain(qn, f, roots, "pyright") for f in sorted(p - k)},
+            }
+        )
     overall = {
         "precision": round(tp_all / (tp_all + fp_all), 4) if tp_all + fp_all else 1.0,
         "recall": round(tp_all / (tp_all + fn_all), 4) if tp_all + fn_all else 1.0,
-        "agree": tp_all, "kivgraph_only": fp_all, "pyright_only": fn_all,
+        "agree": tp_all,
+        "kivgraph_only": fp_all,
+        "pyright_only": fn_all,
         "kivgraph_only_verified_uses": verified_all,
         "precision_adjudicated": round((tp_all + verified_all) / (tp_all + fp_all), 4) if tp_all + fp_all else 1.0,
     }
     index = {
         "corpora": {"click": PYPI_CORPORA["click"], "typer": PYPI_CORPORA["typer"]},
-        "cold": cold, "warm": warm,
-        "analyzer_seconds": {"cold": cold["timings"].get("analyzer.python"),
-                             "warm": warm["timings"].get("analyzer.python")},
+        "cold": cold,
+        "warm": warm,
+        "analyzer_seconds": {
+            "cold": cold["timings"].get("analyzer.python"),
+            "warm": warm["timings"].get("analyzer.python"),
+        },
     }
     report = {
-        "benchmark": "pyright-agreement", "pyright": PYRIGHT_VERSION, "corpora": index["corpora"],
+        "benchmark": "pyright-agreement",
+        "pyright": PYRIGHT_VERSION,
+        "corpora": index["corpora"],
         "method": "file level; kivgraph: find_references incoming, use edge kinds (no type relations), view=files; "
-                  "pyright: textDocument/references at the declared name, includeDeclaration=false",
+        "pyright: textDocument/references at the declared name, includeDeclaration=false",
         "targets": {"precision": 1.0, "recall": 0.95},
-        "overall": overall, "symbols": rows, "pyright_seconds": round(pyright_seconds, 3), "index": index,
+        "overall": overall,
+        "symbols": rows,
+        "pyright_seconds": round(pyright_seconds, 3),
+        "index": index,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "pyright-agreement.json").write_text(json.dumps(report, indent=2) + "\n")
     (RESULTS / "index-click-typer.json").write_text(json.dumps(index, indent=2) + "\n")
     md = [
-        "# find_references vs Pyright find-references (click 8.1.7 + typer 0.12.3)", "",
+        "# find_references vs Pyright find-references (click 8.1.7 + typer 0.12.3)",
+        "",
         f"Pyright {PYRIGHT_VERSION} (`pyright-langserver --stdio`, ten pipelined `textDocument/references`, "
         f"{pyright_seconds:.1f}s); kivgraph `find_references` incoming with the use edge kinds "
-        f"({', '.join(USE_KINDS)}; type relations are declarations Pyright does not list), `view: files`.", "",
+        f"({', '.join(USE_KINDS)}; type relations are declarations Pyright does not list), `view: files`.",
+        "",
         f"**Overall: precision {overall['precision']}, recall {overall['recall']}** "
-        f"({tp_all} files agree, {fp_all} kivgraph-only, {fn_all} Pyright-only; targets 1.0 / 0.95).", "",
+        f"({tp_all} files agree, {fp_all} kivgraph-only, {fn_all} Pyright-only; targets 1.0 / 0.95).",
+        "",
         f"Adjudicated precision {overall['precision_adjudicated']}: {verified_all} of the kivgraph-only files "
-        "were read by hand and are real uses that Pyright's reference search does not report (see below).", "",
+        "were read by hand and are real uses that Pyright's reference search does not report (see below).",
+        "",
         "| symbol | why chosen | kivgraph files | Pyright files | precision | recall |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
-        md.append(f"| `{r['symbol']}` | {r['why']} | {r['kivgraph_files']} | {r['pyright_files']} | "
-                  f"{r['precision']} | {r['recall']} |")
+        md.append(
+            f"| `{r['symbol']}` | {r['why']} | {r['kivgraph_files']} | {r['pyright_files']} | "
+            f"{r['precision']} | {r['recall']} |"
+        )
     md += ["", "## Disagreements", ""]
     for r in rows:
         for f, why in {**r["kivgraph_only"], **r["pyright_only"]}.items():
             md.append(f"- `{r['symbol']}` — `{f}`: {why}")
     if not any(r["kivgraph_only"] or r["pyright_only"] for r in rows):
         md.append("none")
-    md += ["", "## Index time (click + typer, both registered)", "",
-           "| run | wall s | pipeline total s | analyzer.python s | analyzer runs | cache hits |",
-           "| --- | ---: | ---: | ---: | ---: | ---: |"]
+    md += [
+        "",
+        "## Index time (click + typer, both registered)",
+        "",
+        "| run | wall s | pipeline total s | analyzer.python s | analyzer runs | cache hits |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for name, run in (("cold", cold), ("warm", warm)):
-        md.append(f"| {name} | {run['wall_seconds']} | {run['timings'].get('total')} | "
-                  f"{run['timings'].get('analyzer.python')} | {run['python']['analyzer_runs']} | "
-                  f"{run['python']['analyzer_cache_hits']} |")
+        md.append(
+            f"| {name} | {run['wall_seconds']} | {run['timings'].get('total')} | "
+            f"{run['timings'].get('analyzer.python')} | {run['python']['analyzer_runs']} | "
+            f"{run['python']['analyzer_cache_hits']} |"
+        )
     (RESULTS / "pyright-agreement.md").write_text("\n".join(md) + "\n")
     print("\n".join(md))
     return 0

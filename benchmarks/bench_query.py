@@ -42,7 +42,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 BUDGET_MS = {"get_symbol": 2, "find_symbol": 5, "find_references": 10, "blast_radius_depth3": 40}
 
-EMPTY_SERVER = '''
+EMPTY_SERVER = """
 import anyio, mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
@@ -55,13 +55,15 @@ async def main():
     async with stdio_server() as (r, w):
         await server.run(r, w, server.create_initialization_options())
 anyio.run(main)
-'''
+"""
 
 
 def percentiles(samples: list[float]) -> dict[str, float]:
     ordered = sorted(samples)
+
     def at(q: float) -> float:
         return round(ordered[min(int(q * len(ordered)), len(ordered) - 1)] * 1000, 4)
+
     return {"p50_ms": at(0.50), "p95_ms": at(0.95), "p99_ms": at(0.99), "calls": len(ordered)}
 
 
@@ -96,12 +98,10 @@ def backend(gen: Generation, calls: int) -> dict[str, Any]:
     }
     for depth in (3, 5):
         out[f"blast_radius_depth{depth}"] = timed(
-            lambda k, d=depth: get_blast_radius(gen, {"stable_key": k, "depth": d}),
-            sample[: min(calls, 500)],
+            lambda k, d=depth: get_blast_radius(gen, {"stable_key": k, "depth": d}), sample[: min(calls, 500)]
         )
         out[f"trace_dependencies_depth{depth}"] = timed(
-            lambda k, d=depth: trace_dependencies(gen, {"stable_key": k, "depth": d}),
-            sample[: min(calls, 500)],
+            lambda k, d=depth: trace_dependencies(gen, {"stable_key": k, "depth": d}), sample[: min(calls, 500)]
         )
     out["find_references_subjects_with_1_to_100_refs"] = len(small_refs)
     return out
@@ -112,8 +112,16 @@ class RawClient:
 
     def __init__(self, argv: list[str], env: dict[str, str]) -> None:
         self.started = time.perf_counter()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, cwd=REPO_ROOT, text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=REPO_ROOT,
+            text=True,
+            bufsize=1,
+        )
         self._id = 0
 
     def request(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -135,15 +143,22 @@ class RawClient:
         self.proc.stdin.flush()
 
     def initialize(self) -> None:
-        self.request("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                    "clientInfo": {"name": "bench", "version": "0"}})
+        self.request(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}},
+        )
         self.notify("notifications/initialized")
 
     def memory(self) -> dict[str, float]:
         rollup = Path(f"/proc/{self.proc.pid}/smaps_rollup").read_text()
-        fields = {line.split(":")[0]: int(line.split()[1]) for line in rollup.splitlines()[1:] if line.split()[1].isdigit()}
-        return {"rss_mb": round(fields.get("Rss", 0) / 1024, 1), "pss_mb": round(fields.get("Pss", 0) / 1024, 1),
-                "private_dirty_mb": round(fields.get("Private_Dirty", 0) / 1024, 1)}
+        fields = {
+            line.split(":")[0]: int(line.split()[1]) for line in rollup.splitlines()[1:] if line.split()[1].isdigit()
+        }
+        return {
+            "rss_mb": round(fields.get("Rss", 0) / 1024, 1),
+            "pss_mb": round(fields.get("Pss", 0) / 1024, 1),
+            "private_dirty_mb": round(fields.get("Private_Dirty", 0) / 1024, 1),
+        }
 
     def close(self) -> None:
         if self.proc.stdin:
@@ -167,8 +182,11 @@ def stdio_run(argv: list[str], env: dict[str, str], tool: str, arguments: dict[s
             t = time.perf_counter()
             client.request("tools/call", {"name": tool, "arguments": arguments})
             samples.append(time.perf_counter() - t)
-        return {"start_to_first_answer_ms": round(start_to_first * 1000, 1), "round_trip": percentiles(samples),
-                "memory": client.memory()}
+        return {
+            "start_to_first_answer_ms": round(start_to_first * 1000, 1),
+            "round_trip": percentiles(samples),
+            "memory": client.memory(),
+        }
     finally:
         client.close()
 
@@ -188,11 +206,29 @@ def main(argv: list[str] | None = None) -> int:
 
     with tempfile.TemporaryDirectory(prefix="kivgraph-bench-small-") as small_home:
         env_small = {**os.environ, "KIVGRAPH_HOME": small_home}
-        subprocess.run([sys.executable, "-m", "kivgraph_cli", "init", "--repository",
-                        f"click={fetch_pypi_sdist('click')}", "--languages", "python"],
-                       cwd=REPO_ROOT, env=env_small, check=True, capture_output=True)
-        subprocess.run([sys.executable, "-m", "kivgraph_cli", "index"], cwd=REPO_ROOT, env=env_small, check=True,
-                       capture_output=True)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "kivgraph_cli",
+                "init",
+                "--repository",
+                f"click={fetch_pypi_sdist('click')}",
+                "--languages",
+                "python",
+            ],
+            cwd=REPO_ROOT,
+            env=env_small,
+            check=True,
+            capture_output=True,
+        )
+        subprocess.run(
+            [sys.executable, "-m", "kivgraph_cli", "index"],
+            cwd=REPO_ROOT,
+            env=env_small,
+            check=True,
+            capture_output=True,
+        )
         serve = [sys.executable, "-m", "kivgraph_cli", "serve"]
         env_large = {k: v for k, v in os.environ.items() if k != "KIVGRAPH_HOME"}
         serve_large = [*serve, "--config", str(large.config_path), "--state-dir", str(large.state_dir)]
@@ -211,9 +247,13 @@ def main(argv: list[str] | None = None) -> int:
         "benchmark": "query",
         "large_generation": {"symbols": counts.symbols, "edges": counts.edges},
         "backend_large": backend_large,
-        "stdio": {"sdk_empty_tool": sdk, "kivgraph_small_get_symbol": small, "kivgraph_small_graph_status": small_status,
-                  "kivgraph_large_get_symbol": big,
-                  "p50_ratio_vs_sdk": ratio},
+        "stdio": {
+            "sdk_empty_tool": sdk,
+            "kivgraph_small_get_symbol": small,
+            "kivgraph_small_graph_status": small_status,
+            "kivgraph_large_get_symbol": big,
+            "p50_ratio_vs_sdk": ratio,
+        },
         "budgets_ms_p99": BUDGET_MS,
     }
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -244,15 +284,23 @@ def report(data: dict[str, Any]) -> str:
         "| stdio server | start to first answer ms | round trip p50 ms | p99 ms | RSS MB | PSS MB |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
-    runs = (("MCP SDK empty tool", s["sdk_empty_tool"]), ("kivgraph serve, click, get_symbol", s["kivgraph_small_get_symbol"]),
-            ("kivgraph serve, click, graph_status", s["kivgraph_small_graph_status"]),
-            ("kivgraph serve, large, get_symbol", s["kivgraph_large_get_symbol"]))
+    runs = (
+        ("MCP SDK empty tool", s["sdk_empty_tool"]),
+        ("kivgraph serve, click, get_symbol", s["kivgraph_small_get_symbol"]),
+        ("kivgraph serve, click, graph_status", s["kivgraph_small_graph_status"]),
+        ("kivgraph serve, large, get_symbol", s["kivgraph_large_get_symbol"]),
+    )
     for name, run in runs:
-        lines.append(f"| {name} | {run['start_to_first_answer_ms']} | {run['round_trip']['p50_ms']} | "
-                     f"{run['round_trip']['p99_ms']} | {run['memory']['rss_mb']} | {run['memory']['pss_mb']} |")
-    lines += ["", f"Round-trip p50 ratio kivgraph get_symbol / SDK empty tool: {s['p50_ratio_vs_sdk']} (budget ≤ 1.5).",
-              "graph_status reads every repository's live HEAD on each call, so it is slower by design.",
-              "Start to first answer includes `import mcp` (about 1 s here) for both servers."]
+        lines.append(
+            f"| {name} | {run['start_to_first_answer_ms']} | {run['round_trip']['p50_ms']} | "
+            f"{run['round_trip']['p99_ms']} | {run['memory']['rss_mb']} | {run['memory']['pss_mb']} |"
+        )
+    lines += [
+        "",
+        f"Round-trip p50 ratio kivgraph get_symbol / SDK empty tool: {s['p50_ratio_vs_sdk']} (budget ≤ 1.5).",
+        "graph_status reads every repository's live HEAD on each call, so it is slower by design.",
+        "Start to first answer includes `import mcp` (about 1 s here) for both servers.",
+    ]
     return "\n".join(lines) + "\n"
 
 

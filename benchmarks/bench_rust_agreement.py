@@ -67,10 +67,18 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SYMBOLS: list[tuple[str, str, str, str]] = [
     ("serde", "serde::de::Visitor::visit_str", "method", "trait method, implemented and called across both"),
     ("serde", "serde::ser::Serializer::serialize_str", "method", "trait method called through generic bounds"),
-    ("serde", "serde::ser::SerializeSeq::serialize_element", "method",
-     "trait method; homonym of SerializeTuple::serialize_element"),
-    ("serde", "serde::ser::SerializeTuple::serialize_element", "method",
-     "trait method; homonym of SerializeSeq::serialize_element"),
+    (
+        "serde",
+        "serde::ser::SerializeSeq::serialize_element",
+        "method",
+        "trait method; homonym of SerializeTuple::serialize_element",
+    ),
+    (
+        "serde",
+        "serde::ser::SerializeTuple::serialize_element",
+        "method",
+        "trait method; homonym of SerializeSeq::serialize_element",
+    ),
     ("serde", "serde::de::Deserialize", "trait", "a trait: bounds, impls and derives across both"),
     ("serde", "serde::forward_to_deserialize_any", "macro", "a macro of serde that serde_json invokes"),
     ("serde_json", "serde_json::value::Value", "enum", "a type used all over serde_json"),
@@ -82,9 +90,13 @@ SYMBOLS: list[tuple[str, str, str, str]] = [
 
 def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
     tp = len(got & truth)
-    return {"kivgraph": len(got), "rust_analyzer": len(truth), "agree": tp,
-            "precision": round(tp / len(got), 4) if got else 1.0,
-            "recall": round(tp / len(truth), 4) if truth else 1.0}
+    return {
+        "kivgraph": len(got),
+        "rust_analyzer": len(truth),
+        "agree": tp,
+        "precision": round(tp / len(got), 4) if got else 1.0,
+        "recall": round(tp / len(truth), 4) if truth else 1.0,
+    }
 
 
 def _utf16_col(line: str, byte_col: int) -> int:
@@ -101,7 +113,7 @@ def _name_position(root: Path, s: Any) -> tuple[Path, int, int]:
         start = s.start_col if i == s.start_line - 1 else 0
         found = pattern.search(lines[i].encode("utf-8")[start:].decode("utf-8", "replace"))
         if found:
-            byte = start + len(lines[i].encode("utf-8")[start:].decode("utf-8", "replace")[:found.start()].encode())
+            byte = start + len(lines[i].encode("utf-8")[start:].decode("utf-8", "replace")[: found.start()].encode())
             return path, i, _utf16_col(lines[i], byte)
     raise SystemExit(f"no {s.name} in the span of {s.qualified_name} ({s.path}:{s.start_line})")
 
@@ -126,8 +138,9 @@ class _Oracle:
             cargo = toolchain.cargo()
             assert cargo is not None
             log = Path(self.tmp.name) / "cargo.jsonl"
-            lsp_env = ws.cargo_environment(home / "state", "serde_json", consumer, space, providers,
-                                           Path(self.tmp.name), cargo, log)
+            lsp_env = ws.cargo_environment(
+                home / "state", "serde_json", consumer, space, providers, Path(self.tmp.name), cargo, log
+            )
         finally:
             if saved is None:
                 os.environ.pop("CARGO_HOME", None)
@@ -171,6 +184,7 @@ def compare(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str
     gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
     oracle = _Oracle(home, roots, env)
     try:
+
         def subject(repo: str, qn: str, kind: str) -> Any:
             found = [s for s in gen.symbols_by_qualified_name(qn, repository=repo) if s.kind == kind]
             if len(found) != 1:
@@ -189,8 +203,11 @@ def compare(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str
         cross_truth: set[str] = set()
         for (s, why), want, out, name_at in zip(subjects, truth, outside, names, strict=True):
             rows = find_references(gen, s, kinds=ALL_KINDS).rows
-            implementers = [r.other for r in rows if r.kind == EdgeKind.IMPLEMENTS
-                            and r.other.kind in ("method", "const", "associated_type")]
+            implementers = [
+                r.other
+                for r in rows
+                if r.kind == EdgeKind.IMPLEMENTS and r.other.kind in ("method", "const", "associated_type")
+            ]
             for member in implementers:  # rust-analyzer lists their uses among the trait item's
                 rows += [r for r in find_references(gen, member, kinds=ALL_KINDS).rows if not r.via]
             # a type's IMPLEMENTS row sits at the type's declaration; the impl header's own file is its TYPE_USES row
@@ -200,23 +217,31 @@ def compare(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str
             exact_rows = [r for r in rows if Confidence(r.confidence).is_exact]
             exact = {absolute(r.other.repository, r.other.path) for r in exact_rows}
             # where rust-analyzer's listing leaves an exact row's file out, ask its goto-definition at the site
-            doubtful = [r for r in exact_rows if absolute(r.other.repository, r.other.path) not in want
-                        and r.kind != EdgeKind.IMPLEMENTS]
+            doubtful = [
+                r
+                for r in exact_rows
+                if absolute(r.other.repository, r.other.path) not in want and r.kind != EdgeKind.IMPLEMENTS
+            ]
             sites = [_site(roots[r.other.repository], r.other.path, r.line, r.col) for r in doubtful]
             confirmed_files = set()
             for r, found in zip(doubtful, oracle.lsp.definitions(sites) if sites else [], strict=True):
-                if any(str(Path(p).resolve()) == str(name_at[0].resolve()) and line == name_at[1]
-                       for p, line, _c in found):
+                if any(
+                    str(Path(p).resolve()) == str(name_at[0].resolve()) and line == name_at[1] for p, line, _c in found
+                ):
                     confirmed_files.add(absolute(r.other.repository, r.other.path))
             confidences: dict[str, int] = {}
             for r in rows:
                 name = Confidence(r.confidence).name
                 confidences[name] = confidences.get(name, 0) + 1
             entry = {
-                "symbol": f"{s.repository}:{s.qualified_name}", "kind": s.kind, "why": why,
-                "all_rows": _pr(everything, want), "exact_rows": _pr(exact, want),
+                "symbol": f"{s.repository}:{s.qualified_name}",
+                "kind": s.kind,
+                "why": why,
+                "all_rows": _pr(everything, want),
+                "exact_rows": _pr(exact, want),
                 "exact_rows_with_definitions": _pr(exact, want | confirmed_files),
-                "implementing_items": len(implementers), "implementing_types": len(types),
+                "implementing_items": len(implementers),
+                "implementing_types": len(types),
                 "only_kivgraph_exact": sorted(_short(p, roots) for p in exact - want),
                 "only_kivgraph_exact_confirmed_by_definition": sorted(_short(p, roots) for p in confirmed_files),
                 "only_kivgraph_candidate": sorted(_short(p, roots) for p in everything - exact - want),
@@ -226,19 +251,27 @@ def compare(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str
             }
             per_symbol.append(entry)
             key = entry["symbol"]
-            for name, got, truth_set in (("all", everything, want), ("exact", exact, want),
-                                         ("confirmed", exact, want | confirmed_files)):
+            for name, got, truth_set in (
+                ("all", everything, want),
+                ("exact", exact, want),
+                ("confirmed", exact, want | confirmed_files),
+            ):
                 totals[name][0].update((key, p) for p in got)
                 totals[name][1].update((key, p) for p in truth_set)
             if s.repository == "serde":
                 consumer_root = str(roots["serde_json"].resolve()) + "/"
-                cross_got |= {absolute(c.symbol.repository, c.symbol.path) for c in find_consumers(gen, s).rows
-                              if c.category == "exact_symbol" and c.symbol is not None
-                              and not (c.edge_kind == EdgeKind.IMPLEMENTS and c.symbol.kind in type_kinds)}
+                cross_got |= {
+                    absolute(c.symbol.repository, c.symbol.path)
+                    for c in find_consumers(gen, s).rows
+                    if c.category == "exact_symbol"
+                    and c.symbol is not None
+                    and not (c.edge_kind == EdgeKind.IMPLEMENTS and c.symbol.kind in type_kinds)
+                }
                 cross_truth |= {p for p in want if p.startswith(consumer_root)}
         cross_edges = sum(1 for e in _all_edges(gen) if e[0] == "serde_json" and e[1] == "serde")
-        analyses = {r.name: [to_builtins(a) for a in r.analyses]
-                    for r in (gen.repository(n) for n in roots) if r is not None}
+        analyses = {
+            r.name: [to_builtins(a) for a in r.analyses] for r in (gen.repository(n) for n in roots) if r is not None
+        }
         unresolved = _unresolved(gen, roots)
         loaded = oracle.lsp.loaded
     finally:
@@ -246,12 +279,17 @@ def compare(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str
         gen.close()
     return {
         "symbols": per_symbol,
-        "overall": {"all_rows": _pr(*totals["all"]), "exact_rows": _pr(*totals["exact"]),
-                    "exact_rows_with_definitions": _pr(*totals["confirmed"])},
-        "cross_repository": {"serde_json_files": _pr(cross_got, cross_truth),
-                             "only_kivgraph": sorted(_short(p, roots) for p in cross_got - cross_truth),
-                             "only_rust_analyzer": sorted(_short(p, roots) for p in cross_truth - cross_got),
-                             "exact_edges_serde_json_to_serde": cross_edges},
+        "overall": {
+            "all_rows": _pr(*totals["all"]),
+            "exact_rows": _pr(*totals["exact"]),
+            "exact_rows_with_definitions": _pr(*totals["confirmed"]),
+        },
+        "cross_repository": {
+            "serde_json_files": _pr(cross_got, cross_truth),
+            "only_kivgraph": sorted(_short(p, roots) for p in cross_got - cross_truth),
+            "only_rust_analyzer": sorted(_short(p, roots) for p in cross_truth - cross_got),
+            "exact_edges_serde_json_to_serde": cross_edges,
+        },
         "oracle_load_seconds": round(loaded, 1),
         "analyses": analyses,
         "unresolved_by_reason": unresolved,
@@ -262,7 +300,7 @@ def _short(path: str, roots: dict[str, Path]) -> str:
     for name, root in roots.items():
         prefix = str(root.resolve()) + "/"
         if path.startswith(prefix):
-            return f"{name}:{path[len(prefix):]}"
+            return f"{name}:{path[len(prefix) :]}"
     return path
 
 
@@ -307,10 +345,14 @@ def _split(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str,
     repos = []
     for name, root in roots.items():
         facts = RepositoryFacts(name, str(root))
-        for path in sorted(p.relative_to(root).as_posix() for p in root.rglob("*.rs")
-                           if not any(part.startswith(".") or part == "target" for part in p.relative_to(root).parts)):
-            facts.files.append(lang.extract(path, (root / path).read_bytes(),
-                                            lang.package_for_root(root, path, frozenset())))
+        for path in sorted(
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*.rs")
+            if not any(part.startswith(".") or part == "target" for part in p.relative_to(root).parts)
+        ):
+            facts.files.append(
+                lang.extract(path, (root / path).read_bytes(), lang.package_for_root(root, path, frozenset()))
+            )
         repos.append(facts)
     corpus = Corpus("rust", repos, lambda repo, path, qn, kind: f"{repo}|{path}|{qn}|{kind}")
     saved_tmp, saved_home = tempfile.tempdir, os.environ.get("CARGO_HOME")
@@ -325,16 +367,22 @@ def _split(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str,
         for repo in repos:
             spaces = ws.workspaces(Path(repo.root), [f.path for f in repo.files])
             started = time.perf_counter()
-            runs = [analyzer.run_workspace(Path(repo.root), space, repo.name, providers, timeout=3600)
-                    for space in spaces]
+            runs = [
+                analyzer.run_workspace(Path(repo.root), space, repo.name, providers, timeout=3600) for space in spaces
+            ]
             ran = time.perf_counter()
             facts = analyzer.join_repository(runs, repo)
             joined = time.perf_counter()
             bound = analyzer.bind(facts, repo.name, corpus, modules)
             done = time.perf_counter()
-            out[repo.name] = {"rust_analyzer_seconds": round(ran - started, 3), "join_seconds": round(joined - ran, 3),
-                              "bind_seconds": round(done - joined, 3), "workspaces": len(spaces),
-                              "exact_edges": len(bound.edges), "occurrences": facts.occurrences}
+            out[repo.name] = {
+                "rust_analyzer_seconds": round(ran - started, 3),
+                "join_seconds": round(joined - ran, 3),
+                "bind_seconds": round(done - joined, 3),
+                "workspaces": len(spaces),
+                "exact_edges": len(bound.edges),
+                "occurrences": facts.occurrences,
+            }
     finally:
         tempfile.tempdir = saved_tmp
         if saved_home is None:
@@ -343,8 +391,12 @@ def _split(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str,
             os.environ["CARGO_HOME"] = saved_home
     total_ra = sum(v["rust_analyzer_seconds"] for v in out.values())
     ours = sum(v["join_seconds"] + v["bind_seconds"] for v in out.values())
-    return {"per_repository": out, "rust_analyzer_seconds": round(total_ra, 3), "join_and_bind_seconds": round(ours, 3),
-            "join_and_bind_share_of_rust_analyzer": round(ours / total_ra, 3) if total_ra else None}
+    return {
+        "per_repository": out,
+        "rust_analyzer_seconds": round(total_ra, 3),
+        "join_and_bind_seconds": round(ours, 3),
+        "join_and_bind_share_of_rust_analyzer": round(ours / total_ra, 3) if total_ra else None,
+    }
 
 
 def bench() -> dict[str, Any]:
@@ -353,9 +405,19 @@ def bench() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="kivgraph-bench-rust-") as tmp:
         home = Path(tmp)
         subprocess.run(
-            [sys.executable, "-m", "kivgraph_cli", "init", *(f"--repository={n}={p}" for n, p in roots.items()),
-             "--languages", "rust"],
-            cwd=REPO_ROOT, env={**env, "KIVGRAPH_HOME": str(home)}, check=True, capture_output=True,
+            [
+                sys.executable,
+                "-m",
+                "kivgraph_cli",
+                "init",
+                *(f"--repository={n}={p}" for n, p in roots.items()),
+                "--languages",
+                "rust",
+            ],
+            cwd=REPO_ROOT,
+            env={**env, "KIVGRAPH_HOME": str(home)},
+            check=True,
+            capture_output=True,
         )
         cold = index_run(home, env, timeout=7200)
         warm = [index_run(home, env, timeout=7200) for _ in range(2)]
@@ -370,21 +432,34 @@ def bench() -> dict[str, Any]:
     def timing(run: dict[str, Any]) -> dict[str, Any]:
         t = run["timings"]
         rust = run["index"].get("rust", {})
-        return {"wall_seconds": run["wall_seconds"], "total": t.get("total"),
-                "analyzer_rust": t.get("analyzer.rust"),
-                "analyzer_share": round(t.get("analyzer.rust", 0) / t["total"], 3) if t.get("total") else None,
-                "phases": t, "analyzer_runs": rust.get("analyzer_runs"),
-                "analyzer_cache_hits": rust.get("analyzer_cache_hits"), "fact_cache": run["cache"]}
+        return {
+            "wall_seconds": run["wall_seconds"],
+            "total": t.get("total"),
+            "analyzer_rust": t.get("analyzer.rust"),
+            "analyzer_share": round(t.get("analyzer.rust", 0) / t["total"], 3) if t.get("total") else None,
+            "phases": t,
+            "analyzer_runs": rust.get("analyzer_runs"),
+            "analyzer_cache_hits": rust.get("analyzer_cache_hits"),
+            "fact_cache": run["cache"],
+        }
 
     return {
         "benchmark": "rust-agreement",
         "corpora": {n: {"crate": n, "version": RUST_CORPORA[n][0], "path": str(p)} for n, p in roots.items()},
-        "machine": {"python": platform.python_version(), "rustc": rustc, "cpus": os.cpu_count(),
-                    "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "rustc": rustc,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
         "counts": cold["counts"],
         "index": cold["index"],
-        "time": {"cold": timing(cold), "warm": timing(warm_best), "fact_cache_dropped": timing(refacts),
-                 "rust_analyzer_against_join": split},
+        "time": {
+            "cold": timing(cold),
+            "warm": timing(warm_best),
+            "fact_cache_dropped": timing(refacts),
+            "rust_analyzer_against_join": split,
+        },
         **agreement,
     }
 
@@ -412,8 +487,10 @@ def report(d: dict[str, Any]) -> str:
     ]
     for s in d["symbols"]:
         a, e, f = s["all_rows"], s["exact_rows"], s["exact_rows_with_definitions"]
-        lines.append(f"| {s['symbol']} | {s['kind']} | {a['kivgraph']} | {a['rust_analyzer']} | {a['precision']} | "
-                     f"{a['recall']} | {e['kivgraph']} | {e['precision']} | {e['recall']} | {f['precision']} |")
+        lines.append(
+            f"| {s['symbol']} | {s['kind']} | {a['kivgraph']} | {a['rust_analyzer']} | {a['precision']} | "
+            f"{a['recall']} | {e['kivgraph']} | {e['precision']} | {e['recall']} | {f['precision']} |"
+        )
     a, e, f = o["all_rows"], o["exact_rows"], o["exact_rows_with_definitions"]
     lines += [
         f"| **overall** | | {a['kivgraph']} | {a['rust_analyzer']} | **{a['precision']}** | **{a['recall']}** | "
@@ -429,9 +506,11 @@ def report(d: dict[str, Any]) -> str:
     for s in d["symbols"]:
         if s["only_kivgraph_exact"] or s["only_kivgraph_candidate"] or s["only_rust_analyzer"]:
             any_dis = True
-            lines.append(f"- {s['symbol']}: only kivgraph, exact {s['only_kivgraph_exact'] or '-'} (goto-definition "
-                         f"confirms {s['only_kivgraph_exact_confirmed_by_definition'] or '-'}), candidate "
-                         f"{s['only_kivgraph_candidate'] or '-'}; only rust-analyzer {s['only_rust_analyzer'] or '-'}")
+            lines.append(
+                f"- {s['symbol']}: only kivgraph, exact {s['only_kivgraph_exact'] or '-'} (goto-definition "
+                f"confirms {s['only_kivgraph_exact_confirmed_by_definition'] or '-'}), candidate "
+                f"{s['only_kivgraph_candidate'] or '-'}; only rust-analyzer {s['only_rust_analyzer'] or '-'}"
+            )
     if not any_dis:
         lines.append("- none")
     ca = c["serde_json_files"]
@@ -448,18 +527,29 @@ def report(d: dict[str, Any]) -> str:
     for name, t in d["time"].items():
         if "wall_seconds" not in t:
             continue
-        lines.append(f"| {name} | {t['wall_seconds']} | {t['total']} | {t['analyzer_rust']} | {t['analyzer_share']} "
-                     f"| {t['analyzer_runs']} / {t['analyzer_cache_hits']} |")
+        lines.append(
+            f"| {name} | {t['wall_seconds']} | {t['total']} | {t['analyzer_rust']} | {t['analyzer_share']} "
+            f"| {t['analyzer_runs']} / {t['analyzer_cache_hits']} |"
+        )
     sp = d["time"]["rust_analyzer_against_join"]
-    lines += ["", f"In one process with the same warm state: rust-analyzer ran {sp['rust_analyzer_seconds']} s, "
-              f"kivgraph's join and bind took {sp['join_and_bind_seconds']} s "
-              f"({sp['join_and_bind_share_of_rust_analyzer']} of rust-analyzer's time; "
-              + ", ".join(f"{n}: rust-analyzer {v['rust_analyzer_seconds']} s, join {v['join_seconds']} s, bind "
-                          f"{v['bind_seconds']} s" for n, v in sp["per_repository"].items()) + ")."]
-    lines += ["", "cold = fresh state directory (empty fact cache, empty target directories: build scripts and "
-              "proc macros compiled by cargo for rust-analyzer); warm = unchanged re-index (fact cache); "
-              "fact_cache_dropped = rust-analyzer run again with warm target directories. Wall time includes the "
-              "child process's interpreter start-up."]
+    lines += [
+        "",
+        f"In one process with the same warm state: rust-analyzer ran {sp['rust_analyzer_seconds']} s, "
+        f"kivgraph's join and bind took {sp['join_and_bind_seconds']} s "
+        f"({sp['join_and_bind_share_of_rust_analyzer']} of rust-analyzer's time; "
+        + ", ".join(
+            f"{n}: rust-analyzer {v['rust_analyzer_seconds']} s, join {v['join_seconds']} s, bind {v['bind_seconds']} s"
+            for n, v in sp["per_repository"].items()
+        )
+        + ").",
+    ]
+    lines += [
+        "",
+        "cold = fresh state directory (empty fact cache, empty target directories: build scripts and "
+        "proc macros compiled by cargo for rust-analyzer); warm = unchanged re-index (fact cache); "
+        "fact_cache_dropped = rust-analyzer run again with warm target directories. Wall time includes the "
+        "child process's interpreter start-up.",
+    ]
     return "\n".join(lines) + "\n"
 
 

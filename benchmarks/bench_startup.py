@@ -39,16 +39,25 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 RESULTS = REPO_ROOT / "benchmarks" / "results"
 BUDGET_MS = 300.0
 TIMEOUT = 60.0
-_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "bench-startup", "version": "0"}}}
+_INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "bench-startup", "version": "0"},
+    },
+}
 _IMPORT = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)$")
 
 
 def one_start(argv: list[str], env: dict[str, str], tool: str, arguments: dict[str, Any]) -> tuple[float, float]:
     """(ms to the initialize response, ms to the first tool answer), both from the spawn."""
     started = time.perf_counter()
-    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=env, cwd=REPO_ROOT)
+    proc = subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, cwd=REPO_ROOT
+    )
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write((json.dumps(_INIT) + "\n").encode())
@@ -57,8 +66,11 @@ def one_start(argv: list[str], env: dict[str, str], tool: str, arguments: dict[s
             raise RuntimeError(f"{argv}: no initialize response")
         initialized = time.perf_counter()
         call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
-                          + json.dumps(call) + "\n").encode())
+        proc.stdin.write(
+            (
+                json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n" + json.dumps(call) + "\n"
+            ).encode()
+        )
         proc.stdin.flush()
         while True:
             line = proc.stdout.readline()
@@ -80,8 +92,9 @@ def one_start(argv: list[str], env: dict[str, str], tool: str, arguments: dict[s
     return (initialized - started) * 1000, (answered - started) * 1000
 
 
-def measure(servers: list[tuple[str, list[str], dict[str, str], str, dict[str, Any]]], runs: int
-            ) -> list[dict[str, Any]]:
+def measure(
+    servers: list[tuple[str, list[str], dict[str, str], str, dict[str, Any]]], runs: int
+) -> list[dict[str, Any]]:
     """Each server started ``runs`` times, interleaved (one start of each per round, the order rotating), so
     that the load of a shared machine falls on all of them alike; one warm-up start each is not counted."""
     samples: dict[str, list[tuple[float, float]]] = {s[0]: [] for s in servers}
@@ -94,25 +107,37 @@ def measure(servers: list[tuple[str, list[str], dict[str, str], str, dict[str, A
     out = []
     for name, got in samples.items():
         first = [s[1] for s in got]
-        out.append({
-            "server": name, "runs": runs,
-            "initialize_ms_median": round(statistics.median(s[0] for s in got), 1),
-            "first_answer_ms_median": round(statistics.median(first), 1),
-            "first_answer_ms_min": round(min(first), 1), "first_answer_ms_max": round(max(first), 1),
-        })
+        out.append(
+            {
+                "server": name,
+                "runs": runs,
+                "initialize_ms_median": round(statistics.median(s[0] for s in got), 1),
+                "first_answer_ms_median": round(statistics.median(first), 1),
+                "first_answer_ms_min": round(min(first), 1),
+                "first_answer_ms_max": round(max(first), 1),
+            }
+        )
     return out
 
 
 def slowest_imports(env: dict[str, str], n: int = 12) -> list[dict[str, Any]]:
     """The top-level imports of serve with the most cumulative time (one -X importtime run, stdin closed)."""
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "kivgraph_cli", "serve"], cwd=REPO_ROOT, env=env,
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "kivgraph_cli", "serve"],
+        cwd=REPO_ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     rows = []
     for line in proc.stderr.splitlines():
         m = _IMPORT.match(line)
         if m:
-            rows.append({"module": m.group(4), "cumulative_ms": round(int(m.group(2)) / 1000, 1),
-                         "depth": len(m.group(3)) // 2})
+            rows.append(
+                {"module": m.group(4), "cumulative_ms": round(int(m.group(2)) / 1000, 1), "depth": len(m.group(3)) // 2}
+            )
     modules = len(rows)
     top = sorted((r for r in rows if r["depth"] <= 2), key=lambda r: -r["cumulative_ms"])[:n]
     return [{"modules_imported": modules}, *top]
@@ -127,10 +152,22 @@ def fixture_home(tmp: Path) -> Path:
         dest = tmp / name
         shutil.copytree(REPO_ROOT / "tests" / "fixtures" / name, dest)
         roots.append(str(dest))
-    subprocess.run([sys.executable, "-m", "kivgraph_cli", "init", *roots], cwd=REPO_ROOT, env=env, check=True,
-                   capture_output=True, timeout=TIMEOUT)
-    subprocess.run([sys.executable, "-m", "kivgraph_cli", "index"], cwd=REPO_ROOT, env=env, check=True,
-                   capture_output=True, timeout=600)
+    subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "init", *roots],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=TIMEOUT,
+    )
+    subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "index"],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     return home
 
 
@@ -141,17 +178,26 @@ def run(runs: int) -> dict[str, Any]:
         base.pop("KIVGRAPH_SERVE_WHOLE_SDK", None)
         serve = [sys.executable, "-m", "kivgraph_cli", "serve", "--no-verify-digest"]
         question = ("find_symbol", {"name": "Shape"})
-        results = measure([
-            ("bare_sdk", [sys.executable, "-m", "benchmarks.bare_sdk_server"], base, "ping", {}),
-            ("kivgraph", serve, base, *question),
-            ("kivgraph_whole_sdk", serve, {**base, "KIVGRAPH_SERVE_WHOLE_SDK": "1"}, *question),
-        ], runs)
+        results = measure(
+            [
+                ("bare_sdk", [sys.executable, "-m", "benchmarks.bare_sdk_server"], base, "ping", {}),
+                ("kivgraph", serve, base, *question),
+                ("kivgraph_whole_sdk", serve, {**base, "KIVGRAPH_SERVE_WHOLE_SDK": "1"}, *question),
+            ],
+            runs,
+        )
         imports = slowest_imports(base)
     by = {r["server"]: r for r in results}
     over = round(by["kivgraph"]["first_answer_ms_median"] - by["bare_sdk"]["first_answer_ms_median"], 1)
-    return {"python": sys.version.split()[0], "cores": os.cpu_count(), "budget_ms_over_bare_sdk": BUDGET_MS,
-            "kivgraph_over_bare_sdk_ms": over, "within_budget": over <= BUDGET_MS, "servers": results,
-            "serve_imports": imports}
+    return {
+        "python": sys.version.split()[0],
+        "cores": os.cpu_count(),
+        "budget_ms_over_bare_sdk": BUDGET_MS,
+        "kivgraph_over_bare_sdk_ms": over,
+        "within_budget": over <= BUDGET_MS,
+        "servers": results,
+        "serve_imports": imports,
+    }
 
 
 def report(data: dict[str, Any]) -> str:
@@ -166,8 +212,10 @@ def report(data: dict[str, Any]) -> str:
         "| --- | ---: | ---: | --- |",
     ]
     for r in data["servers"]:
-        lines.append(f"| {r['server']} | {r['initialize_ms_median']} | {r['first_answer_ms_median']} | "
-                     f"{r['first_answer_ms_min']}–{r['first_answer_ms_max']} |")
+        lines.append(
+            f"| {r['server']} | {r['initialize_ms_median']} | {r['first_answer_ms_median']} | "
+            f"{r['first_answer_ms_min']}–{r['first_answer_ms_max']} |"
+        )
     verdict = "within" if data["within_budget"] else "NOT within"
     lines += [
         "",

@@ -74,6 +74,7 @@ CALL_TIMEOUT = 60.0
 SERVE_TIMEOUT = 300.0
 GREP_TIMEOUT = 60.0
 
+
 def tokens(text: str) -> int:
     """o200k_base tokens of ``text`` (benchmarks/tokenizer.py)."""
     return tokenizer.count(text)
@@ -109,8 +110,9 @@ def run_grep(workdir: Path, args: list[str]) -> str:
     """
     has_path = any(a.split("/")[0] in ("click", "typer") for a in args[1:])
     argv = ["grep", "--include=*.py", *args, *([] if has_path else ["click", "typer"])]
-    proc = subprocess.run(argv, cwd=workdir, capture_output=True, text=True, timeout=GREP_TIMEOUT,
-                          env={**os.environ, "LC_ALL": "C"})
+    proc = subprocess.run(
+        argv, cwd=workdir, capture_output=True, text=True, timeout=GREP_TIMEOUT, env={**os.environ, "LC_ALL": "C"}
+    )
     if proc.returncode not in (0, 1):
         raise RuntimeError(f"{argv} failed: {proc.stderr}")
     list_only = any(a.startswith("-") and not a.startswith("--") and "l" in a for a in args)
@@ -139,7 +141,8 @@ def enclosing_spans(workdir: Path, rel: str, lines: list[int]) -> list[tuple[int
     tree = ast.parse((workdir / rel).read_text(encoding="utf-8", errors="replace"))
     functions = [
         (min([n.lineno, *(d.lineno for d in n.decorator_list)]), n.end_lineno or n.lineno)
-        for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for n in ast.walk(tree)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
     ]
     reach: dict[tuple[int, int], int] = {}  # innermost function -> the last match inside it
     for line in lines:
@@ -157,8 +160,9 @@ def enclosing_spans(workdir: Path, rel: str, lines: list[int]) -> list[tuple[int
     return merged
 
 
-def enclosing_reads(workdir: Path, grep_text: str, skip: str | None, one_file: str | None = None
-                    ) -> list[dict[str, Any]]:
+def enclosing_reads(
+    workdir: Path, grep_text: str, skip: str | None, one_file: str | None = None
+) -> list[dict[str, Any]]:
     """What an agent reads to name the declaration around each grep match, as a host's read tool shows it.
 
     Rule: for every match line (``path:line:text``) that is not itself a declaration (``def``/``class``) and
@@ -218,7 +222,9 @@ async def _ask(home: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[lis
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kivgraph_cli", "serve"], cwd=str(REPO_ROOT),
+        command=sys.executable,
+        args=["-m", "kivgraph_cli", "serve"],
+        cwd=str(REPO_ROOT),
         env={"KIVGRAPH_HOME": str(home), "PATH": os.environ.get("PATH", "")},
     )
     answers = []
@@ -243,11 +249,23 @@ def ask_server(home: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[lis
 def index_corpora(home: Path, roots: dict[str, Path]) -> dict[str, Any]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
     repos = [arg for name, root in roots.items() for arg in ("--repository", f"{name}={root}")]
-    subprocess.run([sys.executable, "-m", "kivgraph_cli", "init", *repos, "--languages", "python"],
-                   cwd=REPO_ROOT, env=env, check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "init", *repos, "--languages", "python"],
+        cwd=REPO_ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=INDEX_TIMEOUT)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "index", "--json"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=INDEX_TIMEOUT,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"kivgraph index failed ({proc.returncode}): {proc.stderr[-2000:]}")
     result = json.loads(proc.stdout.splitlines()[-1])["result"]
@@ -276,7 +294,8 @@ def _names_caller(steps: list[dict[str, Any]], caller: str) -> bool:
             if declared.search(st["text"]):
                 return True
         elif label.startswith("grep ") and any(
-                line.startswith(f"{path}:") and declared.search(line) for line in st["text"].splitlines()):
+            line.startswith(f"{path}:") and declared.search(line) for line in st["text"].splitlines()
+        ):
             return True
     return False
 
@@ -316,8 +335,7 @@ def _named_symbols(text: str) -> set[str]:
     return names
 
 
-def check(expected: dict[str, Any], text: str, side: str, steps: list[dict[str, Any]] | None = None
-          ) -> dict[str, Any]:
+def check(expected: dict[str, Any], text: str, side: str, steps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     missing = [f for f in expected.get("files", []) if not _names_file(text, f)]
     missing += [t for t in expected.get("text", []) if t not in text]
     if side == "kivgraph":
@@ -351,7 +369,7 @@ def run(questions_path: Path) -> dict[str, Any]:
         rows = []
         cursor = 0
         for q in spec["questions"]:
-            mine = answers[cursor: cursor + len(q["kivgraph"])]
+            mine = answers[cursor : cursor + len(q["kivgraph"])]
             cursor += len(q["kivgraph"])
             theirs = run_baseline(workdir, q["baseline"])
             k_text = "\n".join(a["text"] for a in mine)
@@ -360,32 +378,61 @@ def run(questions_path: Path) -> dict[str, Any]:
             b_tokens = sum(tokens(s["text"]) for s in theirs)
             k_bytes = sum(len(a["text"].encode()) for a in mine)
             b_bytes = sum(len(s["text"].encode()) for s in theirs)
-            k_check, b_check = check(q["expected"], k_text, "kivgraph"), check(q["expected"], b_text, "baseline", theirs)
-            rows.append({
-                "id": q["id"], "question": q["question"], "class": q["class"], "family": q["family"],
-                "kivgraph": {
-                    "calls": [{"tool": a["tool"], "arguments": a["arguments"], "is_error": a["is_error"],
-                               "bytes": len(a["text"].encode()), "tokens": tokens(a["text"]), "text": a["text"]}
-                              for a in mine],
-                    "tokens": k_tokens, "bytes": k_bytes, **k_check,
-                },
-                "baseline": {
-                    "rule": q["baseline_rule"],
-                    "steps": [{"step": s["step"], "lines": s["text"].count("\n"), "bytes": len(s["text"].encode()),
-                               "tokens": tokens(s["text"]),
-                               "sha256": hashlib.sha256(s["text"].encode()).hexdigest()[:16]} for s in theirs],
-                    "tokens": b_tokens, "bytes": b_bytes, **b_check,
-                },
-                "ratio_tokens": _ratio(b_tokens, k_tokens), "ratio_bytes": _ratio(b_bytes, k_bytes),
-                "both_correct": k_check["correct"] and b_check["correct"],
-                "cheaper": "kivgraph" if k_tokens < b_tokens else "grep",
-            })
+            k_check, b_check = (
+                check(q["expected"], k_text, "kivgraph"),
+                check(q["expected"], b_text, "baseline", theirs),
+            )
+            rows.append(
+                {
+                    "id": q["id"],
+                    "question": q["question"],
+                    "class": q["class"],
+                    "family": q["family"],
+                    "kivgraph": {
+                        "calls": [
+                            {
+                                "tool": a["tool"],
+                                "arguments": a["arguments"],
+                                "is_error": a["is_error"],
+                                "bytes": len(a["text"].encode()),
+                                "tokens": tokens(a["text"]),
+                                "text": a["text"],
+                            }
+                            for a in mine
+                        ],
+                        "tokens": k_tokens,
+                        "bytes": k_bytes,
+                        **k_check,
+                    },
+                    "baseline": {
+                        "rule": q["baseline_rule"],
+                        "steps": [
+                            {
+                                "step": s["step"],
+                                "lines": s["text"].count("\n"),
+                                "bytes": len(s["text"].encode()),
+                                "tokens": tokens(s["text"]),
+                                "sha256": hashlib.sha256(s["text"].encode()).hexdigest()[:16],
+                            }
+                            for s in theirs
+                        ],
+                        "tokens": b_tokens,
+                        "bytes": b_bytes,
+                        **b_check,
+                    },
+                    "ratio_tokens": _ratio(b_tokens, k_tokens),
+                    "ratio_bytes": _ratio(b_bytes, k_bytes),
+                    "both_correct": k_check["correct"] and b_check["correct"],
+                    "cheaper": "kivgraph" if k_tokens < b_tokens else "grep",
+                }
+            )
     both = [r for r in rows if r["both_correct"]]
     families = {}
     for family in FAMILIES:
         members = [r for r in both if r["family"] == family]
         families[family] = {
-            "questions": sum(1 for r in rows if r["family"] == family), "both_correct": len(members),
+            "questions": sum(1 for r in rows if r["family"] == family),
+            "both_correct": len(members),
             "median_ratio_tokens": round(statistics.median(r["ratio_tokens"] for r in members), 2) if members else None,
             "grep_cheaper": [r["id"] for r in rows if r["family"] == family and r["cheaper"] == "grep"],
         }
@@ -395,21 +442,34 @@ def run(questions_path: Path) -> dict[str, Any]:
     k_sum, b_sum = sum(r["kivgraph"]["tokens"] for r in rows), sum(r["baseline"]["tokens"] for r in rows)
     kb_sum, bb_sum = sum(r["kivgraph"]["bytes"] for r in rows), sum(r["baseline"]["bytes"] for r in rows)
     return {
-        "benchmark": "tokens", "corpora": spec["corpora"], "questions_file": str(questions_path.relative_to(REPO_ROOT)),
-        "questions_version": spec.get("version"), "server": server, "index": index,
+        "benchmark": "tokens",
+        "corpora": spec["corpora"],
+        "questions_file": str(questions_path.relative_to(REPO_ROOT)),
+        "questions_version": spec.get("version"),
+        "server": server,
+        "index": index,
         "tokenizer": f"o200k_base via tiktoken ({tokenizer.JS_TIKTOKEN} ranks, offline)",
         "budget": {"median_ratio_at_least": BUDGET, "grep_cheaper_share_at_most": GREP_CHEAPER_AT_MOST},
         "summary": {
-            "questions": len(rows), "both_correct": len(both),
+            "questions": len(rows),
+            "both_correct": len(both),
             "kivgraph_incorrect": [r["id"] for r in rows if not r["kivgraph"]["correct"]],
             "baseline_incorrect": [r["id"] for r in rows if not r["baseline"]["correct"]],
-            "grep_cheaper": grep_cheaper, "grep_cheaper_share": round(len(grep_cheaper) / len(rows), 3),
-            "median_ratio_tokens": median_tokens, "median_ratio_bytes": median_bytes,
+            "grep_cheaper": grep_cheaper,
+            "grep_cheaper_share": round(len(grep_cheaper) / len(rows), 3),
+            "median_ratio_tokens": median_tokens,
+            "median_ratio_bytes": median_bytes,
             "meets_budget": median_tokens is not None and median_tokens >= BUDGET,
             "meets_grep_share": len(grep_cheaper) / len(rows) <= GREP_CHEAPER_AT_MOST,
             "families": families,
-            "session": {"baseline_tokens": b_sum, "kivgraph_tokens": k_sum, "ratio_tokens": _ratio(b_sum, k_sum),
-                        "baseline_bytes": bb_sum, "kivgraph_bytes": kb_sum, "ratio_bytes": _ratio(bb_sum, kb_sum)},
+            "session": {
+                "baseline_tokens": b_sum,
+                "kivgraph_tokens": k_sum,
+                "ratio_tokens": _ratio(b_sum, k_sum),
+                "baseline_bytes": bb_sum,
+                "kivgraph_bytes": kb_sum,
+                "ratio_bytes": _ratio(bb_sum, kb_sum),
+            },
             "bytes_per_token": {"baseline": _ratio(bb_sum, b_sum), "kivgraph": _ratio(kb_sum, k_sum)},
         },
         "questions": rows,
@@ -426,16 +486,18 @@ def report(data: dict[str, Any]) -> str:
         f"({data['server'].get('server')} {data['server'].get('version')}). Questions: `{data['questions_file']}` "
         f"(version {data['questions_version']}). Command: `python -m benchmarks.bench_tokens`.",
         "",
-        f"Tokens: {data['tokenizer']}; bytes are exact. Ratio = baseline / kivgraph (above 1: kivgraph is "
-        "cheaper).",
+        f"Tokens: {data['tokenizer']}; bytes are exact. Ratio = baseline / kivgraph (above 1: kivgraph is cheaper).",
         "",
         "## Per family",
         "",
         "| family | questions | both correct | median ratio (tokens) | grep cheaper on |",
         "| --- | ---: | ---: | ---: | --- |",
-        *[f"| {name} | {f['questions']} | {f['both_correct']} | "
-          f"{str(f['median_ratio_tokens']) + '×' if f['median_ratio_tokens'] is not None else '—'} | "
-          f"{', '.join(f['grep_cheaper']) or 'none'} |" for name, f in s["families"].items()],
+        *[
+            f"| {name} | {f['questions']} | {f['both_correct']} | "
+            f"{str(f['median_ratio_tokens']) + '×' if f['median_ratio_tokens'] is not None else '—'} | "
+            f"{', '.join(f['grep_cheaper']) or 'none'} |"
+            for name, f in s["families"].items()
+        ],
         "",
         "## Per question",
         "",
@@ -476,10 +538,12 @@ def report(data: dict[str, Any]) -> str:
         "",
     ]
     for r in data["questions"]:
-        calls = "; ".join(f"`{c['tool']} {json.dumps(c['arguments'])}` ({c['tokens']:,} tokens)"
-                          for c in r["kivgraph"]["calls"])
-        steps = "; ".join(f"`{st['step']}` ({st['lines']:,} lines, {st['tokens']:,} tokens)"
-                          for st in r["baseline"]["steps"])
+        calls = "; ".join(
+            f"`{c['tool']} {json.dumps(c['arguments'])}` ({c['tokens']:,} tokens)" for c in r["kivgraph"]["calls"]
+        )
+        steps = "; ".join(
+            f"`{st['step']}` ({st['lines']:,} lines, {st['tokens']:,} tokens)" for st in r["baseline"]["steps"]
+        )
         out += [f"- **{r['id']}**: kivgraph {calls}. Baseline ({r['baseline']['rule']}): {steps}."]
     out += [
         "",
@@ -517,12 +581,16 @@ def main(argv: list[str] | None = None) -> int:
     (RESULTS / "tokens.md").write_text(report(data))
     s = data["summary"]
     for r in data["questions"]:
-        print(f"{r['id']:16} baseline {r['baseline']['tokens']:>7,}  kivgraph {r['kivgraph']['tokens']:>6,}  "
-              f"{r['ratio_tokens']:>7}x  kivgraph {'ok' if r['kivgraph']['correct'] else 'WRONG'}  "
-              f"baseline {'ok' if r['baseline']['correct'] else 'WRONG'}")
-    print(f"median ratio (both correct, {s['both_correct']}/{s['questions']}): {s['median_ratio_tokens']}x tokens, "
-          f"{s['median_ratio_bytes']}x bytes; budget {BUDGET:g}x {'met' if s['meets_budget'] else 'NOT met'}; "
-          f"session {s['session']['ratio_tokens']}x")
+        print(
+            f"{r['id']:16} baseline {r['baseline']['tokens']:>7,}  kivgraph {r['kivgraph']['tokens']:>6,}  "
+            f"{r['ratio_tokens']:>7}x  kivgraph {'ok' if r['kivgraph']['correct'] else 'WRONG'}  "
+            f"baseline {'ok' if r['baseline']['correct'] else 'WRONG'}"
+        )
+    print(
+        f"median ratio (both correct, {s['both_correct']}/{s['questions']}): {s['median_ratio_tokens']}x tokens, "
+        f"{s['median_ratio_bytes']}x bytes; budget {BUDGET:g}x {'met' if s['meets_budget'] else 'NOT met'}; "
+        f"session {s['session']['ratio_tokens']}x"
+    )
     print(f"wrote {RESULTS / 'tokens.json'} and {RESULTS / 'tokens.md'}")
     return 0
 

@@ -62,8 +62,14 @@ ORACLE = Path(__file__).parent / "ts_language_service_refs.cjs"
 
 def _cli(home: Path, *args: str, timeout: float = 1800) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "kivgraph_cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _index(home: Path) -> dict[str, Any]:
@@ -78,23 +84,44 @@ def _name_column(line: str, start_col: int, name: str) -> int:
     return m.start() if m else start_col
 
 
-def _oracle(consumer: Path, provider: Path, files: list[str], queries: list[dict[str, Any]]
-            ) -> tuple[str, str | None, list[set[str]]]:
+def _oracle(
+    consumer: Path, provider: Path, files: list[str], queries: list[dict[str, Any]]
+) -> tuple[str, str | None, list[set[str]]]:
     package = NPM_CORPORA[PROVIDER][0]
     config = scip_ts.project_config(consumer, files)
     compiler = config["compilerOptions"]
     assert isinstance(compiler, dict)
-    options: dict[str, object] = {**compiler, "baseUrl": str(consumer),
-                                  "paths": {package: [str(provider / "src" / "index.ts")]}}
-    payload = {"root": str(consumer), "files": config["files"], "compilerOptions": options, "queries": queries,
-               "resolve": [{"from": str(consumer / files[0]), "specifier": package}]}
+    options: dict[str, object] = {
+        **compiler,
+        "baseUrl": str(consumer),
+        "paths": {package: [str(provider / "src" / "index.ts")]},
+    }
+    payload = {
+        "root": str(consumer),
+        "files": config["files"],
+        "compilerOptions": options,
+        "queries": queries,
+        "resolve": [{"from": str(consumer / files[0]), "specifier": package}],
+    }
     env = {**os.environ, "NODE_PATH": str(scip_ts.install_dir() / "node_modules")}
-    proc = subprocess.run(["node", str(ORACLE)], input=json.dumps(payload), capture_output=True, text=True,
-                          env=env, timeout=900, check=True)
+    proc = subprocess.run(
+        ["node", str(ORACLE)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+        check=True,
+    )
     data = json.loads(proc.stdout)
-    out = [{Path(f).relative_to(consumer).as_posix() for f, _line, _col in rows
-            if Path(f).is_relative_to(consumer) and "node_modules" not in Path(f).relative_to(consumer).parts}
-           for rows in data["results"]]
+    out = [
+        {
+            Path(f).relative_to(consumer).as_posix()
+            for f, _line, _col in rows
+            if Path(f).is_relative_to(consumer) and "node_modules" not in Path(f).relative_to(consumer).parts
+        }
+        for rows in data["results"]
+    ]
     return data["version"], data["resolved"][0], out
 
 
@@ -117,17 +144,29 @@ def bench() -> dict[str, Any]:
             skipped = sum(1 for f in gen.files(provider_repo) if f.reason.startswith("generated"))
             for qn, kind in SUBJECTS:
                 name = qn.rsplit(".", 1)[-1]
-                (subject,) = [s for s in find_symbols(gen, name, repo=provider_repo)
-                              if s.qualified_name == qn and s.kind == kind]
+                (subject,) = [
+                    s for s in find_symbols(gen, name, repo=provider_repo) if s.qualified_name == qn and s.kind == kind
+                ]
                 refs = find_references(gen, subject, kinds=ALL_KINDS, repo=consumer_repo)
                 line = (provider / subject.path).read_text().splitlines()[subject.start_line - 1]
-                queries.append({"file": str(provider / subject.path), "line": subject.start_line,
-                                "col": _name_column(line, subject.start_col, name)})
-                rows.append({
-                    "symbol": qn, "kind": kind, "kivgraph_files": sorted({r.other.path for r in refs.rows}),
-                    "rows": len(refs.rows),
-                    "package_mapped_rows": sum(1 for r in refs.rows if r.confidence == Confidence.EXACT_PACKAGE_MAPPED),
-                })
+                queries.append(
+                    {
+                        "file": str(provider / subject.path),
+                        "line": subject.start_line,
+                        "col": _name_column(line, subject.start_col, name),
+                    }
+                )
+                rows.append(
+                    {
+                        "symbol": qn,
+                        "kind": kind,
+                        "kivgraph_files": sorted({r.other.path for r in refs.rows}),
+                        "rows": len(refs.rows),
+                        "package_mapped_rows": sum(
+                            1 for r in refs.rows if r.confidence == Confidence.EXACT_PACKAGE_MAPPED
+                        ),
+                    }
+                )
             edges = {e.key: e.count for e in gen.breakdown().edges_by_confidence}
             unresolved = {e.key: e.count for e in gen.breakdown().unresolved_by_reason}
         ts_version, resolved, theirs = _oracle(consumer, provider, files, queries)
@@ -145,17 +184,22 @@ def bench() -> dict[str, Any]:
     return {
         "provider": f"{NPM_CORPORA[PROVIDER][0]}@{NPM_CORPORA[PROVIDER][1]} (source)",
         "consumer": f"{NPM_CORPORA[CONSUMER][0]}@{NPM_CORPORA[CONSUMER][1]} (source, provider's published tarball "
-                    "in node_modules)",
+        "in node_modules)",
         "analyzer": f"{scip_ts.ANALYZER} {scip_ts.PINNED_VERSION}",
         "oracle": f"typescript {ts_version} LanguageService.findReferences, paths maps the package to the "
-                  "provider's src/index.ts",
-        "oracle_resolution": resolved, "consumer_files": len(files), "provider_generated_files_skipped": skipped,
+        "provider's src/index.ts",
+        "oracle_resolution": resolved,
+        "consumer_files": len(files),
+        "provider_generated_files_skipped": skipped,
         "file_level": {"precision": round(precision, 4), "recall": round(recall, 4), "tp": tp, "fp": fp, "fn": fn},
-        "edges_by_confidence": edges, "unresolved_by_reason": unresolved,
-        "index_seconds": {"cold_total": cold["timings"]["total"],
-                          "cold_analyzer": cold["timings"].get("analyzer.typescript", 0.0),
-                          "warm_total": warm["timings"]["total"],
-                          "warm_analyzer_runs": warm["index"]["typescript"]["analyzer_runs"]},
+        "edges_by_confidence": edges,
+        "unresolved_by_reason": unresolved,
+        "index_seconds": {
+            "cold_total": cold["timings"]["total"],
+            "cold_analyzer": cold["timings"].get("analyzer.typescript", 0.0),
+            "warm_total": warm["timings"]["total"],
+            "warm_analyzer_runs": warm["index"]["typescript"]["analyzer_runs"],
+        },
         "symbols_compared": rows,
     }
 
@@ -181,9 +225,11 @@ def report(result: dict[str, Any]) -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     for row in result["symbols_compared"]:
-        lines.append(f"| {row['symbol']} | {len(row['kivgraph_files'])} | {len(row['language_service_files'])} | "
-                     f"{row['package_mapped_rows']}/{row['rows']} | {', '.join(row['missing']) or '-'} | "
-                     f"{', '.join(row['extra']) or '-'} |")
+        lines.append(
+            f"| {row['symbol']} | {len(row['kivgraph_files'])} | {len(row['language_service_files'])} | "
+            f"{row['package_mapped_rows']}/{row['rows']} | {', '.join(row['missing']) or '-'} | "
+            f"{', '.join(row['extra']) or '-'} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -54,8 +54,14 @@ ORACLE = Path(__file__).parent / "ts_language_service_refs.cjs"
 
 def _cli(home: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
-    return subprocess.run([sys.executable, "-m", "kivgraph_cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def _index(home: Path) -> dict[str, Any]:
@@ -72,14 +78,27 @@ def _name_column(line: str, start_col: int, name: str) -> int:
 
 def _oracle(root: Path, files: list[str], queries: list[dict[str, Any]]) -> tuple[str, list[set[str]]]:
     config = scip_ts.project_config(root, files)
-    payload = {"root": str(root), "files": config["files"], "compilerOptions": config["compilerOptions"],
-               "queries": queries}
+    payload = {
+        "root": str(root),
+        "files": config["files"],
+        "compilerOptions": config["compilerOptions"],
+        "queries": queries,
+    }
     env = {**os.environ, "NODE_PATH": str(scip_ts.install_dir() / "node_modules")}
-    proc = subprocess.run(["node", str(ORACLE)], input=json.dumps(payload), capture_output=True, text=True,
-                          env=env, timeout=600, check=True)
+    proc = subprocess.run(
+        ["node", str(ORACLE)],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=True,
+    )
     data = json.loads(proc.stdout)
-    out = [{Path(f).relative_to(root).as_posix() for f, _line, _col in rows if Path(f).is_relative_to(root)}
-           for rows in data["results"]]
+    out = [
+        {Path(f).relative_to(root).as_posix() for f, _line, _col in rows if Path(f).is_relative_to(root)}
+        for rows in data["results"]
+    ]
     return data["version"], out
 
 
@@ -98,18 +117,31 @@ def main() -> int:
         rows: list[dict[str, Any]] = []
         queries: list[dict[str, Any]] = []
         with open_current(layout) as gen:
-            files = sorted(p.relative_to(root).as_posix() for p in (root / "src").rglob("*")
-                           if p.name.endswith(TS_EXTENSIONS))
+            files = sorted(
+                p.relative_to(root).as_posix() for p in (root / "src").rglob("*") if p.name.endswith(TS_EXTENSIONS)
+            )
             for qn, kind in SUBJECTS:
                 name = qn.rsplit(".", 1)[-1]
                 (subject,) = [s for s in find_symbols(gen, name) if s.qualified_name == qn and s.kind == kind]
                 refs = find_references(gen, subject, kinds=ALL_KINDS)  # the service counts exports too
                 ours = {r.other.path for r in refs.rows}
                 line = (root / subject.path).read_text().splitlines()[subject.start_line - 1]
-                queries.append({"file": str(root / subject.path), "line": subject.start_line,
-                                "col": _name_column(line, subject.start_col, name)})
-                rows.append({"symbol": qn, "kind": kind, "kivgraph_files": sorted(ours),
-                             "exact_rows": sum(1 for r in refs.rows if r.confidence == 1), "rows": len(refs.rows)})
+                queries.append(
+                    {
+                        "file": str(root / subject.path),
+                        "line": subject.start_line,
+                        "col": _name_column(line, subject.start_col, name),
+                    }
+                )
+                rows.append(
+                    {
+                        "symbol": qn,
+                        "kind": kind,
+                        "kivgraph_files": sorted(ours),
+                        "exact_rows": sum(1 for r in refs.rows if r.confidence == 1),
+                        "rows": len(refs.rows),
+                    }
+                )
         ts_version, theirs = _oracle(root, files, queries)
     tp = fp = fn = 0
     for row, oracle in zip(rows, theirs, strict=True):
@@ -126,19 +158,25 @@ def main() -> int:
     analyzer_cold = cold["timings"].get("analyzer.typescript", 0.0)
     analyzer_warm = warm["timings"].get("analyzer.typescript", 0.0)
     result = {
-        "corpus": f"{package}@{version}", "files": cold["index"]["typescript"]["files"],
-        "symbols": cold["counts"]["symbols"], "edges": cold["counts"]["edges"],
-        "mode": cold["index"]["typescript"]["mode"], "analyzer": f"{scip_ts.ANALYZER} {scip_ts.PINNED_VERSION}",
+        "corpus": f"{package}@{version}",
+        "files": cold["index"]["typescript"]["files"],
+        "symbols": cold["counts"]["symbols"],
+        "edges": cold["counts"]["edges"],
+        "mode": cold["index"]["typescript"]["mode"],
+        "analyzer": f"{scip_ts.ANALYZER} {scip_ts.PINNED_VERSION}",
         "oracle": f"typescript {ts_version} LanguageService.findReferences",
         "file_level": {"precision": round(precision, 4), "recall": round(recall, 4), "tp": tp, "fp": fp, "fn": fn},
         "index_seconds": {
-            "cold_total": total_cold, "cold_analyzer": analyzer_cold,
+            "cold_total": total_cold,
+            "cold_analyzer": analyzer_cold,
             "cold_analyzer_share": round(analyzer_cold / total_cold, 3) if total_cold else 0.0,
-            "warm_total": total_warm, "warm_analyzer": analyzer_warm,
+            "warm_total": total_warm,
+            "warm_analyzer": analyzer_warm,
             "warm_analyzer_runs": warm["index"]["typescript"]["analyzer_runs"],
             "warm_analyzer_cache_hits": warm["index"]["typescript"]["analyzer_cache_hits"],
         },
-        "timings_cold": cold["timings"], "timings_warm": warm["timings"],
+        "timings_cold": cold["timings"],
+        "timings_warm": warm["timings"],
         "symbols_compared": rows,
     }
     RESULTS.mkdir(exist_ok=True)
@@ -161,8 +199,10 @@ def main() -> int:
         "| --- | --- | --- | --- | --- |",
     ]
     for row in rows:
-        lines.append(f"| {row['symbol']} | {len(row['kivgraph_files'])} | {len(row['language_service_files'])} | "
-                     f"{', '.join(row['missing']) or '-'} | {', '.join(row['extra']) or '-'} |")
+        lines.append(
+            f"| {row['symbol']} | {len(row['kivgraph_files'])} | {len(row['language_service_files'])} | "
+            f"{', '.join(row['missing']) or '-'} | {', '.join(row['extra']) or '-'} |"
+        )
     (RESULTS / f"{stem}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

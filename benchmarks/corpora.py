@@ -60,9 +60,7 @@ NPM_CORPORA: dict[str, tuple[str, str]] = {
 }
 # A consumer corpus gets these corpora's published tarballs installed in its node_modules/<npm name>
 # (a copy, as npm installs it: build output, no source map back to the provider's source).
-NPM_INSTALLS: dict[str, tuple[str, ...]] = {
-    "react-query": ("query-core", "types-react", "types-prop-types", "csstype"),
-}
+NPM_INSTALLS: dict[str, tuple[str, ...]] = {"react-query": ("query-core", "types-react", "types-prop-types", "csstype")}
 
 
 # name -> (version, sha256 of the .crate file)
@@ -91,9 +89,21 @@ def fetch_pypi_sdist(name: str, version: str | None = None) -> Path:
         return dest
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(
-            [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-             f"{name}=={version}", "-d", tmp],
-            check=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--no-binary",
+                ":all:",
+                f"{name}=={version}",
+                "-d",
+                tmp,
+            ],
+            check=True,
+            timeout=300,
         )
         archives = [p for p in Path(tmp).iterdir() if p.name.endswith((".tar.gz", ".tgz"))]
         if len(archives) != 1:
@@ -153,8 +163,14 @@ def fetch_go_module(name: str) -> Path:
     if go is None:
         raise RuntimeError("the go toolchain is needed to fetch Go corpora")
     env = _go_fetch_env()
-    proc = subprocess.run([go, "mod", "download", "-json", f"{module}@{version}"], env=env, cwd=tempfile.gettempdir(),
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [go, "mod", "download", "-json", f"{module}@{version}"],
+        env=env,
+        cwd=tempfile.gettempdir(),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"go mod download {module}@{version} failed: {proc.stdout[-1000:]} {proc.stderr[-1000:]}")
     info = json.loads(proc.stdout)
@@ -194,8 +210,9 @@ def _fetch_npm_tarball(package: str, version: str, dest: Path) -> None:
     if npm is None:
         raise RuntimeError("npm is needed to fetch npm corpora")
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run([npm, "pack", "--silent", f"{package}@{version}"], cwd=tmp, check=True, capture_output=True,
-                       timeout=300)
+        subprocess.run(
+            [npm, "pack", "--silent", f"{package}@{version}"], cwd=tmp, check=True, capture_output=True, timeout=300
+        )
         (archive,) = [p for p in Path(tmp).iterdir() if p.name.endswith(".tgz")]
         unpack = Path(tmp) / "unpacked"
         with tarfile.open(archive) as tar:
@@ -245,8 +262,13 @@ def fetch_crate(name: str) -> Path:
     patches: list[str] = []
     for dep, corpus in RUST_PATCHES.get(name, {}).items():
         patches += ["--config", f"patch.crates-io.{dep}.path={json.dumps(str(fetch_crate(corpus)))}"]
-    proc = subprocess.run([cargo, "fetch", "--locked", *patches, "--manifest-path", str(dest / "Cargo.toml")],
-                          env=cargo_env(), capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(
+        [cargo, "fetch", "--locked", *patches, "--manifest-path", str(dest / "Cargo.toml")],
+        env=cargo_env(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"cargo fetch for {name} {version} failed: {proc.stderr[-1500:]}")
     from indexer.languages.rust.toolchain import fetch_sysroot_dependencies

@@ -26,20 +26,41 @@ QUESTIONS: list[tuple[str, str, dict[str, Any]]] = [
     ("What does the graph hold?", "graph_status", {}),
     ("Where is `Context` declared?", "find_symbol", {"name": "Context"}),
     ("Who calls `invoke`? (a common name: the answer lists the candidates)", "find_references", {"name": "invoke"}),
-    ("Who calls Context.invoke?", "find_references",
-     {"qualified_name": "click.core.Context.invoke", "repository": "click"}),
-    ("Which files reference `echo`?", "find_references",
-     {"qualified_name": "click.utils.echo", "repository": "click", "view": "files"}),
-    ("What does BaseCommand.main call?", "find_references",
-     {"qualified_name": "click.core.BaseCommand.main", "repository": "click", "direction": "outgoing"}),
-    ("What is declared in exceptions.py?", "get_file_outline",
-     {"repository": "click", "path": "src/click/exceptions.py"}),
-    ("Show me the code of `echo`.", "get_source",
-     {"symbols": [{"qualified_name": "click.utils.echo", "repository": "click"}]}),
-    ("What breaks if I change make_default_short_help? (two hops)", "get_blast_radius",
-     {"qualified_name": "click.utils.make_default_short_help", "repository": "click", "depth": 2}),
-    ("I don't know the name: where are shell completion scripts generated?", "find_by_intent",
-     {"query": "where are shell completion scripts generated"}),
+    (
+        "Who calls Context.invoke?",
+        "find_references",
+        {"qualified_name": "click.core.Context.invoke", "repository": "click"},
+    ),
+    (
+        "Which files reference `echo`?",
+        "find_references",
+        {"qualified_name": "click.utils.echo", "repository": "click", "view": "files"},
+    ),
+    (
+        "What does BaseCommand.main call?",
+        "find_references",
+        {"qualified_name": "click.core.BaseCommand.main", "repository": "click", "direction": "outgoing"},
+    ),
+    (
+        "What is declared in exceptions.py?",
+        "get_file_outline",
+        {"repository": "click", "path": "src/click/exceptions.py"},
+    ),
+    (
+        "Show me the code of `echo`.",
+        "get_source",
+        {"symbols": [{"qualified_name": "click.utils.echo", "repository": "click"}]},
+    ),
+    (
+        "What breaks if I change make_default_short_help? (two hops)",
+        "get_blast_radius",
+        {"qualified_name": "click.utils.make_default_short_help", "repository": "click", "depth": 2},
+    ),
+    (
+        "I don't know the name: where are shell completion scripts generated?",
+        "find_by_intent",
+        {"query": "where are shell completion scripts generated"},
+    ),
 ]
 
 
@@ -66,7 +87,9 @@ async def ask_server() -> None:
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "kivgraph_cli", "serve"], env={"KIVGRAPH_HOME": str(HOME)},
+        command=sys.executable,
+        args=["-m", "kivgraph_cli", "serve"],
+        env={"KIVGRAPH_HOME": str(HOME)},
         cwd=str(REPO_ROOT),
     )
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:

@@ -25,30 +25,56 @@ def rows(entries: list[dict[str, object]]) -> list[tuple[str, str, str]]:
     out: list[tuple[str, str, str]] = []
     if "sigkill" in by:
         e = by["sigkill"]
-        out.append(("SIGKILL of `kivgraph index` at a random point (discovery, each file's extraction, analysis, "
-                    "cache write, each publish step) while a server answers", f"{e['injected']} injected",
-                    f"{e['survived']} survived (previous generation served, no half generation visible)"))
+        out.append(
+            (
+                "SIGKILL of `kivgraph index` at a random point (discovery, each file's extraction, analysis, "
+                "cache write, each publish step) while a server answers",
+                f"{e['injected']} injected",
+                f"{e['survived']} survived (previous generation served, no half generation visible)",
+            )
+        )
     if "race" in by:
         e = by["race"]
-        out.append(("two indexers started together over an edit", f"{e['races']} races",
-                    f"0 stale publications; the second refused with exit 3 in {e['second_refused']}, "
-                    "serialized after the first in the others"))
+        out.append(
+            (
+                "two indexers started together over an edit",
+                f"{e['races']} races",
+                f"0 stale publications; the second refused with exit 3 in {e['second_refused']}, "
+                "serialized after the first in the others",
+            )
+        )
     if "corruption" in by:
         e = by["corruption"]
         kinds = ", ".join(f"{k.split('.', 1)[1]} {v}" for k, v in sorted(e.items()) if k.startswith("kind."))
-        out.append((f"random corruption of the newest generation or CURRENT ({kinds})", f"{e['tried']} tried",
-                    f"{e['detected']} detected and left for an intact generation, {e['harmless']} harmless "
-                    "(bytes that hold no content); 0 crashes of status, doctor or serve"))
+        out.append(
+            (
+                f"random corruption of the newest generation or CURRENT ({kinds})",
+                f"{e['tried']} tried",
+                f"{e['detected']} detected and left for an intact generation, {e['harmless']} harmless "
+                "(bytes that hold no content); 0 crashes of status, doctor or serve",
+            )
+        )
     if "protocol" in by:
         e = by["protocol"]
-        out.append(("random protocol input on stdio (garbage bytes, cut JSON, bad params, deep nesting, lone "
-                    "surrogates, batches, odd ids)", f"{e['tried']} lines", f"{e['unanswered']} unanswered"))
+        out.append(
+            (
+                "random protocol input on stdio (garbage bytes, cut JSON, bad params, deep nesting, lone "
+                "surrogates, batches, odd ids)",
+                f"{e['tried']} lines",
+                f"{e['unanswered']} unanswered",
+            )
+        )
     arguments = [e for name, e in by.items() if name.startswith("arguments.")]
     if arguments:
         tried = sum(int(e["tried"]) for e in arguments)  # type: ignore[call-overload]
         refused = sum(int(e["refused_by_name"]) for e in arguments)  # type: ignore[call-overload]
-        out.append((f"property-based tool arguments (hypothesis, {len(arguments)} tools)", f"{tried} calls",
-                    f"0 crashes; {refused} refused with a known error code naming the field, the rest answered"))
+        out.append(
+            (
+                f"property-based tool arguments (hypothesis, {len(arguments)} tools)",
+                f"{tried} calls",
+                f"0 crashes; {refused} refused with a known error code naming the field, the rest answered",
+            )
+        )
     return out
 
 
@@ -58,9 +84,11 @@ def render(entries: list[dict[str, object]]) -> str:
     seeds = sorted({str(e.get("seed", "")) for e in entries if e.get("seed") is not None})
     rounds = sorted({str(e.get("rounds", "")) for e in entries if e.get("rounds") is not None})
     lines.append("")
-    lines.append(f"Produced by `{COMMAND}` (rounds per campaign: {', '.join(rounds) or '?'}; seed "
-                 f"{', '.join(seeds) or '?'}; counts in `benchmarks/results/faults.jsonl`). `make test` runs "
-                 "the same campaigns for a few rounds.")
+    lines.append(
+        f"Produced by `{COMMAND}` (rounds per campaign: {', '.join(rounds) or '?'}; seed "
+        f"{', '.join(seeds) or '?'}; counts in `benchmarks/results/faults.jsonl`). `make test` runs "
+        "the same campaigns for a few rounds."
+    )
     return "\n".join(lines)
 
 

@@ -15,8 +15,14 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def index_run(home: Path, env: dict[str, str], *, timeout: float = 3600) -> dict[str, Any]:
     """Wall time, the pipeline's timings and counts, and the per-language index and cache figures."""
     started = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "kivgraph_cli", "index", "--json"], cwd=REPO_ROOT,
-                          env={**env, "KIVGRAPH_HOME": str(home)}, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "index", "--json"],
+        cwd=REPO_ROOT,
+        env={**env, "KIVGRAPH_HOME": str(home)},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
     wall = time.perf_counter() - started
     result = None
     for line in proc.stdout.splitlines():
@@ -25,8 +31,13 @@ def index_run(home: Path, env: dict[str, str], *, timeout: float = 3600) -> dict
             result = event["result"]
     if proc.returncode != 0 or not result or not result.get("passed"):
         raise SystemExit(f"index failed ({proc.returncode}): {proc.stderr[-2000:]}")
-    return {"wall_seconds": round(wall, 3), "timings": result["timings"], "counts": result["counts"],
-            "index": result["index"], "cache": result["cache"]}
+    return {
+        "wall_seconds": round(wall, 3),
+        "timings": result["timings"],
+        "counts": result["counts"],
+        "index": result["index"],
+        "cache": result["cache"],
+    }
 
 
 def to_builtins(obj: Any) -> Any:

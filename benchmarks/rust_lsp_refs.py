@@ -31,8 +31,15 @@ class Session:
     """A rust-analyzer language server on stdio (Content-Length framed JSON-RPC)."""
 
     def __init__(self, exe: Path, root: Path, env: dict[str, str], *, timeout: float = 900) -> None:
-        self.proc = subprocess.Popen([str(exe)], cwd=root, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [str(exe)],
+            cwd=root,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self.root = root
         self.deadline = time.monotonic() + timeout
         self.buf = b""
@@ -75,8 +82,11 @@ class Session:
         while True:
             head, sep, rest = self.buf.partition(b"\r\n\r\n")
             if sep:
-                length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length"))
+                length = next(
+                    int(line.split(b":")[1])
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
                 if len(rest) >= length:
                     self.buf = rest[length:]
                     return json.loads(rest[:length])
@@ -116,27 +126,43 @@ class Oracle:
     def __init__(self, exe: Path, root: Path, env: dict[str, str], *, timeout: float = 1800) -> None:
         self.session = Session(exe, root, env, timeout=timeout)
         started = time.monotonic()
-        self.session.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.resolve().as_uri(),
-            "capabilities": {"experimental": {"serverStatusNotification": True},
-                             "window": {"workDoneProgress": False}},
-            "initializationOptions": {"checkOnSave": False, "cachePriming": {"enable": True}},
-        })
+        self.session.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.resolve().as_uri(),
+                "capabilities": {
+                    "experimental": {"serverStatusNotification": True},
+                    "window": {"workDoneProgress": False},
+                },
+                "initializationOptions": {"checkOnSave": False, "cachePriming": {"enable": True}},
+            },
+        )
         self.session.notify("initialized", {})
         self.session.wait_quiescent()
         self.loaded = time.monotonic() - started
 
     def _batch(self, method: str, queries: list[tuple[Path, int, int]], extra: dict[str, Any]) -> list[Any]:
-        ids = [self.session.send(method, {
-            "textDocument": {"uri": path.resolve().as_uri()}, "position": {"line": line, "character": col}, **extra,
-        }) for path, line, col in queries]
+        ids = [
+            self.session.send(
+                method,
+                {
+                    "textDocument": {"uri": path.resolve().as_uri()},
+                    "position": {"line": line, "character": col},
+                    **extra,
+                },
+            )
+            for path, line, col in queries
+        ]
         return self.session.wait_for(ids)
 
     def references(self, queries: list[tuple[Path, int, int]]) -> list[list[tuple[str, int, int]]]:
         """For each (file, 0-based line, UTF-16 column): every reference (absolute path, line, column), the
         declaration excluded."""
-        return [_locations(r) for r in self._batch("textDocument/references", queries,
-                                                   {"context": {"includeDeclaration": False}})]
+        return [
+            _locations(r)
+            for r in self._batch("textDocument/references", queries, {"context": {"includeDeclaration": False}})
+        ]
 
     def definitions(self, queries: list[tuple[Path, int, int]]) -> list[list[tuple[str, int, int]]]:
         """For each (file, 0-based line, UTF-16 column): where rust-analyzer's goto-definition goes."""
@@ -153,6 +179,6 @@ def _locations(result: Any) -> list[tuple[str, int, int]]:
     for loc in result or []:
         uri = loc.get("uri") or loc.get("targetUri", "")
         rng = loc.get("range") or loc.get("targetSelectionRange") or loc.get("targetRange")
-        path = unquote(uri[len("file://"):]) if uri.startswith("file://") else uri
+        path = unquote(uri[len("file://") :]) if uri.startswith("file://") else uri
         rows.append((path, rng["start"]["line"], rng["start"]["character"]))
     return rows

@@ -22,8 +22,28 @@ from snapshot_format.layout import StateLayout, resolve_layout
 from snapshot_format.stable_key import stable_key
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
-WORDS = ("load", "save", "parse", "render", "fetch", "merge", "apply", "build", "check", "open", "close", "flush",
-         "read", "write", "scan", "index", "query", "route", "bind", "emit")
+WORDS = (
+    "load",
+    "save",
+    "parse",
+    "render",
+    "fetch",
+    "merge",
+    "apply",
+    "build",
+    "check",
+    "open",
+    "close",
+    "flush",
+    "read",
+    "write",
+    "scan",
+    "index",
+    "query",
+    "route",
+    "bind",
+    "emit",
+)
 
 
 def generate(symbols: int, edges: int, repositories: int = 8, seed: int = 42) -> GenerationContent:
@@ -38,36 +58,110 @@ def generate(symbols: int, edges: int, repositories: int = 8, seed: int = 42) ->
         while count < per_repo:
             path = f"pkg{f // 20:03d}/mod{f:04d}.py"
             module = path[:-3].replace("/", ".")
-            files.append(records.File(repository=repo, path=path, language="python", content_hash="0" * 64,
-                                      size=4000, symbols=0, package=module, analysis="fallback"))
+            files.append(
+                records.File(
+                    repository=repo,
+                    path=path,
+                    language="python",
+                    content_hash="0" * 64,
+                    size=4000,
+                    symbols=0,
+                    package=module,
+                    analysis="fallback",
+                )
+            )
             line = 1
-            mod_key = stable_key(language="python", repository=repo, package=module, module=path,
-                                 qualified_name=module, kind="module", discriminator="")
-            syms.append(records.Symbol(key=mod_key, name=module.rsplit(".", 1)[-1], qualified_name=module,
-                                       kind="module", language="python", repository=repo, path=path, start_line=1,
-                                       start_col=0, end_line=400, end_col=0, package=module, exported=True))
+            mod_key = stable_key(
+                language="python",
+                repository=repo,
+                package=module,
+                module=path,
+                qualified_name=module,
+                kind="module",
+                discriminator="",
+            )
+            syms.append(
+                records.Symbol(
+                    key=mod_key,
+                    name=module.rsplit(".", 1)[-1],
+                    qualified_name=module,
+                    kind="module",
+                    language="python",
+                    repository=repo,
+                    path=path,
+                    start_line=1,
+                    start_col=0,
+                    end_line=400,
+                    end_col=0,
+                    package=module,
+                    exported=True,
+                )
+            )
             count += 1
             for c in range(3):
                 cls = f"Class{f}_{c}"
                 cqn = f"{module}.{cls}"
-                ckey = stable_key(language="python", repository=repo, package=module, module=path,
-                                  qualified_name=cqn, kind="class", discriminator="")
-                syms.append(records.Symbol(key=ckey, name=cls, qualified_name=cqn, kind="class", language="python",
-                                           repository=repo, path=path, start_line=line, start_col=0,
-                                           end_line=line + 40, end_col=0, signature=f"class {cls}:",
-                                           exported=True, container=mod_key, package=module))
+                ckey = stable_key(
+                    language="python",
+                    repository=repo,
+                    package=module,
+                    module=path,
+                    qualified_name=cqn,
+                    kind="class",
+                    discriminator="",
+                )
+                syms.append(
+                    records.Symbol(
+                        key=ckey,
+                        name=cls,
+                        qualified_name=cqn,
+                        kind="class",
+                        language="python",
+                        repository=repo,
+                        path=path,
+                        start_line=line,
+                        start_col=0,
+                        end_line=line + 40,
+                        end_col=0,
+                        signature=f"class {cls}:",
+                        exported=True,
+                        container=mod_key,
+                        package=module,
+                    )
+                )
                 line += 1
                 count += 1
                 for m in range(8):
                     name = WORDS[(f + c + m) % len(WORDS)] + ("" if m < 4 else f"_{m}")
                     mqn = f"{cqn}.{name}"
-                    mkey = stable_key(language="python", repository=repo, package=module, module=path,
-                                      qualified_name=mqn, kind="method", discriminator="")
-                    syms.append(records.Symbol(key=mkey, name=name, qualified_name=mqn, kind="method",
-                                               language="python", repository=repo, path=path, start_line=line,
-                                               start_col=4, end_line=line + 4, end_col=0,
-                                               signature=f"def {name}(self)", exported=True, container=ckey,
-                                               package=module))
+                    mkey = stable_key(
+                        language="python",
+                        repository=repo,
+                        package=module,
+                        module=path,
+                        qualified_name=mqn,
+                        kind="method",
+                        discriminator="",
+                    )
+                    syms.append(
+                        records.Symbol(
+                            key=mkey,
+                            name=name,
+                            qualified_name=mqn,
+                            kind="method",
+                            language="python",
+                            repository=repo,
+                            path=path,
+                            start_line=line,
+                            start_col=4,
+                            end_line=line + 4,
+                            end_col=0,
+                            signature=f"def {name}(self)",
+                            exported=True,
+                            container=ckey,
+                            package=module,
+                        )
+                    )
                     line += 5
                     count += 1
             f += 1
@@ -88,15 +182,34 @@ def generate(symbols: int, edges: int, repositories: int = 8, seed: int = 42) ->
         seen.add(ident)
         conf = Confidence.EXACT_TYPECHECKED if rng.random() < 0.8 else Confidence.CANDIDATE
         prov = Provenance.PYTHON_INDEXER_USE if conf == Confidence.EXACT_TYPECHECKED else Provenance.PYTHON_SYNTAX_CALL
-        out.append(records.Edge(kind=kind, source=syms[src].key, target=syms[dst].key, confidence=conf,
-                                provenance=prov, line=syms[src].start_line + 1, col=8))
+        out.append(
+            records.Edge(
+                kind=kind,
+                source=syms[src].key,
+                target=syms[dst].key,
+                confidence=conf,
+                provenance=prov,
+                line=syms[src].start_line + 1,
+                col=8,
+            )
+        )
     unresolved = [
-        records.Unresolved(name=rng.choice(WORDS), reason="RECEIVER_NOT_RESOLVED", repository=rng.choice(repos),
-                           path=files[rng.randrange(len(files))].path, line=rng.randrange(1, 400), language="python")
+        records.Unresolved(
+            name=rng.choice(WORDS),
+            reason="RECEIVER_NOT_RESOLVED",
+            repository=rng.choice(repos),
+            path=files[rng.randrange(len(files))].path,
+            line=rng.randrange(1, 400),
+            language="python",
+        )
         for _ in range(symbols // 10)
     ]
-    repo_records = [records.Repository(name=r, root=f"/synthetic/{r}", languages=("python",),
-                                       files=sum(1 for fl in files if fl.repository == r)) for r in repos]
+    repo_records = [
+        records.Repository(
+            name=r, root=f"/synthetic/{r}", languages=("python",), files=sum(1 for fl in files if fl.repository == r)
+        )
+        for r in repos
+    ]
     return GenerationContent(repositories=repo_records, files=files, symbols=syms, edges=out, unresolved=unresolved)
 
 
@@ -110,8 +223,10 @@ def build(out_dir: Path, symbols: int, edges: int) -> StateLayout:
     content = generate(symbols, edges)
     result = publish(layout, content, indexer_version="synthetic")
     marker.touch()
-    print(f"synthetic generation {result.name}: {len(content.symbols)} symbols, {len(content.edges)} edges "
-          f"in {time.perf_counter() - started:.1f}s")
+    print(
+        f"synthetic generation {result.name}: {len(content.symbols)} symbols, {len(content.edges)} edges "
+        f"in {time.perf_counter() - started:.1f}s"
+    )
     return layout
 
 

@@ -68,8 +68,9 @@ def install(timeout: float = 600) -> str:
     if npm is None:
         return f"{label}: FAILED (npm not found: install Node.js and npm, then run make setup again)"
     with tempfile.TemporaryDirectory() as scratch:
-        proc = subprocess.run([npm, "pack", JS_TIKTOKEN, "--silent"], cwd=scratch, capture_output=True, text=True,
-                              timeout=timeout)
+        proc = subprocess.run(
+            [npm, "pack", JS_TIKTOKEN, "--silent"], cwd=scratch, capture_output=True, text=True, timeout=timeout
+        )
         tarballs = list(Path(scratch).glob("js-tiktoken-*.tgz"))
         if proc.returncode != 0 or not tarballs:
             return f"{label}: FAILED (npm pack {JS_TIKTOKEN}: {' '.join((proc.stderr or proc.stdout).split())[-200:]})"

@@ -76,7 +76,6 @@ def run(cmd: list[str], *, timeout: float, **popen_kwargs: Any) -> tuple[int, by
     Raises OSError when it cannot start and subprocess.TimeoutExpired after ``timeout``; the
     whole group is killed on every way out.
     """
-    with spawned(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                 **popen_kwargs) as proc:
+    with spawned(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen_kwargs) as proc:
         stdout, stderr = proc.communicate(timeout=timeout)
         return proc.returncode, stdout, stderr

@@ -19,15 +19,7 @@ import lmdb
 import msgspec
 
 from indexer import __version__
-from indexer.config import (
-    Config,
-    ConfigError,
-    RepositoryConfig,
-    load,
-    normalize_languages,
-    upsert_repositories,
-    write,
-)
+from indexer.config import Config, ConfigError, RepositoryConfig, load, normalize_languages, upsert_repositories, write
 from indexer.pipeline import run_index
 from indexer.progress import PhaseLines, Progress
 from indexer.progress import as_json as progress_json
@@ -45,11 +37,16 @@ EXIT_FAILURE = 1
 EXIT_LOCKED = 3
 
 config_option = click.option(
-    "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
     help="Config file (default: $KIVGRAPH_HOME/kivgraph.toml or ~/.config/kivgraph/kivgraph.toml).",
 )
 state_option = click.option(
-    "--state-dir", type=click.Path(file_okay=False), default=None,
+    "--state-dir",
+    type=click.Path(file_okay=False),
+    default=None,
     help="State directory for generations, fact cache and logs (default: $KIVGRAPH_HOME/state or ~/.local/state/kivgraph).",
 )
 
@@ -83,13 +80,23 @@ def _default_name(root: Path) -> str:
 
 @click.command()
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, file_okay=False))
-@click.option("--repository", "named", multiple=True, metavar="NAME=PATH", help="Register PATH under NAME (repeatable).")
-@click.option("--languages", default=None, help="Comma-separated languages for every repository given (default: detected).")
+@click.option(
+    "--repository", "named", multiple=True, metavar="NAME=PATH", help="Register PATH under NAME (repeatable)."
+)
+@click.option(
+    "--languages", default=None, help="Comma-separated languages for every repository given (default: detected)."
+)
 @click.option("--force", is_flag=True, help="Replace an existing config instead of adding to it.")
 @config_option
 @state_option
-def init(paths: tuple[str, ...], named: tuple[str, ...], languages: str | None, force: bool,
-         config_path: str | None, state_dir: str | None) -> None:
+def init(
+    paths: tuple[str, ...],
+    named: tuple[str, ...],
+    languages: str | None,
+    force: bool,
+    config_path: str | None,
+    state_dir: str | None,
+) -> None:
     """Write kivgraph.toml registering the repositories at PATHS.
 
     Each PATH is registered under its directory name (use --repository NAME=PATH
@@ -167,8 +174,10 @@ class _Reporter:
             with self._lock:
                 _json_line({"event": "published", "published": summary})
         elif stage.name == "candidate":
-            click.echo(f"index: CANDIDATE {stage.result.name} published in {time.perf_counter() - self.started:.2f}s "
-                       f"({stage.pending_files} files pending exact analysis)")
+            click.echo(
+                f"index: CANDIDATE {stage.result.name} published in {time.perf_counter() - self.started:.2f}s "
+                f"({stage.pending_files} files pending exact analysis)"
+            )
 
     def watching(self, roots: int) -> None:
         """``--watch``: the watcher is live (an edit saved from now on is seen)."""
@@ -209,19 +218,44 @@ def _parse_register(raw: str) -> list[RepositoryConfig]:
 
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="NDJSON progress events and one final result on stdout.")
-@click.option("--full", is_flag=True,
-              help="Rebuild from scratch: read nothing from the fact cache (extract and analyze every file again) and refresh it.")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Rebuild from scratch: read nothing from the fact cache (extract and analyze every file again) and refresh it.",
+)
 @click.option("--watch", is_flag=True, help="Keep running: re-index and publish after file changes (debounced).")
-@click.option("--fact-cache", type=click.Choice(["on", "off", "verify"]), default=None,
-              help="Override indexing.fact_cache: verify re-extracts everything and fails on any disagreement.")
-@click.option("--repository", "only", multiple=True, metavar="NAME",
-              help="Re-read only NAME from disk (repeatable); other repositories are carried over from the current generation.")
-@click.option("--register", "register", default=None, metavar="JSON",
-              help='Upsert [{"name":..,"path":..,"languages":[..]}] into the registry first; restored if indexing fails.')
+@click.option(
+    "--fact-cache",
+    type=click.Choice(["on", "off", "verify"]),
+    default=None,
+    help="Override indexing.fact_cache: verify re-extracts everything and fails on any disagreement.",
+)
+@click.option(
+    "--repository",
+    "only",
+    multiple=True,
+    metavar="NAME",
+    help="Re-read only NAME from disk (repeatable); other repositories are carried over from the current generation.",
+)
+@click.option(
+    "--register",
+    "register",
+    default=None,
+    metavar="JSON",
+    help='Upsert [{"name":..,"path":..,"languages":[..]}] into the registry first; restored if indexing fails.',
+)
 @config_option
 @state_option
-def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: tuple[str, ...],
-          register: str | None, config_path: str | None, state_dir: str | None) -> None:
+def index(
+    as_json: bool,
+    full: bool,
+    watch: bool,
+    fact_cache: str | None,
+    only: tuple[str, ...],
+    register: str | None,
+    config_path: str | None,
+    state_dir: str | None,
+) -> None:
     """Index every registered repository and publish a new generation atomically.
 
     The previous generation keeps serving until the new one is complete and
@@ -230,7 +264,9 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
     """
     if full:
         if fact_cache is not None:
-            raise click.UsageError(f"--full reads nothing from the fact cache; it cannot be combined with --fact-cache {fact_cache}")
+            raise click.UsageError(
+                f"--full reads nothing from the fact cache; it cannot be combined with --fact-cache {fact_cache}"
+            )
         fact_cache = "refresh"
     layout = _layout(config_path, state_dir)
     reporter = _Reporter(as_json)
@@ -250,8 +286,14 @@ def index(as_json: bool, full: bool, watch: bool, fact_cache: str | None, only: 
         raise SystemExit(128 + signal.SIGINT) from None
 
 
-def _index_locked(layout: StateLayout, reporter: _Reporter, watch: bool, fact_cache: str | None,
-                  only: tuple[str, ...], register: str | None) -> None:
+def _index_locked(
+    layout: StateLayout,
+    reporter: _Reporter,
+    watch: bool,
+    fact_cache: str | None,
+    only: tuple[str, ...],
+    register: str | None,
+) -> None:
     original: bytes | None = None
     if register is not None:
         entries = _parse_register(register)
@@ -314,14 +356,14 @@ def _restore_config(layout: StateLayout, original: bytes) -> None:
 
 
 def _finish_failure(reporter: _Reporter, message: str, code: int) -> None:
-    reporter.result({"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {},
-                     "error": message})
+    reporter.result(
+        {"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {}, "error": message}
+    )
     click.echo(f"error: {message}", err=True)
     raise SystemExit(code)
 
 
-def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None,
-                only: frozenset[str] | None) -> int:
+def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None, only: frozenset[str] | None) -> int:
     started = time.perf_counter()
     reporter.begin()
     try:
@@ -331,8 +373,14 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         for repo in loaded.repositories:
             if repo.problem:
                 click.echo(f"warning: repository {repo.name} is not indexed: {repo.problem}", err=True)
-        report, _result = run_index(loaded, layout, progress=reporter.progress, fact_cache_mode=fact_cache, only=only,
-                                    on_published=reporter.published)
+        report, _result = run_index(
+            loaded,
+            layout,
+            progress=reporter.progress,
+            fact_cache_mode=fact_cache,
+            only=only,
+            on_published=reporter.published,
+        )
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))
         return EXIT_LOCKED
@@ -345,9 +393,17 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         _report_error(reporter, f"{type(exc).__name__}: {exc}")
         return EXIT_FAILURE
     payload = {
-        "passed": True, "generation_id": report.generation_id, "generation": report.generation,
-        "counts": report.counts, "index": report.index, "timings": report.timings, "cache": report.cache,
-        "published": report.published, "stages": report.stages, "note": report.note, "error": None,
+        "passed": True,
+        "generation_id": report.generation_id,
+        "generation": report.generation,
+        "counts": report.counts,
+        "index": report.index,
+        "timings": report.timings,
+        "cache": report.cache,
+        "published": report.published,
+        "stages": report.stages,
+        "note": report.note,
+        "error": None,
     }
     reporter.result(payload)
     if not reporter.as_json:
@@ -369,8 +425,9 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
 
 
 def _report_error(reporter: _Reporter, message: str) -> None:
-    reporter.result({"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {},
-                     "error": message})
+    reporter.result(
+        {"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {}, "error": message}
+    )
     click.echo(f"error: {message}", err=True)
 
 
@@ -397,8 +454,11 @@ def status_payload(layout: StateLayout) -> dict[str, Any]:
     try:
         payload = _generation_status(gen)
     except lmdb.Error as exc:
-        return {"status": "unavailable", "state_dir": str(layout.state_dir),
-                "error": f"generation {gen.name} passed its digest check but cannot be read: {exc}"}
+        return {
+            "status": "unavailable",
+            "state_dir": str(layout.state_dir),
+            "error": f"generation {gen.name} passed its digest check but cannot be read: {exc}",
+        }
     payload["refused"] = refused
     payload["current_pointer"] = pointer.name or pointer.problem or "missing"
     if gen.name != pointer.name or refused:
@@ -426,23 +486,36 @@ def _generation_status(gen: Generation) -> dict[str, Any]:
                         group["paths"].append(f.path)
                 entry["test"] += int(f.test)
             unresolved = collections.Counter(u.reason for u in gen.unresolved_in(repo.name))
-            repos.append({
-                "name": repo.name, "root": repo.root, "commit": repo.commit, "branch": repo.branch,
-                "dirty": repo.dirty, "files": repo.files, "symbols": repo.symbols,
-                "languages": {lang: dict(v) for lang, v in sorted(by_lang.items())},
-                "analyses": [msgspec.structs.asdict(a) for a in repo.analyses],
-                "unresolved_by_reason": dict(sorted(unresolved.items())),
-                "skipped": dict(sorted(skipped.items())),
-            })
+            repos.append(
+                {
+                    "name": repo.name,
+                    "root": repo.root,
+                    "commit": repo.commit,
+                    "branch": repo.branch,
+                    "dirty": repo.dirty,
+                    "files": repo.files,
+                    "symbols": repo.symbols,
+                    "languages": {lang: dict(v) for lang, v in sorted(by_lang.items())},
+                    "analyses": [msgspec.structs.asdict(a) for a in repo.analyses],
+                    "unresolved_by_reason": dict(sorted(unresolved.items())),
+                    "skipped": dict(sorted(skipped.items())),
+                }
+            )
         return {
-            "status": "ready", "generation": gen.name, "generation_id": m.id, "built_at": m.built_at,
-            "format_version": m.format_version, "feature_version": m.feature_version, "counts": counts,
+            "status": "ready",
+            "generation": gen.name,
+            "generation_id": m.id,
+            "built_at": m.built_at,
+            "format_version": m.format_version,
+            "feature_version": m.feature_version,
+            "counts": counts,
             "edges_by_kind": {e.key: e.count for e in breakdown.edges_by_kind},
             "edges_by_confidence": {e.key: e.count for e in breakdown.edges_by_confidence},
             "unresolved_by_reason": {e.key: e.count for e in breakdown.unresolved_by_reason},
             "symbols_by_language": {e.key: e.count for e in breakdown.symbols_by_language},
             "test_files": sum(st.get("test", 0) for r in repos for st in r["languages"].values()),
-            "analyzers": m.analyzers, "repositories": repos,
+            "analyzers": m.analyzers,
+            "repositories": repos,
         }
 
 
@@ -465,8 +538,11 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
     if payload["status"] == "unavailable":
         _fail(f"{payload['error']}; run `kivgraph index` to publish a good generation")
     if payload["status"] == "degraded":
-        click.echo(f"warning: CURRENT ({payload['current_pointer']}) is not usable; servers answer from "
-                   f"{payload['generation']}: " + "; ".join(payload["refused"]), err=True)
+        click.echo(
+            f"warning: CURRENT ({payload['current_pointer']}) is not usable; servers answer from "
+            f"{payload['generation']}: " + "; ".join(payload["refused"]),
+            err=True,
+        )
     c = payload["counts"]
     click.echo(f"graph: {payload['generation']} built {payload['built_at']} (format v{payload['format_version']})")
     click.echo(
@@ -491,8 +567,11 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
             click.echo("  unresolved: " + ", ".join(f"{k} {v}" for k, v in repo["unresolved_by_reason"].items()))
         for reason, group in repo["skipped"].items():
             more = group["count"] - len(group["paths"])
-            click.echo(f"  skipped {group['count']}, {reason}: " + ", ".join(group["paths"])
-                       + (f" and {more} more" if more else ""))
+            click.echo(
+                f"  skipped {group['count']}, {reason}: "
+                + ", ".join(group["paths"])
+                + (f" and {more} more" if more else "")
+            )
     if payload["status"] == "degraded":
         raise SystemExit(EXIT_FAILURE)
 
@@ -504,8 +583,13 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
 @click.option("--json", "as_json", is_flag=True, help="Versions as JSON.")
 def version(as_json: bool) -> None:
     """Print the kivgraph version and the generation format it writes and reads."""
-    info = {"kivgraph": __version__, "format_version": FORMAT_VERSION, "feature_version": FEATURE_VERSION,
-            "min_reader_version": MIN_READER_VERSION, "python": sys.version.split()[0]}
+    info = {
+        "kivgraph": __version__,
+        "format_version": FORMAT_VERSION,
+        "feature_version": FEATURE_VERSION,
+        "min_reader_version": MIN_READER_VERSION,
+        "python": sys.version.split()[0],
+    }
     if as_json:
         click.echo(json.dumps(info))
     else:

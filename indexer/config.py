@@ -36,6 +36,7 @@ LANGUAGE_ALIASES = {
     "dart": "dart",
 }
 
+
 class ConfigError(Exception):
     """The configuration is invalid; the message names the file and the key."""
 
@@ -168,10 +169,14 @@ def validate(config: Config, path: Path) -> LoadedConfig:
         for ex in entry.exclude:
             if ex.startswith("/") or ".." in Path(ex).parts:
                 raise ConfigError(f"{where}.exclude': {ex!r} must be a path inside the repository")
-        include_outputs = idx.include_build_outputs if entry.include_build_outputs is None \
-            else entry.include_build_outputs
-        repos.append(Repository(entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude),
-                                include_outputs, problem))
+        include_outputs = (
+            idx.include_build_outputs if entry.include_build_outputs is None else entry.include_build_outputs
+        )
+        repos.append(
+            Repository(
+                entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude), include_outputs, problem
+            )
+        )
     for a in repos:
         for b in repos:
             if a is not b and not a.problem and not b.problem and (a.root == b.root or a.root in b.root.parents):
@@ -267,7 +272,10 @@ def upsert_repositories(config: Config, entries: list[RepositoryConfig]) -> Conf
                         "choose another name or remove that entry"
                     )
                 repos[i] = RepositoryConfig(
-                    name=existing.name, path=existing.path, languages=entry.languages, exclude=existing.exclude,
+                    name=existing.name,
+                    path=existing.path,
+                    languages=entry.languages,
+                    exclude=existing.exclude,
                     include_build_outputs=existing.include_build_outputs,
                 )
                 break

@@ -50,11 +50,18 @@ class Resolution:
         try:
             work()
         except (RecursionError, ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as exc:
-            self.unresolved.append(UnresolvedFact(
-                name="", reason="RESOLVER_FAILED", repository=repository, path=facts.path, language=language,
-                package=facts.package, detail=f"kivgraph's {language} resolver failed on this file: "
-                f"{type(exc).__name__}: {str(exc)[:200]}; its remaining references are not resolved",
-            ))
+            self.unresolved.append(
+                UnresolvedFact(
+                    name="",
+                    reason="RESOLVER_FAILED",
+                    repository=repository,
+                    path=facts.path,
+                    language=language,
+                    package=facts.package,
+                    detail=f"kivgraph's {language} resolver failed on this file: "
+                    f"{type(exc).__name__}: {str(exc)[:200]}; its remaining references are not resolved",
+                )
+            )
 
 
 class LanguageModule(Protocol):

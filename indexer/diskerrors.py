@@ -6,8 +6,11 @@ import errno
 
 import lmdb
 
-_FULL = {errno.ENOSPC: "the disk is full", errno.EDQUOT: "the disk quota is exhausted",
-         errno.EFBIG: "a file size limit was reached"}
+_FULL = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exhausted",
+    errno.EFBIG: "a file size limit was reached",
+}
 
 
 def write_failure(exc: BaseException, directory: object) -> str:

@@ -64,8 +64,12 @@ def _grammar_check(spec: LanguageSpec, lang: str) -> Check:
         return Check(f"analyzer.{lang}", "FAIL", f"tree-sitter probe failed: {type(exc).__name__}: {exc}")
     found = {s.qualified_name for s in facts.symbols}
     if spec.probe.qualified_name not in found or facts.status != "indexed":
-        return Check(f"analyzer.{lang}", "FAIL", f"tree-sitter {module.EXTRACTOR_VERSION} did not extract "
-                     f"{spec.probe.qualified_name} from its probe (status {facts.status}, found {sorted(found)})")
+        return Check(
+            f"analyzer.{lang}",
+            "FAIL",
+            f"tree-sitter {module.EXTRACTOR_VERSION} did not extract "
+            f"{spec.probe.qualified_name} from its probe (status {facts.status}, found {sorted(found)})",
+        )
     return Check(f"analyzer.{lang}", "PASS", f"tree-sitter extractor {module.EXTRACTOR_VERSION}")
 
 
@@ -109,13 +113,23 @@ def _generation_checks(layout: StateLayout, *, deep: bool) -> list[Check]:
     on_disk = len(list_generations(layout))
     checks = []
     if pointer.problem:
-        checks.append(Check("generation.pointer", "FAIL",
-                            f"{pointer.problem}; {on_disk} generations on disk: servers fall back to the newest "
-                            "readable one and the next `kivgraph index` rewrites CURRENT"))
+        checks.append(
+            Check(
+                "generation.pointer",
+                "FAIL",
+                f"{pointer.problem}; {on_disk} generations on disk: servers fall back to the newest "
+                "readable one and the next `kivgraph index` rewrites CURRENT",
+            )
+        )
     elif pointer.name is None and on_disk:
-        checks.append(Check("generation.pointer", "WARN",
-                            f"{layout.current_pointer} is missing but {on_disk} generations are on disk: servers "
-                            "use the newest readable one and the next `kivgraph index` rewrites CURRENT"))
+        checks.append(
+            Check(
+                "generation.pointer",
+                "WARN",
+                f"{layout.current_pointer} is missing but {on_disk} generations are on disk: servers "
+                "use the newest readable one and the next `kivgraph index` rewrites CURRENT",
+            )
+        )
     elif pointer.name is None:
         checks.append(Check("generation", "PASS", "no published generation yet"))
         return checks
@@ -132,11 +146,14 @@ def _generation_checks(layout: StateLayout, *, deep: bool) -> list[Check]:
         refused = [r for r in refused if r != pointer.problem]
         if pointer.name is not None and (gen.name != pointer.name or refused):
             newer_format = any("reader of format" in r for r in refused)
-            checks.append(Check(
-                "generation", "WARN" if newer_format else "FAIL",
-                f"CURRENT names {pointer.name}, which is unusable: {'; '.join(refused)}; servers answer from {detail}"
-                + (f" (reader format {FORMAT_VERSION}; re-index to upgrade)" if newer_format else ""),
-            ))
+            checks.append(
+                Check(
+                    "generation",
+                    "WARN" if newer_format else "FAIL",
+                    f"CURRENT names {pointer.name}, which is unusable: {'; '.join(refused)}; servers answer from {detail}"
+                    + (f" (reader format {FORMAT_VERSION}; re-index to upgrade)" if newer_format else ""),
+                )
+            )
         else:
             checks.append(Check("generation", "PASS", detail))
     return checks

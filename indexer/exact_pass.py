@@ -68,8 +68,11 @@ def run_exact(
             if blob is not None:
                 facts = adapter.decode(blob)
             else:
-                facts = (analyze(adapter, repo, corpus, key, timeout) if analyze is not None
-                         else adapter.analyze(repo, corpus, timeout=timeout))
+                facts = (
+                    analyze(adapter, repo, corpus, key, timeout)
+                    if analyze is not None
+                    else adapter.analyze(repo, corpus, timeout=timeout)
+                )
                 fact_cache.put_raw(key, adapter.encode(facts), what=f"the {adapter.analyzer} run of {repo.name}")
                 result.runs += 1
             result.cache_hits += cached
@@ -81,8 +84,11 @@ def run_exact(
             outcome = adapter.bind(facts, repo.name, corpus, modules)
         except AnalyzerFailed as exc:
             result.analyses[repo.name] = records.LanguageAnalysis(
-                language=language, mode="fallback", analyzer="tree-sitter",
-                reason=f"{adapter.analyzer} failed: {exc}; edges are CANDIDATE", files=len(repo.files),
+                language=language,
+                mode="fallback",
+                analyzer="tree-sitter",
+                reason=f"{adapter.analyzer} failed: {exc}; edges are CANDIDATE",
+                files=len(repo.files),
                 seconds=round(time.perf_counter() - started, 3),
             )
             continue
@@ -93,13 +99,19 @@ def run_exact(
         name, _, ver = facts.analyzer_version.partition(" ")
         result.analyzer_version = ver or result.analyzer_version
         result.analyses[repo.name] = records.LanguageAnalysis(
-            language=language, mode="exact", analyzer=name or adapter.analyzer, analyzer_version=ver,
-            reason=(f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
-                    + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
-                    + (_excluded_note(adapter.analyzer, excluded) if excluded else "")
-                    + "".join(f"; {note}" for note in outcome.notes)
-                    + (" (cached analyzer run)" if cached else "")),
-            files=len(repo.files), seconds=round(time.perf_counter() - started, 3),
+            language=language,
+            mode="exact",
+            analyzer=name or adapter.analyzer,
+            analyzer_version=ver,
+            reason=(
+                f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
+                + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
+                + (_excluded_note(adapter.analyzer, excluded) if excluded else "")
+                + "".join(f"; {note}" for note in outcome.notes)
+                + (" (cached analyzer run)" if cached else "")
+            ),
+            files=len(repo.files),
+            seconds=round(time.perf_counter() - started, 3),
         )
     return result
 
@@ -133,4 +145,3 @@ def merge(candidate: Resolution, exact: ExactPass) -> Resolution:
         merged.edges.extend(o.edges)
         merged.unresolved.extend(o.unresolved)
     return merged
-

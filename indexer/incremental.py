@@ -87,8 +87,13 @@ class Stage:
     seconds: float = 0.0
 
     def summary(self) -> dict[str, object]:
-        return {"stage": self.name, "generation_id": self.result.generation_id, "generation": self.result.name,
-                "pending_files": self.pending_files, "seconds": round(self.seconds, 3)}
+        return {
+            "stage": self.name,
+            "generation_id": self.result.generation_id,
+            "generation": self.result.name,
+            "pending_files": self.pending_files,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 PublishedFn = Callable[[Stage], None]
@@ -137,8 +142,17 @@ def run_inputs(b: Build) -> Inputs:
     add("kivgraph", __version__, FORMAT_VERSION, FEATURE_VERSION, idx.max_file_bytes, idx.analyzer_timeout_seconds)
     for w in b.work:
         git = b.git[w.name]
-        add("repository", w.name, w.root, ",".join(w.languages), w.problem, git.commit, git.branch, git.dirty,
-            bool(w.carried))
+        add(
+            "repository",
+            w.name,
+            w.root,
+            ",".join(w.languages),
+            w.problem,
+            git.commit,
+            git.branch,
+            git.dirty,
+            bool(w.carried),
+        )
         for cand in w.discovery.files:
             add(cand.path, cand.language, cand.size, cand.skip_reason, w.hashes.get(cand.path, ""))
         for language in sorted(w.facts):
@@ -180,8 +194,11 @@ def unchanged(cache: FactCache, previous: Generation | None, inputs: Inputs) -> 
         record = msgspec.msgpack.decode(raw, type=PublishedInputs)
     except msgspec.DecodeError:
         return False
-    if (record.generation, record.digest, record.inputs) != (previous.name, previous.manifest.digest,
-                                                            inputs.fingerprint):
+    if (record.generation, record.digest, record.inputs) != (
+        previous.name,
+        previous.manifest.digest,
+        inputs.fingerprint,
+    ):
         return False
     try:
         previous.verify_digest()  # a damaged CURRENT is republished, never kept for being "unchanged"
@@ -191,8 +208,9 @@ def unchanged(cache: FactCache, previous: Generation | None, inputs: Inputs) -> 
 
 
 def remember(cache: FactCache, result: PublishResult, inputs: Inputs) -> None:
-    cache.keep(_PUBLISHED_KEY, msgspec.msgpack.encode(
-        PublishedInputs(result.name, result.manifest.digest, inputs.fingerprint)))
+    cache.keep(
+        _PUBLISHED_KEY, msgspec.msgpack.encode(PublishedInputs(result.name, result.manifest.digest, inputs.fingerprint))
+    )
 
 
 # --- 2. what changed since the previous generation ----------------------------------------------------
@@ -257,8 +275,9 @@ def changed_names(b: Build, previous: Generation, changes: ChangeSet) -> set[str
             if new is not None and old_record is not None and old_record.content_hash:
                 module = registry.module_for(new.language)
                 if module is not None:
-                    old = b.fact_cache.peek_facts(cache_key(new.language, module.EXTRACTOR_VERSION, path,
-                                                            new.package, old_record.content_hash))
+                    old = b.fact_cache.peek_facts(
+                        cache_key(new.language, module.EXTRACTOR_VERSION, path, new.package, old_record.content_hash)
+                    )
                 if old is not None and _same_for_others(old, new):
                     continue
             names |= {s.name for s in previous.declarations(repo, path)}
@@ -330,15 +349,22 @@ def provisional(b: Build, previous: Generation, changes: ChangeSet) -> tuple[Gen
         if registry.module_for(language) is None:
             continue
 
-        def defer(_adapter: object, repo: RepositoryFacts, _corpus: object, _key: bytes, _timeout: float,
-                  lang: str = language) -> object:
+        def defer(
+            _adapter: object, repo: RepositoryFacts, _corpus: object, _key: bytes, _timeout: float, lang: str = language
+        ) -> object:
             deferred.add((lang, repo.name))
             raise _Deferred("deferred to the exact stage")
 
         corpus = corpus_for(s, language)
         candidates = candidate_resolution(s, language, corpus)
-        exact = run_exact(language, corpus, _language_hashes(s, language), s.fact_cache,
-                          timeout=s.loaded.indexing.analyzer_timeout_seconds, analyze=defer)
+        exact = run_exact(
+            language,
+            corpus,
+            _language_hashes(s, language),
+            s.fact_cache,
+            timeout=s.loaded.indexing.analyzer_timeout_seconds,
+            analyze=defer,
+        )
         if exact is None:
             s.resolutions.append(candidates)
             continue
@@ -359,8 +385,11 @@ def provisional(b: Build, previous: Generation, changes: ChangeSet) -> tuple[Gen
             analysis = next((a for a in before.analyses if a.language == language), None) if before else None
             carried = analysis is not None and analysis.mode in ("exact", PENDING)
             if carried:
-                pending = (changes.changed.get(repo.name, set()) | changes.pending.get(repo.name, set())
-                           | {p for r, p in depending if r == repo.name}) & files
+                pending = (
+                    changes.changed.get(repo.name, set())
+                    | changes.pending.get(repo.name, set())
+                    | {p for r, p in depending if r == repo.name}
+                ) & files
             else:
                 pending = set(files)
             carry = carries[repo.name] = _Carry(pending, files, carried, analysis)
@@ -381,20 +410,28 @@ def _pending_analysis(language: str, carry: _Carry) -> records.LanguageAnalysis:
     prev = carry.previous
     shown = sorted(carry.pending)
     listed = ", ".join(shown[:3]) + (f" and {len(shown) - 3} more" if len(shown) > 3 else "")
-    rest = ("; the other files keep the edges of the previous exact run" if carry.carried
-            else "; there is no exact run of it to carry over yet")
+    rest = (
+        "; the other files keep the edges of the previous exact run"
+        if carry.carried
+        else "; there is no exact run of it to carry over yet"
+    )
     return records.LanguageAnalysis(
-        language=language, mode=PENDING, analyzer=prev.analyzer if prev and prev.analyzer else analyzer,
+        language=language,
+        mode=PENDING,
+        analyzer=prev.analyzer if prev and prev.analyzer else analyzer,
         analyzer_version=prev.analyzer_version if prev else "",
-        reason=(f"exact analysis pending for {len(shown)} of {len(carry.files)} files"
-                + (f" ({listed})" if shown else "")
-                + f": their edges are CANDIDATE until {analyzer} finishes{rest}"),
+        reason=(
+            f"exact analysis pending for {len(shown)} of {len(carry.files)} files"
+            + (f" ({listed})" if shown else "")
+            + f": their edges are CANDIDATE until {analyzer} finishes{rest}"
+        ),
         files=len(carry.files),
     )
 
 
-def _carried_resolution(s: Build, previous: Generation, language: str, fresh: Resolution,
-                        carries: dict[str, _Carry]) -> Resolution:
+def _carried_resolution(
+    s: Build, previous: Generation, language: str, fresh: Resolution, carries: dict[str, _Carry]
+) -> Resolution:
     """``fresh`` (candidates merged with cached exact runs) for pending files and other repositories; the
     previous generation's edges and rows for the other files of a carried repository."""
     kept = {(repo, path) for repo, c in carries.items() if c.carried for path in c.files - c.pending}
@@ -402,8 +439,11 @@ def _carried_resolution(s: Build, previous: Generation, language: str, fresh: Re
     where = {sym.key: (sym.repository, sym.path) for sym in s.symbols}
     out = Resolution(package_dependencies=list(fresh.package_dependencies))
     out.edges = [e for e in fresh.edges if where.get(e.source) not in kept]
-    out.unresolved = [u for u in fresh.unresolved if (u.repository, u.path) not in kept
-                      and not (not u.path and u.repository in carried_repos)]
+    out.unresolved = [
+        u
+        for u in fresh.unresolved
+        if (u.repository, u.path) not in kept and not (not u.path and u.repository in carried_repos)
+    ]
     for repo in sorted(carried_repos):
         c = carries[repo]
         for path in sorted(c.files - c.pending):
@@ -414,16 +454,27 @@ def _carried_resolution(s: Build, previous: Generation, language: str, fresh: Re
                     where[sym.key] = (repo, path)
                 for e in previous.edges_out(sym.key):
                     # one fact per occurrence, so link folds them back into the same counted edge
-                    out.edges.extend([EdgeFact(e.kind, e.source, e.target, e.confidence, e.provenance,
-                                               e.line, e.col)] * e.count)
+                    out.edges.extend(
+                        [EdgeFact(e.kind, e.source, e.target, e.confidence, e.provenance, e.line, e.col)] * e.count
+                    )
         for u in previous.unresolved_in(repo):
             if u.reason == "PARSE_ERROR":
                 continue  # key_phase writes every parse failure afresh
             if (u.path and (repo, u.path) in kept) or (not u.path and u.language == language):
-                out.unresolved.append(UnresolvedFact(
-                    name=u.name, reason=u.reason, repository=u.repository, path=u.path, line=u.line, col=u.col,
-                    language=u.language, source=u.source, package=u.package, detail=u.detail,
-                ))
+                out.unresolved.append(
+                    UnresolvedFact(
+                        name=u.name,
+                        reason=u.reason,
+                        repository=u.repository,
+                        path=u.path,
+                        line=u.line,
+                        col=u.col,
+                        language=u.language,
+                        source=u.source,
+                        package=u.package,
+                        detail=u.detail,
+                    )
+                )
     return out
 
 
@@ -440,8 +491,9 @@ def _label_files(s: Build, changes: ChangeSet, pending_of: dict[tuple[str, str],
         if pending is None or f.analysis != PENDING or f.path in pending:
             continue
         before = changes.before.get((f.repository, f.path))
-        s.file_records[i] = msgspec.structs.replace(f, analysis=before.analysis if before and before.analysis
-                                                    else "exact")
+        s.file_records[i] = msgspec.structs.replace(
+            f, analysis=before.analysis if before and before.analysis else "exact"
+        )
 
 
 # --- 4. the exact pass -------------------------------------------------------------------------------
@@ -482,19 +534,22 @@ class ExactRoute:
         self.mode = mode
         self.routes: dict[tuple[str, str], str] = {}  # (language, repository) -> "whole" | "incremental"
 
-    def __call__(self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes,
-                 timeout: float) -> Any:
+    def __call__(
+        self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes, timeout: float
+    ) -> Any:
         phase = f"analyze.{corpus.language}"
         started = time.perf_counter()
         with Heartbeat(self.b.progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)):
             facts, route = self._analyze(adapter, repo, corpus, key, timeout)
         self.routes[(corpus.language, repo.name)] = route
-        self.b.progress(Progress(phase, repo.name, f"{adapter.analyzer} ({route}): "
-                                 f"{time.perf_counter() - started:.1f}s", 1, 1))
+        self.b.progress(
+            Progress(phase, repo.name, f"{adapter.analyzer} ({route}): {time.perf_counter() - started:.1f}s", 1, 1)
+        )
         return facts
 
-    def _analyze(self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes,
-                 timeout: float) -> tuple[Any, str]:
+    def _analyze(
+        self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes, timeout: float
+    ) -> tuple[Any, str]:
         cache = self.b.fact_cache
         hashes = _language_hashes(self.b, corpus.language)
         own = hashes.get(repo.name, {})
@@ -503,8 +558,13 @@ class ExactRoute:
         last = _decode(cache.peek(record_key), LastRun)
         facts, route = None, "whole"
         incremental = type(adapter).update is not ExactAdapter.update
-        if (incremental and last is not None and last.env == env and last.updates < RECONCILE_EVERY - 1
-                and self.mode in ("on", "verify")):
+        if (
+            incremental
+            and last is not None
+            and last.env == env
+            and last.updates < RECONCILE_EVERY - 1
+            and self.mode in ("on", "verify")
+        ):
             raw = cache.peek(last.facts_key)
             previous = _decode_facts(adapter, raw)
             changed = {p for p in own.keys() | last.hashes.keys() if own.get(p) != last.hashes.get(p)}
@@ -517,7 +577,8 @@ class ExactRoute:
                         if adapter.encode(whole) != adapter.encode(facts):
                             raise FactCacheDisagreement(
                                 f"the incremental {adapter.analyzer} run of {repo.name} disagrees with a whole "
-                                f"run after changes to {', '.join(sorted(changed)[:5])}")
+                                f"run after changes to {', '.join(sorted(changed)[:5])}"
+                            )
                         facts = whole
         if facts is None:
             facts = adapter.analyze(repo, corpus, timeout=timeout)
@@ -570,8 +631,15 @@ def _publish(layout: StateLayout, content: GenerationContent, b: Build, stage: s
 
 
 def index_in_stages(
-    loaded: LoadedConfig, layout: StateLayout, cache: FactCache, emit: ProgressFn, timer: _Timer, *,
-    mode: str, only: frozenset[str] | None, on_published: PublishedFn | None = None,
+    loaded: LoadedConfig,
+    layout: StateLayout,
+    cache: FactCache,
+    emit: ProgressFn,
+    timer: _Timer,
+    *,
+    mode: str,
+    only: frozenset[str] | None,
+    on_published: PublishedFn | None = None,
 ) -> StagedRun:
     """One index run (the caller holds the publication lock): nothing, or a CANDIDATE then an exact generation,
     or one exact generation."""
@@ -642,5 +710,11 @@ def _served_counters(b: Build, previous: Generation) -> dict[str, LanguageCounte
 
 
 def _current_result(previous: Generation) -> PublishResult:
-    return PublishResult(generation_id=previous.id, name=previous.name, path=previous.path,
-                         manifest=previous.manifest, removed=(), seconds=0.0)
+    return PublishResult(
+        generation_id=previous.id,
+        name=previous.name,
+        path=previous.path,
+        manifest=previous.manifest,
+        removed=(),
+        seconds=0.0,
+    )

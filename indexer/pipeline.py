@@ -62,7 +62,7 @@ class IndexReport:
     counts: dict[str, int] = field(default_factory=dict)
     index: dict[str, dict[str, object]] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
-    cache: dict[str, int] = field(default_factory=dict)
+    cache: dict[str, int | str] = field(default_factory=dict)  # mode, then the counts
     error: str | None = None
     published: bool = True  # False: nothing changed, CURRENT still serves (``note`` says so)
     stages: list[dict[str, object]] = field(default_factory=list)  # each publication: CANDIDATE, then exact
@@ -109,8 +109,13 @@ def _extension_map(languages: tuple[str, ...]) -> dict[str, str]:
 def symbol_key(language: str, repository: str, path: str, package: str, qualified_name: str, kind: str) -> str:
     """The stable key recipe every language shares: the file path is the module part."""
     return stable_key(
-        language=language, repository=repository, package=package, module=path,
-        qualified_name=qualified_name, kind=kind, discriminator="",
+        language=language,
+        repository=repository,
+        package=package,
+        module=path,
+        qualified_name=qualified_name,
+        kind=kind,
+        discriminator="",
     )
 
 
@@ -206,8 +211,12 @@ class Build:
     def content(self) -> GenerationContent:
         """The generation the phases built."""
         return GenerationContent(
-            repositories=self.repositories, files=self.file_records, symbols=self.symbols, edges=self.edges,
-            unresolved=self.unresolved, package_dependencies=list(self.deps.values()),
+            repositories=self.repositories,
+            files=self.file_records,
+            symbols=self.symbols,
+            edges=self.edges,
+            unresolved=self.unresolved,
+            package_dependencies=list(self.deps.values()),
             analyzers={
                 **{f"tree-sitter-{lang}": module_version(lang) for lang in self.languages},
                 **{f"exact-{lang}": p.analyzer_version for lang, p in self.exact_passes.items() if p.analyzer_version},
@@ -257,7 +266,9 @@ def discover_phase(b: Build) -> None:
             progress(Progress("discover", repo.name, f"skipped: {repo.problem}", i + 1, n_repos))
             continue
         found = discover(
-            repo.root, _extension_map(repo.languages), exclude=repo.exclude,
+            repo.root,
+            _extension_map(repo.languages),
+            exclude=repo.exclude,
             max_file_bytes=loaded.indexing.max_file_bytes,
         )
         # Hook (issue 11): TypeScript build outputs of the repository's own sources are skipped as generated.
@@ -295,8 +306,11 @@ def extract_phase(b: Build) -> None:
             misses: list[tuple[int, str, str, bytes, bytes, bytes]] = []  # (slot, path, package, data, key, lex key)
             for path in paths:
                 fault_point("extract")
-                package = (package_for_root(w.root, path, all_paths) if package_for_root is not None
-                           else module.package_for(path, all_paths))
+                package = (
+                    package_for_root(w.root, path, all_paths)
+                    if package_for_root is not None
+                    else module.package_for(path, all_paths)
+                )
                 data: bytes | None = None
                 digest = w.known_hashes.get(path, "")
                 facts = None
@@ -362,10 +376,20 @@ def key_phase(b: Build) -> None:
                     symbols.append(
                         records.Symbol(
                             key=key_index[(w.name, ff.path, sf.qualified_name, sf.kind)],
-                            name=sf.name, qualified_name=sf.qualified_name, kind=sf.kind, language=language,
-                            repository=w.name, path=ff.path, start_line=sf.start_line, start_col=sf.start_col,
-                            end_line=sf.end_line, end_col=sf.end_col, signature=sf.signature, doc=sf.doc,
-                            exported=sf.exported, container=qn_keys.get(sf.container, "") if sf.container else "",
+                            name=sf.name,
+                            qualified_name=sf.qualified_name,
+                            kind=sf.kind,
+                            language=language,
+                            repository=w.name,
+                            path=ff.path,
+                            start_line=sf.start_line,
+                            start_col=sf.start_col,
+                            end_line=sf.end_line,
+                            end_col=sf.end_col,
+                            signature=sf.signature,
+                            doc=sf.doc,
+                            exported=sf.exported,
+                            container=qn_keys.get(sf.container, "") if sf.container else "",
                             package=ff.package,
                         )
                     )
@@ -373,8 +397,13 @@ def key_phase(b: Build) -> None:
                 if ff.status == "parse_failed":
                     unresolved.append(
                         records.Unresolved(
-                            name="", reason="PARSE_ERROR", repository=w.name, path=ff.path,
-                            language=language, package=ff.package, detail=ff.reason,
+                            name="",
+                            reason="PARSE_ERROR",
+                            repository=w.name,
+                            path=ff.path,
+                            language=language,
+                            package=ff.package,
+                            detail=ff.reason,
                         )
                     )
     timer.add("link", started)
@@ -429,10 +458,14 @@ def resolve_phase(b: Build) -> None:
         started = time.perf_counter()
         fault_point("analyze")
         exact = run_exact(
-            language, corpus, {w.name: {p: w.hashes[p] for p in (ff.path for ff in w.facts.get(language, []))}
-                               for w in work},
-            fact_cache, timeout=loaded.indexing.analyzer_timeout_seconds,
-            progress=lambda repo, done, total, lang=language: progress(Progress(f"analyze.{lang}", repo, "", done, total)),
+            language,
+            corpus,
+            {w.name: {p: w.hashes[p] for p in (ff.path for ff in w.facts.get(language, []))} for w in work},
+            fact_cache,
+            timeout=loaded.indexing.analyzer_timeout_seconds,
+            progress=lambda repo, done, total, lang=language: progress(
+                Progress(f"analyze.{lang}", repo, "", done, total)
+            ),
             analyze=b.analyze,
         )
         if exact is not None:
@@ -468,12 +501,22 @@ def link_phase(b: Build) -> None:
         for u in res.unresolved:
             unresolved.append(
                 records.Unresolved(
-                    name=u.name, reason=u.reason, repository=u.repository, path=u.path, line=u.line, col=u.col,
-                    language=u.language, source=u.source, package=u.package, detail=u.detail,
+                    name=u.name,
+                    reason=u.reason,
+                    repository=u.repository,
+                    path=u.path,
+                    line=u.line,
+                    col=u.col,
+                    language=u.language,
+                    source=u.source,
+                    package=u.package,
+                    detail=u.detail,
                 )
             )
     edges = [
-        records.Edge(kind=k[0], source=k[1], target=k[2], confidence=v[0], provenance=k[3], line=v[1], col=v[2], count=v[3])
+        records.Edge(
+            kind=k[0], source=k[1], target=k[2], confidence=v[0], provenance=k[3], line=v[1], col=v[2], count=v[3]
+        )
         for k, v in folded.items()
     ]
     deps: dict[tuple[str, str, str, str], records.PackageDependency] = {}
@@ -483,15 +526,22 @@ def link_phase(b: Build) -> None:
             prev = deps.get(dk)
             if prev is None:
                 deps[dk] = records.PackageDependency(
-                    consumer_repository=d.consumer_repository, consumer_package=d.consumer_package,
-                    provider_repository=d.provider_repository, provider_package=d.provider_package,
-                    path=d.path, line=d.line,
+                    consumer_repository=d.consumer_repository,
+                    consumer_package=d.consumer_package,
+                    provider_repository=d.provider_repository,
+                    provider_package=d.provider_package,
+                    path=d.path,
+                    line=d.line,
                 )
             else:
                 deps[dk] = records.PackageDependency(
-                    consumer_repository=prev.consumer_repository, consumer_package=prev.consumer_package,
-                    provider_repository=prev.provider_repository, provider_package=prev.provider_package,
-                    path=prev.path, line=prev.line, count=prev.count + 1,
+                    consumer_repository=prev.consumer_repository,
+                    consumer_package=prev.consumer_package,
+                    provider_repository=prev.provider_repository,
+                    provider_package=prev.provider_package,
+                    path=prev.path,
+                    line=prev.line,
+                    count=prev.count + 1,
                 )
     b.edges, b.deps, b.language_of = edges, deps, language_of
     b.timer.add("link", started)
@@ -533,10 +583,16 @@ def records_phase(b: Build) -> None:
                     counter.partial += 1
             file_records.append(
                 records.File(
-                    repository=w.name, path=cand.path, language=cand.language,
-                    content_hash=w.hashes.get(cand.path, ""), size=cand.size, status=status, reason=reason,
+                    repository=w.name,
+                    path=cand.path,
+                    language=cand.language,
+                    content_hash=w.hashes.get(cand.path, ""),
+                    size=cand.size,
+                    status=status,
+                    reason=reason,
                     symbols=per_file_symbols.get((w.name, cand.path), 0),
-                    package=ff.package if ff else "", analysis=_file_mode(exact_passes, w.name, cand.language, cand.path) if ff else "",
+                    package=ff.package if ff else "",
+                    analysis=_file_mode(exact_passes, w.name, cand.language, cand.path) if ff else "",
                     test=registry.is_test_path(cand.language, cand.path),
                 )
             )
@@ -548,24 +604,37 @@ def records_phase(b: Build) -> None:
             if w.problem:
                 analyses.append(records.LanguageAnalysis(language=lang, mode="failed", reason=w.problem, files=0))
             elif module is None:
-                analyses.append(records.LanguageAnalysis(
-                    language=lang, mode="failed", reason=f"no {lang} extractor in kivgraph {__version__}", files=n,
-                ))
+                analyses.append(
+                    records.LanguageAnalysis(
+                        language=lang, mode="failed", reason=f"no {lang} extractor in kivgraph {__version__}", files=n
+                    )
+                )
             elif lang in exact_passes and w.name in exact_passes[lang].analyses:
                 analysis = exact_passes[lang].analyses[w.name]
                 counters[lang].mode = analysis.mode if counters[lang].mode in ("", analysis.mode) else "mixed"
                 analyses.append(analysis)
             else:
                 counters[lang].mode = "fallback" if counters[lang].mode in ("", "fallback") else "mixed"
-                analyses.append(records.LanguageAnalysis(
-                    language=lang, mode="fallback", analyzer="tree-sitter",
-                    reason="no exact analyzer configured: edges are CANDIDATE", files=n,
-                ))
+                analyses.append(
+                    records.LanguageAnalysis(
+                        language=lang,
+                        mode="fallback",
+                        analyzer="tree-sitter",
+                        reason="no exact analyzer configured: edges are CANDIDATE",
+                        files=n,
+                    )
+                )
         repositories.append(
             records.Repository(
-                name=w.name, root=str(w.root), languages=w.languages, commit=git.commit, branch=git.branch,
-                dirty=git.dirty, files=n_files,
-                symbols=sum(per_file_symbols[(w.name, p)] for p in facts_by_path), analyses=tuple(analyses),
+                name=w.name,
+                root=str(w.root),
+                languages=w.languages,
+                commit=git.commit,
+                branch=git.branch,
+                dirty=git.dirty,
+                files=n_files,
+                symbols=sum(per_file_symbols[(w.name, p)] for p in facts_by_path),
+                analyses=tuple(analyses),
             )
         )
     b.timer.add("link", started)
@@ -573,7 +642,12 @@ def records_phase(b: Build) -> None:
 
 # The phases of build_content, in order; each reads what the ones before it put in the Build.
 PHASES: tuple[Callable[[Build], None], ...] = (
-    discover_phase, extract_phase, key_phase, resolve_phase, link_phase, records_phase,
+    discover_phase,
+    extract_phase,
+    key_phase,
+    resolve_phase,
+    link_phase,
+    records_phase,
 )
 
 
@@ -603,17 +677,32 @@ class AnalyzerDeclarations:
         self.key_index[ident] = key
         self._by_qn.setdefault((repository, path, fact.qualified_name), key)
         container = self._by_qn.get((repository, path, fact.container), "") if fact.container else ""
-        self.symbols.append(records.Symbol(
-            key=key, name=fact.name, qualified_name=fact.qualified_name, kind=fact.kind, language=self.language,
-            repository=repository, path=path, start_line=fact.start_line, start_col=fact.start_col,
-            end_line=fact.end_line, end_col=fact.end_col, signature=fact.signature, doc=fact.doc,
-            exported=fact.exported, container=container, package=ff.package,
-        ))
+        self.symbols.append(
+            records.Symbol(
+                key=key,
+                name=fact.name,
+                qualified_name=fact.qualified_name,
+                kind=fact.kind,
+                language=self.language,
+                repository=repository,
+                path=path,
+                start_line=fact.start_line,
+                start_col=fact.start_col,
+                end_line=fact.end_line,
+                end_col=fact.end_col,
+                signature=fact.signature,
+                doc=fact.doc,
+                exported=fact.exported,
+                container=container,
+                package=ff.package,
+            )
+        )
         self.per_file_symbols[(repository, path)] += 1
 
 
-def unparsed_rows(work: list[_RepoWork], language: str,
-                  key_index: dict[tuple[str, str, str, str], str]) -> list[UnresolvedFact]:
+def unparsed_rows(
+    work: list[_RepoWork], language: str, key_index: dict[tuple[str, str, str, str], str]
+) -> list[UnresolvedFact]:
     """A SYNTAX_ERROR row for each identifier on the lines of a partial file that did not parse.
 
     Such an identifier may be a call or an import nobody could read: an answer about a symbol of that name
@@ -632,10 +721,20 @@ def unparsed_rows(work: list[_RepoWork], language: str,
                 if (name, line) in seen:
                     continue
                 seen.add((name, line))
-                out.append(UnresolvedFact(
-                    name=name, reason="SYNTAX_ERROR", repository=w.name, path=ff.path, line=line, col=col,
-                    language=language, source=source, package=ff.package, detail=detail,
-                ))
+                out.append(
+                    UnresolvedFact(
+                        name=name,
+                        reason="SYNTAX_ERROR",
+                        repository=w.name,
+                        path=ff.path,
+                        line=line,
+                        col=col,
+                        language=language,
+                        source=source,
+                        package=ff.package,
+                        detail=detail,
+                    )
+                )
     return out
 
 
@@ -681,7 +780,11 @@ def run_index(
 
 
 def _locked_run_index(
-    loaded: LoadedConfig, layout: StateLayout, emit: ProgressFn, mode: str, only: frozenset[str] | None,
+    loaded: LoadedConfig,
+    layout: StateLayout,
+    emit: ProgressFn,
+    mode: str,
+    only: frozenset[str] | None,
     on_published: Callable[[Stage], None] | None,
 ) -> tuple[IndexReport, PublishResult | None]:
     # The stages of a run (unchanged, CANDIDATE, exact) live in indexer.incremental, which builds on this module.
@@ -700,15 +803,25 @@ def _locked_run_index(
         generation_id=run.manifest.id,
         generation=run.name,
         counts={
-            "repositories": counts.repositories, "files": counts.files, "symbols": counts.symbols,
-            "edges": counts.edges, "unresolved": counts.unresolved,
-            "package_dependencies": counts.package_dependencies, "failed_files": counts.failed_files,
+            "repositories": counts.repositories,
+            "files": counts.files,
+            "symbols": counts.symbols,
+            "edges": counts.edges,
+            "unresolved": counts.unresolved,
+            "package_dependencies": counts.package_dependencies,
+            "failed_files": counts.failed_files,
             "skipped_files": counts.skipped_files,
         },
         index={lang: vars(c) for lang, c in sorted(run.counters.items())},
         timings={k: round(v, 4) for k, v in timer.timings.items()},
-        cache={"mode": mode, "hits": stats.hits, "misses": stats.misses, "writes": stats.writes,  # type: ignore[dict-item]
-               "verified": stats.verified, "pruned": stats.pruned},
+        cache={
+            "mode": mode,
+            "hits": stats.hits,
+            "misses": stats.misses,
+            "writes": stats.writes,
+            "verified": stats.verified,
+            "pruned": stats.pruned,
+        },
         published=run.published,
         stages=[st.summary() for st in run.stages],
         note=run.note,

@@ -111,5 +111,11 @@ def _line(p: Progress) -> str:
 
 
 def as_json(p: Progress) -> dict[str, Any]:
-    return {"phase": p.phase, "repository": p.repository, "detail": p.detail, "completed": p.completed,
-            "total": p.total, "elapsed": round(p.elapsed, 3)}
+    return {
+        "phase": p.phase,
+        "repository": p.repository,
+        "detail": p.detail,
+        "completed": p.completed,
+        "total": p.total,
+        "elapsed": round(p.elapsed, 3),
+    }

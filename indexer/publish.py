@@ -200,7 +200,9 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
         src, dst = raw_of.get(edge.source), raw_of.get(edge.target)
         if src is None or dst is None:
             missing = edge.source if src is None else edge.target
-            raise PublishError(f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {missing}")
+            raise PublishError(
+                f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {missing}"
+            )
         ok = keys.edge_key(src, edge.kind, dst, edge.provenance)
         if ok in edge_keys:
             raise PublishError(f"duplicate edge {EdgeKind(edge.kind).name} {edge.source} -> {edge.target}")
@@ -217,7 +219,10 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
         unresolved_by_file.append((keys.unresolved_file_key(u.repository, u.path, u.line, u.col, seq), value))
 
     items[keys.DB_PACKAGE_DEPS] = [
-        (keys.package_dep_key(d.provider_repository, d.provider_package, d.consumer_repository, d.consumer_package), enc(d))
+        (
+            keys.package_dep_key(d.provider_repository, d.provider_package, d.consumer_repository, d.consumer_package),
+            enc(d),
+        )
         for d in content.package_dependencies
     ]
 
@@ -255,8 +260,10 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     for name, pairs in items.items():
         for key, _value in [] if name in fixed_size else pairs:
             if len(key) > MAX_KEY_BYTES:
-                raise PublishError(f"{name.decode()}: a key of {len(key)} bytes exceeds LMDB's {MAX_KEY_BYTES}-byte "
-                                   f"limit: {key[:120].decode('utf-8', 'replace')!r}…")
+                raise PublishError(
+                    f"{name.decode()}: a key of {len(key)} bytes exceeds LMDB's {MAX_KEY_BYTES}-byte "
+                    f"limit: {key[:120].decode('utf-8', 'replace')!r}…"
+                )
         pairs.sort(key=lambda kv: kv[0])
         for (a, _), (b, _) in itertools.pairwise(pairs):
             if a == b:
@@ -274,8 +281,14 @@ def _write_environment(path: Path, items: dict[bytes, list[tuple[bytes, bytes]]]
     payload = sum(len(k) + len(v) for pairs in items.values() for k, v in pairs)
     map_size = max(64 << 20, payload * 4 + (32 << 20))
     env = lmdb.open(
-        str(path), map_size=map_size, max_dbs=len(keys.ALL_DATABASES) + 4, subdir=True, sync=False,
-        metasync=False, lock=True, readahead=False,
+        str(path),
+        map_size=map_size,
+        max_dbs=len(keys.ALL_DATABASES) + 4,
+        subdir=True,
+        sync=False,
+        metasync=False,
+        lock=True,
+        readahead=False,
     )
     digest = DigestBuilder()
     try:
@@ -447,12 +460,17 @@ def publish(
         try:
             write_atomically(layout.current_pointer, f"{name}\n".encode())
         except OSError as exc:
-            raise PublishError(f"{name} is complete but {write_failure(exc, layout.state_dir)} (CURRENT); "
-                               f"{_still_serving(layout)}") from exc
+            raise PublishError(
+                f"{name} is complete but {write_failure(exc, layout.state_dir)} (CURRENT); {_still_serving(layout)}"
+            ) from exc
         fault_point("current")
         step("current")
         removed = apply_retention(layout, retain)
     return PublishResult(
-        generation_id=gid, name=name, path=final, manifest=manifest, removed=removed,
+        generation_id=gid,
+        name=name,
+        path=final,
+        manifest=manifest,
+        removed=removed,
         seconds=time.perf_counter() - started,
     )

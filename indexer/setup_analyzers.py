@@ -53,8 +53,9 @@ def main() -> int:
     if failures or missing:
         # An analyzer that can be installed here but is not (or whose toolchain is missing, so it cannot run)
         # would silently leave its language on CANDIDATE edges: setup says so and fails.
-        print("make setup FAILED: these analyzers can be installed on this machine but are not usable:",
-              file=sys.stderr)
+        print(
+            "make setup FAILED: these analyzers can be installed on this machine but are not usable:", file=sys.stderr
+        )
         for line in failures:
             print(f"  {line}", file=sys.stderr)
         if missing:

@@ -46,8 +46,7 @@ def watch_and_index(
         raise SystemExit(1) from None
     roots = [str(r.root) for r in loaded.repositories if not r.problem]  # a moved one cannot be watched
     exts = frozenset(e for r in loaded.repositories for lang in r.languages for e in EXTENSIONS.get(lang, ()))
-    announce = watching or (lambda n: print(f"watching {n} repositories for changes (Ctrl-C to stop)",
-                                            file=sys.stderr))
+    announce = watching or (lambda n: print(f"watching {n} repositories for changes (Ctrl-C to stop)", file=sys.stderr))
     if changes is not None:
         announce(len(roots))
         for batch in changes:
@@ -57,8 +56,11 @@ def watch_and_index(
     import watchfiles
 
     # yield_on_timeout: the first step returns once the watcher is live, whether or not anything changed
-    batches = iter(watchfiles.watch(*roots, debounce=DEBOUNCE_MS, step=50, raise_interrupt=False,
-                                    yield_on_timeout=True, rust_timeout=WAKE_MS))
+    batches = iter(
+        watchfiles.watch(
+            *roots, debounce=DEBOUNCE_MS, step=50, raise_interrupt=False, yield_on_timeout=True, rust_timeout=WAKE_MS
+        )
+    )
     first = next(batches, None)
     if first is None:
         return  # stopped (a signal) before the watcher was live

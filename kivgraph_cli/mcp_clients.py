@@ -116,8 +116,11 @@ def _toml_without_entry(text: str) -> str:
 
 
 def _toml_entry(entry: dict[str, Any]) -> str:
-    lines = ["[mcp_servers.kivgraph]", f"command = {json.dumps(entry['command'])}",
-             f"args = {json.dumps(entry['args'])}"]
+    lines = [
+        "[mcp_servers.kivgraph]",
+        f"command = {json.dumps(entry['command'])}",
+        f"args = {json.dumps(entry['args'])}",
+    ]
     if "env" in entry:
         lines += ["", "[mcp_servers.kivgraph.env]"] + [f"{k} = {json.dumps(v)}" for k, v in entry["env"].items()]
     return "\n".join(lines) + "\n"
@@ -136,9 +139,16 @@ def _render(target: Target, data: dict[str, Any], text: str, entry: dict[str, An
     return json.dumps(data, indent=2) + "\n"
 
 
-target_option = click.option("--target", type=click.Choice(sorted(TARGETS)), required=True, help="MCP client to configure.")
-scope_option = click.option("--scope", type=click.Choice(["user", "project"]), default="user", show_default=True,
-                            help="User-wide config or the project's config in the current directory.")
+target_option = click.option(
+    "--target", type=click.Choice(sorted(TARGETS)), required=True, help="MCP client to configure."
+)
+scope_option = click.option(
+    "--scope",
+    type=click.Choice(["user", "project"]),
+    default="user",
+    show_default=True,
+    help="User-wide config or the project's config in the current directory.",
+)
 
 
 @click.group()

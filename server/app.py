@@ -47,12 +47,7 @@ from server.errors import (
 )
 from server.holder import HolderEvents, SnapshotHolder
 from server.logs import CALLS_LOGGER
-from server.surface import (
-    INDEX_PROJECT,
-    INSTRUCTIONS_EMPTY,
-    INSTRUCTIONS_READY,
-    read_tool_specs,
-)
+from server.surface import INDEX_PROJECT, INSTRUCTIONS_EMPTY, INSTRUCTIONS_READY, read_tool_specs
 from server.surface import ToolSpec as Spec
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
@@ -71,7 +66,6 @@ _INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "get_file_outline", "fin
 
 
 @dataclass
-
 class ServeOptions:
     """How a server follows generations and runs the indexer."""
 
@@ -97,8 +91,12 @@ def _tool(spec: Spec) -> types.Tool:
     if spec.always_load:
         meta["anthropic/alwaysLoad"] = True
     return types.Tool(
-        name=spec.name, title=spec.title, description=spec.description, input_schema=spec.input_schema,
-        annotations=annotations, _meta=meta or None,
+        name=spec.name,
+        title=spec.title,
+        description=spec.description,
+        input_schema=spec.input_schema,
+        annotations=annotations,
+        _meta=meta or None,
     )
 
 
@@ -223,8 +221,9 @@ class KivgraphApp:
             if self.holder.current_id is not None and not self._read_tools_listed:
                 self._read_tools_listed = True
                 await self._announce_tools()
-            elif events.swapped_to and self._listed_languages is not None \
-                    and self._languages() != self._listed_languages:
+            elif (
+                events.swapped_to and self._listed_languages is not None and self._languages() != self._listed_languages
+            ):
                 await self._announce_tools()  # the language enums changed (a first rust or dart repository)
         return events
 
@@ -290,15 +289,17 @@ class KivgraphApp:
             tools = self._tool_cache[key] = [_tool(spec) for spec in specs]
         return tools
 
-    async def _list_tools(self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
-                          ) -> types.ListToolsResult:
+    async def _list_tools(
+        self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
         if self.holder.current_id is not None and not self._read_tools_listed:
             # An outside index published between two polls: list (and announce) now.
             await self.refresh()
         return types.ListToolsResult(tools=self.listed_tools())
 
-    async def _call_tool(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-                         ) -> types.CallToolResult | types.InputRequiredResult:
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         started = time.perf_counter()
         name = params.name
         try:
@@ -312,8 +313,7 @@ class KivgraphApp:
                     # would cost more than the answer (it doubled the stdio round trip).
                     text = self._read(name, params.arguments)
                 else:
-                    text = await anyio.to_thread.run_sync(self._read, name, params.arguments,
-                                                          limiter=self._limiter)
+                    text = await anyio.to_thread.run_sync(self._read, name, params.arguments, limiter=self._limiter)
             else:
                 raise invalid(f"unknown tool {name!r}")
         except ToolError as exc:
@@ -327,8 +327,13 @@ class KivgraphApp:
 
     def _log_call(self, name: str, started: float, outcome: str) -> None:
         ms = round((time.perf_counter() - started) * 1000, 3)
-        calls.info("%s %s %.1f ms", name, outcome, ms,
-                   extra={"fields": {"tool": name, "outcome": outcome, "ms": ms, "snapshot": self.holder.current_id}})
+        calls.info(
+            "%s %s %.1f ms",
+            name,
+            outcome,
+            ms,
+            extra={"fields": {"tool": name, "outcome": outcome, "ms": ms, "snapshot": self.holder.current_id}},
+        )
 
     def _read(self, name: str, arguments: object) -> str:
         """Answer a read tool; a generation found damaged is condemned and the call retried once on the next."""
@@ -340,8 +345,9 @@ class KivgraphApp:
                 return self._read_once(name, arguments)
             except _Damaged as again:
                 self.holder.condemn(again.generation, again.reason)
-                raise ToolError(SNAPSHOT_UNAVAILABLE, f"generation {again.generation.name} could not be read: "
-                                                      f"{again.reason}") from None
+                raise ToolError(
+                    SNAPSHOT_UNAVAILABLE, f"generation {again.generation.name} could not be read: {again.reason}"
+                ) from None
 
     def _read_once(self, name: str, arguments: object) -> str:
         with self.holder.lease() as generation:
@@ -367,14 +373,16 @@ class KivgraphApp:
                 raise _Damaged(generation, str(exc)) from None
             except Exception as exc:
                 log.exception("%s failed on generation %s", name, generation.name)
-                raise ToolError(SNAPSHOT_UNAVAILABLE,
-                                f"internal error while answering ({type(exc).__name__}); it is in the server log"
-                                ) from None
+                raise ToolError(
+                    SNAPSHOT_UNAVAILABLE,
+                    f"internal error while answering ({type(exc).__name__}); it is in the server log",
+                ) from None
 
     # --- index_project -----------------------------------------------------------------------------------
 
-    async def _consent(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams,
-                       request: indexing.IndexRequest) -> None:
+    async def _consent(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, request: indexing.IndexRequest
+    ) -> None:
         """Proceed only with the user's consent: elicitation when the client can show it, else confirmed=true."""
         capabilities = ctx.session.client_capabilities
         can_elicit = capabilities is not None and capabilities.elicitation is not None
@@ -382,16 +390,22 @@ class KivgraphApp:
             answer = self._input_response(params, request)  # 2026 protocol: ask through InputRequiredResult
         elif can_elicit and ctx.session.can_send_request:
             try:
-                answer = await ctx.session.elicit_form(indexing.consent_message(request), indexing.CONSENT_SCHEMA,
-                                                       related_request_id=ctx.request_id)
+                answer = await ctx.session.elicit_form(
+                    indexing.consent_message(request), indexing.CONSENT_SCHEMA, related_request_id=ctx.request_id
+                )
             except Exception as exc:
                 log.warning("the consent elicitation failed: %s", exc)
-                raise ToolError(PERMISSION_REQUIRED, f"the consent request to the user failed ({exc}); "
-                                                     "ask the user, then call again with confirmed=true") from None
+                raise ToolError(
+                    PERMISSION_REQUIRED,
+                    f"the consent request to the user failed ({exc}); "
+                    "ask the user, then call again with confirmed=true",
+                ) from None
         else:
             if request.confirmed is not True:
-                raise ToolError(PERMISSION_REQUIRED,
-                                "user approval is required; confirm the operation before setting confirmed=true")
+                raise ToolError(
+                    PERMISSION_REQUIRED,
+                    "user approval is required; confirm the operation before setting confirmed=true",
+                )
             return
         if answer.action != "accept" or (answer.content or {}).get("confirmed") is not True:
             raise ToolError(PERMISSION_DENIED, "project indexing was not approved")
@@ -403,15 +417,23 @@ class KivgraphApp:
         answer = (params.input_responses or {}).get("consent")
         if params.request_state == binding and isinstance(answer, types.ElicitResult):
             return answer
-        raise _InputRequired(types.InputRequiredResult(
-            input_requests={"consent": types.ElicitRequest(params=types.ElicitRequestFormParams(
-                message=indexing.consent_message(request), requested_schema=indexing.CONSENT_SCHEMA))},
-            request_state=binding,
-        ))
+        raise _InputRequired(
+            types.InputRequiredResult(
+                input_requests={
+                    "consent": types.ElicitRequest(
+                        params=types.ElicitRequestFormParams(
+                            message=indexing.consent_message(request), requested_schema=indexing.CONSENT_SCHEMA
+                        )
+                    )
+                },
+                request_state=binding,
+            )
+        )
 
     async def _index_project(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> str:
-        request = indexing.parse_index_request(params.arguments, self.options.cwd or Path(os.getcwd()),
-                                               self.layout.state_dir)
+        request = indexing.parse_index_request(
+            params.arguments, self.options.cwd or Path(os.getcwd()), self.layout.state_dir
+        )
         await self._consent(ctx, params, request)
         counter = 0
 
@@ -437,8 +459,11 @@ class KivgraphApp:
         current = self.holder.current_id
         if isinstance(published, int) and (current is None or current < published):
             reason = "; ".join(events.refused) or "CURRENT does not name it"
-            raise ToolError(INDEXING_FAILED, f"project indexing failed: generation {published} was published but "
-                                             f"this server cannot open it: {reason}")
+            raise ToolError(
+                INDEXING_FAILED,
+                f"project indexing failed: generation {published} was published but "
+                f"this server cannot open it: {reason}",
+            )
         projects = [p.as_json() for p in request.projects]
         payload = {
             "project": projects[0],
@@ -454,8 +479,13 @@ class KivgraphApp:
 def empty_status(layout: StateLayout) -> dict[str, Any]:
     """graph_status before any generation is published."""
     return {
-        "snapshot_id": None, "snapshot_age_ms": None, "total": 1, "returned": 1, "truncated": False,
-        "next_cursor": None, "coverage": Coverage().full(),
+        "snapshot_id": None,
+        "snapshot_age_ms": None,
+        "total": 1,
+        "returned": 1,
+        "truncated": False,
+        "next_cursor": None,
+        "coverage": Coverage().full(),
         "guidance": "nothing is published yet: call index_project, or run kivgraph index",
         "results": {"status": "empty", "snapshot_id": None, "state_dir": str(layout.state_dir)},
     }
@@ -464,11 +494,15 @@ def empty_status(layout: StateLayout) -> dict[str, Any]:
 def unavailable_status(layout: StateLayout, reason: str) -> dict[str, Any]:
     """graph_status when generations exist but none can be read."""
     return {
-        "snapshot_id": None, "snapshot_age_ms": None, "total": 1, "returned": 1, "truncated": False,
-        "next_cursor": None, "coverage": Coverage().full(),
+        "snapshot_id": None,
+        "snapshot_age_ms": None,
+        "total": 1,
+        "returned": 1,
+        "truncated": False,
+        "next_cursor": None,
+        "coverage": Coverage().full(),
         "guidance": "every generation on disk is unreadable: run kivgraph index to publish a good one",
-        "results": {"status": "unavailable", "snapshot_id": None, "state_dir": str(layout.state_dir),
-                    "reason": reason},
+        "results": {"status": "unavailable", "snapshot_id": None, "state_dir": str(layout.state_dir), "reason": reason},
     }
 
 

@@ -28,8 +28,10 @@ RETIRED: dict[str, tuple[str, str]] = {
     "repository": ("in_repository", "this tool names no symbol, so the repository only filters the rows"),
     "kind": ("symbol_kinds", "an array of symbol kinds, beside edge_kinds for relations"),
     "kinds": ("symbol_kinds", "symbol kinds, beside edge_kinds for relations"),
-    "response_format": ("view", 'view "full" is the complete answer (stable keys included); the default compact '
-                                "view is the short one"),
+    "response_format": (
+        "view",
+        'view "full" is the complete answer (stable keys included); the default compact view is the short one',
+    ),
 }
 
 
@@ -99,8 +101,10 @@ class Args:
         value = self._raw.get(field)
         if value is None:
             return default
-        if isinstance(value, bool) or not isinstance(value, int | float) or (
-            isinstance(value, float) and not value.is_integer()
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or (isinstance(value, float) and not value.is_integer())
         ):
             raise invalid(f"{self.name(field)} must be an integer, got {_type_name(value)}")
         number = int(value)

@@ -9,23 +9,39 @@ import click
 
 @click.command()
 @click.option(
-    "--config", "config_path", type=click.Path(dir_okay=False), default=None,
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    default=None,
     help="Config file that index_project registers repositories in "
-         "(default: $KIVGRAPH_HOME/kivgraph.toml or ~/.config/kivgraph/kivgraph.toml).",
+    "(default: $KIVGRAPH_HOME/kivgraph.toml or ~/.config/kivgraph/kivgraph.toml).",
 )
 @click.option(
-    "--state-dir", type=click.Path(file_okay=False), default=None,
-    help="State directory holding the generations and logs "
-         "(default: $KIVGRAPH_HOME/state or ~/.local/state/kivgraph).",
+    "--state-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="State directory holding the generations and logs (default: $KIVGRAPH_HOME/state or ~/.local/state/kivgraph).",
 )
-@click.option("--poll-interval", type=click.FloatRange(min=0.01, max=3600.0), default=1.0, hidden=True,
-              help="Seconds between two looks at CURRENT.")
-@click.option("--no-verify-digest", is_flag=True, hidden=True,
-              help="Skip the background digest check of each generation served.")
-@click.option("--verify-delay", type=click.FloatRange(min=0.0, max=3600.0), default=10.0, hidden=True,
-              help="Seconds after a start or swap before the background digest check.")
-def serve(config_path: str | None, state_dir: str | None, poll_interval: float, no_verify_digest: bool,
-          verify_delay: float) -> None:
+@click.option(
+    "--poll-interval",
+    type=click.FloatRange(min=0.01, max=3600.0),
+    default=1.0,
+    hidden=True,
+    help="Seconds between two looks at CURRENT.",
+)
+@click.option(
+    "--no-verify-digest", is_flag=True, hidden=True, help="Skip the background digest check of each generation served."
+)
+@click.option(
+    "--verify-delay",
+    type=click.FloatRange(min=0.0, max=3600.0),
+    default=10.0,
+    hidden=True,
+    help="Seconds after a start or swap before the background digest check.",
+)
+def serve(
+    config_path: str | None, state_dir: str | None, poll_interval: float, no_verify_digest: bool, verify_delay: float
+) -> None:
     """Run the MCP server over stdio on the newest published generation.
 
     An MCP client (Claude Code, Cursor, Codex, ...) starts this command and

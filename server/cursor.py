@@ -80,7 +80,13 @@ def _checksum(body: bytes) -> bytes:
 
 def encode_cursor(snapshot_id: int, offset: int, cursor_scope: CursorScope) -> str:
     """The token for the page starting at ``offset`` of this query on this snapshot."""
-    body = bytes((CURSOR_VERSION,)) + _uvarint(snapshot_id) + _uvarint(offset) + cursor_scope.identity + cursor_scope.sorting
+    body = (
+        bytes((CURSOR_VERSION,))
+        + _uvarint(snapshot_id)
+        + _uvarint(offset)
+        + cursor_scope.identity
+        + cursor_scope.sorting
+    )
     return base64.urlsafe_b64encode(body + _checksum(body)).decode("ascii").rstrip("=")
 
 

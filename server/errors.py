@@ -35,9 +35,7 @@ ALL_CODES = frozenset(
     }
 )
 
-INDEX_NOT_READY_MESSAGE = (
-    'no graph is published yet: index a project with index_project, or run "kivgraph index"'
-)
+INDEX_NOT_READY_MESSAGE = 'no graph is published yet: index a project with index_project, or run "kivgraph index"'
 
 
 class ToolError(Exception):

@@ -164,8 +164,9 @@ class SnapshotHolder:
         current = self.current_id
         if parsed is None or (current is not None and parsed[0] <= current):
             if parsed is not None and current is not None and parsed[0] < current:
-                log.warning("CURRENT names %s, older than the generation served (%s); keeping it", name,
-                            self.current_name)
+                log.warning(
+                    "CURRENT names %s, older than the generation served (%s); keeping it", name, self.current_name
+                )
             return events
         try:
             generation = Generation(self.layout.generations_dir / name, hold=True)
@@ -190,8 +191,12 @@ class SnapshotHolder:
                     self._entries.remove(previous)
         events.swapped_to = generation.name
         events.first = previous is None
-        log.info("serving generation %s (%s symbols, %s edges)", generation.name,
-                 generation.manifest.counts.symbols, generation.manifest.counts.edges)
+        log.info(
+            "serving generation %s (%s symbols, %s edges)",
+            generation.name,
+            generation.manifest.counts.symbols,
+            generation.manifest.counts.edges,
+        )
 
     def verify_current(self) -> HolderEvents:
         """Recompute the served generation's digest (a full read: run it off the request path).

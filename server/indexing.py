@@ -139,14 +139,15 @@ def parse_index_request(arguments: object, cwd: Path, state_dir: Path | None = N
 
 def consent_message(request: IndexRequest) -> str:
     """What the user is asked to allow: every project named, and what will be written."""
-    effects = ("kivgraph will add it to its registry and publish a new graph generation; "
-               "the source files are only read")
+    effects = "kivgraph will add it to its registry and publish a new graph generation; the source files are only read"
     if len(request.projects) == 1:
         p = request.projects[0]
         return f"Allow kivgraph to register and index the project {p.name!r} at {p.path}? {effects}."
     names = ", ".join(repr(p.name) for p in request.projects)
-    return (f"Allow kivgraph to register and index {len(request.projects)} projects: {names}? "
-            f"{effects.replace('it', 'them', 1)}.")
+    return (
+        f"Allow kivgraph to register and index {len(request.projects)} projects: {names}? "
+        f"{effects.replace('it', 'them', 1)}."
+    )
 
 
 CONSENT_SCHEMA: dict[str, Any] = {
@@ -159,8 +160,14 @@ CONSENT_SCHEMA: dict[str, Any] = {
 def index_argv(base: list[str], layout: StateLayout, projects: tuple[Project, ...]) -> list[str]:
     """The child's command line: ``index --json --register`` plus this server's config and state."""
     return [
-        *base, "--json", "--register", json.dumps([p.as_json() for p in projects]),
-        "--config", str(layout.config_path), "--state-dir", str(layout.state_dir),
+        *base,
+        "--json",
+        "--register",
+        json.dumps([p.as_json() for p in projects]),
+        "--config",
+        str(layout.config_path),
+        "--state-dir",
+        str(layout.state_dir),
     ]
 
 
@@ -202,13 +209,14 @@ class IndexOutcome:
 ProgressFn = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-async def run_indexer(argv: list[str], *, on_progress: ProgressFn,
-                      timeout: float = DEFAULT_TIMEOUT_SECONDS) -> IndexOutcome:
+async def run_indexer(
+    argv: list[str], *, on_progress: ProgressFn, timeout: float = DEFAULT_TIMEOUT_SECONDS
+) -> IndexOutcome:
     """Run the indexer child to completion (bounded by ``timeout``), forwarding its progress events."""
     outcome = IndexOutcome(returncode=-1)
     stderr_tail = bytearray()
     process = await anyio.open_process(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
     )
     try:
         with anyio.fail_after(timeout):
@@ -218,8 +226,10 @@ async def run_indexer(argv: list[str], *, on_progress: ProgressFn,
             outcome.returncode = await process.wait()
     except TimeoutError:
         outcome.stderr_tail = bytes(stderr_tail).decode("utf-8", "replace")
-        raise ToolError(INDEXING_FAILED, f"project indexing failed: the indexer ran longer than {timeout:.0f} seconds "
-                                         "and was stopped") from None
+        raise ToolError(
+            INDEXING_FAILED,
+            f"project indexing failed: the indexer ran longer than {timeout:.0f} seconds and was stopped",
+        ) from None
     finally:
         if process.returncode is None:
             with anyio.CancelScope(shield=True):
@@ -270,8 +280,13 @@ async def _event(line: bytes, outcome: IndexOutcome, on_progress: ProgressFn) ->
         # a generation published on the way (the CANDIDATE one before the exact pass): progress too
         published = event["published"]
         outcome.progress_events += 1
-        await on_progress({"phase": "published", "repository": "*",
-                           "detail": f"{published.get('stage', '')} generation {published.get('generation', '')}"})
+        await on_progress(
+            {
+                "phase": "published",
+                "repository": "*",
+                "detail": f"{published.get('stage', '')} generation {published.get('generation', '')}",
+            }
+        )
     elif kind == "result" and isinstance(event.get("result"), dict):
         outcome.result = event["result"]
     # unknown event kinds are ignored by contract

@@ -30,15 +30,31 @@ log = logging.getLogger("kivgraph.serve")
 _BARE_PACKAGES = ("mcp", "mcp.server")
 # Imported by mcp.server.lowlevel.server for streamable_http_app only (a stdio server never calls it).
 HTTP_ONLY = (
-    "starlette", "starlette.applications", "starlette.middleware", "starlette.middleware.authentication",
-    "starlette.routing", "mcp.server.auth", "mcp.server.auth.middleware", "mcp.server.auth.middleware.auth_context",
-    "mcp.server.auth.middleware.bearer_auth", "mcp.server.auth.provider", "mcp.server.auth.routes",
-    "mcp.server.auth.settings", "mcp.server.streamable_http", "mcp.server.streamable_http_manager",
+    "starlette",
+    "starlette.applications",
+    "starlette.middleware",
+    "starlette.middleware.authentication",
+    "starlette.routing",
+    "mcp.server.auth",
+    "mcp.server.auth.middleware",
+    "mcp.server.auth.middleware.auth_context",
+    "mcp.server.auth.middleware.bearer_auth",
+    "mcp.server.auth.provider",
+    "mcp.server.auth.routes",
+    "mcp.server.auth.settings",
+    "mcp.server.streamable_http",
+    "mcp.server.streamable_http_manager",
     "mcp.server.transport_security",
 )
 # What a stdio server imports from the SDK (server/app.py and server/main.py).
-NEEDED = ("mcp.server.stdio", "mcp.server.lowlevel", "mcp.server.session", "mcp.server.subscriptions",
-          "mcp.server.context", "mcp.server.models")
+NEEDED = (
+    "mcp.server.stdio",
+    "mcp.server.lowlevel",
+    "mcp.server.session",
+    "mcp.server.subscriptions",
+    "mcp.server.context",
+    "mcp.server.models",
+)
 
 
 class _NotLoaded:

@@ -16,13 +16,15 @@ from snapshot_format.layout import StateLayout
 log = logging.getLogger("kivgraph.serve")
 
 
-def run_stdio(layout: StateLayout, *, poll_interval: float = 1.0, verify_digest: bool = True,
-              verify_delay: float = 10.0) -> None:
+def run_stdio(
+    layout: StateLayout, *, poll_interval: float = 1.0, verify_digest: bool = True, verify_delay: float = 10.0
+) -> None:
     """Serve one client on stdin/stdout until it closes the connection."""
 
     async def main() -> None:
-        app = KivgraphApp(layout, ServeOptions(poll_interval=poll_interval, verify_digest=verify_digest,
-                                                  verify_delay=verify_delay))
+        app = KivgraphApp(
+            layout, ServeOptions(poll_interval=poll_interval, verify_digest=verify_digest, verify_delay=verify_delay)
+        )
         log.info("serving %s from %s", app.holder.current_name or "no generation yet", layout.state_dir)
         try:
             # stdin goes through ScreenedStdin (every line answered, bounded memory); the SDK keeps stdout.

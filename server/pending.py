@@ -27,9 +27,12 @@ def pending_exact(gen: Generation) -> dict[str, Any] | None:
             paths += [f"{repo.name}:{f.path}" for f in gen.files(repo.name) if f.analysis == PENDING]
     found = None
     if paths:
-        found = {"files": len(paths), "paths": paths[:LISTED],
-                 "note": "these files changed or depend on a change: their edges are CANDIDATE until the exact "
-                         "analysis publishes the next snapshot, which this server follows"}
+        found = {
+            "files": len(paths),
+            "paths": paths[:LISTED],
+            "note": "these files changed or depend on a change: their edges are CANDIDATE until the exact "
+            "analysis publishes the next snapshot, which this server follows",
+        }
     if len(_known) > 8:
         _known.clear()
     _known[key] = found

@@ -13,13 +13,7 @@ from dataclasses import dataclass
 
 from server import name_forms
 from server.args import Args
-from server.errors import (
-    AMBIGUOUS_SYMBOL,
-    REPOSITORY_NOT_FOUND,
-    SYMBOL_NOT_FOUND,
-    ToolError,
-    invalid,
-)
+from server.errors import AMBIGUOUS_SYMBOL, REPOSITORY_NOT_FOUND, SYMBOL_NOT_FOUND, ToolError, invalid
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -29,8 +23,9 @@ SELECTOR_FIELDS = ("name", "qualified_name", "stable_key", "repository", "path")
 
 BINDING_KINDS = frozenset({"import", "export"})
 # The kinds the `name` form looks among: every declaration kind of every language, not bindings or locals.
-DECLARATION_KINDS = SYMBOL_KINDS - BINDING_KINDS - {
-    "local_variable", "parameter", "self_parameter", "type_parameter", "prefix"}
+DECLARATION_KINDS = (
+    SYMBOL_KINDS - BINDING_KINDS - {"local_variable", "parameter", "self_parameter", "type_parameter", "prefix"}
+)
 _MAX_CANDIDATES = 20
 
 
@@ -77,9 +72,7 @@ def parse_selector(args: Args, *, allow_name: bool = True, repo_filter: str | No
         try:
             keys.key_to_bytes(stable_key)
         except ValueError:
-            raise invalid(
-                f"{where}stable_key {stable_key!r} is not a stable key (26 characters of base32)"
-            ) from None
+            raise invalid(f"{where}stable_key {stable_key!r} is not a stable key (26 characters of base32)") from None
     return Selector(stable_key=stable_key, qualified_name=qualified_name, name=name, repository=repository, path=path)
 
 
@@ -115,14 +108,17 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
     if selector.stable_key is not None:
         found = gen.symbol(selector.stable_key)
         if found is None:
-            raise ToolError(SYMBOL_NOT_FOUND, f'stable key "{selector.stable_key}" was not found in the published graph')
+            raise ToolError(
+                SYMBOL_NOT_FOUND, f'stable key "{selector.stable_key}" was not found in the published graph'
+            )
         return found
     check_repository(gen, selector.repository)
     if selector.name is not None:
         return _resolve_name(gen, selector)
     qn = selector.qualified_name or ""
     matches = [
-        s for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
+        s
+        for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
         if under_path(s.path, selector.path)
     ]
     if not matches:  # --- hook: the names a developer types (server/name_forms.py) ---
@@ -144,8 +140,9 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
             f'qualified name "{qn}" names {len(matches)} symbols under {_where(selector)}; '
             f"pass one of these stable_key values: {listed}",
         )
-    listed = _candidate_list([f"{s.repository} {s.path}:{_span(s)} {s.qualified_name}"
-                              + _package_note(s) for s in matches])
+    listed = _candidate_list(
+        [f"{s.repository} {s.path}:{_span(s)} {s.qualified_name}" + _package_note(s) for s in matches]
+    )
     raise ToolError(
         AMBIGUOUS_SYMBOL,
         f'qualified name "{qn}" names {len(matches)} symbols: {listed}; narrow with repository and path',

@@ -79,28 +79,35 @@ _QUALIFIED_NAME = _s(
     "are listed with their packages."
 )
 _SUBJECT = {
-    "name": _s("The bare name (NewFlagSet); if ambiguous, the candidates are listed. Give one of name, "
-               "qualified_name or stable_key."),
+    "name": _s(
+        "The bare name (NewFlagSet); if ambiguous, the candidates are listed. Give one of name, "
+        "qualified_name or stable_key."
+    ),
     "qualified_name": _QUALIFIED_NAME,
     "stable_key": _s("The key of a view full row: exactly one symbol, no repository or path needed."),
     "repository": _s("Pins the symbol to this repository."),
     "path": _s("Pins the symbol to this repository-relative file or directory (needs repository)."),
 }
 _CURSOR = _s("next_cursor of the previous page of this query.")
-_CONFIDENCE = _enum("Only edges of exactly this confidence; absent means every confidence.",
-                    *(c.name for c in Confidence))
+_CONFIDENCE = _enum(
+    "Only edges of exactly this confidence; absent means every confidence.", *(c.name for c in Confidence)
+)
 _INCLUDE_DERIVED = _b("Also rows of derived repositories (a standard library).")
 _INCLUDE_TESTS = _b("Also list the rows in test files; by default they are only counted.")
 _IN_REPOSITORY = _s("Only rows in this repository.")
 _SYMBOL_KINDS = {
-    "type": "array", "items": {"type": "string"},
-    "description": "Only symbols of these kinds (function, method, class, func, type, ...); [\"*\"] means all.",
+    "type": "array",
+    "items": {"type": "string"},
+    "description": 'Only symbols of these kinds (function, method, class, func, type, ...); ["*"] means all.',
 }
 
 
 def _edge_kinds(default: str) -> dict[str, Any]:
-    return {"type": "array", "items": {"type": "string", "enum": [*REFERENCE_VOCABULARY, "*"]},
-            "description": f"Relation kinds to follow; [\"*\"] means all. Default: {default}."}
+    return {
+        "type": "array",
+        "items": {"type": "string", "enum": [*REFERENCE_VOCABULARY, "*"]},
+        "description": f'Relation kinds to follow; ["*"] means all. Default: {default}.',
+    }
 
 
 def _view(*values: str) -> dict[str, Any]:
@@ -152,12 +159,20 @@ def _find_symbol(languages: tuple[str, ...]) -> ToolSpec:
         input_schema=_obj(
             {
                 "name": _s("The text to look for, matched as mode says (case-sensitive)."),
-                "mode": _enum("exact: the whole bare name; qualified_exact: the whole qualified name; prefix or "
-                              "substring of the bare name.", *MODES, default="exact"),
-                "symbol_kinds": _SYMBOL_KINDS, "in_repository": _IN_REPOSITORY,
+                "mode": _enum(
+                    "exact: the whole bare name; qualified_exact: the whole qualified name; prefix or "
+                    "substring of the bare name.",
+                    *MODES,
+                    default="exact",
+                ),
+                "symbol_kinds": _SYMBOL_KINDS,
+                "in_repository": _IN_REPOSITORY,
                 "in_path": _s("Only declarations whose repository-relative path starts with this text."),
-                "in_language": _in_language(languages), "include_tests": _INCLUDE_TESTS,
-                "include_derived": _INCLUDE_DERIVED, "limit": _limit(50), "cursor": _CURSOR,
+                "in_language": _in_language(languages),
+                "include_tests": _INCLUDE_TESTS,
+                "include_derived": _INCLUDE_DERIVED,
+                "limit": _limit(50),
+                "cursor": _CURSOR,
                 "view": _view("compact", "full"),
             },
             ("name",),
@@ -171,8 +186,7 @@ def _get_symbol(_languages: tuple[str, ...]) -> ToolSpec:
         name="get_symbol",
         title="Get symbol",
         description=(
-            "Every stored fact about one symbol, stable key included. Usually redundant after a row from "
-            "another tool."
+            "Every stored fact about one symbol, stable key included. Usually redundant after a row from another tool."
         ),
         input_schema=_obj(dict(_SUBJECT)),
     )
@@ -192,7 +206,9 @@ def _get_file_outline(_languages: tuple[str, ...]) -> ToolSpec:
                 "path": _s("A repository-relative file or directory; . is the repository root."),
                 "symbol_kinds": _SYMBOL_KINDS,
                 "include_members": _b("Also fields, properties and enum members, left out by default."),
-                "limit": _limit(200), "cursor": _CURSOR, "view": _view("compact", "full", "files"),
+                "limit": _limit(200),
+                "cursor": _CURSOR,
+                "view": _view("compact", "full", "files"),
             },
             ("repository", "path"),
         ),
@@ -210,9 +226,12 @@ def _get_source(_languages: tuple[str, ...]) -> ToolSpec:
         input_schema=_obj(
             {
                 "symbols": {
-                    "type": "array", "minItems": 1, "maxItems": 20, "items": _obj(dict(_SUBJECT)),
+                    "type": "array",
+                    "minItems": 1,
+                    "maxItems": 20,
+                    "items": _obj(dict(_SUBJECT)),
                     "description": "The symbols, each named like a symbol of any other tool; one that cannot "
-                                   "be named is an error line, the others are still served.",
+                    "be named is an error line, the others are still served.",
                 },
                 "context_lines": _int("Lines shown before and after each body.", 0, 100),
             },
@@ -234,13 +253,23 @@ def _find_references(languages: tuple[str, ...]) -> ToolSpec:
         input_schema=_obj(
             {
                 **_SUBJECT,
-                "direction": _enum("incoming: who references the symbol; outgoing: what it references.",
-                                   "incoming", "outgoing", default="incoming"),
-                "in_repository": _IN_REPOSITORY, "in_language": _in_language(languages),
-                "edge_kinds": _edge_kinds("every kind but " + " and ".join(DEFAULT_EXCLUDED)
-                                          + ", which forward a name without using it"),
-                "confidence": _CONFIDENCE, "include_tests": _INCLUDE_TESTS, "include_derived": _INCLUDE_DERIVED,
-                "limit": _limit(50), "cursor": _CURSOR, "view": _view("compact", "full", "files"),
+                "direction": _enum(
+                    "incoming: who references the symbol; outgoing: what it references.",
+                    "incoming",
+                    "outgoing",
+                    default="incoming",
+                ),
+                "in_repository": _IN_REPOSITORY,
+                "in_language": _in_language(languages),
+                "edge_kinds": _edge_kinds(
+                    "every kind but " + " and ".join(DEFAULT_EXCLUDED) + ", which forward a name without using it"
+                ),
+                "confidence": _CONFIDENCE,
+                "include_tests": _INCLUDE_TESTS,
+                "include_derived": _INCLUDE_DERIVED,
+                "limit": _limit(50),
+                "cursor": _CURSOR,
+                "view": _view("compact", "full", "files"),
             }
         ),
         always_load=True,
@@ -251,11 +280,16 @@ def _walk(languages: tuple[str, ...]) -> dict[str, Any]:
     return {
         **_SUBJECT,
         "depth": _int("Hops to walk.", DEFAULT_DEPTH, MAX_DEPTH),
-        "max_nodes": _int("Symbols the walk may visit before it stops (the answer then says so).",
-                          DEFAULT_MAX_NODES, MAX_NODES),
-        "edge_kinds": _edge_kinds("every kind"), "confidence": _CONFIDENCE,
-        "in_repository": _IN_REPOSITORY, "in_language": _in_language(languages),
-        "include_derived": _INCLUDE_DERIVED, "limit": _limit(50), "cursor": _CURSOR,
+        "max_nodes": _int(
+            "Symbols the walk may visit before it stops (the answer then says so).", DEFAULT_MAX_NODES, MAX_NODES
+        ),
+        "edge_kinds": _edge_kinds("every kind"),
+        "confidence": _CONFIDENCE,
+        "in_repository": _IN_REPOSITORY,
+        "in_language": _in_language(languages),
+        "include_derived": _INCLUDE_DERIVED,
+        "limit": _limit(50),
+        "cursor": _CURSOR,
         "view": _view("compact", "full"),
     }
 
@@ -271,12 +305,17 @@ def _get_blast_radius(languages: tuple[str, ...]) -> ToolSpec:
             "What a change to a symbol reaches (tests apart), with a completeness verdict and a grep fallback. "
             "It only reports symbols within a few hops, not behaviour."
         ),
-        input_schema=_obj({
-            **_walk(languages),
-            "symbol_kinds": {**_SYMBOL_KINDS, "description": "Only affected symbols of these kinds; [\"*\"] "
-                             "means all. Default: every kind but variables and fields (the walk still passes "
-                             "through them)."},
-        }),
+        input_schema=_obj(
+            {
+                **_walk(languages),
+                "symbol_kinds": {
+                    **_SYMBOL_KINDS,
+                    "description": 'Only affected symbols of these kinds; ["*"] '
+                    "means all. Default: every kind but variables and fields (the walk still passes "
+                    "through them).",
+                },
+            }
+        ),
         always_load=True,
         meta=_LARGE_RESULT,
     )
@@ -300,11 +339,16 @@ def _find_cross_repo_consumers(languages: tuple[str, ...]) -> ToolSpec:
             "Files and symbols in other repositories that use a symbol, by category and confidence. It only "
             "sees registered repositories and ignores uses in the symbol's own."
         ),
-        input_schema=_obj({
-            **_SUBJECT, "in_repository": _s("Only consumers in this repository."),
-            "in_language": _in_language(languages), "limit": _limit(50), "cursor": _CURSOR,
-            "view": _view("compact", "full"),
-        }),
+        input_schema=_obj(
+            {
+                **_SUBJECT,
+                "in_repository": _s("Only consumers in this repository."),
+                "in_language": _in_language(languages),
+                "limit": _limit(50),
+                "cursor": _CURSOR,
+                "view": _view("compact", "full"),
+            }
+        ),
     )
 
 
@@ -316,22 +360,32 @@ def _find_by_intent(languages: tuple[str, ...]) -> ToolSpec:
             "Files to open for a task described in words, with the symbols and terms that matched. Lexical only: "
             "a known name is cheaper to grep."
         ),
-        input_schema=_obj({
-            "query": _s("The task in a few words or a short sentence; identifiers are split into words."),
-            "in_repository": _s("Only files in this repository."), "in_language": _in_language(languages),
-            "symbol_kinds": {**_SYMBOL_KINDS, "description": "Only files declaring a matching symbol of these "
-                             "kinds."},
-            "include_tests": _b("Also list test files; by default they are only counted."),
-            "limit": _limit(5), "cursor": _CURSOR,
-        }, ("query",)),
+        input_schema=_obj(
+            {
+                "query": _s("The task in a few words or a short sentence; identifiers are split into words."),
+                "in_repository": _s("Only files in this repository."),
+                "in_language": _in_language(languages),
+                "symbol_kinds": {
+                    **_SYMBOL_KINDS,
+                    "description": "Only files declaring a matching symbol of these kinds.",
+                },
+                "include_tests": _b("Also list test files; by default they are only counted."),
+                "limit": _limit(5),
+                "cursor": _CURSOR,
+            },
+            ("query",),
+        ),
     )
 
 
 _PROJECT = {
     "name": _s("The repository's name in the graph (no slash, not . or ..)."),
     "path": _s("The repository's directory; a relative path resolves against the server's directory."),
-    "languages": {"type": "array", "items": {"type": "string", "enum": list(LANGUAGES)},
-                  "description": "The languages to index in it."},
+    "languages": {
+        "type": "array",
+        "items": {"type": "string", "enum": list(LANGUAGES)},
+        "description": "The languages to index in it.",
+    },
 }
 INDEX_PROJECT = ToolSpec(
     name="index_project",
@@ -342,8 +396,12 @@ INDEX_PROJECT = ToolSpec(
     ),
     input_schema=_obj(
         {
-            "projects": {"type": "array", "minItems": 1, "items": _obj(_PROJECT, ("name", "path", "languages")),
-                         "description": "Several repositories in one run; or give name, path and languages once."},
+            "projects": {
+                "type": "array",
+                "minItems": 1,
+                "items": _obj(_PROJECT, ("name", "path", "languages")),
+                "description": "Several repositories in one run; or give name, path and languages once.",
+            },
             **_PROJECT,
             "confirmed": _b("True only after the user agreed, when the client cannot ask them itself."),
         }
@@ -353,8 +411,17 @@ INDEX_PROJECT = ToolSpec(
 
 # Registration order: the tools an agent should reach for first come first.
 _READ_BUILDERS = (
-    _find_references, _find_symbol, _get_source, _get_blast_radius, _trace_dependencies, _find_cross_repo_consumers,
-    _find_by_intent, _get_file_outline, _get_symbol, _list_repositories, _graph_status,
+    _find_references,
+    _find_symbol,
+    _get_source,
+    _get_blast_radius,
+    _trace_dependencies,
+    _find_cross_repo_consumers,
+    _find_by_intent,
+    _get_file_outline,
+    _get_symbol,
+    _list_repositories,
+    _graph_status,
 )
 
 
@@ -368,8 +435,9 @@ def read_tool_specs(languages: tuple[str, ...] = LANGUAGES) -> tuple[ToolSpec, .
 def _drop_empty_enums(schema: dict[str, Any]) -> dict[str, Any]:
     """A generation with no symbols yet serves no language: the filter then takes any string (and finds none)."""
     props = schema.get("properties", {})
-    fixed = {k: ({kk: vv for kk, vv in v.items() if kk != "enum"} if v.get("enum") == [] else v)
-             for k, v in props.items()}
+    fixed = {
+        k: ({kk: vv for kk, vv in v.items() if kk != "enum"} if v.get("enum") == [] else v) for k, v in props.items()
+    }
     return {**schema, "properties": fixed}
 
 

@@ -160,7 +160,9 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def buckets(rows: Sequence[dict[str, Any]], key_columns: Sequence[str]) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def buckets(
+    rows: Sequence[dict[str, Any]], key_columns: Sequence[str]
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Rows bucketed by the tuple of their ``key_columns``, in first-seen order."""
     order: dict[tuple[Any, ...], int] = {}
     out: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
@@ -175,9 +177,7 @@ def buckets(rows: Sequence[dict[str, Any]], key_columns: Sequence[str]) -> list[
 
 
 def file_groups(
-    rows: Sequence[dict[str, Any]],
-    entries: Sequence[Any],
-    hoisted_repository: str | None,
+    rows: Sequence[dict[str, Any]], entries: Sequence[Any], hoisted_repository: str | None
 ) -> list[dict[str, Any]]:
     """``[{repo?, file, at:[…]}]`` in first-seen order; ``repo`` only when it differs from the header's."""
     index: dict[tuple[str, str], dict[str, Any]] = {}

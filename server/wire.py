@@ -113,8 +113,9 @@ def screen(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
     if message.get("jsonrpc") != "2.0":
         return None, _error(request_id, types.INVALID_REQUEST, 'jsonrpc must be "2.0"')
     if request_id is not _MISSING and (not isinstance(request_id, (str, int)) or isinstance(request_id, bool)):
-        return None, _error(None, types.INVALID_REQUEST,
-                            f"id must be a string or an integer, got {json.dumps(request_id)[:40]}")
+        return None, _error(
+            None, types.INVALID_REQUEST, f"id must be a string or an integer, got {json.dumps(request_id)[:40]}"
+        )
     problem = _shape_problem(message)
     if problem:
         return None, _error(request_id, types.INVALID_REQUEST, problem)
@@ -123,8 +124,9 @@ def screen(line: bytes) -> tuple[str | None, types.JSONRPCError | None]:
             return None, _error(request_id, types.INVALID_REQUEST, "method must be a string")
         params = message.get("params", _MISSING)
         if params is not _MISSING and not isinstance(params, dict):
-            return None, _error(request_id, types.INVALID_PARAMS,
-                                f"params must be an object, got {type(params).__name__}")
+            return None, _error(
+                request_id, types.INVALID_PARAMS, f"params must be an object, got {type(params).__name__}"
+            )
     elif request_id is _MISSING or ("result" not in message and "error" not in message):
         return None, _error(request_id, types.INVALID_REQUEST, "neither a request, a notification nor a response")
     return text, None
@@ -167,8 +169,13 @@ class ScreenedStdin:
                 if dropped:
                     size = dropped + len(line)
                     dropped = 0
-                    await self._refuse(_error(None, types.INVALID_REQUEST,
-                                              f"message of {size} bytes refused: the limit is {self._limit} bytes"))
+                    await self._refuse(
+                        _error(
+                            None,
+                            types.INVALID_REQUEST,
+                            f"message of {size} bytes refused: the limit is {self._limit} bytes",
+                        )
+                    )
                     continue
                 text, error = screen(line)
                 if error is not None:

@@ -34,7 +34,7 @@ def write_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -27,7 +27,9 @@ DB_EDGES_OUT = b"edges_out"  # src16 kind:u8 dst16 prov:u8 -> EdgeValue
 DB_EDGES_IN = b"edges_in"  # dst16 kind:u8 src16 prov:u8 -> EdgeValue
 DB_UNRESOLVED = b"unresolved"  # name NUL repo NUL path NUL line:u32 col:u32 seq:u32 -> Unresolved
 DB_UNRESOLVED_BY_FILE = b"unresolved_by_file"  # repo NUL path NUL line:u32 col:u32 seq:u32 -> Unresolved
-DB_PACKAGE_DEPS = b"package_deps"  # provider_repo NUL provider_pkg NUL consumer_repo NUL consumer_pkg -> PackageDependency
+DB_PACKAGE_DEPS = (
+    b"package_deps"  # provider_repo NUL provider_pkg NUL consumer_repo NUL consumer_pkg -> PackageDependency
+)
 DB_LEXICON = b"lexicon"  # term -> msgpack [doc:u32, weighted tf x100, ...] (find_by_intent postings)
 DB_LEXICON_DOCS = b"lexicon_docs"  # doc:u32 -> msgpack [repo, path, language, weighted length x100]
 

@@ -59,7 +59,6 @@ class StateLayout:
         return self.state_dir / "logs"
 
 
-
 def resolve_layout(
     config: str | os.PathLike[str] | None = None,
     state_dir: str | os.PathLike[str] | None = None,

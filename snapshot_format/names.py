@@ -19,6 +19,8 @@ def repository_name_problem(name: str) -> str:
     if name.startswith(RESERVED_PREFIX):
         return f"the {RESERVED_PREFIX!r} prefix is reserved for derived providers"
     if name in (".", "..") or not _NAME_RE.match(name):
-        return (f"repository name {name!r} is invalid (a letter or digit, then letters, digits, '.', '_', '+', '-'; "
-                "no spaces or path separators)")
+        return (
+            f"repository name {name!r} is invalid (a letter or digit, then letters, digits, '.', '_', '+', '-'; "
+            "no spaces or path separators)"
+        )
     return ""

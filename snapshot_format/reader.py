@@ -17,11 +17,7 @@ import lmdb
 
 from snapshot_format import codec, keys, lexical, records
 from snapshot_format.digest import digest_environment
-from snapshot_format.errors import (
-    DigestMismatchError,
-    GenerationUnreadableError,
-    NoGenerationError,
-)
+from snapshot_format.errors import DigestMismatchError, GenerationUnreadableError, NoGenerationError
 from snapshot_format.layout import (
     DATA_FILENAME,
     HOLD_FILENAME,
@@ -60,8 +56,9 @@ class Generation:
             # Kept open: checking that the mapped file still has the manifest's size is one fstat.
             self._data_fd = os.open(self._data_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
         except OSError as exc:
-            raise GenerationUnreadableError(f"{self._data_path}: data file cannot be opened: "
-                                            f"{exc.strerror or exc}") from None
+            raise GenerationUnreadableError(
+                f"{self._data_path}: data file cannot be opened: {exc.strerror or exc}"
+            ) from None
         try:
             self.check_intact()
         except GenerationUnreadableError:
@@ -308,9 +305,10 @@ class Generation:
             start = keys.text(repository) + keys.SEP + keys.text(path.rstrip("/") + "/" if path else "")
         else:
             start = keys.prefix(repository, path)
-        with self.env.begin(db=self._dbs[keys.DB_BY_FILE]) as txn, self.env.begin(
-            db=self._dbs[keys.DB_SYMBOLS]
-        ) as symtxn:
+        with (
+            self.env.begin(db=self._dbs[keys.DB_BY_FILE]) as txn,
+            self.env.begin(db=self._dbs[keys.DB_SYMBOLS]) as symtxn,
+        ):
             cursor = txn.cursor()
             if not cursor.set_range(start):
                 return
@@ -412,11 +410,15 @@ class Generation:
         needed = MIN_FEATURE_FOR["lexicon"]
         stats = self.lexicon_stats()
         if self.manifest.feature_version < needed or stats is None:
-            return (f"generation {self.id} (feature version {self.manifest.feature_version}) has no lexical index "
-                    f"this server can rank (needs feature version {needed}); re-index with kivgraph index")
+            return (
+                f"generation {self.id} (feature version {self.manifest.feature_version}) has no lexical index "
+                f"this server can rank (needs feature version {needed}); re-index with kivgraph index"
+            )
         if stats.lexical_version != lexical.LEXICAL_VERSION:
-            return (f"generation {self.id} was indexed with lexical terms v{stats.lexical_version} and this server "
-                    f"ranks with v{lexical.LEXICAL_VERSION}; re-index with kivgraph index")
+            return (
+                f"generation {self.id} was indexed with lexical terms v{stats.lexical_version} and this server "
+                f"ranks with v{lexical.LEXICAL_VERSION}; re-index with kivgraph index"
+            )
         return None
 
     def lexicon_postings(self, term: str) -> list[tuple[int, float]]:
@@ -431,9 +433,9 @@ class Generation:
 
     # --- package dependencies ------------------------------------------------------------
 
-    def package_dependencies(self, provider_repository: str, provider_package: str | None = None) -> Iterator[
-        records.PackageDependency
-    ]:
+    def package_dependencies(
+        self, provider_repository: str, provider_package: str | None = None
+    ) -> Iterator[records.PackageDependency]:
         start = keys.prefix(provider_repository)
         if provider_package is not None:
             start = keys.prefix(provider_repository, provider_package)

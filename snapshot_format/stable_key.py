@@ -17,14 +17,7 @@ _NAMESPACE = b"kivgraph-stable-key"
 
 
 def canonical_identity(
-    *,
-    language: str,
-    repository: str,
-    package: str,
-    module: str,
-    qualified_name: str,
-    kind: str,
-    discriminator: str,
+    *, language: str, repository: str, package: str, module: str, qualified_name: str, kind: str, discriminator: str
 ) -> bytes:
     """The canonical identity bytes hashed into a stable key."""
     out = bytearray(_NAMESPACE)

@@ -24,8 +24,13 @@ TIMEOUT_SECONDS = 600.0
 def verify_isolated(path: Path, name: str, timeout: float = TIMEOUT_SECONDS) -> None:
     """Recompute the digest of the generation at ``path`` in a child; DigestMismatchError says why it failed."""
     try:
-        proc = subprocess.run([sys.executable, "-m", "snapshot_format.verify", str(path)],
-                              capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            [sys.executable, "-m", "snapshot_format.verify", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         raise DigestMismatchError(f"generation {name}: the digest check did not finish in {timeout:.0f} s") from None
     except OSError as exc:
@@ -37,8 +42,10 @@ def verify_isolated(path: Path, name: str, timeout: float = TIMEOUT_SECONDS) -> 
             signame = signal.Signals(-proc.returncode).name
         except ValueError:
             signame = f"signal {-proc.returncode}"
-        raise DigestMismatchError(f"generation {name}: damaged, reading it killed the reader ({signame}: "
-                                  "its data points past the end of the file)")
+        raise DigestMismatchError(
+            f"generation {name}: damaged, reading it killed the reader ({signame}: "
+            "its data points past the end of the file)"
+        )
     reason = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
     raise DigestMismatchError(reason)
 

@@ -18,7 +18,7 @@ MIN_READER_VERSION = 1
 READABLE_FORMATS = frozenset({1})
 
 FORMAT_LOG: dict[int, str] = {
-    1: "initial layout: msgspec array-like records, 16-byte symbol keys, NUL-separated index keys",
+    1: "initial layout: msgspec array-like records, 16-byte symbol keys, NUL-separated index keys"
 }
 
 FEATURE_LOG: dict[int, str] = {

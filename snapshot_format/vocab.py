@@ -99,22 +99,54 @@ class Provenance(IntEnum):
 
 # Provenances that can never back an exact edge (syntax alone proves nothing).
 SYNTAX_ONLY_PROVENANCES: frozenset[Provenance] = frozenset(
-    {
-        Provenance.TREE_SITTER_SYNTAX,
-        Provenance.PYTHON_SYNTAX_CALL,
-        Provenance.DART_SYNTAX_CALL,
-    }
+    {Provenance.TREE_SITTER_SYNTAX, Provenance.PYTHON_SYNTAX_CALL, Provenance.DART_SYNTAX_CALL}
 )
 
 # Kinds accepted by the symbol-kind filters (declarations of every supported language).
 SYMBOL_KINDS: frozenset[str] = frozenset(
     {
-        "alias", "associated_type", "attribute", "class", "const", "constant", "constructor", "enum",
-        "enum_member", "export", "extension", "extension_type", "field", "func", "function", "getter",
-        "implementation", "import", "interface", "local_variable", "macro", "method", "mixin", "module",
-        "namespace", "parameter", "prefix", "property", "self_parameter", "setter", "static",
-        "static_method", "struct", "trait", "trait_method", "type", "type_alias", "type_parameter",
-        "union", "var", "variable", "variant",
+        "alias",
+        "associated_type",
+        "attribute",
+        "class",
+        "const",
+        "constant",
+        "constructor",
+        "enum",
+        "enum_member",
+        "export",
+        "extension",
+        "extension_type",
+        "field",
+        "func",
+        "function",
+        "getter",
+        "implementation",
+        "import",
+        "interface",
+        "local_variable",
+        "macro",
+        "method",
+        "mixin",
+        "module",
+        "namespace",
+        "parameter",
+        "prefix",
+        "property",
+        "self_parameter",
+        "setter",
+        "static",
+        "static_method",
+        "struct",
+        "trait",
+        "trait_method",
+        "type",
+        "type_alias",
+        "type_parameter",
+        "union",
+        "var",
+        "variable",
+        "variant",
     }
 )
 

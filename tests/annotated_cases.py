@@ -111,8 +111,9 @@ def parse_case(path: Path, syntax: Syntax) -> Case:
         if annotation:
             col = text.index("^")
             assert code_line, f"{where}: annotation with no code line above"
-            assert col < len(code_text) and not code_text[col].isspace(), \
+            assert col < len(code_text) and not code_text[col].isspace(), (
                 f"{where}: the caret points at nothing in {code_text!r}"
+            )
             expectations.append(_expectation(current, code_line, col, annotation["body"], where, syntax))
         elif not directive:
             code_line, code_text = len(files[current]), text
@@ -123,7 +124,7 @@ def _expectation(file: tuple[str, str], line: int, col: int, body: str, where: s
     mode = ""
     for m in syntax.modes:
         if body.startswith(m + " "):
-            mode, body = m, body[len(m) + 1:]
+            mode, body = m, body[len(m) + 1 :]
     if body == "none":
         return Expectation(*file, line, col, mode, "none", "", "", where)
     word, _, rest = body.partition(":")
@@ -178,14 +179,21 @@ class Observed:
     edges: dict[Position, list[Found]] = field(default_factory=lambda: defaultdict(list))
     unresolved: dict[Position, list[str]] = field(default_factory=lambda: defaultdict(list))
 
-    def add(self, edges: Iterable[_Edge], rows: Iterable[_Row], declarations: Mapping[str, _Declaration],
-            mode: str = "", keep: Callable[[_Edge], bool] = lambda _e: True) -> Observed:
+    def add(
+        self,
+        edges: Iterable[_Edge],
+        rows: Iterable[_Row],
+        declarations: Mapping[str, _Declaration],
+        mode: str = "",
+        keep: Callable[[_Edge], bool] = lambda _e: True,
+    ) -> Observed:
         for e in edges:
             if not keep(e):
                 continue
             s, d = declarations[e.source], declarations[e.target]
             self.edges[(mode, s.repository, s.path, e.line, e.col)].append(
-                Found(EdgeKind(e.kind), d.repository, d.qualified_name, s.qualified_name, e.confidence))
+                Found(EdgeKind(e.kind), d.repository, d.qualified_name, s.qualified_name, e.confidence)
+            )
         for u in rows:
             self.unresolved[(mode, u.repository, u.path, u.line, u.col)].append(u.reason)
         return self
@@ -208,8 +216,13 @@ def matches(expected: str, repo: str, qn: str) -> bool:
     return qn == exp_qn and (exp_repo is None or exp_repo == repo)
 
 
-def mismatches(case: Case, observed: Observed, words: Mapping[str, EdgeKind], *,
-               exact: Callable[[Expectation], bool] = lambda _e: False) -> list[str]:
+def mismatches(
+    case: Case,
+    observed: Observed,
+    words: Mapping[str, EdgeKind],
+    *,
+    exact: Callable[[Expectation], bool] = lambda _e: False,
+) -> list[str]:
     """Every expectation of the case the observed resolution does not meet, as messages.
 
     At a position with expectations, the edges of each expected word must be exactly the expected targets
@@ -221,7 +234,7 @@ def mismatches(case: Case, observed: Observed, words: Mapping[str, EdgeKind], *,
         by_position[exp.position].append(exp)
     failures: list[str] = []
     for pos, exps in by_position.items():
-        edges, reasons, where = observed.edges.get(pos, []), sorted(observed.unresolved.get(pos, [])), exps[0].where
+        edges, reasons, where = (observed.edges.get(pos, []), sorted(observed.unresolved.get(pos, [])), exps[0].where)
         label = f"{pos[0]} " if pos[0] else ""
         if any(e.word == "none" for e in exps):
             if edges or reasons:
@@ -235,7 +248,9 @@ def mismatches(case: Case, observed: Observed, words: Mapping[str, EdgeKind], *,
             missing = [e.value for e in wanted if not any(matches(e.value, f.repo, f.qn) for f in actual)]
             extra = [f"{f.repo}:{f.qn}" for f in actual if not any(matches(e.value, f.repo, f.qn) for e in wanted)]
             if missing or extra:
-                failures.append(f"{where}: {label}{word} missing {missing} unexpected {extra} (all edges here: {edges})")
+                failures.append(
+                    f"{where}: {label}{word} missing {missing} unexpected {extra} (all edges here: {edges})"
+                )
             for e in wanted:
                 hits = [f for f in actual if matches(e.value, f.repo, f.qn)]
                 if e.source and any(f.source != e.source for f in hits):

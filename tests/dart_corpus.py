@@ -37,8 +37,15 @@ def build_dart_corpus(repositories: Iterable[tuple[str, Path]]) -> BuiltCorpus:
             extracted = dart.extract(path, (root / path).read_bytes(), package)
             facts.files.append(extracted)
             for sym in extracted.symbols:
-                key = stable_key(language="dart", repository=name, package=package, module=path,
-                                 qualified_name=sym.qualified_name, kind=sym.kind, discriminator="")
+                key = stable_key(
+                    language="dart",
+                    repository=name,
+                    package=package,
+                    module=path,
+                    qualified_name=sym.qualified_name,
+                    kind=sym.kind,
+                    discriminator="",
+                )
                 keys[(name, path, sym.qualified_name, sym.kind)] = key
                 declarations[key] = Declaration(name, path, sym.qualified_name, sym.kind)
         repos.append(facts)

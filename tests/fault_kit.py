@@ -23,8 +23,9 @@ def layout_of(home: Path) -> StateLayout:
     return resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
 
 
-def indexed_home(tmp: Path, *, generations: int = 1, files: dict[str, str] | None = None,
-                 analyzer: bool = False) -> Path:
+def indexed_home(
+    tmp: Path, *, generations: int = 1, files: dict[str, str] | None = None, analyzer: bool = False
+) -> Path:
     """A KIVGRAPH_HOME with one registered python repository and ``generations`` published generations.
 
     The exact analyzer is switched off unless asked for (KIVGRAPH_SCIP_PYTHON pointing nowhere), so
@@ -53,16 +54,20 @@ def index(home: Path, *args: str, analyzer: bool = False, **env: str) -> subproc
 def spawn_index(home: Path, *args: str, analyzer: bool = False, **env: str) -> subprocess.Popen[bytes]:
     extra = {} if analyzer else no_analyzer_env()
     return subprocess.Popen(
-        [sys.executable, "-m", "kivgraph_cli", "index", *args], cwd=REPO_ROOT,
-        env=kivgraph_env(home, **{**extra, **env}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "kivgraph_cli", "index", *args],
+        cwd=REPO_ROOT,
+        env=kivgraph_env(home, **{**extra, **env}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
 def wait_stopped(pid: int, timeout: float = 120) -> None:
     """Block (bounded) until our child ``pid`` is stopped by a fault hook's SIGSTOP: waitid, no polling."""
     seen: list[object] = []
-    waiter = threading.Thread(target=lambda: seen.append(os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOWAIT)),
-                              daemon=True)
+    waiter = threading.Thread(
+        target=lambda: seen.append(os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOWAIT)), daemon=True
+    )
     waiter.start()
     waiter.join(timeout)
     assert seen, f"process {pid} did not stop within {timeout}s"

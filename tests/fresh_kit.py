@@ -50,13 +50,16 @@ class Workspace:
         self.repositories.append((name, path, languages))
         body = [f'version = 1\n\n[indexing]\nfact_cache = "{self.fact_cache}"\n']
         for n, p, langs in self.repositories:
-            body.append(f'\n[[repository]]\nname = "{n}"\npath = "{p}"\nlanguages = {list(langs)!r}\n'.replace("'", '"'))
+            body.append(
+                f'\n[[repository]]\nname = "{n}"\npath = "{p}"\nlanguages = {list(langs)!r}\n'.replace("'", '"')
+            )
         self.layout.config_path.write_text("".join(body))
 
     def index(self, mode: str | None = None) -> Run:
         run = Run(IndexReport(passed=False))
-        report, _result = run_index(load(self.layout.config_path), self.layout, fact_cache_mode=mode,
-                                    on_published=run.stages.append)
+        report, _result = run_index(
+            load(self.layout.config_path), self.layout, fact_cache_mode=mode, on_published=run.stages.append
+        )
         run.report = report
         return run
 
@@ -90,13 +93,32 @@ _CACHED = re.compile(r" \(cached analyzer run\)| \(cached: the inputs have not c
 
 def answers(gen: Generation) -> dict[str, Any]:
     """Everything the generation answers with, in sorted comparable form."""
-    out: dict[str, Any] = {"symbols": [], "edges": [], "unresolved": [], "files": [], "repositories": [],
-                           "package_dependencies": []}
+    out: dict[str, Any] = {
+        "symbols": [],
+        "edges": [],
+        "unresolved": [],
+        "files": [],
+        "repositories": [],
+        "package_dependencies": [],
+    }
     for repo in gen.repositories():
-        analyses = sorted((a.language, a.mode, a.analyzer, a.analyzer_version, a.files, _CACHED.sub("", a.reason))
-                          for a in repo.analyses)
-        out["repositories"].append((repo.name, repo.root, repo.languages, repo.commit, repo.branch, repo.dirty,
-                                    repo.files, repo.symbols, analyses))
+        analyses = sorted(
+            (a.language, a.mode, a.analyzer, a.analyzer_version, a.files, _CACHED.sub("", a.reason))
+            for a in repo.analyses
+        )
+        out["repositories"].append(
+            (
+                repo.name,
+                repo.root,
+                repo.languages,
+                repo.commit,
+                repo.branch,
+                repo.dirty,
+                repo.files,
+                repo.symbols,
+                analyses,
+            )
+        )
         out["files"] += [msgspec.structs.astuple(f) for f in gen.files(repo.name)]
         for sym in gen.declarations(repo.name, "", directory=True):
             out["symbols"].append(msgspec.structs.astuple(sym))

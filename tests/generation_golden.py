@@ -121,9 +121,17 @@ def write() -> None:
     with tempfile.TemporaryDirectory(prefix="kivgraph-golden-") as tmp:
         generation = build(Path(tmp))
         GOLDEN_DIR.mkdir(parents=True, exist_ok=True)
-        GOLDEN_FILE.write_text(json.dumps(
-            {"feature_version": FEATURE_VERSION, "corpus": list(CORPUS), "content_digest": content_digest(generation)},
-            indent=2) + "\n")
+        GOLDEN_FILE.write_text(
+            json.dumps(
+                {
+                    "feature_version": FEATURE_VERSION,
+                    "corpus": list(CORPUS),
+                    "content_digest": content_digest(generation),
+                },
+                indent=2,
+            )
+            + "\n"
+        )
         target = GOLDEN_DIR / f"feature-{FEATURE_VERSION}"
         if target.exists():
             shutil.rmtree(target)

@@ -23,7 +23,11 @@ def run_kivgraph(home: Path, *args: str, timeout: float = 300, **extra_env: str)
     """Run `python -m kivgraph_cli ARGS` as a real child process."""
     return subprocess.run(
         [sys.executable, "-m", "kivgraph_cli", *args],
-        env=kivgraph_env(home, **extra_env), capture_output=True, text=True, timeout=timeout, cwd=REPO_ROOT,
+        env=kivgraph_env(home, **extra_env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO_ROOT,
     )
 
 

@@ -11,8 +11,9 @@ from snapshot_format.stable_key import stable_key
 from tests.python_corpus import BuiltCorpus, Declaration
 
 
-def build_language_corpus(language: str, module: Any, repositories: Iterable[tuple[str, Path]],
-                          paths_of: Callable[[Path], list[str]]) -> BuiltCorpus:
+def build_language_corpus(
+    language: str, module: Any, repositories: Iterable[tuple[str, Path]], paths_of: Callable[[Path], list[str]]
+) -> BuiltCorpus:
     """Extract the files ``paths_of(root)`` of each (name, root) repository with ``module`` and key them.
 
     Packages come from ``module.package_for_root`` (the repository root is known here).
@@ -29,8 +30,15 @@ def build_language_corpus(language: str, module: Any, repositories: Iterable[tup
             extracted = module.extract(path, (root / path).read_bytes(), package)
             facts.files.append(extracted)
             for sym in extracted.symbols:
-                key = stable_key(language=language, repository=name, package=package, module=path,
-                                 qualified_name=sym.qualified_name, kind=sym.kind, discriminator="")
+                key = stable_key(
+                    language=language,
+                    repository=name,
+                    package=package,
+                    module=path,
+                    qualified_name=sym.qualified_name,
+                    kind=sym.kind,
+                    discriminator="",
+                )
                 keys[(name, path, sym.qualified_name, sym.kind)] = key
                 declarations[key] = Declaration(name, path, sym.qualified_name, sym.kind)
         repos.append(facts)

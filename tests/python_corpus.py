@@ -41,15 +41,21 @@ class BuiltCorpus:
 
     def key(self, qualified_name: str, repository: str | None = None) -> str:
         """The one stable key declared under ``qualified_name`` (optionally in one repository)."""
-        found = [k for k, d in self.declarations.items()
-                 if d.qualified_name == qualified_name and repository in (None, d.repository)]
+        found = [
+            k
+            for k, d in self.declarations.items()
+            if d.qualified_name == qualified_name and repository in (None, d.repository)
+        ]
         assert len(found) == 1, f"{qualified_name!r} declared {len(found)} times"
         return found[0]
 
     def edge_row(self, edge: EdgeFact) -> tuple[str, str, str]:
         """(kind name, source qualified name, target qualified name) of an edge."""
-        return (EdgeKind(edge.kind).name, self.declarations[edge.source].qualified_name,
-                self.declarations[edge.target].qualified_name)
+        return (
+            EdgeKind(edge.kind).name,
+            self.declarations[edge.source].qualified_name,
+            self.declarations[edge.target].qualified_name,
+        )
 
 
 def python_paths(root: Path, skip_dirs: Iterable[str] = ()) -> list[str]:
@@ -79,8 +85,15 @@ def build_corpus(repositories: Iterable[tuple[str, Path]], skip_dirs: Iterable[s
             extracted = py.extract(path, (root / path).read_bytes(), package)
             facts.files.append(extracted)
             for sym in extracted.symbols:
-                key = stable_key(language="python", repository=name, package=package, module=path,
-                                 qualified_name=sym.qualified_name, kind=sym.kind, discriminator="")
+                key = stable_key(
+                    language="python",
+                    repository=name,
+                    package=package,
+                    module=path,
+                    qualified_name=sym.qualified_name,
+                    kind=sym.kind,
+                    discriminator="",
+                )
                 keys[(name, path, sym.qualified_name, sym.kind)] = key
                 declarations[key] = Declaration(name, path, sym.qualified_name, sym.kind)
         repos.append(facts)

@@ -43,14 +43,26 @@ class GraphBuilder:
     package_dependencies: list[records.PackageDependency] = field(default_factory=list)
     by_qn: dict[tuple[str, str], list[records.Symbol]] = field(default_factory=dict)
 
-    def repo(self, name: str, *, languages: tuple[str, ...] = ("python",), commit: str = "", branch: str = "",
-             mode: str = "exact", root: Path | None = None) -> Path:
+    def repo(
+        self,
+        name: str,
+        *,
+        languages: tuple[str, ...] = ("python",),
+        commit: str = "",
+        branch: str = "",
+        mode: str = "exact",
+        root: Path | None = None,
+    ) -> Path:
         """Register a repository whose files live under ``base/name`` (or ``root``)."""
         path = root or (self.base / name)
         path.mkdir(parents=True, exist_ok=True)
         analyses = tuple(
-            records.LanguageAnalysis(language=lang, mode=mode, analyzer="hand-made",
-                                     reason="" if mode == "exact" else "no exact analyzer: edges are CANDIDATE")
+            records.LanguageAnalysis(
+                language=lang,
+                mode=mode,
+                analyzer="hand-made",
+                reason="" if mode == "exact" else "no exact analyzer: edges are CANDIDATE",
+            )
             for lang in languages
         )
         self.repositories[name] = records.Repository(
@@ -61,8 +73,9 @@ class GraphBuilder:
     def root(self, repo: str) -> Path:
         return Path(self.repositories[repo].root)
 
-    def add_file(self, repo: str, path: str, text: str, *, status: str = "indexed", reason: str = "",
-                 write: bool = True) -> list[records.Symbol]:
+    def add_file(
+        self, repo: str, path: str, text: str, *, status: str = "indexed", reason: str = "", write: bool = True
+    ) -> list[records.Symbol]:
         """Write the file and record it with its declarations (none when it failed to parse)."""
         target = self.root(repo) / path
         if write:
@@ -71,11 +84,21 @@ class GraphBuilder:
         data = text.encode("utf-8")
         package = path.removesuffix(".py").replace("/", ".").removesuffix(".__init__")
         found = [] if status != "indexed" else self._declarations(repo, path, package, text)
-        self.files.append(records.File(
-            repository=repo, path=path, language="python", content_hash=hashlib.sha256(data).hexdigest(),
-            size=len(data), status=status, reason=reason, symbols=len(found), package=package,
-            analysis="exact" if status == "indexed" else "", test=is_test_path("python", path),
-        ))
+        self.files.append(
+            records.File(
+                repository=repo,
+                path=path,
+                language="python",
+                content_hash=hashlib.sha256(data).hexdigest(),
+                size=len(data),
+                status=status,
+                reason=reason,
+                symbols=len(found),
+                package=package,
+                analysis="exact" if status == "indexed" else "",
+                test=is_test_path("python", path),
+            )
+        )
         for sym in found:
             self.symbols.append(sym)
             self.by_qn.setdefault((repo, sym.qualified_name), []).append(sym)
@@ -115,15 +138,46 @@ class GraphBuilder:
             stack.append((indent, qn, kind))
         return out
 
-    def _symbol(self, repo: str, path: str, package: str, name: str, qn: str, kind: str, start: int, end: int,
-                signature: str, col: int = 0, container: str = "") -> records.Symbol:
+    def _symbol(
+        self,
+        repo: str,
+        path: str,
+        package: str,
+        name: str,
+        qn: str,
+        kind: str,
+        start: int,
+        end: int,
+        signature: str,
+        col: int = 0,
+        container: str = "",
+    ) -> records.Symbol:
         discriminator = f"{signature or 'none'} @{path}:{start}"
-        key = stable_key(language="python", repository=repo, package=package, module="", qualified_name=qn,
-                         kind=kind, discriminator=discriminator)
+        key = stable_key(
+            language="python",
+            repository=repo,
+            package=package,
+            module="",
+            qualified_name=qn,
+            kind=kind,
+            discriminator=discriminator,
+        )
         return records.Symbol(
-            key=key, name=name, qualified_name=qn, kind=kind, language="python", repository=repo, path=path,
-            start_line=start, start_col=col, end_line=end, end_col=0, signature=signature,
-            exported=not name.startswith("_"), container=container, package=package,
+            key=key,
+            name=name,
+            qualified_name=qn,
+            kind=kind,
+            language="python",
+            repository=repo,
+            path=path,
+            start_line=start,
+            start_col=col,
+            end_line=end,
+            end_col=0,
+            signature=signature,
+            exported=not name.startswith("_"),
+            container=container,
+            package=package,
         )
 
     def add_symbol(self, repo: str, path: str, name: str, kind: str, line: int) -> records.Symbol:
@@ -138,32 +192,86 @@ class GraphBuilder:
         """The declaration with this qualified name (the ``index``-th when there are homonyms)."""
         return self.by_qn[(repo, qn)][index]
 
-    def edge(self, source: records.Symbol, kind: EdgeKind, target: records.Symbol, *,
-             confidence: Confidence = Confidence.EXACT_TYPECHECKED,
-             provenance: Provenance = Provenance.PYTHON_INDEXER_USE, line: int = 0, count: int = 1) -> None:
-        self.edges.append(records.Edge(
-            kind=int(kind), source=source.key, target=target.key, confidence=int(confidence),
-            provenance=int(provenance), line=line or source.start_line, col=0, count=count,
-        ))
+    def edge(
+        self,
+        source: records.Symbol,
+        kind: EdgeKind,
+        target: records.Symbol,
+        *,
+        confidence: Confidence = Confidence.EXACT_TYPECHECKED,
+        provenance: Provenance = Provenance.PYTHON_INDEXER_USE,
+        line: int = 0,
+        count: int = 1,
+    ) -> None:
+        self.edges.append(
+            records.Edge(
+                kind=int(kind),
+                source=source.key,
+                target=target.key,
+                confidence=int(confidence),
+                provenance=int(provenance),
+                line=line or source.start_line,
+                col=0,
+                count=count,
+            )
+        )
 
-    def unresolved_ref(self, name: str, reason: str, repo: str, path: str = "", *, line: int = 0,
-                       source: records.Symbol | None = None, package: str = "", detail: str = "") -> None:
-        self.unresolved.append(records.Unresolved(
-            name=name, reason=reason, repository=repo, path=path, line=line, language="python",
-            source=source.key if source else "", package=package, detail=detail,
-        ))
+    def unresolved_ref(
+        self,
+        name: str,
+        reason: str,
+        repo: str,
+        path: str = "",
+        *,
+        line: int = 0,
+        source: records.Symbol | None = None,
+        package: str = "",
+        detail: str = "",
+    ) -> None:
+        self.unresolved.append(
+            records.Unresolved(
+                name=name,
+                reason=reason,
+                repository=repo,
+                path=path,
+                line=line,
+                language="python",
+                source=source.key if source else "",
+                package=package,
+                detail=detail,
+            )
+        )
 
-    def package_dependency(self, consumer_repo: str, consumer_pkg: str, provider_repo: str, provider_pkg: str,
-                           path: str, line: int, count: int = 1) -> None:
-        self.package_dependencies.append(records.PackageDependency(
-            consumer_repository=consumer_repo, consumer_package=consumer_pkg, provider_repository=provider_repo,
-            provider_package=provider_pkg, path=path, line=line, count=count,
-        ))
+    def package_dependency(
+        self,
+        consumer_repo: str,
+        consumer_pkg: str,
+        provider_repo: str,
+        provider_pkg: str,
+        path: str,
+        line: int,
+        count: int = 1,
+    ) -> None:
+        self.package_dependencies.append(
+            records.PackageDependency(
+                consumer_repository=consumer_repo,
+                consumer_package=consumer_pkg,
+                provider_repository=provider_repo,
+                provider_package=provider_pkg,
+                path=path,
+                line=line,
+                count=count,
+            )
+        )
 
     def publish(self, layout: StateLayout) -> PublishResult:
         content = GenerationContent(
-            repositories=list(self.repositories.values()), files=self.files, symbols=self.symbols,
-            edges=self.edges, unresolved=self.unresolved, analyzers={"python": "hand-made 1"},
+            repositories=list(self.repositories.values()),
+            files=self.files,
+            symbols=self.symbols,
+            edges=self.edges,
+            unresolved=self.unresolved,
+            analyzers={"python": "hand-made 1"},
             package_dependencies=self.package_dependencies,
         )
         return publish(layout, content, indexer_version="test-fixture")
@@ -193,7 +301,7 @@ def unused():
     return None
 '''
 
-USE = '''from pkg.shapes import make_square
+USE = """from pkg.shapes import make_square
 
 
 def total_area(shapes):
@@ -203,9 +311,9 @@ def total_area(shapes):
 def main():
     sq = make_square(2)
     return total_area([sq])
-'''
+"""
 
-ALPHA_UTIL = '''import sys
+ALPHA_UTIL = """import sys
 
 if sys.platform == "win32":
     def helper():
@@ -213,13 +321,13 @@ if sys.platform == "win32":
 else:
     def helper():
         return "posix"
-'''
+"""
 
-BETA_UTIL = '''def helper():
+BETA_UTIL = """def helper():
     return "beta"
-'''
+"""
 
-RUN = '''from pkg.shapes import make_square
+RUN = """from pkg.shapes import make_square
 from os import getcwd
 
 
@@ -229,12 +337,12 @@ def run():
 
 def area():
     return 0
-'''
+"""
 
-INIT = '''from pkg.shapes import make_square
-'''
+INIT = """from pkg.shapes import make_square
+"""
 
-DRAW = '''class Drawable:
+DRAW = """class Drawable:
     def draw(self):
         raise NotImplementedError
 
@@ -246,7 +354,7 @@ class Circle(Drawable):
 
 def render(item):
     return item.draw()
-'''
+"""
 
 CALLER_COUNT = 130
 CALLER_FILES = 7
@@ -299,35 +407,85 @@ def build_standard(builder: GraphBuilder) -> GraphBuilder:
     b.edge(b.sym("alpha", "pkg.use.main"), EdgeKind.CALLS_DIRECT, b.sym("alpha", "pkg.use.total_area"), line=11)
     b.edge(b.sym("alpha", "pkg.use"), EdgeKind.IMPORTS_SYMBOL, make_square, line=1)
     b.edge(b.sym("alpha", "pkg"), EdgeKind.REEXPORTS, make_square, line=1)
-    b.edge(b.sym("beta", "app.run.run"), EdgeKind.CALLS_DIRECT, make_square, line=6,
-           confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
-    b.edge(b.sym("beta", "app.run"), EdgeKind.IMPORTS_SYMBOL, make_square, line=1,
-           confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
+    b.edge(
+        b.sym("beta", "app.run.run"),
+        EdgeKind.CALLS_DIRECT,
+        make_square,
+        line=6,
+        confidence=Confidence.CANDIDATE,
+        provenance=Provenance.PYTHON_SYNTAX_CALL,
+    )
+    b.edge(
+        b.sym("beta", "app.run"),
+        EdgeKind.IMPORTS_SYMBOL,
+        make_square,
+        line=1,
+        confidence=Confidence.CANDIDATE,
+        provenance=Provenance.PYTHON_SYNTAX_CALL,
+    )
     b.edge(make_square, EdgeKind.CALLS_DIRECT, b.sym("alpha", "pkg.shapes.Square"), line=18)
-    b.edge(b.sym("alpha", "pkg.shapes.Square"), EdgeKind.EXTENDS, b.sym("alpha", "pkg.shapes.Shape"), line=9,
-           provenance=Provenance.PYTHON_INDEXER_DEF)
-    b.edge(b.sym("alpha", "pkg.shapes.Square.area"), EdgeKind.OVERRIDES, b.sym("alpha", "pkg.shapes.Shape.area"),
-           line=13, provenance=Provenance.PYTHON_INDEXER_DEF)
-    b.edge(b.sym("alpha", "pkg.use.total_area"), EdgeKind.CALLS_DIRECT, b.sym("alpha", "pkg.shapes.Shape.area"),
-           line=5, confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL, count=2)
+    b.edge(
+        b.sym("alpha", "pkg.shapes.Square"),
+        EdgeKind.EXTENDS,
+        b.sym("alpha", "pkg.shapes.Shape"),
+        line=9,
+        provenance=Provenance.PYTHON_INDEXER_DEF,
+    )
+    b.edge(
+        b.sym("alpha", "pkg.shapes.Square.area"),
+        EdgeKind.OVERRIDES,
+        b.sym("alpha", "pkg.shapes.Shape.area"),
+        line=13,
+        provenance=Provenance.PYTHON_INDEXER_DEF,
+    )
+    b.edge(
+        b.sym("alpha", "pkg.use.total_area"),
+        EdgeKind.CALLS_DIRECT,
+        b.sym("alpha", "pkg.shapes.Shape.area"),
+        line=5,
+        confidence=Confidence.CANDIDATE,
+        provenance=Provenance.PYTHON_SYNTAX_CALL,
+        count=2,
+    )
     draw = b.sym("alpha", "pkg.draw.Drawable.draw")
     b.edge(b.sym("alpha", "pkg.draw.Circle.draw"), EdgeKind.IMPLEMENTS, draw, provenance=Provenance.PYTHON_INDEXER_DEF)
-    b.edge(b.sym("alpha", "pkg.draw.Circle"), EdgeKind.EXTENDS, b.sym("alpha", "pkg.draw.Drawable"),
-           provenance=Provenance.PYTHON_INDEXER_DEF)
+    b.edge(
+        b.sym("alpha", "pkg.draw.Circle"),
+        EdgeKind.EXTENDS,
+        b.sym("alpha", "pkg.draw.Drawable"),
+        provenance=Provenance.PYTHON_INDEXER_DEF,
+    )
     b.edge(b.sym("alpha", "pkg.draw.render"), EdgeKind.CALLS_DIRECT, draw, line=12)
-    b.unresolved_ref("unknown_helper", "NAME_NOT_RESOLVED", "alpha", "pkg/use.py", line=5,
-                     source=b.sym("alpha", "pkg.use.total_area"))
-    b.unresolved_ref("make_square", "IMPORT_NOT_RESOLVED", "beta", "app/run.py", line=1,
-                     source=b.sym("beta", "app.run"), package="pkg.shapes")
+    b.unresolved_ref(
+        "unknown_helper",
+        "NAME_NOT_RESOLVED",
+        "alpha",
+        "pkg/use.py",
+        line=5,
+        source=b.sym("alpha", "pkg.use.total_area"),
+    )
+    b.unresolved_ref(
+        "make_square",
+        "IMPORT_NOT_RESOLVED",
+        "beta",
+        "app/run.py",
+        line=1,
+        source=b.sym("beta", "app.run"),
+        package="pkg.shapes",
+    )
     b.unresolved_ref("", "PACKAGE_NOT_LOADED", "beta", package="requests", detail="requests is not installed")
 
     hub, hub2 = b.sym("gamma", "hub.hub"), b.sym("gamma", "hub.hub2")
     for i in range(CALLER_COUNT):
         b.edge(_caller(b, i), EdgeKind.CALLS_DIRECT, hub)
         # hub2: every third caller is only a candidate, so its answer has two confidence buckets
-        b.edge(_caller(b, i), EdgeKind.CALLS_DIRECT, hub2,
-               confidence=Confidence.CANDIDATE if i % 3 == 0 else Confidence.EXACT_TYPECHECKED,
-               provenance=Provenance.PYTHON_SYNTAX_CALL if i % 3 == 0 else Provenance.PYTHON_INDEXER_USE)
+        b.edge(
+            _caller(b, i),
+            EdgeKind.CALLS_DIRECT,
+            hub2,
+            confidence=Confidence.CANDIDATE if i % 3 == 0 else Confidence.EXACT_TYPECHECKED,
+            provenance=Provenance.PYTHON_SYNTAX_CALL if i % 3 == 0 else Provenance.PYTHON_INDEXER_USE,
+        )
     return b
 
 
@@ -346,7 +504,7 @@ def standard_graph(tmp: Path) -> StandardGraph:
 
 # --- two repositories where the consumer imports the provider (traversals and consumers) ------------------------
 
-PROVIDER_CORE = '''def compute(x):
+PROVIDER_CORE = """def compute(x):
     return loop(x)
 
 
@@ -371,12 +529,12 @@ def unused():
 
 
 VALUE = compute(3)
-'''
+"""
 
-PROVIDER_INIT = '''from lib.core import compute
-'''
+PROVIDER_INIT = """from lib.core import compute
+"""
 
-CONSUMER_MAIN = '''from lib.core import compute
+CONSUMER_MAIN = """from lib.core import compute
 
 
 def run():
@@ -389,18 +547,18 @@ def cli():
 
 def guess(obj):
     return obj.compute(5)
-'''
+"""
 
-CONSUMER_EXTRA = '''import lib
+CONSUMER_EXTRA = """import lib
 
 
 def also():
     return lib.compute(6)
-'''
+"""
 
-OTHER_MAIN = '''def compute():
+OTHER_MAIN = """def compute():
     return "a homonym in a third repository"
-'''
+"""
 
 
 def build_cross_repo(builder: GraphBuilder) -> GraphBuilder:
@@ -431,20 +589,51 @@ def build_cross_repo(builder: GraphBuilder) -> GraphBuilder:
     b.edge(value, EdgeKind.CALLS_DIRECT, compute, line=25)
     b.edge(b.sym("provider", "lib"), EdgeKind.REEXPORTS, compute, line=1)
     run = b.sym("consumer", "app.main.run")
-    b.edge(b.sym("consumer", "app.main"), EdgeKind.IMPORTS_SYMBOL, compute, line=1,
-           confidence=Confidence.EXACT_PACKAGE_MAPPED)
+    b.edge(
+        b.sym("consumer", "app.main"),
+        EdgeKind.IMPORTS_SYMBOL,
+        compute,
+        line=1,
+        confidence=Confidence.EXACT_PACKAGE_MAPPED,
+    )
     b.edge(run, EdgeKind.CALLS_DIRECT, compute, line=5)
     b.edge(b.sym("consumer", "app.main.cli"), EdgeKind.CALLS_DIRECT, run, line=9)
-    b.edge(b.sym("consumer", "app.extra.also"), EdgeKind.CALLS_DIRECT, compute, line=5,
-           confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
+    b.edge(
+        b.sym("consumer", "app.extra.also"),
+        EdgeKind.CALLS_DIRECT,
+        compute,
+        line=5,
+        confidence=Confidence.CANDIDATE,
+        provenance=Provenance.PYTHON_SYNTAX_CALL,
+    )
     b.package_dependency("consumer", "app", "provider", "lib", "app/main.py", 1, count=2)
     b.package_dependency("consumer", "app.extra", "provider", "lib", "app/extra.py", 1)
-    b.unresolved_ref("compute", "RECEIVER_NOT_RESOLVED", "consumer", "app/main.py", line=13,
-                     source=b.sym("consumer", "app.main.guess"), detail="obj.compute")
-    b.unresolved_ref("compute", "IMPORT_NOT_RESOLVED", "consumer", "app/extra.py", line=1,
-                     source=b.sym("consumer", "app.extra"), package="lib.core", detail="lib.core.compute")
-    b.unresolved_ref("", "PACKAGE_NOT_LOADED", "provider", package="lib.vendored",
-                     detail="lib.vendored could not be imported in lib/vendored")
+    b.unresolved_ref(
+        "compute",
+        "RECEIVER_NOT_RESOLVED",
+        "consumer",
+        "app/main.py",
+        line=13,
+        source=b.sym("consumer", "app.main.guess"),
+        detail="obj.compute",
+    )
+    b.unresolved_ref(
+        "compute",
+        "IMPORT_NOT_RESOLVED",
+        "consumer",
+        "app/extra.py",
+        line=1,
+        source=b.sym("consumer", "app.extra"),
+        package="lib.core",
+        detail="lib.core.compute",
+    )
+    b.unresolved_ref(
+        "",
+        "PACKAGE_NOT_LOADED",
+        "provider",
+        package="lib.vendored",
+        detail="lib.vendored could not be imported in lib/vendored",
+    )
     return b
 
 
@@ -485,32 +674,53 @@ def _fake_index(argv: list[str]) -> int:
         sys.stdout.flush()
 
     def result(passed: bool, error: str | None, generation_id: int | None = None) -> None:
-        emit({"event": "result", "result": {"passed": passed, "generation_id": generation_id,
-                                            "generation": None, "counts": {"symbols": 1} if passed else {},
-                                            "index": {}, "error": error}})
+        emit(
+            {
+                "event": "result",
+                "result": {
+                    "passed": passed,
+                    "generation_id": generation_id,
+                    "generation": None,
+                    "counts": {"symbols": 1} if passed else {},
+                    "index": {},
+                    "error": error,
+                },
+            }
+        )
 
     if mode == "stderr-only":
         sys.stderr.write("Traceback (most recent call last):\nRuntimeError: the analyzer exploded\n")
         return 1
     if mode == "fail":
-        emit({"event": "progress", "progress": {"phase": "parse", "repository": "alpha", "detail": "pkg",
-                                                "completed": 1, "total": 2}})
+        emit(
+            {
+                "event": "progress",
+                "progress": {"phase": "parse", "repository": "alpha", "detail": "pkg", "completed": 1, "total": 2},
+            }
+        )
         sys.stderr.write("noise on stderr\n")
         result(False, "alpha: analyzer crashed")
         return 1
     if mode == "locked":
         result(False, "another kivgraph index is publishing into the state directory")
         return 3
-    emit({"event": "progress", "progress": {"phase": "discover", "repository": "alpha", "detail": "3 files",
-                                            "completed": 0, "total": 2}})
+    emit(
+        {
+            "event": "progress",
+            "progress": {"phase": "discover", "repository": "alpha", "detail": "3 files", "completed": 0, "total": 2},
+        }
+    )
     emit({"event": "telemetry", "whatever": True})
-    emit({"event": "progress", "progress": {"phase": "publish", "repository": "alpha", "detail": "",
-                                            "completed": 2, "total": 2}})
+    emit(
+        {
+            "event": "progress",
+            "progress": {"phase": "publish", "repository": "alpha", "detail": "", "completed": 2, "total": 2},
+        }
+    )
     layout = StateLayout(config_path=state_dir.parent / "kivgraph.toml", state_dir=state_dir)
     published = build_standard(GraphBuilder(state_dir.parent / "src")).publish(layout)
     result(True, None, published.generation_id)
     return 0
-
 
 
 # --- a raw JSON-RPC peer on a real `kivgraph serve` over stdio -----------------------------------------------------
@@ -564,8 +774,13 @@ class StdioPeer:
             elif message["method"] == "ping":
                 await self._send({"jsonrpc": "2.0", "id": message["id"], "result": {}})
             else:
-                await self._send({"jsonrpc": "2.0", "id": message["id"],
-                                  "error": {"code": -32601, "message": "not supported by this test client"}})
+                await self._send(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32601, "message": "not supported by this test client"},
+                    }
+                )
         elif "method" in message:
             self.notifications.append(message)
         elif "id" in message:
@@ -575,8 +790,9 @@ class StdioPeer:
     async def _send(self, message: dict[str, Any]) -> None:
         await self.process.stdin.send(json.dumps(message).encode() + b"\n")
 
-    async def request(self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 60.0
-                      ) -> dict[str, Any]:
+    async def request(
+        self, method: str, params: dict[str, Any] | None = None, *, timeout: float = 60.0
+    ) -> dict[str, Any]:
         """Send a request and wait (bounded) for its response message."""
         self._next_id += 1
         request_id = self._next_id
@@ -605,15 +821,25 @@ class StdioPeer:
         await self._send({"jsonrpc": "2.0", "method": method, **({"params": params} if params else {})})
 
     async def initialize(self, capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
-        response = await self.request("initialize", {
-            "protocolVersion": "2025-06-18", "capabilities": capabilities or {},
-            "clientInfo": {"name": "kivgraph-tests", "version": "0"},
-        })
+        response = await self.request(
+            "initialize",
+            {
+                "protocolVersion": "2025-06-18",
+                "capabilities": capabilities or {},
+                "clientInfo": {"name": "kivgraph-tests", "version": "0"},
+            },
+        )
         await self.notify("notifications/initialized")
         return response["result"]
 
-    async def call(self, tool: str, arguments: dict[str, Any] | None = None, *, progress_token: str | None = None,
-                   timeout: float = 60.0) -> tuple[bool, str]:
+    async def call(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        progress_token: str | None = None,
+        timeout: float = 60.0,
+    ) -> tuple[bool, str]:
         """(is_error, text) of a tool call; exactly one text block is expected."""
         params: dict[str, Any] = {"name": tool, "arguments": arguments or {}}
         if progress_token is not None:
@@ -642,8 +868,9 @@ async def stdio_serve(argv: list[str], env: dict[str, str], cwd: Path) -> AsyncI
     """Start a server process, yield a peer on it, then close stdin and wait (bounded) for a clean exit."""
     import subprocess
 
-    process = await anyio.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                       stderr=subprocess.PIPE, env=env, cwd=cwd)
+    process = await anyio.open_process(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd
+    )
     peer = StdioPeer(process)
     try:
         async with anyio.create_task_group() as tg:

@@ -55,8 +55,15 @@ def _wrapper(tmp: Path, *, always: bool = False) -> tuple[Path, Path]:
         pytest.skip("scip-python is not installed (make setup installs it)")
     counter = tmp / "runs.log"
     exe = tmp / "scip-python-wrapper"
-    exe.write_text(WRAPPER.format(python=sys.executable, poison="pkg/more/poison.py", counter=str(counter),
-                                  real=str(real), always="True" if always else "False"))
+    exe.write_text(
+        WRAPPER.format(
+            python=sys.executable,
+            poison="pkg/more/poison.py",
+            counter=str(counter),
+            real=str(real),
+            always="True" if always else "False",
+        )
+    )
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
     return exe, counter
 
@@ -82,8 +89,10 @@ def test_a_crash_on_one_file_leaves_that_file_out_and_keeps_the_others_exact(tmp
     assert report["index"]["python"]["mode"] == "exact"  # type: ignore[index]
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
         (compute,) = gen.symbols_by_qualified_name("pkg.core.compute")
-        by_source = {gen.symbol(e.source).qualified_name: e.confidence  # type: ignore[union-attr]
-                     for e in gen.edges_in(compute.key, [EdgeKind.CALLS_DIRECT])}
+        by_source = {
+            gen.symbol(e.source).qualified_name: e.confidence  # type: ignore[union-attr]
+            for e in gen.edges_in(compute.key, [EdgeKind.CALLS_DIRECT])
+        }
         assert by_source["pkg.good.caller"] == Confidence.EXACT_TYPECHECKED
         assert by_source["pkg.more.other.also"] == Confidence.EXACT_TYPECHECKED
         assert by_source["pkg.more.poison.poisoned"] == Confidence.CANDIDATE  # the file left out

@@ -39,8 +39,9 @@ def _lmdb_open_calls(package: str) -> list[tuple[str, int, bool]]:
 
 
 def test_only_the_indexer_opens_lmdb_for_writing() -> None:
-    writers = [(f, line) for f, line, writes in _lmdb_open_calls("snapshot_format") + _lmdb_open_calls("server")
-               if writes]
+    writers = [
+        (f, line) for f, line, writes in _lmdb_open_calls("snapshot_format") + _lmdb_open_calls("server") if writes
+    ]
     assert writers == []
     indexer_writers = {f for f, _line, writes in _lmdb_open_calls("indexer") if writes}
     assert indexer_writers == {"indexer/publish.py", "indexer/fact_cache.py"}

@@ -99,7 +99,9 @@ def test_a_real_watch_catches_up_once_its_watcher_is_live_before_the_first_batch
     repo = write_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
     layout.config_path.parent.mkdir(parents=True)
-    layout.config_path.write_text(f'version = 1\n\n[[repository]]\nname = "r"\npath = "{repo}"\nlanguages = ["python"]\n')
+    layout.config_path.write_text(
+        f'version = 1\n\n[[repository]]\nname = "r"\npath = "{repo}"\nlanguages = ["python"]\n'
+    )
     events: list[str] = []
 
     def fake_watch(*_roots: object, **options: object):

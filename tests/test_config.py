@@ -38,8 +38,10 @@ def test_a_valid_config_resolves_relative_paths_against_its_directory(tmp_path: 
         ('[[repository]]\nname = "r"\npath = "."\nlanguages = []\n', "at least one language"),
         ('[[repository]]\nname = "r"\npath = "."\nlanguages = ["py", "python"]\n', "listed twice"),
         ('[[repository]]\nname = "r"\npath = "."\n', "key 'repository[0]'"),
-        ('[[repository]]\nname = "r"\npath = "."\nlanguages = ["python"]\ncolour = "red"\n',
-         "unknown key 'repository[0].colour'"),
+        (
+            '[[repository]]\nname = "r"\npath = "."\nlanguages = ["python"]\ncolour = "red"\n',
+            "unknown key 'repository[0].colour'",
+        ),
         ("this is = = not toml", "invalid TOML"),
     ],
 )
@@ -53,8 +55,11 @@ def test_bad_config_errors_name_the_file_and_the_key(tmp_path: Path, body: str, 
 
 def test_a_repository_that_moved_is_a_problem_of_that_repository_not_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "here").mkdir()
-    path = _cfg(tmp_path, '[[repository]]\nname = "gone"\npath = "/definitely/not/here"\nlanguages = ["python"]\n'
-                          '[[repository]]\nname = "ok"\npath = "here"\nlanguages = ["python"]\n')
+    path = _cfg(
+        tmp_path,
+        '[[repository]]\nname = "gone"\npath = "/definitely/not/here"\nlanguages = ["python"]\n'
+        '[[repository]]\nname = "ok"\npath = "here"\nlanguages = ["python"]\n',
+    )
     gone, ok = load(path).repositories
     assert str(path) in gone.problem and "key 'repository[0].path'" in gone.problem
     assert "does not exist" in gone.problem
@@ -63,8 +68,10 @@ def test_a_repository_that_moved_is_a_problem_of_that_repository_not_a_config_er
 
 def test_repositories_may_not_collide_by_name_or_nest(tmp_path: Path) -> None:
     (tmp_path / "a" / "inner").mkdir(parents=True)
-    dup = 'version = 1\n[[repository]]\nname = "A"\npath = "a"\nlanguages = ["python"]\n' \
-          '[[repository]]\nname = "a"\npath = "a/inner"\nlanguages = ["python"]\n'
+    dup = (
+        'version = 1\n[[repository]]\nname = "A"\npath = "a"\nlanguages = ["python"]\n'
+        '[[repository]]\nname = "a"\npath = "a/inner"\nlanguages = ["python"]\n'
+    )
     with pytest.raises(ConfigError, match="collides"):
         parse(dup, tmp_path / "k.toml")
     nested = dup.replace('name = "a"', 'name = "b"')
@@ -80,8 +87,9 @@ def test_a_missing_config_says_how_to_create_one(tmp_path: Path) -> None:
 
 def test_written_config_reads_back_identically(tmp_path: Path) -> None:
     (tmp_path / "r1").mkdir()
-    cfg = Config(repository=[RepositoryConfig(name="r1", path=str(tmp_path / "r1"), languages=["python"],
-                                              exclude=["docs"])])
+    cfg = Config(
+        repository=[RepositoryConfig(name="r1", path=str(tmp_path / "r1"), languages=["python"], exclude=["docs"])]
+    )
     path = tmp_path / "k.toml"
     write(path, cfg)
     assert load(path).raw == cfg
@@ -90,8 +98,9 @@ def test_written_config_reads_back_identically(tmp_path: Path) -> None:
 def test_upsert_replaces_languages_keeps_exclusions_and_refuses_a_moved_name(tmp_path: Path) -> None:
     (tmp_path / "r").mkdir()
     (tmp_path / "elsewhere").mkdir()
-    base = Config(repository=[RepositoryConfig(name="r", path=str(tmp_path / "r"), languages=["python"],
-                                               exclude=["docs"])])
+    base = Config(
+        repository=[RepositoryConfig(name="r", path=str(tmp_path / "r"), languages=["python"], exclude=["docs"])]
+    )
     same = upsert_repositories(base, [RepositoryConfig(name="r", path=str(tmp_path / "r"), languages=["go"])])
     assert same.repository[0].languages == ["go"] and same.repository[0].exclude == ["docs"]
     with pytest.raises(ConfigError, match="already registered"):

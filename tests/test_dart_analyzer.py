@@ -36,25 +36,30 @@ def no_dart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_without_dart_on_path_the_adapter_says_exactly_why(no_dart: Path) -> None:
     built = fixture_corpus()
     app = built.corpus.repositories[0]
-    for attempt in (analyzer.identity, analyzer.probe,
-                    lambda: analyzer.analyze_repository(app, built.corpus, timeout=5)):
+    for attempt in (
+        analyzer.identity,
+        analyzer.probe,
+        lambda: analyzer.analyze_repository(app, built.corpus, timeout=5),
+    ):
         with pytest.raises(analyzer.AnalyzerFailed) as failed:
             attempt()
         assert str(failed.value) == "no dart executable on PATH: Dart answers are CANDIDATE"
 
 
-def test_an_override_that_names_no_executable_is_reported_as_such(no_dart: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                    tmp_path: Path) -> None:
+def test_an_override_that_names_no_executable_is_reported_as_such(
+    no_dart: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     not_exe = tmp_path / "dart"
     not_exe.write_text("")
     monkeypatch.setenv(analyzer.DART_ENV, str(not_exe))
-    with pytest.raises(analyzer.AnalyzerFailed, match=f"^{analyzer.DART_ENV}=.* is no executable: Dart answers "
-                                                      "are CANDIDATE$"):
+    with pytest.raises(
+        analyzer.AnalyzerFailed, match=f"^{analyzer.DART_ENV}=.* is no executable: Dart answers are CANDIDATE$"
+    ):
         analyzer.identity()
 
 
 def test_the_exact_pass_leaves_every_dart_repository_on_the_fallback_with_the_reason(
-    no_dart: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    no_dart: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     built = fixture_corpus()
     with FactCache(tmp_path / "cache") as cache:
@@ -81,8 +86,12 @@ def _occurrence(line0: int, col: int, end: int, symbol: str, definition: bool = 
 
 
 def _document(path: str, occurrences: list[bytes], symbols: list[bytes] = ()) -> bytes:  # type: ignore[assignment]
-    return (_len(1, path.encode()) + _len(4, b"Dart") + b"".join(_len(2, o) for o in occurrences)
-            + b"".join(_len(3, s) for s in symbols))
+    return (
+        _len(1, path.encode())
+        + _len(4, b"Dart")
+        + b"".join(_len(2, o) for o in occurrences)
+        + b"".join(_len(3, s) for s in symbols)
+    )
 
 
 def _index(*documents: bytes) -> bytes:
@@ -91,27 +100,37 @@ def _index(*documents: bytes) -> bytes:
 
 
 def _geo_index() -> bytes:
-    override = _len(1, f"{GEO}Circle#area().".encode()) + _len(4, _len(1, f"{GEO}Shape#area().".encode())
-                                                                 + _int(3, 1))
-    return _index(_document("lib/src/shapes.dart", [
-        _occurrence(1, 15, 20, f"{GEO}Shape#", definition=True),
-        _occurrence(2, 9, 13, f"{GEO}Shape#area().", definition=True),
-        _occurrence(11, 6, 12, f"{GEO}Circle#", definition=True),
-        _occurrence(11, 21, 26, f"{GEO}Shape#"),  # extends Shape
-        _occurrence(14, 2, 8, f"{GEO}Circle#`<constructor>`().", definition=True),
-        _occurrence(17, 9, 13, f"{GEO}Circle#area().", definition=True),
-        _occurrence(17, 2, 8, "scip-dart pub dart:core 3.0.0 dart:core/`double.dart`/double#"),
-    ], [override]))
+    override = _len(1, f"{GEO}Circle#area().".encode()) + _len(4, _len(1, f"{GEO}Shape#area().".encode()) + _int(3, 1))
+    return _index(
+        _document(
+            "lib/src/shapes.dart",
+            [
+                _occurrence(1, 15, 20, f"{GEO}Shape#", definition=True),
+                _occurrence(2, 9, 13, f"{GEO}Shape#area().", definition=True),
+                _occurrence(11, 6, 12, f"{GEO}Circle#", definition=True),
+                _occurrence(11, 21, 26, f"{GEO}Shape#"),  # extends Shape
+                _occurrence(14, 2, 8, f"{GEO}Circle#`<constructor>`().", definition=True),
+                _occurrence(17, 9, 13, f"{GEO}Circle#area().", definition=True),
+                _occurrence(17, 2, 8, "scip-dart pub dart:core 3.0.0 dart:core/`double.dart`/double#"),
+            ],
+            [override],
+        )
+    )
 
 
 def _app_index() -> bytes:
-    return _index(_document("lib/app.dart", [
-        _occurrence(14, 20, 23, "scip-dart pub dart:math 3.0.0 dart:math/max()."),  # math.max(0, 1)
-        _occurrence(18, 17, 23, f"{GEO}Circle#`<constructor>`()."),  # Circle(2)
-        _occurrence(19, 9, 13, f"{GEO}Circle#area()."),  # circle.area()
-        _occurrence(20, 27, 33, "scip-dart pub geo 1.0.0 lib/src/`point.dart`/Point#origin()."),
-        _occurrence(20, 0, 99, "local 3"),
-    ]))
+    return _index(
+        _document(
+            "lib/app.dart",
+            [
+                _occurrence(14, 20, 23, "scip-dart pub dart:math 3.0.0 dart:math/max()."),  # math.max(0, 1)
+                _occurrence(18, 17, 23, f"{GEO}Circle#`<constructor>`()."),  # Circle(2)
+                _occurrence(19, 9, 13, f"{GEO}Circle#area()."),  # circle.area()
+                _occurrence(20, 27, 33, "scip-dart pub geo 1.0.0 lib/src/`point.dart`/Point#origin()."),
+                _occurrence(20, 0, 99, "local 3"),
+            ],
+        )
+    )
 
 
 def _exact(built: BuiltCorpus) -> exact.ExactPass:
@@ -128,8 +147,15 @@ def _rows(built: BuiltCorpus, edges: list) -> set[tuple[str, str, str, int, int]
     out = set()
     for e in edges:
         s, t = built.declarations[e.source], built.declarations[e.target]
-        out.add((EdgeKind(e.kind).name, f"{s.repository}:{s.qualified_name}", f"{t.repository}:{t.qualified_name}",
-                 e.line, e.confidence))
+        out.add(
+            (
+                EdgeKind(e.kind).name,
+                f"{s.repository}:{s.qualified_name}",
+                f"{t.repository}:{t.qualified_name}",
+                e.line,
+                e.confidence,
+            )
+        )
     return out
 
 
@@ -172,7 +198,7 @@ def test_a_package_whose_provider_is_not_registered_is_a_row_not_an_edge() -> No
     outcome = analyzer.bind(facts, "dart_app", lonely.corpus, analyzer.ModuleTable(lonely.corpus))
     assert not outcome.edges
     assert {(u.name, u.reason) for u in outcome.unresolved} == {
-        ("Circle.new", "DART_TARGET_NOT_INDEXED"), ("Circle.area", "DART_TARGET_NOT_INDEXED"),
+        ("Circle.new", "DART_TARGET_NOT_INDEXED"),
+        ("Circle.area", "DART_TARGET_NOT_INDEXED"),
         ("Point.origin", "DART_TARGET_NOT_INDEXED"),
     }
-

@@ -153,8 +153,7 @@ def test_use_sites_sit_on_the_identifier_with_their_qualifier() -> None:
     assert (S.CALL, "toUpperCase", "StringX.shout", ("", "", "")) in sites
     assert (S.REF, "value", "Meters.add", ("o", S.LOCAL, "Meters")) in sites
     # locals and parameters are never sites
-    assert not any(s.name in ("s", "a", "o", "n", "v") and s.kind != S.TYPED and not s.extra[0]
-                   for s in _facts().sites)
+    assert not any(s.name in ("s", "a", "o", "n", "v") and s.kind != S.TYPED and not s.extra[0] for s in _facts().sites)
 
 
 def test_a_syntax_error_makes_the_file_partial_and_keeps_the_other_declarations() -> None:
@@ -163,8 +162,11 @@ def test_a_syntax_error_makes_the_file_partial_and_keeps_the_other_declarations(
     assert facts.status == "partial"
     assert facts.reason == "syntax error at line 5; lines 5-7 not parsed, the rest indexed"
     assert {(s.qualified_name, s.kind) for s in facts.symbols} == {
-        ("lib.src.broken", "module"), ("BeforeError", "class"), ("BeforeError.fine", "method"),
-        ("AfterError", "class"), ("AfterError.alsoFine", "method"),
+        ("lib.src.broken", "module"),
+        ("BeforeError", "class"),
+        ("BeforeError.fine", "method"),
+        ("AfterError", "class"),
+        ("AfterError.alsoFine", "method"),
     }
     assert ("broken", 5, 5) in facts.unparsed  # the blind spot is named
 
@@ -185,7 +187,9 @@ def test_the_package_is_the_pubspec_name_of_the_nearest_package(tmp_path: Path) 
 
 
 def test_loading_the_grammar_imports_no_other_grammar_of_the_pack() -> None:
-    code = ("import sys; import indexer.languages.dart.extract as e; "
-            "print(sorted(m for m in sys.modules if m.startswith('tree_sitter_')))")
+    code = (
+        "import sys; import indexer.languages.dart.extract as e; "
+        "print(sorted(m for m in sys.modules if m.startswith('tree_sitter_')))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "['tree_sitter_language_pack.bindings.dart']"

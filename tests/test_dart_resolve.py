@@ -30,8 +30,9 @@ def _rows(built: BuiltCorpus, res: Resolution) -> set[Row]:
     out: set[Row] = set()
     for e in res.edges:
         s, t = built.declarations[e.source], built.declarations[e.target]
-        out.add((EdgeKind(e.kind).name, f"{s.repository}:{s.qualified_name}", f"{t.repository}:{t.qualified_name}",
-                 e.line))
+        out.add(
+            (EdgeKind(e.kind).name, f"{s.repository}:{s.qualified_name}", f"{t.repository}:{t.qualified_name}", e.line)
+        )
     return out
 
 
@@ -115,10 +116,14 @@ def test_a_part_file_sees_its_library_and_is_part_of_it(resolved: tuple[BuiltCor
 
 def test_an_import_of_a_registered_package_is_a_package_dependency(resolved: tuple[BuiltCorpus, Resolution]) -> None:
     _built, res = resolved
-    deps = {(d.consumer_repository, d.consumer_package, d.provider_repository, d.provider_package, d.path)
-            for d in res.package_dependencies}
-    assert deps == {("dart_app", "app", "dart_geo", "geo", "lib/app.dart"),
-                    ("dart_app", "app", "dart_geo", "geo", "lib/src/report.dart")}
+    deps = {
+        (d.consumer_repository, d.consumer_package, d.provider_repository, d.provider_package, d.path)
+        for d in res.package_dependencies
+    }
+    assert deps == {
+        ("dart_app", "app", "dart_geo", "geo", "lib/app.dart"),
+        ("dart_app", "app", "dart_geo", "geo", "lib/src/report.dart"),
+    }
 
 
 def test_without_the_provider_registered_its_names_are_not_indexed_targets() -> None:
@@ -134,13 +139,17 @@ def test_without_the_provider_registered_its_names_are_not_indexed_targets() -> 
 def test_two_repositories_with_the_same_package_name_are_an_ambiguity(tmp_path: Path) -> None:
     twin = tmp_path / "geo_twin"
     shutil.copytree(FIXTURES / "dart_geo", twin)
-    built = build_dart_corpus([("dart_app", FIXTURES / "dart_app"), ("dart_geo", FIXTURES / "dart_geo"),
-                               ("geo_twin", twin)])
+    built = build_dart_corpus(
+        [("dart_app", FIXTURES / "dart_app"), ("dart_geo", FIXTURES / "dart_geo"), ("geo_twin", twin)]
+    )
     res = resolve(built.corpus)
     ambiguous = {(u.path, u.line) for u in res.unresolved if u.reason == "AMBIGUOUS_PACKAGE_PROVIDER"}
     assert ambiguous == {("lib/app.dart", 4), ("lib/app.dart", 5), ("lib/src/report.dart", 1)}
-    assert not any(built.declarations[e.target].repository != "dart_app"
-                   for e in res.edges if built.declarations[e.source].repository == "dart_app")
+    assert not any(
+        built.declarations[e.target].repository != "dart_app"
+        for e in res.edges
+        if built.declarations[e.source].repository == "dart_app"
+    )
 
 
 def test_a_relative_import_of_a_missing_file_is_a_row(tmp_path: Path) -> None:

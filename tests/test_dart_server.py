@@ -33,8 +33,10 @@ def layout(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
     base = tmp_path_factory.mktemp("dart")
     geo, app = copy_fixture("dart_geo", base), copy_fixture("dart_app", base)
     config = base / "kivgraph.toml"
-    config.write_text(f'version = 1\n\n[[repository]]\nname = "geo"\npath = "{geo}"\nlanguages = ["dart"]\n\n'
-                      f'[[repository]]\nname = "app"\npath = "{app}"\nlanguages = ["dart"]\n')
+    config.write_text(
+        f'version = 1\n\n[[repository]]\nname = "geo"\npath = "{geo}"\nlanguages = ["dart"]\n\n'
+        f'[[repository]]\nname = "app"\npath = "{app}"\nlanguages = ["dart"]\n'
+    )
     layout = StateLayout(config_path=config, state_dir=base / "state")
     report, _published = run_index(load(config), layout)
     assert report.passed and report.index["dart"]["mode"] == "fallback"
@@ -57,15 +59,27 @@ async def test_the_outline_lists_every_declaration_kind_of_the_file(served: Kivg
     answer = await _ask(served, "get_file_outline", repository="geo", path="lib/src/shapes.dart", view="full")
     (outlined,) = answer["results"]["files"]
     kinds = {(row.get("qualified_name", row["name"]), row["kind"]) for row in outlined["symbols"]}
-    assert {("Shape", "class"), ("Named", "mixin"), ("Circle.new", "constructor"), ("Square.name", "getter"),
-            ("Shape.area", "method"), ("Circle.area", "method"), ("Square.compareTo", "method")} <= kinds
+    assert {
+        ("Shape", "class"),
+        ("Named", "mixin"),
+        ("Circle.new", "constructor"),
+        ("Square.name", "getter"),
+        ("Shape.area", "method"),
+        ("Circle.area", "method"),
+        ("Square.compareTo", "method"),
+    } <= kinds
 
 
 async def test_homonym_methods_are_five_declarations_in_two_repositories(served: KivgraphApp) -> None:
     answer = await _ask(served, "find_symbol", name="area", view="full")
     found = sorted((row["repository"], row["qualified_name"]) for row in answer["results"])
-    assert found == [("app", "Report.area"), ("app", "Summary.area"), ("geo", "Circle.area"),
-                     ("geo", "Shape.area"), ("geo", "Square.area")]
+    assert found == [
+        ("app", "Report.area"),
+        ("app", "Summary.area"),
+        ("geo", "Circle.area"),
+        ("geo", "Shape.area"),
+        ("geo", "Square.area"),
+    ]
 
 
 async def test_a_method_keeps_its_own_callers_and_they_are_candidates(served: KivgraphApp) -> None:
@@ -84,8 +98,7 @@ async def test_a_cross_package_use_binds_to_the_provider_as_a_candidate(served: 
     assert {r["confidence"] for r in references} == {"CANDIDATE"}
 
 
-async def test_a_base_method_reaches_its_overrides_and_is_never_complete_without_the_sdk(
-        served: KivgraphApp) -> None:
+async def test_a_base_method_reaches_its_overrides_and_is_never_complete_without_the_sdk(served: KivgraphApp) -> None:
     answer = await _ask(served, "get_blast_radius", qualified_name="Shape.area", repository="geo", view="full")
     completeness = answer["completeness"]
     assert completeness["verdict"] == "LOWER_BOUND"

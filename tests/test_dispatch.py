@@ -61,7 +61,7 @@ PYTHON = {
 
 TYPESCRIPT = {
     "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}, '
-                     '"include": ["src"]}\n',
+    '"include": ["src"]}\n',
     "src/shapes.ts": (
         "export interface Shape {\n"
         "  area(): number;\n"
@@ -121,8 +121,7 @@ GO = {
 }
 
 
-def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None
-           ) -> Generation:
+def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None) -> Generation:
     extra: dict[str, Any] = dict(env or {})
     home = tmp / f"home-{name}"
     repo = write_repo(tmp / name, files)
@@ -141,8 +140,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py": _index(tmp, "py", PYTHON, "python"),
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
-        "py-fallback": _index(tmp, "pyfb", PYTHON, "python",
-                              {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
+        "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
     }
     yield gens
     for g in gens.values():
@@ -183,7 +181,9 @@ def test_python_dispatch_climbs_every_level_of_the_hierarchy(generations: dict[s
     refs = _refs(generations["py"], "pkg.base.Louder.handle")["results"]
     assert refs["dispatch_through"] == ["pkg.base.Loud.handle", "pkg.base.Handler.handle"]
     assert {(r["qualified_name"], r["via"]) for r in refs["references"]} == {
-        ("pkg.use.loud_only", "pkg.base.Loud.handle"), ("pkg.use.run", "pkg.base.Handler.handle")}
+        ("pkg.use.loud_only", "pkg.base.Loud.handle"),
+        ("pkg.use.run", "pkg.base.Handler.handle"),
+    }
 
 
 def test_python_a_sibling_override_is_no_caller(generations: dict[str, Generation]) -> None:

@@ -85,8 +85,7 @@ async def test_sigkill_at_random_points_never_loses_the_served_generation(tmp_pa
         for round_no, point in enumerate(order):
             (repo / "pkg" / "edit.py").write_text(f"def edit_{round_no}():\n    return {round_no}\n")
             before = read_current(layout)
-            killed = await anyio.to_thread.run_sync(
-                lambda p=point: run_index(home, KIVGRAPH_FAULT_KILL_AT=p))
+            killed = await anyio.to_thread.run_sync(lambda p=point: run_index(home, KIVGRAPH_FAULT_KILL_AT=p))
             injected += 1
             assert killed.returncode == -9, (point, killed.returncode, killed.stderr[-500:])
             now = read_current(layout)
@@ -120,8 +119,16 @@ def test_two_indexers_racing_over_an_edit_publish_only_newer_content(tmp_path: P
         before = open_current(layout)
         before_id = before.id
         before.close()
-        procs = [subprocess.Popen([sys.executable, "-m", "kivgraph_cli", "index"], cwd=REPO_ROOT, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "kivgraph_cli", "index"],
+                cwd=REPO_ROOT,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            for _ in range(2)
+        ]
         results = [(p.wait(timeout=300), p.communicate()[1].decode()) for p in procs]
         codes = sorted(code for code, _err in results)
         assert codes in ([0, 0], [0, 3]), results
@@ -144,8 +151,19 @@ def corrupt(rng: random.Random, gen_dir: Path, layout_current: Path) -> str:
     """Apply one random corruption; returns its name."""
     data = gen_dir / "data.mdb"
     size = data.stat().st_size
-    kind = rng.choice(["flip-bytes", "flip-pages", "zero-page", "truncate", "extend", "manifest", "current-bytes",
-                       "current-garbage", "delete-data"])
+    kind = rng.choice(
+        [
+            "flip-bytes",
+            "flip-pages",
+            "zero-page",
+            "truncate",
+            "extend",
+            "manifest",
+            "current-bytes",
+            "current-garbage",
+            "delete-data",
+        ]
+    )
     if kind == "flip-bytes":
         flip_bytes(data, [rng.randrange(2 * PAGE, size) for _ in range(rng.randint(1, 64))])
     elif kind == "flip-pages":
@@ -176,13 +194,19 @@ def corrupt(rng: random.Random, gen_dir: Path, layout_current: Path) -> str:
 
 
 def _probe_tools() -> list[tuple[str, dict[str, Any]]]:
-    return [("find_symbol", {"name": "helper"}), ("get_symbol", {"qualified_name": "pkg.core.helper"}),
-            ("find_references", {"name": "helper"}), ("get_blast_radius", {"qualified_name": "pkg.core.helper"}),
-            ("trace_dependencies", {"qualified_name": "pkg.core.run"}), ("get_file_outline",
-            {"repository": "repo", "path": "pkg/core.py"}), ("find_by_intent", {"query": "helper"}),
-            ("get_source", {"symbols": [{"qualified_name": "pkg.core.helper"}]}),
-            ("find_cross_repo_consumers", {"qualified_name": "pkg.core.helper"}), ("list_repositories", {}),
-            ("graph_status", {})]
+    return [
+        ("find_symbol", {"name": "helper"}),
+        ("get_symbol", {"qualified_name": "pkg.core.helper"}),
+        ("find_references", {"name": "helper"}),
+        ("get_blast_radius", {"qualified_name": "pkg.core.helper"}),
+        ("trace_dependencies", {"qualified_name": "pkg.core.run"}),
+        ("get_file_outline", {"repository": "repo", "path": "pkg/core.py"}),
+        ("find_by_intent", {"query": "helper"}),
+        ("get_source", {"symbols": [{"qualified_name": "pkg.core.helper"}]}),
+        ("find_cross_repo_consumers", {"qualified_name": "pkg.core.helper"}),
+        ("list_repositories", {}),
+        ("graph_status", {}),
+    ]
 
 
 async def _answers_from(peer: StdioPeer, snapshot_id: int) -> None:
@@ -229,7 +253,9 @@ async def test_random_corruptions_are_detected_and_a_server_survives_them(tmp_pa
             log.write_bytes(bytes(peer.stderr))
             raise AssertionError(f"{kind}: serve logged a traceback; its whole stderr is in {log}")
     assert tried == detected + harmless
-    report("corruption", tried=tried, detected=detected, harmless=harmless, **{f"kind.{k}": v for k, v in kinds.items()})
+    report(
+        "corruption", tried=tried, detected=detected, harmless=harmless, **{f"kind.{k}": v for k, v in kinds.items()}
+    )
 
 
 # --- random protocol input -----------------------------------------------------------------------------------
@@ -237,8 +263,12 @@ async def test_random_corruptions_are_detected_and_a_server_survives_them(tmp_pa
 
 def garbage_line(rng: random.Random, request_id: int) -> tuple[bytes, object]:
     """(a line, the id its error must carry) — every line here is a request or garbage, so it must be answered."""
-    good = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
-            "params": {"name": "find_symbol", "arguments": {"name": "helper"}}}
+    good = {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "tools/call",
+        "params": {"name": "find_symbol", "arguments": {"name": "helper"}},
+    }
     kind = rng.randrange(8)
     if kind == 0:
         return bytes(rng.randrange(1, 256) for _ in range(rng.randint(1, 300))).replace(b"\n", b" "), None
@@ -251,8 +281,14 @@ def garbage_line(rng: random.Random, request_id: int) -> tuple[bytes, object]:
         return json.dumps(good).encode(), request_id
     if kind == 3:
         depth = rng.randint(65, 3000)
-        return b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":' % request_id + b'{"a":' * depth + b"1" + \
-            b"}" * depth + b"}", request_id
+        return (
+            b'{"jsonrpc":"2.0","id":%d,"method":"ping","params":' % request_id
+            + b'{"a":' * depth
+            + b"1"
+            + b"}" * depth
+            + b"}",
+            request_id,
+        )
     if kind == 4:
         good["params"]["arguments"]["name"] = "\ud800" + "x" * rng.randint(0, 10)  # type: ignore[index]
         return json.dumps(good).encode(), request_id
@@ -261,8 +297,11 @@ def garbage_line(rng: random.Random, request_id: int) -> tuple[bytes, object]:
     if kind == 6:
         good["id"] = rng.choice([None, 1.5, True, [1], {"a": 1}])
         return json.dumps(good).encode(), None
-    good["params"]["arguments"] = {rng.choice(["name", "limit", "mode", "x"]): rng.choice(  # type: ignore[index]
-        [None, -1, 10**30, "", [], {}, "\x00"])}
+    good["params"]["arguments"] = {
+        rng.choice(["name", "limit", "mode", "x"]): rng.choice(  # type: ignore[index]
+            [None, -1, 10**30, "", [], {}, "\x00"]
+        )
+    }
     return json.dumps(good).encode(), request_id
 
 

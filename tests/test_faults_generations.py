@@ -115,8 +115,11 @@ def test_every_generation_unreadable_says_so(tmp_path: Path) -> None:
 # --- fault 3: CURRENT that is not a valid pointer ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("content", [b"\xff\xfe\x00g000002.v1", b"", b"../../etc/passwd\n", b"g" * 5000],
-                         ids=["non-utf8", "empty", "not-a-name", "oversized"])
+@pytest.mark.parametrize(
+    "content",
+    [b"\xff\xfe\x00g000002.v1", b"", b"../../etc/passwd\n", b"g" * 5000],
+    ids=["non-utf8", "empty", "not-a-name", "oversized"],
+)
 def test_an_invalid_current_is_no_pointer_everyone_falls_back_and_the_next_index_repairs_it(
     tmp_path: Path, content: bytes
 ) -> None:
@@ -172,8 +175,11 @@ async def test_a_server_survives_the_served_data_file_changing_size_and_falls_ba
         assert not is_error and json.loads(text)["snapshot_id"] == 2
         with open(data, "r+b") as fh:
             fh.truncate(data.stat().st_size + PAGE if new_size is None else new_size)
-        for tool, arguments in [("find_symbol", {"name": "helper"}), ("get_file_outline",
-                                {"repository": "repo", "path": "pkg/core.py"}), ("find_by_intent", {"query": "helper"})]:
+        for tool, arguments in [
+            ("find_symbol", {"name": "helper"}),
+            ("get_file_outline", {"repository": "repo", "path": "pkg/core.py"}),
+            ("find_by_intent", {"query": "helper"}),
+        ]:
             is_error, text = await peer.call(tool, arguments)
             assert not is_error, text
             assert json.loads(text)["snapshot_id"] == 1
@@ -209,9 +215,13 @@ def test_a_full_disk_names_the_directory_and_the_generation_that_still_serves(tm
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     result = subprocess.run(
-        [sys.executable, "-m", "kivgraph_cli", "index", "--fact-cache", "off"], cwd=REPO_ROOT,
-        env=kivgraph_env(home, KIVGRAPH_SCIP_PYTHON="/nonexistent"), capture_output=True, text=True,
-        preexec_fn=small_disk, timeout=300,
+        [sys.executable, "-m", "kivgraph_cli", "index", "--fact-cache", "off"],
+        cwd=REPO_ROOT,
+        env=kivgraph_env(home, KIVGRAPH_SCIP_PYTHON="/nonexistent"),
+        capture_output=True,
+        text=True,
+        preexec_fn=small_disk,
+        timeout=300,
     )
     assert result.returncode == 1
     assert f"could not write into {layout.generations_dir}" in result.stderr

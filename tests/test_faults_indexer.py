@@ -132,8 +132,9 @@ def test_stopping_an_index_kills_the_analyzer_group_and_removes_its_scratch(tmp_
 def test_scratch_left_by_a_killed_run_is_removed_by_the_next_one(tmp_path: Path) -> None:
     home = indexed_home(tmp_path)
     layout = layout_of(home)
-    killed = run_kivgraph(home, "index", "--full", KIVGRAPH_FAULT_KILL_AT="analyze",
-                          KIVGRAPH_SCIP_PYTHON="/nonexistent/scip-python")
+    killed = run_kivgraph(
+        home, "index", "--full", KIVGRAPH_FAULT_KILL_AT="analyze", KIVGRAPH_SCIP_PYTHON="/nonexistent/scip-python"
+    )
     assert killed.returncode == -signal.SIGKILL
     assert layout.scratch_dir.is_dir()
     (layout.scratch_dir / "kivgraph-scip-debris").mkdir()

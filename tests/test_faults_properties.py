@@ -37,18 +37,50 @@ def report(campaign: str, **counts: int) -> None:
         with open(target, "a") as fh:
             fh.write(json.dumps({"campaign": campaign, "examples": EXAMPLES, **counts}) + "\n")
 
+
 EXAMPLES = int(os.environ.get("KIVGRAPH_PROPERTY_EXAMPLES", "60"))
-PROPERTY = settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+PROPERTY = settings(
+    max_examples=EXAMPLES,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
-NAMES = ["helper", "area", "make_square", "pkg.shapes.make_square", "util.helper", "alpha", "beta", "pkg",
-         "pkg/shapes.py", "", " ", "..", "../../etc/passwd", "/etc/passwd", "\x00", "*", "é\u202e", "caller_"]
+NAMES = [
+    "helper",
+    "area",
+    "make_square",
+    "pkg.shapes.make_square",
+    "util.helper",
+    "alpha",
+    "beta",
+    "pkg",
+    "pkg/shapes.py",
+    "",
+    " ",
+    "..",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "\x00",
+    "*",
+    "é\u202e",
+    "caller_",
+]
 
-json_leaf = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
-                      st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=40), st.sampled_from(NAMES))
-json_value = st.recursive(json_leaf, lambda inner: st.one_of(st.lists(inner, max_size=4),
-                                                             st.dictionaries(st.text(max_size=12), inner, max_size=4)),
-                          max_leaves=12)
+json_leaf = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=40),
+    st.sampled_from(NAMES),
+)
+json_value = st.recursive(
+    json_leaf,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=12), inner, max_size=4)),
+    max_leaves=12,
+)
 
 
 def conforming(schema: dict[str, Any]) -> st.SearchStrategy[Any]:
@@ -95,9 +127,10 @@ def arguments_for(spec: ToolSpec) -> st.SearchStrategy[Any]:
     slot = {name: st.one_of(conforming(schema), json_value) for name, schema in props.items()}
     shaped = st.fixed_dictionaries({}, optional={**slot, "unknown_argument": json_value})
     base = BASES[spec.name]
-    around = st.fixed_dictionaries({k: st.just(v) for k, v in base.items()},
-                                   optional={name: conforming(schema) for name, schema in props.items()
-                                             if name not in base})
+    around = st.fixed_dictionaries(
+        {k: st.just(v) for k, v in base.items()},
+        optional={name: conforming(schema) for name, schema in props.items() if name not in base},
+    )
     return st.one_of(shaped, around, around, json_value)
 
 
@@ -139,12 +172,23 @@ def test_any_arguments_to_any_tool_give_an_answer_or_a_known_error(spec: ToolSpe
 
 
 @PROPERTY
-@given(arguments=st.one_of(json_value, st.fixed_dictionaries({}, optional={
-    "name": st.one_of(st.sampled_from(["ok", "my project", "-x", "rust:std", ""]), st.text(max_size=12)),
-    "path": st.sampled_from(["/", "/proc", "/proc/self", ".", "..", "~", "/nonexistent", "", "\x00"]),
-    "languages": st.one_of(st.lists(st.sampled_from(["python", "go", "cobol", "PY", ""]), max_size=3), json_value),
-    "confirmed": json_value, "projects": json_value,
-})))
+@given(
+    arguments=st.one_of(
+        json_value,
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "name": st.one_of(st.sampled_from(["ok", "my project", "-x", "rust:std", ""]), st.text(max_size=12)),
+                "path": st.sampled_from(["/", "/proc", "/proc/self", ".", "..", "~", "/nonexistent", "", "\x00"]),
+                "languages": st.one_of(
+                    st.lists(st.sampled_from(["python", "go", "cobol", "PY", ""]), max_size=3), json_value
+                ),
+                "confirmed": json_value,
+                "projects": json_value,
+            },
+        ),
+    )
+)
 def test_index_project_arguments_are_accepted_or_refused_by_name(arguments: Any) -> None:
     cwd = Path("/tmp")
     try:
@@ -158,9 +202,17 @@ def test_index_project_arguments_are_accepted_or_refused_by_name(arguments: Any)
 
 
 @PROPERTY
-@given(line=st.one_of(st.binary(max_size=200), st.builds(lambda v: json.dumps(v).encode(), json_value),
-                      st.builds(lambda i, v: json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call",
-                                                         "params": v}).encode(), json_leaf, json_value)))
+@given(
+    line=st.one_of(
+        st.binary(max_size=200),
+        st.builds(lambda v: json.dumps(v).encode(), json_value),
+        st.builds(
+            lambda i, v: json.dumps({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": v}).encode(),
+            json_leaf,
+            json_value,
+        ),
+    )
+)
 def test_the_wire_screen_passes_a_json_rpc_object_or_answers_with_an_error(line: bytes) -> None:
     text, error = screen(line)
     if error is not None:
@@ -173,10 +225,17 @@ def test_the_wire_screen_passes_a_json_rpc_object_or_answers_with_an_error(line:
 
 
 @PROPERTY
-@given(content=st.one_of(st.binary(max_size=300), st.sampled_from(
-    [b"g000001.v1\n", b"g000001.v1", b"\xff", b"g1.v1", b" g000002.v1 \n", b"g000001.v1\ng000002.v1"])))
-def test_any_current_pointer_is_a_generation_name_or_no_pointer_with_a_reason(content: bytes, tmp_path_factory:
-                                                                             pytest.TempPathFactory) -> None:
+@given(
+    content=st.one_of(
+        st.binary(max_size=300),
+        st.sampled_from(
+            [b"g000001.v1\n", b"g000001.v1", b"\xff", b"g1.v1", b" g000002.v1 \n", b"g000001.v1\ng000002.v1"]
+        ),
+    )
+)
+def test_any_current_pointer_is_a_generation_name_or_no_pointer_with_a_reason(
+    content: bytes, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     state = tmp_path_factory.mktemp("pointer")
     layout = StateLayout(config_path=state / "kivgraph.toml", state_dir=state)
     layout.current_pointer.write_bytes(content)

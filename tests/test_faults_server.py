@@ -91,12 +91,29 @@ async def test_a_fifo_head_does_not_hang_the_server_for_anyone(tmp_path: Path) -
 
 BAD_LINES: list[tuple[bytes, object, int]] = [
     (b'{"jsonrpc":"2.0","id":11,"method":"tools/call","params":[1,2,3]}', 11, -32602),
-    (b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"find_symbol","arguments":{"name":"\\ud800"}}}',
-     12, -32600),
-    (b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"find_symbol","arguments":'
-     + b'{"a":' * 1000 + b"1" + b"}" * 1000 + b"}}", 13, -32600),
-    (b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"find_symbol","arguments":'
-     + b'{"a":' * 80 + b"1" + b"}" * 80 + b"}}", 18, -32600),
+    (
+        b'{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"find_symbol","arguments":{"name":"\\ud800"}}}',
+        12,
+        -32600,
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"find_symbol","arguments":'
+        + b'{"a":' * 1000
+        + b"1"
+        + b"}" * 1000
+        + b"}}",
+        13,
+        -32600,
+    ),
+    (
+        b'{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"find_symbol","arguments":'
+        + b'{"a":' * 80
+        + b"1"
+        + b"}" * 80
+        + b"}}",
+        18,
+        -32600,
+    ),
     (b"[" * 1000 + b"]" * 1000, None, -32600),
     (b'{"jsonrpc":"2.0","id":14,"method":', None, -32700),
     (b"\xff\xfe not utf-8", None, -32700),
@@ -138,8 +155,11 @@ async def test_a_fifty_megabyte_message_is_refused_and_memory_returns_to_its_lev
         await peer.initialize()
         await peer.call("graph_status")
         before = _rss_kb(peer.process.pid)
-        huge = b'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"find_symbol","arguments":{"name":"' \
-               + b"x" * (50 << 20) + b'"}}}'
+        huge = (
+            b'{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"find_symbol","arguments":{"name":"'
+            + b"x" * (50 << 20)
+            + b'"}}}'
+        )
         await peer.send_raw(huge)
         response = await peer.response_for(None, timeout=120)
         assert response["error"]["code"] == -32600 and "limit" in response["error"]["message"]

@@ -26,8 +26,9 @@ TASKS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("task", "expected"), TASKS)
-def test_the_file_a_developer_would_open_is_in_the_top_three(click_generation: Generation, task: str,
-                                                              expected: str) -> None:
+def test_the_file_a_developer_would_open_is_in_the_top_three(
+    click_generation: Generation, task: str, expected: str
+) -> None:
     ranked = rank_files(click_generation, task)
     top = [m.path for m in ranked[:3]]
     assert expected in top, f"{task!r}: top three were {top}"

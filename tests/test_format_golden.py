@@ -13,28 +13,40 @@ from snapshot_format import codec, keys, lexical
 
 K1 = bytes(range(16))
 K2 = bytes(range(16, 32))
-LINE_12_COL_4 = b"\x00\x00\x00\x0c" b"\x00\x00\x00\x04"
+LINE_12_COL_4 = b"\x00\x00\x00\x0c\x00\x00\x00\x04"
 
 GOLDEN: list[tuple[str, bytes, bytes]] = [
     ("text", keys.text("pkg.mod"), b"pkg.mod"),
     ("file", keys.file_key("repo", "src/a.py"), b"repo\x00src/a.py"),
-    ("by_qualified_name", keys.qualified_name_key("pkg.mod.f", "repo", "src/a.py", K1),
-     b"pkg.mod.f\x00repo\x00src/a.py\x00" + K1),
+    (
+        "by_qualified_name",
+        keys.qualified_name_key("pkg.mod.f", "repo", "src/a.py", K1),
+        b"pkg.mod.f\x00repo\x00src/a.py\x00" + K1,
+    ),
     ("by_name", keys.name_key("f", "repo", "src/a.py", K1), b"f\x00repo\x00src/a.py\x00" + K1),
     ("by_file", keys.by_file_key("repo", "src/a.py", 12, 4, K1), b"repo\x00src/a.py\x00" + LINE_12_COL_4 + K1),
     ("edges", keys.edge_key(K1, 3, K2, 7), K1 + b"\x03" + K2 + b"\x07"),
-    ("unresolved", keys.unresolved_key("f", "repo", "src/a.py", 12, 4, 2),
-     b"f\x00repo\x00src/a.py\x00" + LINE_12_COL_4 + b"\x00\x00\x00\x02"),
-    ("unresolved_by_file", keys.unresolved_file_key("repo", "src/a.py", 12, 4, 2),
-     b"repo\x00src/a.py\x00" + LINE_12_COL_4 + b"\x00\x00\x00\x02"),
+    (
+        "unresolved",
+        keys.unresolved_key("f", "repo", "src/a.py", 12, 4, 2),
+        b"f\x00repo\x00src/a.py\x00" + LINE_12_COL_4 + b"\x00\x00\x00\x02",
+    ),
+    (
+        "unresolved_by_file",
+        keys.unresolved_file_key("repo", "src/a.py", 12, 4, 2),
+        b"repo\x00src/a.py\x00" + LINE_12_COL_4 + b"\x00\x00\x00\x02",
+    ),
     ("lexicon_docs", keys.lexicon_doc_key(258), b"\x00\x00\x01\x02"),
     ("package_deps", keys.package_dep_key("prov", "@scope/p", "cons", "app"), b"prov\x00@scope/p\x00cons\x00app"),
     ("stable key text", keys.key_from_bytes(K1).encode(), b"AAAQEAYEAUDAOCAJBIFQYDIOB4"),
     # msgpack values: fixarray headers (0x9N), fixstr (0xaN), uint16 (0xcd)
     ("repository_order", codec.encode_repository_order(["b", "a"]), b"\x92\xa1b\xa1a"),
     ("lexicon postings", lexical.encode_postings([0, 300, 5, 100]), b"\x94\x00\xcd\x01\x2c\x05\x64"),
-    ("lexicon document", lexical.encode_document("repo", "src/a.py", "python", 1234),
-     b"\x94\xa4repo\xa8src/a.py\xa6python\xcd\x04\xd2"),
+    (
+        "lexicon document",
+        lexical.encode_document("repo", "src/a.py", "python", 1234),
+        b"\x94\xa4repo\xa8src/a.py\xa6python\xcd\x04\xd2",
+    ),
     ("lexicon stats", lexical.encode_stats(16, 5678), b"\x93\x02\x10\xcd\x16\x2e"),
 ]
 

@@ -39,7 +39,7 @@ GO_MODULE = {
         "\treturn s.Len() + a.Helper()\n}\n"
     ),
     "c/c.go": "package c\n\n// Sizer is anything with a length.\ntype Sizer interface{ Len() int }\n\n"
-              "func Size(s Sizer) int { return s.Len() }\n",
+    "func Size(s Sizer) int { return s.Len() }\n",
     "d/d.go": 'package d\n\nimport "example.com/m/b"\n\nfunc Top() int { return b.Use() }\n',
 }
 
@@ -54,8 +54,10 @@ def edit(path: Path, old: str, new: str) -> None:
 def callers(gen: Generation, qualified_name: str) -> dict[str, int]:
     """Qualified name of each caller of the one symbol named so -> the edge's confidence."""
     (sym,) = gen.symbols_by_qualified_name(qualified_name)
-    return {gen.symbol(e.source).qualified_name: e.confidence  # type: ignore[union-attr]
-            for e in gen.edges_in(sym.key, [EdgeKind.CALLS_DIRECT])}
+    return {
+        gen.symbol(e.source).qualified_name: e.confidence  # type: ignore[union-attr]
+        for e in gen.edges_in(sym.key, [EdgeKind.CALLS_DIRECT])
+    }
 
 
 def pending(gen: Generation, repository: str) -> set[str]:
@@ -89,12 +91,22 @@ def go_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:
             (repo / rel).write_text(text)
 
     return [
-        ("add a caller", lambda: edit(repo / "b" / "b.go", "func Use() int {",
-                                      "func Twice() int { return a.Helper() + a.Helper() }\n\nfunc Use() int {")),
-        ("rename a method (Store no longer implements Sizer)", lambda: [
-            edit(repo / "a" / "a.go", "func (s *Store) Len() int", "func (s *Store) Count() int"),
-            edit(repo / "b" / "b.go", "s.Len()", "s.Count()"),
-            edit(repo / "a" / "a_test.go", "s.Len()", "s.Count()")]),
+        (
+            "add a caller",
+            lambda: edit(
+                repo / "b" / "b.go",
+                "func Use() int {",
+                "func Twice() int { return a.Helper() + a.Helper() }\n\nfunc Use() int {",
+            ),
+        ),
+        (
+            "rename a method (Store no longer implements Sizer)",
+            lambda: [
+                edit(repo / "a" / "a.go", "func (s *Store) Len() int", "func (s *Store) Count() int"),
+                edit(repo / "b" / "b.go", "s.Len()", "s.Count()"),
+                edit(repo / "a" / "a_test.go", "s.Len()", "s.Count()"),
+            ],
+        ),
         ("delete a file", lambda: (repo / "d" / "d.go").unlink()),
         ("edit a comment", lambda: edit(repo / "c" / "c.go", "// Sizer is", "// A comment.\n// Sizer is")),
         ("revert", revert),
@@ -123,8 +135,11 @@ def test_go_the_candidate_generation_shows_an_added_caller_at_once_and_keeps_the
     with ws.current() as gen:
         before = callers(gen, "Helper")
     assert set(before.values()) == {Confidence.EXACT_TYPECHECKED}
-    edit(repo / "d" / "d.go", "func Top() int { return b.Use() }",
-         "func Top() int { return b.Use() }\n\nfunc Again() int { return b.Use() }")
+    edit(
+        repo / "d" / "d.go",
+        "func Top() int { return b.Use() }",
+        "func Top() int { return b.Use() }\n\nfunc Again() int { return b.Use() }",
+    )
     run = ws.index()
     candidate, exact = run.stages
     assert candidate.pending_files == 1
@@ -151,8 +166,11 @@ def test_go_verify_mode_checks_every_incremental_run_against_a_whole_one(
     from indexer.languages.go import incremental as go_incremental
 
     real = go_incremental.update
-    monkeypatch.setattr(go_incremental, "update", lambda previous, *a, **k: real(
-        previous.__class__(analyzer_version=previous.analyzer_version), *a, **k))  # forgets the old uses
+    monkeypatch.setattr(
+        go_incremental,
+        "update",
+        lambda previous, *a, **k: real(previous.__class__(analyzer_version=previous.analyzer_version), *a, **k),
+    )  # forgets the old uses
     edit(repo / "c" / "c.go", "func Size", "func Measure(s Sizer) int { return Size(s) }\n\nfunc Size")
     with pytest.raises(FactCacheDisagreement, match="incremental go/types run of m disagrees"):
         ws.index("verify")
@@ -221,9 +239,14 @@ def test_python_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
     pristine = tmp_path / "pristine"
     shutil.copytree(repo, pristine)
     changes: list[tuple[str, Callable[[], object]]] = [
-        ("add a caller", lambda: edit(shapes / "report.py", "def larger_area(",
-                                      "def square_only(side: float) -> float:\n    return Square(side).area()\n\n\n"
-                                      "def larger_area(")),
+        (
+            "add a caller",
+            lambda: edit(
+                shapes / "report.py",
+                "def larger_area(",
+                "def square_only(side: float) -> float:\n    return Square(side).area()\n\n\ndef larger_area(",
+            ),
+        ),
         ("rename", lambda: edit(shapes / "square.py", "def area(self)", "def surface(self)")),
         ("delete a file", lambda: (shapes / "units.py").unlink()),
         ("edit a comment", lambda: edit(shapes / "circle.py", '"""', '# a comment\n"""')),
@@ -238,10 +261,13 @@ def test_python_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
             assert run.names == ["candidate", "exact"], label
             with ws.generation(run.stages[0].result.name) as gen:
                 waiting = pending(gen, "shapes")
-                assert waiting and all(f.analysis in ("exact", "pending") for f in gen.files("shapes")
-                                       if f.status != "skipped"), label
+                assert waiting and all(
+                    f.analysis in ("exact", "pending") for f in gen.files("shapes") if f.status != "skipped"
+                ), label
                 if label == "add a caller":
-                    assert callers(gen, "shapes.square.Square.area")["shapes.report.square_only"] == Confidence.CANDIDATE
+                    assert (
+                        callers(gen, "shapes.square.Square.area")["shapes.report.square_only"] == Confidence.CANDIDATE
+                    )
                 if label == "edit a comment":
                     assert waiting == {"src/shapes/circle.py"}  # nothing else can change with a comment
         assert_like_a_full_rebuild(ws, tmp_path)
@@ -262,8 +288,13 @@ def test_typescript_scripted_changes_end_in_the_answers_of_a_full_rebuild(
     math = repo / "packages" / "core" / "src" / "math.ts"
     original = math.read_text()
     changes: list[tuple[str, Callable[[], object]]] = [
-        ("add a caller", lambda: main.write_text(main.read_text() + "\nexport function again(): number {\n"
-                                                 "  return new Calculator().twice(square(1));\n}\n")),
+        (
+            "add a caller",
+            lambda: main.write_text(
+                main.read_text() + "\nexport function again(): number {\n"
+                "  return new Calculator().twice(square(1));\n}\n"
+            ),
+        ),
         ("rename", lambda: edit(math, "twice(a: number)", "double(a: number)")),
         ("edit a comment", lambda: edit(math, "export class Calculator", "// adds numbers\nexport class Calculator")),
         ("revert", lambda: math.write_text(original)),
@@ -276,8 +307,11 @@ def test_typescript_scripted_changes_end_in_the_answers_of_a_full_rebuild(
             assert run.names == ["candidate", "exact"]
             with ws.generation(run.stages[0].result.name) as gen:
                 assert "packages/app/src/main.ts" in pending(gen, "mono")
-                assert callers(gen, "packages.core.src.math.square").get(
-                    "packages.app.src.main.again") == Confidence.CANDIDATE
+                assert (
+                    callers(gen, "packages.core.src.math.square").get("packages.app.src.main.again")
+                    == Confidence.CANDIDATE
+                )
                 assert callers(gen, "packages.core.src.math.Calculator.twice") == {
-                    "scripts.report.report": Confidence.EXACT_TYPECHECKED}  # carried over from the exact run
+                    "scripts.report.report": Confidence.EXACT_TYPECHECKED
+                }  # carried over from the exact run
         assert_like_a_full_rebuild(ws, tmp_path)

@@ -31,9 +31,13 @@ def test_the_fixture_corpus_indexes_to_the_golden_content_digest(tmp_path: Path)
 
 
 def test_a_generation_of_the_current_feature_version_is_committed() -> None:
-    versions = {int(re.fullmatch(r"feature-(\d+)", p.parent.name).group(1))  # type: ignore[union-attr]
-                for p in committed_generations()}
-    assert FEATURE_VERSION in versions, f"no committed generation of feature version {FEATURE_VERSION}: run {REGENERATE}"
+    versions = {
+        int(re.fullmatch(r"feature-(\d+)", p.parent.name).group(1))  # type: ignore[union-attr]
+        for p in committed_generations()
+    }
+    assert FEATURE_VERSION in versions, (
+        f"no committed generation of feature version {FEATURE_VERSION}: run {REGENERATE}"
+    )
 
 
 @pytest.mark.parametrize("generation", committed_generations(), ids=lambda p: p.parent.name)

@@ -29,15 +29,18 @@ CASES_DIR = Path(__file__).parent / "annotated" / "go"
 CASES = sorted(CASES_DIR.glob("*.go.txt"))
 DEFAULT_REPO = "main"
 
-SYNTAX = Syntax("//", {
-    "calls": EdgeKind.CALLS_DIRECT,
-    "refs": EdgeKind.REFERENCES,
-    "type": EdgeKind.TYPE_USES,
-    "callback": EdgeKind.PASSES_AS_CALLBACK,
-    "embeds": EdgeKind.EMBEDS,
-    "implements": EdgeKind.IMPLEMENTS,
-    "assigns": EdgeKind.ASSIGNS_FUNCTION,
-})
+SYNTAX = Syntax(
+    "//",
+    {
+        "calls": EdgeKind.CALLS_DIRECT,
+        "refs": EdgeKind.REFERENCES,
+        "type": EdgeKind.TYPE_USES,
+        "callback": EdgeKind.PASSES_AS_CALLBACK,
+        "embeds": EdgeKind.EMBEDS,
+        "implements": EdgeKind.IMPLEMENTS,
+        "assigns": EdgeKind.ASSIGNS_FUNCTION,
+    },
+)
 
 
 def _tree(root: Path) -> dict[str, tuple[int, int]]:
@@ -136,6 +139,7 @@ def test_a_missing_toolchain_falls_back_with_the_reason(tmp_path: Path, monkeypa
     pass_ = ExactPass("go")
     from indexer.exact_pass import run_exact
     from indexer.fact_cache import FactCache
+
     with FactCache(tmp_path / "cache", "on") as cache:
         result = run_exact("go", built.corpus, {"x": {"x.go": "h"}}, cache, timeout=30)
     assert result is not None
@@ -153,9 +157,10 @@ def test_test_files_are_type_checked_once(tmp_path: Path) -> None:
     """In-package and external test files are analysed; a package's files shared with its test variant once."""
     (tmp_path / "go.mod").write_text("module example.com/x\n\ngo 1.22\n")
     (tmp_path / "x.go").write_text("package x\n\nfunc F() int { return G() }\n\nfunc G() int { return 1 }\n")
-    (tmp_path / "x_test.go").write_text("package x\n\nimport \"testing\"\n\nfunc TestG(t *testing.T) { _ = G() }\n")
+    (tmp_path / "x_test.go").write_text('package x\n\nimport "testing"\n\nfunc TestG(t *testing.T) { _ = G() }\n')
     (tmp_path / "y_test.go").write_text(
-        "package x_test\n\nimport (\n\t\"testing\"\n\n\t\"example.com/x\"\n)\n\nfunc TestF(t *testing.T) { _ = x.F() }\n")
+        'package x_test\n\nimport (\n\t"testing"\n\n\t"example.com/x"\n)\n\nfunc TestF(t *testing.T) { _ = x.F() }\n'
+    )
     facts = analyzer.facts_from_output(analyzer.run_helper(tmp_path, timeout=120), tmp_path.resolve())
     calls = sorted((u.path, u.source_qn, u.package, u.qualified_name) for u in facts.uses if u.use == "call")
     assert calls == [

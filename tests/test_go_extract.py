@@ -9,7 +9,7 @@ from indexer.languages.go import resolve as resolve_go
 from snapshot_format.vocab import Confidence
 from tests.go_corpus import build_go_corpus
 
-SOURCE = b'''package shapes
+SOURCE = b"""package shapes
 
 import (
     f "fmt"
@@ -44,7 +44,7 @@ func Describe(s *Square) string {
     f.Println(s.Area(), lib.Helper(), s.Missing())
     return unknownName
 }
-'''
+"""
 
 
 def test_declarations_get_go_qualified_names_kinds_and_docs() -> None:
@@ -52,10 +52,23 @@ def test_declarations_get_go_qualified_names_kinds_and_docs() -> None:
     assert facts.status == "indexed"
     rows = {(s.qualified_name, s.kind) for s in facts.symbols}
     assert rows >= {
-        ("Shape", "type"), ("Shape.Area", "method"), ("Base", "type"), ("Base.ID", "field"), ("Square", "type"),
-        ("Square.Base", "field"), ("Square.Side", "field"), ("Square.Depth", "field"), ("Square.Meta", "field"),
-        ("Square.Meta.Tag", "field"), ("Square.Area", "method"), ("init", "func"), ("init#2", "func"),
-        ("Pi", "const"), ("E", "const"), ("Describe", "func"), ("shapes.shapes", "module"),
+        ("Shape", "type"),
+        ("Shape.Area", "method"),
+        ("Base", "type"),
+        ("Base.ID", "field"),
+        ("Square", "type"),
+        ("Square.Base", "field"),
+        ("Square.Side", "field"),
+        ("Square.Depth", "field"),
+        ("Square.Meta", "field"),
+        ("Square.Meta.Tag", "field"),
+        ("Square.Area", "method"),
+        ("init", "func"),
+        ("init#2", "func"),
+        ("Pi", "const"),
+        ("E", "const"),
+        ("Describe", "func"),
+        ("shapes.shapes", "module"),
     }
     by_qn = {s.qualified_name: s for s in facts.symbols}
     assert by_qn["Shape"].doc == "Shape is anything with an area."

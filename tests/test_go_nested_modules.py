@@ -1,4 +1,3 @@
-
 """Go modules nested inside a repository are each type-checked (a polyglot repository rarely has a root go.mod)."""
 
 from __future__ import annotations
@@ -17,12 +16,12 @@ pytestmark = pytest.mark.analyzers
 
 FILES = {
     "tools/gen/go.mod": "module example.com/gen\n\ngo 1.21\n",
-    "tools/gen/main.go": "package main\n\nimport \"example.com/gen/render\"\n\nfunc main() { render.Page() }\n",
+    "tools/gen/main.go": 'package main\n\nimport "example.com/gen/render"\n\nfunc main() { render.Page() }\n',
     "tools/gen/render/render.go": "package render\n\n// Page renders.\nfunc Page() string { return helper() }\n\n"
-                                  "func helper() string { return \"x\" }\n",
+    'func helper() string { return "x" }\n',
     "services/api/go.mod": "module example.com/api\n\ngo 1.21\n",
     "services/api/server.go": "package api\n\ntype Server struct{}\n\nfunc (s *Server) Start() { s.listen() }\n\n"
-                              "func (s *Server) listen() {}\n",
+    "func (s *Server) listen() {}\n",
     "scripts/build.py": "def build():\n    return 1\n",
 }
 

@@ -26,38 +26,50 @@ from tests.helpers import run_kivgraph, write_repo
 pytestmark = pytest.mark.analyzers
 
 CASES: dict[str, tuple[str, dict[str, str]]] = {
-    "python": ("python", {
-        "lib.py": "def target():\n    return 1\n\n\ndef other():\n    return 2\n",
-        "edit.py": (
-            "from lib import target, other\n\n\n"
-            "def good():\n    return other()\n\n\n"
-            "def mid_edit():\n    x = target(\n\n\n"
-            "def after():\n    return other()\n"
-        ),
-    }),
-    "typescript": ("typescript", {
-        "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
-        "src/lib.ts": "export function target(): number { return 1; }\nexport function other(): number { return 2; }\n",
-        "src/edit.ts": (
-            'import { target, other } from "./lib";\n'
-            "export function good(): number { return other(); }\n"
-            "export function midEdit(): number {\n  const x = target(\n}\n"
-            "export function after(): number { return other(); }\n"
-        ),
-    }),
-    "go": ("go", {
-        "go.mod": "module example.com/e\n\ngo 1.21\n",
-        "p/lib.go": "package p\n\nfunc Target() int { return 1 }\n\nfunc Other() int { return 2 }\n",
-        "p/edit.go": (
-            "package p\n\nfunc Good() int { return Other() }\n\n"
-            "func MidEdit() int {\n\tx := Target(\n}\n\nfunc After() int { return Other() }\n"
-        ),
-    }),
+    "python": (
+        "python",
+        {
+            "lib.py": "def target():\n    return 1\n\n\ndef other():\n    return 2\n",
+            "edit.py": (
+                "from lib import target, other\n\n\n"
+                "def good():\n    return other()\n\n\n"
+                "def mid_edit():\n    x = target(\n\n\n"
+                "def after():\n    return other()\n"
+            ),
+        },
+    ),
+    "typescript": (
+        "typescript",
+        {
+            "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
+            "src/lib.ts": "export function target(): number { return 1; }\nexport function other(): number { return 2; }\n",
+            "src/edit.ts": (
+                'import { target, other } from "./lib";\n'
+                "export function good(): number { return other(); }\n"
+                "export function midEdit(): number {\n  const x = target(\n}\n"
+                "export function after(): number { return other(); }\n"
+            ),
+        },
+    ),
+    "go": (
+        "go",
+        {
+            "go.mod": "module example.com/e\n\ngo 1.21\n",
+            "p/lib.go": "package p\n\nfunc Target() int { return 1 }\n\nfunc Other() int { return 2 }\n",
+            "p/edit.go": (
+                "package p\n\nfunc Good() int { return Other() }\n\n"
+                "func MidEdit() int {\n\tx := Target(\n}\n\nfunc After() int { return Other() }\n"
+            ),
+        },
+    ),
 }
 EDITED = {"python": "edit.py", "typescript": "src/edit.ts", "go": "p/edit.go"}
 ERROR_LINE = {"python": 9, "typescript": 4, "go": 6}
-AROUND = {"python": ("edit.good", "edit.after"), "typescript": ("src.edit.good", "src.edit.after"),
-          "go": ("Good", "After")}
+AROUND = {
+    "python": ("edit.good", "edit.after"),
+    "typescript": ("src.edit.good", "src.edit.after"),
+    "go": ("Good", "After"),
+}
 TARGET = {"python": "lib.target", "typescript": "src.lib.target", "go": "Target"}
 
 
@@ -75,10 +87,17 @@ def _index(tmp: Path, name: str, language: str, files: dict[str, str], env: dict
 def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Generation]]:
     tmp = tmp_path_factory.mktemp("partial")
     gens = {name: _index(tmp, name, lang, files, {}) for name, (lang, files) in CASES.items()}
-    missing = {"KIVGRAPH_SCIP_PYTHON": str(tmp / "none"), "KIVGRAPH_SCIP_TYPESCRIPT": str(tmp / "none"),
-               "KIVGRAPH_GO": str(tmp / "none")}
-    gens.update({f"{name}-fallback": _index(tmp, f"{name}-fallback", lang, files, missing)
-                 for name, (lang, files) in CASES.items()})
+    missing = {
+        "KIVGRAPH_SCIP_PYTHON": str(tmp / "none"),
+        "KIVGRAPH_SCIP_TYPESCRIPT": str(tmp / "none"),
+        "KIVGRAPH_GO": str(tmp / "none"),
+    }
+    gens.update(
+        {
+            f"{name}-fallback": _index(tmp, f"{name}-fallback", lang, files, missing)
+            for name, (lang, files) in CASES.items()
+        }
+    )
     yield gens
     for g in gens.values():
         g.close()
@@ -132,8 +151,11 @@ def test_with_the_analyzers_the_unfinished_line_is_settled_by_the_checker(genera
 
 
 def test_a_blind_spot_in_another_language_does_not_touch_the_answer(tmp_path: Path) -> None:
-    files = {**CASES["python"][1], "web/edit.ts": "export function f() {\n  target(\n}\n",
-             "web/tsconfig.json": '{"include": ["."]}\n'}
+    files = {
+        **CASES["python"][1],
+        "web/edit.ts": "export function f() {\n  target(\n}\n",
+        "web/tsconfig.json": '{"include": ["."]}\n',
+    }
     missing = {"KIVGRAPH_SCIP_PYTHON": str(tmp_path / "none"), "KIVGRAPH_SCIP_TYPESCRIPT": str(tmp_path / "none")}
     with _index(tmp_path, "mixed", "python,typescript", files, missing) as gen:
         blast = get_blast_radius(gen, {"qualified_name": "lib.target", "view": "full"})
@@ -148,20 +170,32 @@ def test_an_empty_reference_answer_with_a_blind_spot_says_it_is_not_proof(genera
 
 
 LOST = {
-    "typescript": ("typescript", {
-        "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
-        # tree-sitter-typescript 0.23 has no abstract auto-accessors (TS 4.9): the class line does not parse
-        # (variance annotations, its other gap this test used, are now blanked before parsing)
-        "src/model.ts": (
-            "export abstract class Schema<A> { abstract accessor a: A }\n"
-            "export interface Base<A> { readonly b: A }\n"
-            "export function useIt(s: Schema<number>): number { return 1 }\n"
-        ),
-    }, "src/model.ts", "src.model.Schema", "src.model.useIt"),
-    "python": ("python", {
-        "lib.py": "def target():\n    return 1\n",
-        "edit.py": "from lib import target\n\n\ndef oops(x:\n    return target()\n\n\ndef fine():\n    return 2\n",
-    }, "edit.py", "edit.oops", ""),
+    "typescript": (
+        "typescript",
+        {
+            "tsconfig.json": '{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["src"]}\n',
+            # tree-sitter-typescript 0.23 has no abstract auto-accessors (TS 4.9): the class line does not parse
+            # (variance annotations, its other gap this test used, are now blanked before parsing)
+            "src/model.ts": (
+                "export abstract class Schema<A> { abstract accessor a: A }\n"
+                "export interface Base<A> { readonly b: A }\n"
+                "export function useIt(s: Schema<number>): number { return 1 }\n"
+            ),
+        },
+        "src/model.ts",
+        "src.model.Schema",
+        "src.model.useIt",
+    ),
+    "python": (
+        "python",
+        {
+            "lib.py": "def target():\n    return 1\n",
+            "edit.py": "from lib import target\n\n\ndef oops(x:\n    return target()\n\n\ndef fine():\n    return 2\n",
+        },
+        "edit.py",
+        "edit.oops",
+        "",
+    ),
 }
 
 
@@ -191,17 +225,24 @@ def test_find_symbol_names_the_unparsed_lines_where_a_missing_name_occurs(genera
 
 def test_a_consumer_mid_edit_in_another_repository_is_an_unresolved_consumer_row(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    provider = write_repo(tmp_path / "provider", {"prov/__init__.py": "", "prov/api.py": "def compute():\n    return 1\n"})
-    consumer = write_repo(tmp_path / "consumer", {
-        "app/__init__.py": "",
-        "app/main.py": "from prov.api import compute\n\n\ndef run():\n    return compute(\n\n\ndef other():\n    return 2\n",
-    })
+    provider = write_repo(
+        tmp_path / "provider", {"prov/__init__.py": "", "prov/api.py": "def compute():\n    return 1\n"}
+    )
+    consumer = write_repo(
+        tmp_path / "consumer",
+        {
+            "app/__init__.py": "",
+            "app/main.py": "from prov.api import compute\n\n\ndef run():\n    return compute(\n\n\ndef other():\n    return 2\n",
+        },
+    )
     env: dict[str, Any] = {"KIVGRAPH_SCIP_PYTHON": str(tmp_path / "none")}
     assert run_kivgraph(home, "init", str(provider), str(consumer), "--languages", "python", **env).returncode == 0
     assert run_kivgraph(home, "index", **env).returncode == 0
     from server.tools.consumers import find_cross_repo_consumers
+
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
         answer = find_cross_repo_consumers(gen, {"qualified_name": "prov.api.compute", "view": "full"})
         rows = answer["results"]["consumers"]
         assert ("unresolved", "app/main.py", "SYNTAX_ERROR") in {
-            (r["category"], r.get("file_path"), r.get("reason")) for r in rows}
+            (r["category"], r.get("file_path"), r.get("reason")) for r in rows
+        }

@@ -6,15 +6,7 @@ from pathlib import Path
 
 from indexer.config import load
 from indexer.fact_cache import FactCache
-from indexer.pipeline import (
-    Build,
-    _Timer,
-    discover_phase,
-    extract_phase,
-    key_phase,
-    link_phase,
-    records_phase,
-)
+from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, key_phase, link_phase, records_phase
 from indexer.pipeline import resolve_phase as resolve_phase_
 from tests.helpers import write_repo
 

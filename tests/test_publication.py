@@ -74,8 +74,11 @@ def test_sigkill_at_a_publication_step_leaves_the_previous_generation_serving(ho
 def test_a_second_indexer_exits_at_once_with_a_clear_message_while_the_first_holds_the_lock(home: Path) -> None:
     layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
     first = subprocess.Popen(
-        [sys.executable, "-m", "kivgraph_cli", "index", "--full"], cwd=REPO_ROOT,  # --full: publishes again
-        env=kivgraph_env(home, KIVGRAPH_FAULT_STOP_AT="locked"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "kivgraph_cli", "index", "--full"],
+        cwd=REPO_ROOT,  # --full: publishes again
+        env=kivgraph_env(home, KIVGRAPH_FAULT_STOP_AT="locked"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
     try:
         deadline = time.monotonic() + 60

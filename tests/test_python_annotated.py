@@ -13,14 +13,17 @@ from tests.python_corpus import BuiltCorpus, build_corpus
 
 CASES_DIR = Path(__file__).parent / "annotated" / "python"
 CASES = sorted(CASES_DIR.glob("*.py"))
-SYNTAX = Syntax("#", {
-    "calls": EdgeKind.CALLS_DIRECT,
-    "refs": EdgeKind.REFERENCES,
-    "imports": EdgeKind.IMPORTS_SYMBOL,
-    "extends": EdgeKind.EXTENDS,
-    "type": EdgeKind.TYPE_USES,
-    "callback": EdgeKind.PASSES_AS_CALLBACK,
-})
+SYNTAX = Syntax(
+    "#",
+    {
+        "calls": EdgeKind.CALLS_DIRECT,
+        "refs": EdgeKind.REFERENCES,
+        "imports": EdgeKind.IMPORTS_SYMBOL,
+        "extends": EdgeKind.EXTENDS,
+        "type": EdgeKind.TYPE_USES,
+        "callback": EdgeKind.PASSES_AS_CALLBACK,
+    },
+)
 
 
 def directive_failures(case: Case, built: BuiltCorpus, resolution: Resolution) -> list[str]:
@@ -34,8 +37,10 @@ def directive_failures(case: Case, built: BuiltCorpus, resolution: Resolution) -
                 failures.append(f"!uncalled {value}: has incoming edges {incoming}")
         elif name == "depends":
             consumer, _, provider = (part.strip() for part in value.partition("->"))
-            deps = {(d.consumer_repository + "/" + d.consumer_package, d.provider_repository + "/" + d.provider_package)
-                    for d in resolution.package_dependencies}
+            deps = {
+                (d.consumer_repository + "/" + d.consumer_package, d.provider_repository + "/" + d.provider_package)
+                for d in resolution.package_dependencies
+            }
             if (consumer, provider) not in deps:
                 failures.append(f"!depends {value}: dependencies are {sorted(deps)}")
         else:

@@ -41,9 +41,10 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 
 
 class Ran:
-    def __init__(self, case: Case, built: BuiltCorpus, resolution: Resolution, exact: ExactPass,
-                 untouched: bool) -> None:
-        self.case, self.built, self.resolution, self.exact, self.untouched = case, built, resolution, exact, untouched
+    def __init__(
+        self, case: Case, built: BuiltCorpus, resolution: Resolution, exact: ExactPass, untouched: bool
+    ) -> None:
+        self.case, self.built, self.resolution, self.exact, self.untouched = (case, built, resolution, exact, untouched)
 
 
 @pytest.fixture(scope="module")
@@ -103,8 +104,9 @@ def test_the_analyzer_writes_nothing_into_the_repositories(ran_cases: dict[str, 
 
 
 def _foreign_use(namespace: str, member: str, line: int, col: int) -> scip_python.ScipUse:
-    return scip_python.ScipUse("use.py", line, col, "use.go", "function", "call", True,
-                               namespace=namespace, member=member)
+    return scip_python.ScipUse(
+        "use.py", line, col, "use.go", "function", "call", True, namespace=namespace, member=member
+    )
 
 
 def test_a_foreign_target_binds_only_when_exactly_one_registered_repository_provides_it(tmp_path: Path) -> None:
@@ -113,17 +115,23 @@ def test_a_foreign_target_binds_only_when_exactly_one_registered_repository_prov
     write_repo(tmp_path / "b", {"dup/__init__.py": lib})
     write_repo(tmp_path / "main", {"use.py": "def go():\n    return 1\n"})
     built = build_corpus([("main", tmp_path / "main"), ("a", tmp_path / "a"), ("b", tmp_path / "b")])
-    facts = scip_python.RepositoryScipFacts("scip-python 0.6.6", uses=(
-        _foreign_use("only.core", "start", 2, 11), _foreign_use("dup", "start", 2, 20),
-        _foreign_use("nobody", "thing", 2, 30), _foreign_use("only.core", "missing", 2, 40),
-    ))
+    facts = scip_python.RepositoryScipFacts(
+        "scip-python 0.6.6",
+        uses=(
+            _foreign_use("only.core", "start", 2, 11),
+            _foreign_use("dup", "start", 2, 20),
+            _foreign_use("nobody", "thing", 2, 30),
+            _foreign_use("only.core", "missing", 2, 40),
+        ),
+    )
     outcome = scip_python.bind(facts, "main", built.corpus, scip_python.ModuleTable(built.corpus))
     assert [built.edge_row(e) for e in outcome.edges] == [("CALLS_DIRECT", "use.go", "only.core.start")]
     assert built.declarations[outcome.edges[0].target].repository == "a"  # provider identity
     assert outcome.edges[0].confidence == Confidence.EXACT_TYPECHECKED
     assert outcome.cross_repository == 1
     assert [(u.reason, u.col, u.detail) for u in outcome.unresolved] == [
-        ("AMBIGUOUS_PACKAGE_PROVIDER", 20, "provided by a, b")]
+        ("AMBIGUOUS_PACKAGE_PROVIDER", 20, "provided by a, b")
+    ]
     # an unregistered package settles the site without an edge; a member the provider lacks does not
     assert {(line, col) for _src, line, col in outcome.covered} == {(2, 11), (2, 20), (2, 30)}
 
@@ -165,12 +173,14 @@ def test_the_exact_pass_is_cached_and_reported_with_its_own_time(tmp_path: Path)
     status = json.loads(run_kivgraph(home, "status", "--json").stdout)
     (analysis,) = status["repositories"][0]["analyses"]
     assert (analysis["mode"], analysis["analyzer"], analysis["analyzer_version"]) == (
-        "exact", "scip-python", scip_python.PINNED_VERSION)
+        "exact",
+        "scip-python",
+        scip_python.PINNED_VERSION,
+    )
     assert status["edges_by_confidence"] == {"EXACT_TYPECHECKED": 1}
     (repo / "m.py").write_text("def f():\n    return 1\n\n\ndef g():\n    return f() + f()\n")
     third = json.loads(run_kivgraph(home, "index", "--json").stdout.splitlines()[-1])["result"]
     assert third["index"]["python"]["analyzer_runs"] == 1  # a changed file re-runs the analyzer
-
 
 
 # -- two real repositories: pyrepo_b (drawing) imports pyrepo_a (shapes) -----------------------------------
@@ -192,8 +202,13 @@ B_INTO_A = {
 
 
 class CrossRun:
-    def __init__(self, built: BuiltCorpus, resolution: Resolution, outcome: scip_python.ExactOutcome,
-                 provided: list[scip_python.ProvidedPackage]) -> None:
+    def __init__(
+        self,
+        built: BuiltCorpus,
+        resolution: Resolution,
+        outcome: scip_python.ExactOutcome,
+        provided: list[scip_python.ProvidedPackage],
+    ) -> None:
         self.built, self.resolution, self.outcome, self.provided = built, resolution, outcome, provided
 
     def edges_from_b(self) -> dict[tuple[str, int, int], list[tuple[EdgeKind, str, str, Confidence, Provenance]]]:
@@ -202,8 +217,15 @@ class CrossRun:
             src = self.built.declarations[e.source]
             dst = self.built.declarations[e.target]
             if src.repository == "pyrepo_b":
-                out[(src.path, e.line, e.col)].append((EdgeKind(e.kind), dst.repository, dst.qualified_name,
-                                                       Confidence(e.confidence), Provenance(e.provenance)))
+                out[(src.path, e.line, e.col)].append(
+                    (
+                        EdgeKind(e.kind),
+                        dst.repository,
+                        dst.qualified_name,
+                        Confidence(e.confidence),
+                        Provenance(e.provenance),
+                    )
+                )
         return out
 
 
@@ -258,8 +280,11 @@ def test_calls_into_another_registered_repository_are_exact_edges_to_its_declara
     circle = run.built.key("shapes.circle.Circle", "pyrepo_a")
     assert any(e.target == circle and e.confidence == Confidence.EXACT_TYPECHECKED for e in run.outcome.edges)
     assert run.outcome.cross_repository >= len(B_INTO_A)
-    assert not [u for u in run.resolution.unresolved if u.repository == "pyrepo_b" and u.path == "drawing/canvas.py"
-                and (u.path, u.line, u.col) in B_INTO_A]
+    assert not [
+        u
+        for u in run.resolution.unresolved
+        if u.repository == "pyrepo_b" and u.path == "drawing/canvas.py" and (u.path, u.line, u.col) in B_INTO_A
+    ]
 
 
 def test_without_the_provider_registered_the_same_uses_are_no_edges(cross_runs: dict[str, CrossRun]) -> None:
@@ -268,13 +293,16 @@ def test_without_the_provider_registered_the_same_uses_are_no_edges(cross_runs: 
         assert not at.get(site), f"{site}: {at.get(site)}"
     assert cross_runs["unregistered"].outcome.cross_repository == 0
     # B's own calls are exact regardless
-    assert (EdgeKind.CALLS_DIRECT, "pyrepo_b", "drawing.canvas.Canvas.add", Confidence.EXACT_TYPECHECKED,
-            Provenance.PYTHON_INDEXER_USE) in at[("drawing/canvas.py", 20, 8)]
+    assert (
+        EdgeKind.CALLS_DIRECT,
+        "pyrepo_b",
+        "drawing.canvas.Canvas.add",
+        Confidence.EXACT_TYPECHECKED,
+        Provenance.PYTHON_INDEXER_USE,
+    ) in at[("drawing/canvas.py", 20, 8)]
 
 
-def test_two_registered_providers_of_a_package_leave_unresolved_rows_not_edges(
-    cross_runs: dict[str, CrossRun],
-) -> None:
+def test_two_registered_providers_of_a_package_leave_unresolved_rows_not_edges(cross_runs: dict[str, CrossRun]) -> None:
     run = cross_runs["ambiguous"]
     at = run.edges_from_b()
     for site in B_INTO_A:
@@ -290,8 +318,9 @@ def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_its_consumers(t
     _require_analyzer()
     home = tmp_path / "home"
     lib = write_repo(tmp_path / "lib", {"src/libpkg/__init__.py": "def helper() -> int:\n    return 1\n"})
-    app = write_repo(tmp_path / "app", {"app/__init__.py": "from libpkg import helper\n\n\ndef run() -> int:\n"
-                                                          "    return helper()\n"})
+    app = write_repo(
+        tmp_path / "app", {"app/__init__.py": "from libpkg import helper\n\n\ndef run() -> int:\n    return helper()\n"}
+    )
     other = write_repo(tmp_path / "other", {"other.py": "def alone() -> int:\n    return 2\n"})
     for repo in (lib, app, other):
         assert run_kivgraph(home, "init", str(repo), "--languages", "python").returncode == 0

@@ -26,13 +26,17 @@ def _rows(built: BuiltCorpus, resolution: Resolution, kind: EdgeKind | None = No
 
 
 def test_fixture_modules_are_named_from_the_src_layout_and_the_broken_file_is_partial_alone(
-        fixtures: tuple[BuiltCorpus, Resolution]) -> None:
+    fixtures: tuple[BuiltCorpus, Resolution],
+) -> None:
     built, _ = fixtures
     files = built.files()
     assert files[("pyrepo_a", "src/shapes/__init__.py")].package == "shapes"
     assert files[("pyrepo_a", "src/shapes/circle.py")].package == "shapes.circle"
     broken = files[("pyrepo_a", "src/shapes/broken.py")]
-    assert (broken.status, broken.reason) == ("partial", "syntax error at line 4; lines 4-5 not parsed, the rest indexed")
+    assert (broken.status, broken.reason) == (
+        "partial",
+        "syntax error at line 4; lines 4-5 not parsed, the rest indexed",
+    )
     assert ("unfinished", 4, 4) in broken.unparsed
     assert [f.status for f in files.values()].count("partial") == 1
 
@@ -49,10 +53,12 @@ def test_fixture_homonym_methods_bind_to_their_own_class(fixtures: tuple[BuiltCo
 
 
 def test_fixture_cross_repository_uses_bind_into_the_provider_through_its_reexports(
-        fixtures: tuple[BuiltCorpus, Resolution]) -> None:
+    fixtures: tuple[BuiltCorpus, Resolution],
+) -> None:
     built, resolution = fixtures
     crossing = {
-        built.edge_row(e) for e in resolution.edges
+        built.edge_row(e)
+        for e in resolution.edges
         if built.declarations[e.source].repository == "pyrepo_b"
         and built.declarations[e.target].repository == "pyrepo_a"
     }
@@ -67,13 +73,16 @@ def test_fixture_cross_repository_uses_bind_into_the_provider_through_its_reexpo
         ("CALLS_DIRECT", "drawing.canvas.default_canvas", "shapes.square.Square"),
     }
     (dependency,) = resolution.package_dependencies
-    assert (dependency.consumer_repository, dependency.consumer_package, dependency.provider_repository,
-            dependency.provider_package, dependency.path) == ("pyrepo_b", "drawing", "pyrepo_a", "shapes",
-                                                             "drawing/canvas.py")
+    assert (
+        dependency.consumer_repository,
+        dependency.consumer_package,
+        dependency.provider_repository,
+        dependency.provider_package,
+        dependency.path,
+    ) == ("pyrepo_b", "drawing", "pyrepo_a", "shapes", "drawing/canvas.py")
 
 
-def test_fixture_module_level_code_is_attributed_to_the_module_symbol(
-        fixtures: tuple[BuiltCorpus, Resolution]) -> None:
+def test_fixture_module_level_code_is_attributed_to_the_module_symbol(fixtures: tuple[BuiltCorpus, Resolution]) -> None:
     built, resolution = fixtures
     calls = _rows(built, resolution, EdgeKind.CALLS_DIRECT)
     assert ("CALLS_DIRECT", "drawing.cli", "drawing.canvas.default_canvas") in calls
@@ -88,16 +97,31 @@ def test_fixture_uncalled_function_has_no_incoming_edge(fixtures: tuple[BuiltCor
 
 
 def test_fixture_unknown_receivers_are_unresolved_rows_with_their_source(
-        fixtures: tuple[BuiltCorpus, Resolution]) -> None:
+    fixtures: tuple[BuiltCorpus, Resolution],
+) -> None:
     built, resolution = fixtures
-    rows = {(u.path, u.line, u.reason, u.name, u.detail, built.declarations[u.source].qualified_name)
-            for u in resolution.unresolved}
+    rows = {
+        (u.path, u.line, u.reason, u.name, u.detail, built.declarations[u.source].qualified_name)
+        for u in resolution.unresolved
+    }
     assert rows == {
-        ("src/shapes/report.py", 11, "RECEIVER_NOT_RESOLVED", "describe", "shape.describe",
-         "shapes.report.build_report"),
+        (
+            "src/shapes/report.py",
+            11,
+            "RECEIVER_NOT_RESOLVED",
+            "describe",
+            "shape.describe",
+            "shapes.report.build_report",
+        ),
         ("src/shapes/report.py", 12, "RECEIVER_NOT_RESOLVED", "area", "shape.area", "shapes.report.build_report"),
-        ("drawing/canvas.py", 25, "RECEIVER_NOT_RESOLVED", "describe", "item.describe",
-         "drawing.canvas.Canvas.describe_all"),
+        (
+            "drawing/canvas.py",
+            25,
+            "RECEIVER_NOT_RESOLVED",
+            "describe",
+            "item.describe",
+            "drawing.canvas.Canvas.describe_all",
+        ),
     }
     assert {u.language for u in resolution.unresolved} == {"python"}
 
@@ -107,7 +131,9 @@ def test_every_edge_is_a_candidate_with_syntax_provenance(fixtures: tuple[BuiltC
     assert resolution.edges
     for edge in resolution.edges:
         assert edge.confidence == Confidence.CANDIDATE
-        expected = Provenance.PYTHON_SYNTAX_CALL if edge.kind == EdgeKind.CALLS_DIRECT else Provenance.TREE_SITTER_SYNTAX
+        expected = (
+            Provenance.PYTHON_SYNTAX_CALL if edge.kind == EdgeKind.CALLS_DIRECT else Provenance.TREE_SITTER_SYNTAX
+        )
         assert edge.provenance == expected
 
 
@@ -125,31 +151,42 @@ def _corpus(tmp_path: Path, files: dict[str, str], repo: str = "main") -> tuple[
 
 
 def test_uses_of_a_module_that_failed_to_parse_are_target_not_indexed(tmp_path: Path) -> None:
-    _, resolution = _corpus(tmp_path, {
-        "pkg/__init__.py": "",
-        "pkg/bad.py": "def f(:\n",
-        "pkg/use.py": "from pkg.bad import f\n\n\ndef g():\n    return f()\n",
-    })
+    _, resolution = _corpus(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/bad.py": "def f(:\n",
+            "pkg/use.py": "from pkg.bad import f\n\n\ndef g():\n    return f()\n",
+        },
+    )
     assert {(u.line, u.reason, u.package) for u in resolution.unresolved} == {
-        (1, "TARGET_NOT_INDEXED", "pkg.bad"), (5, "TARGET_NOT_INDEXED", "pkg.bad")}
+        (1, "TARGET_NOT_INDEXED", "pkg.bad"),
+        (5, "TARGET_NOT_INDEXED", "pkg.bad"),
+    }
     assert resolution.edges == []
 
 
 def test_a_star_import_from_an_unindexed_module_or_a_module_getattr_silences_unknown_names(tmp_path: Path) -> None:
-    _, resolution = _corpus(tmp_path, {
-        "a.py": "from os.path import *\n\n\ndef f():\n    return join('a')\n",
-        "b.py": "def __getattr__(name):\n    return name\n",
-        "c.py": "import b\n\n\ndef g():\n    return b.anything()\n",
-    })
+    _, resolution = _corpus(
+        tmp_path,
+        {
+            "a.py": "from os.path import *\n\n\ndef f():\n    return join('a')\n",
+            "b.py": "def __getattr__(name):\n    return name\n",
+            "c.py": "import b\n\n\ndef g():\n    return b.anything()\n",
+        },
+    )
     assert resolution.unresolved == []
 
 
 def test_an_implementation_module_wins_over_its_stub(tmp_path: Path) -> None:
-    built, resolution = _corpus(tmp_path, {
-        "fast.pyi": "def run() -> int: ...\n",
-        "fast.py": "def run():\n    return 1\n",
-        "main.py": "from fast import run\n",
-    })
+    built, resolution = _corpus(
+        tmp_path,
+        {
+            "fast.pyi": "def run() -> int: ...\n",
+            "fast.py": "def run():\n    return 1\n",
+            "main.py": "from fast import run\n",
+        },
+    )
     (edge,) = resolution.edges
     assert built.declarations[edge.target].path == "fast.py"
 
@@ -179,24 +216,32 @@ def test_a_resolver_run_handles_many_files_with_shared_names(tmp_path: Path) -> 
 
 
 def test_a_name_declared_only_in_the_stub_beside_an_implementation_still_resolves(tmp_path: Path) -> None:
-    built, resolution = _corpus(tmp_path, {
-        "fast/__init__.py": "from ._native import *\n",
-        "fast/__init__.pyi": "class Engine:\n    def start(self) -> None: ...\n",
-        "main.py": "from fast import Engine\n\n\ndef go(e: Engine):\n    e.start()\n",
-    })
+    built, resolution = _corpus(
+        tmp_path,
+        {
+            "fast/__init__.py": "from ._native import *\n",
+            "fast/__init__.pyi": "class Engine:\n    def start(self) -> None: ...\n",
+            "main.py": "from fast import Engine\n\n\ndef go(e: Engine):\n    e.start()\n",
+        },
+    )
     targets = {built.edge_row(e)[2] for e in resolution.edges}
     assert {"fast.Engine", "fast.Engine.start"} <= targets
     assert {built.declarations[e.target].path for e in resolution.edges} == {"fast/__init__.pyi"}
     # Only the compiled module itself is missing; nothing reached through the stub is.
     assert [(u.path, u.reason, u.package) for u in resolution.unresolved] == [
-        ("fast/__init__.py", "IMPORT_NOT_RESOLVED", "fast._native")]
+        ("fast/__init__.py", "IMPORT_NOT_RESOLVED", "fast._native")
+    ]
 
 
 def test_a_module_that_writes_its_own_namespace_answers_unknown_names_silently(tmp_path: Path) -> None:
-    _, resolution = _corpus(tmp_path, {
-        "flags.py": "import enum\n\n\nclass Flag(enum.IntFlag):\n    A = 1\n\n\nglobals().update(Flag.__members__)\n",
-        "plain.py": "X = 1\n",
-        "use.py": "import flags\nimport plain\n\nflags.A\nplain.Y\n",
-    })
+    _, resolution = _corpus(
+        tmp_path,
+        {
+            "flags.py": "import enum\n\n\nclass Flag(enum.IntFlag):\n    A = 1\n\n\nglobals().update(Flag.__members__)\n",
+            "plain.py": "X = 1\n",
+            "use.py": "import flags\nimport plain\n\nflags.A\nplain.Y\n",
+        },
+    )
     assert [(u.path, u.line, u.reason, u.name) for u in resolution.unresolved] == [
-        ("use.py", 5, "NAME_NOT_RESOLVED", "Y")]
+        ("use.py", 5, "NAME_NOT_RESOLVED", "Y")
+    ]

@@ -39,10 +39,13 @@ def test_a_base_that_names_its_own_declaration_does_not_recurse_forever(tmp_path
 def test_a_resolver_crash_on_one_file_is_a_failure_row_and_the_rest_resolves(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = write_repo(tmp_path / "repo", {
-        "a.ts": "import { f } from './b'\nexport function g() { return f() }\n",
-        "b.ts": "export function f() { return 1 }\nexport function h() { return f() }\n",
-    })
+    root = write_repo(
+        tmp_path / "repo",
+        {
+            "a.ts": "import { f } from './b'\nexport function g() { return f() }\n",
+            "b.ts": "export function f() { return 1 }\nexport function h() { return f() }\n",
+        },
+    )
     built = build_ts_corpus([("repo", root)])
     real_site = ts_resolve._Resolver.site
 

@@ -11,32 +11,26 @@ import pytest
 from indexer.corpus import Resolution
 from indexer.languages import rust
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
-from tests.annotated_cases import (
-    DEFAULT_REPO,
-    Case,
-    Observed,
-    Syntax,
-    matches,
-    mismatches,
-    parse_case,
-    split_target,
-)
+from tests.annotated_cases import DEFAULT_REPO, Case, Observed, Syntax, matches, mismatches, parse_case, split_target
 from tests.python_corpus import BuiltCorpus
 from tests.rust_corpus import build_rust_corpus
 
 CASES_DIR = Path(__file__).parent / "annotated" / "rust"
 CASES = sorted(CASES_DIR.glob("*.rs.txt"))
-SYNTAX = Syntax("//", {
-    "calls": EdgeKind.CALLS_DIRECT,
-    "refs": EdgeKind.REFERENCES,
-    "type": EdgeKind.TYPE_USES,
-    "callback": EdgeKind.PASSES_AS_CALLBACK,
-    "imports": EdgeKind.IMPORTS_SYMBOL,
-    "reexports": EdgeKind.REEXPORTS,
-    "implements": EdgeKind.IMPLEMENTS,
-    "extends": EdgeKind.EXTENDS,
-    "method_of": EdgeKind.METHOD_OF,
-})
+SYNTAX = Syntax(
+    "//",
+    {
+        "calls": EdgeKind.CALLS_DIRECT,
+        "refs": EdgeKind.REFERENCES,
+        "type": EdgeKind.TYPE_USES,
+        "callback": EdgeKind.PASSES_AS_CALLBACK,
+        "imports": EdgeKind.IMPORTS_SYMBOL,
+        "reexports": EdgeKind.REEXPORTS,
+        "implements": EdgeKind.IMPLEMENTS,
+        "extends": EdgeKind.EXTENDS,
+        "method_of": EdgeKind.METHOD_OF,
+    },
+)
 
 
 def write_case(case: Case, root: Path) -> list[str]:
@@ -96,15 +90,17 @@ def test_annotated_case(case_path: Path, tmp_path: Path) -> None:
         if name == "uncalled":
             repo, qn = split_target(value)
             key = built.key(qn, repo)
-            incoming = [built.edge_row(e) for e in resolution.edges
-                        if e.target == key and e.kind != EdgeKind.METHOD_OF]
+            incoming = [built.edge_row(e) for e in resolution.edges if e.target == key and e.kind != EdgeKind.METHOD_OF]
             if incoming:
                 failures.append(f"!uncalled {value}: has incoming edges {incoming}")
         elif name == "declares":
             repo_qn, _, kind = value.rpartition(" ")
             repo, qn = split_target(repo_qn)
-            hits = [d for d in built.declarations.values() if d.qualified_name == qn and d.kind == kind
-                    and (repo is None or d.repository == repo)]
+            hits = [
+                d
+                for d in built.declarations.values()
+                if d.qualified_name == qn and d.kind == kind and (repo is None or d.repository == repo)
+            ]
             if len(hits) != 1:
                 failures.append(f"!declares {value}: {len(hits)} declarations")
         elif name == "depends":

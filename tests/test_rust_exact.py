@@ -43,7 +43,7 @@ SYNTAX = Syntax("//", FALLBACK_SYNTAX.words, modes=("candidate",))  # the fallba
 
 
 def _built() -> str:
-    """"" when rust-analyzer can run, else what is missing (said loudly by the skip)."""
+    """ "" when rust-analyzer can run, else what is missing (said loudly by the skip)."""
     try:
         toolchain.identity()
     except analyzer.AnalyzerFailed as exc:
@@ -80,7 +80,8 @@ def write_case(case: Case, root: Path) -> list[str]:
     for repo in repos:
         (root / repo / "Cargo.toml").write_text(
             f'[package]\nname = "{packages[repo]}"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n'
-            + "".join(lines[repo]))
+            + "".join(lines[repo])
+        )
     return repos
 
 
@@ -128,8 +129,12 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
 
 def _observed(ran: Ran) -> Observed:
     obs = Observed().add(ran.resolution.edges, ran.resolution.unresolved, ran.built.declarations)
-    return obs.add([e for e in ran.resolution.edges if e.confidence == Confidence.CANDIDATE], [],
-                   ran.built.declarations, mode="candidate")
+    return obs.add(
+        [e for e in ran.resolution.edges if e.confidence == Confidence.CANDIDATE],
+        [],
+        ran.built.declarations,
+        mode="candidate",
+    )
 
 
 @pytest.mark.parametrize("case_path", CASES, ids=[p.name.split(".")[0] for p in CASES])
@@ -149,8 +154,9 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
         if name == "uncalled":
             repo, qn = split_target(value)
             key = built.key(qn, repo)
-            incoming = [built.edge_row(e) for e in ran.resolution.edges
-                        if e.target == key and e.kind != EdgeKind.METHOD_OF]
+            incoming = [
+                built.edge_row(e) for e in ran.resolution.edges if e.target == key and e.kind != EdgeKind.METHOD_OF
+            ]
             if incoming:
                 failures.append(f"!uncalled {value}: has incoming edges {incoming}")
         elif name not in ("crate", "partial", "depends", "registry", "external"):
@@ -159,34 +165,48 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
 
 
 def test_exact_edges_carry_a_rust_provenance(ran_cases: dict[str, Ran]) -> None:
-    rust = {Provenance.RUST_ANALYZER_USE, Provenance.RUST_ANALYZER_MONIKER, Provenance.RUST_SYNTAX_CALL,
-            Provenance.RUST_SYNTAX_TYPE, Provenance.RUST_SYNTAX_IMPL, Provenance.RUST_SYNTAX_CALLBACK}
+    rust = {
+        Provenance.RUST_ANALYZER_USE,
+        Provenance.RUST_ANALYZER_MONIKER,
+        Provenance.RUST_SYNTAX_CALL,
+        Provenance.RUST_SYNTAX_TYPE,
+        Provenance.RUST_SYNTAX_IMPL,
+        Provenance.RUST_SYNTAX_CALLBACK,
+    }
     exact = [e for ran in ran_cases.values() for e in ran.resolution.edges if e.confidence != Confidence.CANDIDATE]
     assert exact
     assert {Provenance(e.provenance) for e in exact} <= rust
     assert all(e.confidence == Confidence.EXACT_TYPECHECKED for e in exact)
-    cross = [e for e in ran_cases["cross_repository.rs.txt"].resolution.edges
-             if e.provenance == Provenance.RUST_ANALYZER_MONIKER]
+    cross = [
+        e
+        for e in ran_cases["cross_repository.rs.txt"].resolution.edges
+        if e.provenance == Provenance.RUST_ANALYZER_MONIKER
+    ]
     assert cross, "no edge into the provider went through its moniker"
 
 
-def test_the_state_directory_holds_the_cargo_home_and_target_directories(ran_cases: dict[str, Ran],
-                                                                         state_home: Path) -> None:
+def test_the_state_directory_holds_the_cargo_home_and_target_directories(
+    ran_cases: dict[str, Ran], state_home: Path
+) -> None:
     rust = state_home / "state" / "rust"
     shim = (rust / "cargo-home" / "bin" / "cargo").read_text()
     assert "cargo_shim" in shim and os.access(rust / "cargo-home" / "bin" / "cargo", os.X_OK)
     assert sorted(p.name.rsplit("-", 1)[0] for p in (rust / "target").iterdir()) == sorted(
-        r.name for ran in ran_cases.values() for r in ran.built.corpus.repositories)
+        r.name for ran in ran_cases.values() for r in ran.built.corpus.repositories
+    )
 
 
 # -- degradation -------------------------------------------------------------------------------------------
 
 
 def _crate(root: Path, deps: str = "", lib: str = "pub fn f() -> u32 { g() }\n\npub fn g() -> u32 { 1 }\n") -> Path:
-    return write_repo(root, {
-        "Cargo.toml": f'[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{deps}',
-        "src/lib.rs": lib,
-    })
+    return write_repo(
+        root,
+        {
+            "Cargo.toml": f'[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{deps}',
+            "src/lib.rs": lib,
+        },
+    )
 
 
 def test_a_missing_binary_falls_back_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -205,19 +225,23 @@ def test_a_missing_binary_falls_back_with_the_reason(tmp_path: Path, monkeypatch
 
 
 def test_while_it_builds_answers_say_they_are_candidate_until_it_is_built(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("KIVGRAPH_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv(toolchain.EXECUTABLE_ENV, raising=False)
     lay = toolchain.layout()
     lay.root.mkdir(parents=True)
     import fcntl
+
     with open(lay.lock, "wb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
         lay.building.write_text(json.dumps({"pid": 4242, "since": "2026-12-01T20:00:00+00:00"}))
         with pytest.raises(analyzer.AnalyzerFailed) as exc:
             toolchain.identity()
-        assert str(exc.value) == (f"Rust answers are CANDIDATE until rust-analyzer is built "
-                                  f"(building since 2026-12-01T20:00:00+00:00, log {lay.log})")
+        assert str(exc.value) == (
+            f"Rust answers are CANDIDATE until rust-analyzer is built "
+            f"(building since 2026-12-01T20:00:00+00:00, log {lay.log})"
+        )
         line = toolchain.install()
         assert "still building (pid 4242" in line and "FAILED" not in line
 
@@ -229,9 +253,11 @@ def missing_dependency(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuiltC
         pytest.skip(missing)
     tmp = tmp_path_factory.mktemp("missing-dep")
     home = tmp / "home"
-    lib = ("use kivgraph_no_such_crate::Thing;\n\n"
-           "pub fn f() -> u32 {\n    g() + Thing::new().size()\n}\n\n"
-           "pub fn g() -> u32 {\n    1\n}\n")
+    lib = (
+        "use kivgraph_no_such_crate::Thing;\n\n"
+        "pub fn f() -> u32 {\n    g() + Thing::new().size()\n}\n\n"
+        "pub fn g() -> u32 {\n    1\n}\n"
+    )
     root = _crate(tmp / "x", 'kivgraph-no-such-crate = "1"\n', lib)
     before = _tree(root)
     built = build_rust_corpus([("x", root)])
@@ -247,7 +273,8 @@ def missing_dependency(tmp_path_factory: pytest.TempPathFactory) -> tuple[BuiltC
 
 
 def test_a_dependency_missing_offline_is_a_blind_spot_at_every_use(
-        missing_dependency: tuple[BuiltCorpus, Resolution, ExactPass, bool]) -> None:
+    missing_dependency: tuple[BuiltCorpus, Resolution, ExactPass, bool],
+) -> None:
     built, merged, result, untouched = missing_dependency
     assert untouched
     analysis = result.analyses["x"]
@@ -260,8 +287,9 @@ def test_a_dependency_missing_offline_is_a_blind_spot_at_every_use(
     scope = [u for u in merged.unresolved if u.reason == "DEPENDENCIES_NOT_LOADED" and not u.path]
     assert len(scope) == 1 and "kivgraph-no-such-crate" in scope[0].detail
     # what rust-analyzer could still resolve stays exact
-    assert [(built.edge_row(e), Confidence(e.confidence).name) for e in merged.edges
-            if e.kind == EdgeKind.CALLS_DIRECT] == [(("CALLS_DIRECT", "x::f", "x::g"), "EXACT_TYPECHECKED")]
+    assert [
+        (built.edge_row(e), Confidence(e.confidence).name) for e in merged.edges if e.kind == EdgeKind.CALLS_DIRECT
+    ] == [(("CALLS_DIRECT", "x::f", "x::g"), "EXACT_TYPECHECKED")]
 
 
 # -- through the real CLI: dispatch and completeness --------------------------------------------------------
@@ -326,8 +354,7 @@ def _rows(answer: dict[str, Any]) -> set[tuple[str, int, str]]:
 
 
 def test_an_impl_method_reaches_the_callers_through_dyn_and_bounds(dispatch_generation: Generation) -> None:
-    answer = get_blast_radius(dispatch_generation, {"qualified_name": "shapes::Circle::<Shape>::area",
-                                                    "view": "full"})
+    answer = get_blast_radius(dispatch_generation, {"qualified_name": "shapes::Circle::<Shape>::area", "view": "full"})
     assert _rows(answer) == {
         ("shapes::total", 1, "shapes::Shape::area"),
         ("shapes::largest", 1, "shapes::Shape::area"),
@@ -336,7 +363,9 @@ def test_an_impl_method_reaches_the_callers_through_dyn_and_bounds(dispatch_gene
     assert answer["completeness"]["verdict"] == "COMPLETE"
     refs = find_references(dispatch_generation, {"qualified_name": "shapes::Square::<Shape>::area", "view": "full"})
     assert {(r["qualified_name"], r["via"]) for r in refs["results"]["references"]} == {
-        ("shapes::total", "shapes::Shape::area"), ("shapes::largest", "shapes::Shape::area")}
+        ("shapes::total", "shapes::Shape::area"),
+        ("shapes::largest", "shapes::Shape::area"),
+    }
 
 
 def test_the_repository_analysis_is_exact_in_status(dispatch_generation: Generation) -> None:
@@ -351,11 +380,14 @@ def test_a_declaration_tree_sitter_loses_mid_edit_is_taken_from_rust_analyzer(tm
     if missing:
         pytest.skip(missing)
     home = tmp_path / "home"
-    repo = write_repo(tmp_path / "x", {
-        "Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n',
-        "src/lib.rs": "pub mod edit;\n\npub fn user() -> u32 {\n    edit::lost(1) + edit::fine()\n}\n",
-        "src/edit.rs": "pub fn lost(a: u32 -> u32 {\n    a\n}\n\npub fn fine() -> u32 {\n    2\n}\n",
-    })
+    repo = write_repo(
+        tmp_path / "x",
+        {
+            "Cargo.toml": '[package]\nname = "x"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": "pub mod edit;\n\npub fn user() -> u32 {\n    edit::lost(1) + edit::fine()\n}\n",
+            "src/edit.rs": "pub fn lost(a: u32 -> u32 {\n    a\n}\n\npub fn fine() -> u32 {\n    2\n}\n",
+        },
+    )
     assert run_kivgraph(home, "init", str(repo), "--languages", "rust").returncode == 0
     assert run_kivgraph(home, "index", "--json", timeout=600).returncode == 0
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:

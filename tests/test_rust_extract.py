@@ -11,7 +11,7 @@ from indexer.languages.rust import extract, package_for, package_for_root
 from indexer.languages.rust import sites as S
 from indexer.languages.rust.modules import manifest_for
 
-SOURCE = b'''//! The crate's shapes.
+SOURCE = b"""//! The crate's shapes.
 
 use std::fmt;
 use crate::units::{self, Meter as M, scale::*};
@@ -101,7 +101,7 @@ pub type Alias = Wrapper<Square>;
 #[macro_export]
 macro_rules! square { ($e:expr) => { $e * $e }; }
 macro_rules! private_macro { () => {}; }
-'''
+"""
 
 
 def _symbols(package: str = "shapes::geo") -> dict[tuple[str, str], SymbolFact]:
@@ -113,27 +113,42 @@ def _symbols(package: str = "shapes::geo") -> dict[tuple[str, str], SymbolFact]:
 def test_declarations_are_rust_paths_under_the_module_with_their_kinds() -> None:
     rows = set(_symbols())
     assert rows >= {
-        ("shapes::geo", "module"), ("shapes::geo::Square", "struct"), ("shapes::geo::Square::side", "field"),
-        ("shapes::geo::Kind", "enum"), ("shapes::geo::Kind::Flat", "enum_member"),
-        ("shapes::geo::Kind::Named::label", "field"), ("shapes::geo::Bits", "union"), ("shapes::geo::Bits::f", "field"),
-        ("shapes::geo::Area", "trait"), ("shapes::geo::Area::Unit", "associated_type"),
-        ("shapes::geo::Area::SIDES", "const"), ("shapes::geo::Area::area", "method"),
-        ("shapes::geo::Area::twice", "method"), ("shapes::geo::inner", "module"),
-        ("shapes::geo::inner::deep", "function"), ("shapes::geo::LIMIT", "const"), ("shapes::geo::NAME", "static"),
-        ("shapes::geo::Alias", "type_alias"), ("shapes::geo::private_macro", "macro"),
+        ("shapes::geo", "module"),
+        ("shapes::geo::Square", "struct"),
+        ("shapes::geo::Square::side", "field"),
+        ("shapes::geo::Kind", "enum"),
+        ("shapes::geo::Kind::Flat", "enum_member"),
+        ("shapes::geo::Kind::Named::label", "field"),
+        ("shapes::geo::Bits", "union"),
+        ("shapes::geo::Bits::f", "field"),
+        ("shapes::geo::Area", "trait"),
+        ("shapes::geo::Area::Unit", "associated_type"),
+        ("shapes::geo::Area::SIDES", "const"),
+        ("shapes::geo::Area::area", "method"),
+        ("shapes::geo::Area::twice", "method"),
+        ("shapes::geo::inner", "module"),
+        ("shapes::geo::inner::deep", "function"),
+        ("shapes::geo::LIMIT", "const"),
+        ("shapes::geo::NAME", "static"),
+        ("shapes::geo::Alias", "type_alias"),
+        ("shapes::geo::private_macro", "macro"),
     }
 
 
 def test_impl_members_belong_to_the_type_and_a_trait_impl_names_its_trait() -> None:
     rows = set(_symbols())
     assert rows >= {
-        ("shapes::geo::Square::MAX", "const"), ("shapes::geo::Square::len", "method"),
-        ("shapes::geo::Square::<Area>::Unit", "associated_type"), ("shapes::geo::Square::<Area>::area", "method"),
+        ("shapes::geo::Square::MAX", "const"),
+        ("shapes::geo::Square::len", "method"),
+        ("shapes::geo::Square::<Area>::Unit", "associated_type"),
+        ("shapes::geo::Square::<Area>::area", "method"),
         ("shapes::geo::Square::<Display>::fmt", "method"),
         # two impls of one generic trait stay apart by the trait's arguments
-        ("shapes::geo::Square::<From<u8>>::from", "method"), ("shapes::geo::Square::<From<u16>>::from", "method"),
+        ("shapes::geo::Square::<From<u8>>::from", "method"),
+        ("shapes::geo::Square::<From<u16>>::from", "method"),
         # a generic impl names the base type; a blanket impl has none and is named by its header
-        ("shapes::geo::Wrapper::<Area>::area", "method"), ("shapes::geo::<impl Describe for T>::describe", "method"),
+        ("shapes::geo::Wrapper::<Area>::area", "method"),
+        ("shapes::geo::<impl Describe for T>::describe", "method"),
     }
 
 
@@ -145,8 +160,12 @@ def test_a_field_and_a_method_of_one_name_are_two_declarations_told_apart_by_kin
 
 def test_cfg_alternatives_in_one_file_are_numbered_and_body_items_nest_under_their_function() -> None:
     rows = set(_symbols())
-    assert {("shapes::geo::platform", "function"), ("shapes::geo::platform#2", "function"),
-            ("shapes::geo::outer::helper", "function"), ("shapes::geo::outer::Local", "struct")} <= rows
+    assert {
+        ("shapes::geo::platform", "function"),
+        ("shapes::geo::platform#2", "function"),
+        ("shapes::geo::outer::helper", "function"),
+        ("shapes::geo::outer::Local", "struct"),
+    } <= rows
 
 
 def test_an_exported_macro_lives_at_the_crate_root() -> None:
@@ -207,8 +226,11 @@ def test_calls_inside_macro_arguments_are_kept_as_blind_spots() -> None:
 
 def test_locals_and_type_parameters_are_never_sites() -> None:
     facts = extract("src/geo.rs", SOURCE, "shapes::geo")
-    names = {s.name for s in facts.sites if s.kind in (S.REF, S.TYPE, S.CALL, S.CALLBACK) and s.extra[2] == S.PATH
-             and not s.extra[1]}
+    names = {
+        s.name
+        for s in facts.sites
+        if s.kind in (S.REF, S.TYPE, S.CALL, S.CALLBACK) and s.extra[2] == S.PATH and not s.extra[1]
+    }
     assert not names & {"sq", "w", "item", "items", "shape", "T", "v"}
     assert {"Square", "LIMIT", "helper", "Wrapper"} <= names
 
@@ -228,20 +250,23 @@ def _crate(root: Path, directory: str, toml: str) -> None:
     (root / directory / "Cargo.toml").write_text(toml)
 
 
-@pytest.mark.parametrize(("path", "module"), [
-    ("src/lib.rs", "geo_kit"),
-    ("src/main.rs", "geo_kit"),
-    ("src/shapes.rs", "geo_kit::shapes"),
-    ("src/shapes/mod.rs", "geo_kit::shapes"),
-    ("src/shapes/round/circle.rs", "geo_kit::shapes::round::circle"),
-    ("src/bin/tool.rs", "tool"),
-    ("src/bin/tool/main.rs", "tool"),
-    ("src/bin/tool/args.rs", "tool::args"),
-    ("tests/integration.rs", "integration"),
-    ("tests/common/mod.rs", "common"),
-    ("examples/demo.rs", "demo"),
-    ("build.rs", "build_script_build"),
-])
+@pytest.mark.parametrize(
+    ("path", "module"),
+    [
+        ("src/lib.rs", "geo_kit"),
+        ("src/main.rs", "geo_kit"),
+        ("src/shapes.rs", "geo_kit::shapes"),
+        ("src/shapes/mod.rs", "geo_kit::shapes"),
+        ("src/shapes/round/circle.rs", "geo_kit::shapes::round::circle"),
+        ("src/bin/tool.rs", "tool"),
+        ("src/bin/tool/main.rs", "tool"),
+        ("src/bin/tool/args.rs", "tool::args"),
+        ("tests/integration.rs", "integration"),
+        ("tests/common/mod.rs", "common"),
+        ("examples/demo.rs", "demo"),
+        ("build.rs", "build_script_build"),
+    ],
+)
 def test_the_package_is_the_module_path_from_cargo_toml(tmp_path: Path, path: str, module: str) -> None:
     _crate(tmp_path, "", '[package]\nname = "geo-kit"\nversion = "0.1.0"\n')
     assert package_for_root(tmp_path, path, frozenset()) == module
@@ -249,8 +274,12 @@ def test_the_package_is_the_module_path_from_cargo_toml(tmp_path: Path, path: st
 
 def test_a_lib_name_and_a_workspace_member_name_their_crates(tmp_path: Path) -> None:
     _crate(tmp_path, "", '[workspace]\nmembers = ["crates/*"]\n')
-    _crate(tmp_path, "crates/core", '[package]\nname = "kit-core"\n\n[lib]\nname = "kitcore"\npath = "lib.rs"\n'
-           '\n[dependencies]\nserde-json = "1"\n\n[dev-dependencies]\nitoa = "1"\n')
+    _crate(
+        tmp_path,
+        "crates/core",
+        '[package]\nname = "kit-core"\n\n[lib]\nname = "kitcore"\npath = "lib.rs"\n'
+        '\n[dependencies]\nserde-json = "1"\n\n[dev-dependencies]\nitoa = "1"\n',
+    )
     assert package_for_root(tmp_path, "crates/core/lib.rs", frozenset()) == "kitcore"
     assert package_for_root(tmp_path, "crates/core/util.rs", frozenset()) == "kitcore::util"
     manifest = manifest_for(tmp_path, "crates/core/lib.rs")

@@ -45,8 +45,17 @@ def _hand_index() -> bytes:
     info = _len(1, b"s pkg 1 m/Impl#") + _len(4, rel) + _int(5, 7) + _len(6, b"Impl") + _len(8, b"")
     occ_def = _packed(1, [0, 6, 10]) + _len(2, b"s pkg 1 m/Impl#") + _int(3, 1) + _packed(7, [0, 0, 2, 8])
     # an unpacked range with a 4-element form, a negative symbol_roles, and an unknown fixed64 field
-    occ_ref = (_int(1, 3) + _int(1, 4) + _int(1, 5) + _int(1, 9) + _len(2, b"local 1") + _int(3, -1)
-               + _varint(9 << 3 | 1) + b"\0" * 8 + _int(5, 15))
+    occ_ref = (
+        _int(1, 3)
+        + _int(1, 4)
+        + _int(1, 5)
+        + _int(1, 9)
+        + _len(2, b"local 1")
+        + _int(3, -1)
+        + _varint(9 << 3 | 1)
+        + b"\0" * 8
+        + _int(5, 15)
+    )
     doc = _len(1, b"m.py") + _len(4, b"python") + _len(2, occ_def) + _len(2, occ_ref) + _len(3, info) + _int(6, 2)
     external = _len(1, b"s pkg 1 ext/f().") + _len(6, b"f")
     return _len(1, metadata) + _len(2, doc) + _len(3, external)
@@ -74,7 +83,11 @@ def test_hand_encoded_index_decodes_every_field_kivgraph_reads():
     (rel,) = info.relationships
     assert rel.symbol == "s pkg 1 m/Base#"
     assert (rel.is_reference, rel.is_implementation, rel.is_type_definition, rel.is_definition) == (
-        False, True, False, True)
+        False,
+        True,
+        False,
+        True,
+    )
     (ext,) = index.external_symbols
     assert (ext.symbol, ext.display_name) == ("s pkg 1 ext/f().", "f")
 

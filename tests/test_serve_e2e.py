@@ -14,9 +14,19 @@ from tests.server_fixtures import StdioPeer, stdio_serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
-READ_TOOLS = ["find_references", "find_symbol", "get_source", "get_blast_radius", "trace_dependencies",
-              "find_cross_repo_consumers", "find_by_intent",
-              "get_file_outline", "get_symbol", "list_repositories", "graph_status"]
+READ_TOOLS = [
+    "find_references",
+    "find_symbol",
+    "get_source",
+    "get_blast_radius",
+    "trace_dependencies",
+    "find_cross_repo_consumers",
+    "find_by_intent",
+    "get_file_outline",
+    "get_symbol",
+    "list_repositories",
+    "graph_status",
+]
 SERVE = [sys.executable, "-m", "kivgraph_cli", "serve", "--poll-interval", "0.1"]
 
 
@@ -34,8 +44,11 @@ def assert_stdout_is_only_json_rpc(peer: StdioPeer) -> None:
 
 def tree_state(root: Path) -> dict[str, tuple[int, int]]:
     """(size, mtime) of every file under ``root`` except serve's own logs."""
-    return {str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns) for p in root.rglob("*")
-            if p.is_file() and "logs" not in p.relative_to(root).parts}
+    return {
+        str(p.relative_to(root)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and "logs" not in p.relative_to(root).parts
+    }
 
 
 async def wait_for_snapshot(peer: StdioPeer, snapshot_id: int) -> dict[str, object]:
@@ -63,8 +76,9 @@ async def test_a_fresh_server_indexes_on_consent_and_follows_an_outside_index(tm
         assert is_error and text.startswith("PERMISSION_REQUIRED: ")
         assert not (home / "kivgraph.toml").exists()
 
-        is_error, text = await peer.call("index_project", {**project, "confirmed": True}, progress_token="p1",
-                                         timeout=240)
+        is_error, text = await peer.call(
+            "index_project", {**project, "confirmed": True}, progress_token="p1", timeout=240
+        )
         assert not is_error, text
         payload = json.loads(text)
         assert payload["snapshot_id"] == payload["generation_id"] == 1
@@ -85,8 +99,11 @@ async def test_a_fresh_server_indexes_on_consent_and_follows_an_outside_index(tm
         (repo_a / "src" / "shapes" / "outside.py").write_text("def outside_edit():\n    return 1\n")
         outside = await anyio.to_thread.run_sync(lambda: run_kivgraph(home, "index", "--json"))
         assert outside.returncode == 0, outside.stderr
-        stages = [json.loads(line)["published"]["stage"] for line in outside.stdout.splitlines()
-                  if '"event":"published"' in line]
+        stages = [
+            json.loads(line)["published"]["stage"]
+            for line in outside.stdout.splitlines()
+            if '"event":"published"' in line
+        ]
         assert stages == ["candidate", "exact"]
         status = await wait_for_snapshot(peer, 3)
         assert status["results"]["status"] == "ready"  # type: ignore[index]
@@ -103,8 +120,9 @@ async def test_a_declined_elicitation_over_stdio_is_permission_denied(tmp_path: 
     async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
         await peer.initialize({"elicitation": {}})
         peer.elicitation_answer = {"action": "decline"}
-        is_error, text = await peer.call("index_project", {"name": "drawing", "path": str(repo_b),
-                                                           "languages": ["python"], "confirmed": True})
+        is_error, text = await peer.call(
+            "index_project", {"name": "drawing", "path": str(repo_b), "languages": ["python"], "confirmed": True}
+        )
         assert is_error and text == "PERMISSION_DENIED: project indexing was not approved"
         (asked,) = [r for r in peer.server_requests if r["method"] == "elicitation/create"]
         assert "'drawing'" in asked["params"]["message"]

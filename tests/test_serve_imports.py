@@ -57,14 +57,21 @@ async def test_serve_never_imports_the_indexer_tree_sitter_or_watchfiles(tmp_pat
         assert is_error and text.startswith("INVALID_ARGUMENT")
         assert json.loads((await peer.call("graph_status"))[1])["snapshot_id"] == 1
     modules = imported_modules(peer.stderr.decode("utf-8", "replace"))
-    assert {"mcp.server.lowlevel.server", "server.app", "server.tools.source", "snapshot_format.reader"} <= modules  # read
+    assert {
+        "mcp.server.lowlevel.server",
+        "server.app",
+        "server.tools.source",
+        "snapshot_format.reader",
+    } <= modules  # read
     assert sorted(m for m in modules if FORBIDDEN.match(m)) == []
     # the SDK's client and HTTP transports stay out of a stdio server (server/lean_sdk.py)
     assert sorted(m for m in modules if HTTP_SIDE.match(m)) == []
 
 
-HTTP_SIDE = re.compile(r"^(mcp\.client|mcp\.server\.mcpserver|mcp\.server\.streamable_http\w*|starlette|sse_starlette|"
-                       r"httpx\w*|uvicorn)(\.|$)")
+HTTP_SIDE = re.compile(
+    r"^(mcp\.client|mcp\.server\.mcpserver|mcp\.server\.streamable_http\w*|starlette|sse_starlette|"
+    r"httpx\w*|uvicorn)(\.|$)"
+)
 
 
 def test_the_lean_import_stands_aside_when_the_sdk_is_already_imported() -> None:

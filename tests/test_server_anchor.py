@@ -11,7 +11,7 @@ def _lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-GO = '''package flags
+GO = """package flags
 
 // NewFlagSet makes a set; the brace in this comment { does not count
 func NewFlagSet(name string) *FlagSet {
@@ -31,7 +31,7 @@ var (
 	a = 1
 	b = 2
 )
-'''
+"""
 
 
 @pytest.mark.parametrize(("start", "end"), [(4, 13), (15, 15), (17, 20)])
@@ -39,7 +39,7 @@ def test_go_declarations_end_at_their_matching_brace_or_line(start: int, end: in
     assert syntax_end(_lines(GO), start, "go") == end
 
 
-TS = '''export class Cache {
+TS = """export class Cache {
   private key = `k-${compute({ a: 1 })}-}`;
   /* a } in a block
      comment */
@@ -51,7 +51,7 @@ export type Id = string | number;
 export const handler = async (event: Event) => {
   return { ok: true };
 };
-'''
+"""
 
 
 @pytest.mark.parametrize(("start", "end"), [(1, 8), (5, 7), (9, 9), (10, 12)])
@@ -59,12 +59,12 @@ def test_typescript_declarations_skip_templates_strings_and_comments(start: int,
     assert syntax_end(_lines(TS), start, "typescript") == end
 
 
-RUST = '''pub fn longest<'a>(x: &'a str, y: &'a str) -> &'a str {
+RUST = """pub fn longest<'a>(x: &'a str, y: &'a str) -> &'a str {
     let c = '{';
     if x.len() > y.len() { x } else { y }
 }
 pub struct Unit;
-'''
+"""
 
 
 def test_rust_lifetimes_are_not_character_literals() -> None:

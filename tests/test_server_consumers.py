@@ -40,38 +40,56 @@ async def _call(app: KivgraphApp, **arguments: Any) -> Any:
 async def test_consumers_of_a_provider_function_list_the_consumers_files_in_rank_order(app: KivgraphApp) -> None:
     answer = await _call(app, qualified_name="lib.core.compute", view="full")
     rows = answer["results"]["consumers"]
-    assert [(r["category"], r.get("qualified_name") or r.get("package_name") or r.get("requested_symbol"))
-            for r in rows] == [
-        ("exact_symbol", "app.main"), ("exact_symbol", "app.main.run"), ("package", "app"),
-        ("package", "app.extra"), ("candidate", "app.extra.also"), ("unresolved", "compute"),
+    assert [
+        (r["category"], r.get("qualified_name") or r.get("package_name") or r.get("requested_symbol")) for r in rows
+    ] == [
+        ("exact_symbol", "app.main"),
+        ("exact_symbol", "app.main.run"),
+        ("package", "app"),
+        ("package", "app.extra"),
+        ("candidate", "app.extra.also"),
+        ("unresolved", "compute"),
     ]
     assert all(r["repository"] == "consumer" for r in rows)  # the provider's own uses never appear
     run = rows[1]
-    assert (run["file_path"], run["start_line"], run["end_line"], run["edge_kind"], run["confidence"],
-            run["provenance"], run["evidence_line"]) == (
-        "app/main.py", 4, 5, "CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE", 5)
+    assert (
+        run["file_path"],
+        run["start_line"],
+        run["end_line"],
+        run["edge_kind"],
+        run["confidence"],
+        run["provenance"],
+        run["evidence_line"],
+    ) == ("app/main.py", 4, 5, "CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE", 5)
     package = rows[2]
     assert (package["edge_kind"], package["requested_package"], package["evidence_kind"]) == (
-        "PACKAGE_DEPENDS_ON", "lib", "import")
+        "PACKAGE_DEPENDS_ON",
+        "lib",
+        "import",
+    )
     assert "file_path" not in package and package["detail"] == "first import at app/main.py:1, 2 imports"
     unresolved = rows[5]
-    assert (unresolved["file_path"], unresolved["start_line"], unresolved["reason"], unresolved["requested_package"]
-            ) == ("app/extra.py", 1, "IMPORT_NOT_RESOLVED", "lib.core")
+    assert (
+        unresolved["file_path"],
+        unresolved["start_line"],
+        unresolved["reason"],
+        unresolved["requested_package"],
+    ) == ("app/extra.py", 1, "IMPORT_NOT_RESOLVED", "lib.core")
     # package facts are counted apart and never as exact uses
     assert answer["coverage"] == {"exact": 2, "candidate": 1, "unresolved_related": 1, "package_level": 2}
     subject = answer["results"]["subject"]
-    assert (subject["repository"], subject["package_name"], subject["file_path"]) == ("provider", "lib.core",
-                                                                                      "lib/core.py")
+    assert (subject["repository"], subject["package_name"], subject["file_path"]) == (
+        "provider",
+        "lib.core",
+        "lib/core.py",
+    )
 
 
-async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_shared_columns(
-    app: KivgraphApp
-) -> None:
+async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_shared_columns(app: KivgraphApp) -> None:
     answer = await _call(app, qualified_name="lib.core.compute")
     results = answer["results"]
     # the package is left off the subject: its qualified name spells it
-    assert results["subject"] == {"qualified_name": "lib.core.compute", "at": "provider:lib/core.py:1",
-                                  "end_line": 2}
+    assert results["subject"] == {"qualified_name": "lib.core.compute", "at": "provider:lib/core.py:1", "end_line": 2}
     # a consuming declaration is a label in its file's group (module-relative); the evidence is its line
     labels = {entry[0]: entry for f in results.get("files", []) for entry in f["at"]}
     if "groups" in results:
@@ -114,8 +132,14 @@ async def test_every_error_code_of_find_cross_repo_consumers(app: KivgraphApp) -
         await fails(client, tool, "AMBIGUOUS_SYMBOL", qualified_name="lib")
         await fails(client, tool, "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute", in_repository="nope")
         page = await ok(client, tool, qualified_name="lib.core.compute", limit=2)
-        await fails(client, tool, "CURSOR_INVALID", qualified_name="lib.core.compute", in_repository="consumer",
-                    cursor=page["next_cursor"])
+        await fails(
+            client,
+            tool,
+            "CURSOR_INVALID",
+            qualified_name="lib.core.compute",
+            in_repository="consumer",
+            cursor=page["next_cursor"],
+        )
 
 
 async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(app: KivgraphApp) -> None:
@@ -123,8 +147,14 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
     cursor: str | None = None
     async with connect(app) as (client, _inbox):
         while True:
-            page = await ok(client, "find_cross_repo_consumers", qualified_name="lib.core.compute", limit=4,
-                            view="full", **({"cursor": cursor} if cursor else {}))
+            page = await ok(
+                client,
+                "find_cross_repo_consumers",
+                qualified_name="lib.core.compute",
+                limit=4,
+                view="full",
+                **({"cursor": cursor} if cursor else {}),
+            )
             assert page["total"] == 6
             seen.extend(tuple(str(v) for v in row.values()) for row in page["results"]["consumers"])
             cursor = page["next_cursor"]
@@ -175,13 +205,18 @@ async def _check_real_pair(app: KivgraphApp) -> None:
         rows = square["results"]["consumers"]
         exact = [r for r in rows if r["category"] == "exact_symbol"]
         assert {(r["repository"], r["file_path"], r["qualified_name"]) for r in exact} == {
-            ("drawing", "drawing/canvas.py", "drawing.canvas.default_canvas")}
+            ("drawing", "drawing/canvas.py", "drawing.canvas.default_canvas")
+        }
         (package,) = [r for r in rows if r["category"] == "package"]
         assert (package["repository"], package["package_name"], package["requested_package"]) == (
-            "drawing", "drawing", "shapes")
+            "drawing",
+            "drawing",
+            "shapes",
+        )
         assert square["coverage"]["package_level"] == 1 and square["coverage"]["exact"] == 1
-        function = await ok(client, "find_cross_repo_consumers", qualified_name="shapes.circle.circle_area",
-                            view="full")
+        function = await ok(
+            client, "find_cross_repo_consumers", qualified_name="shapes.circle.circle_area", view="full"
+        )
         files = {r.get("file_path") for r in function["results"]["consumers"] if r["category"] != "package"}
         assert files == {"drawing/canvas.py"}
         categories = {r["category"] for r in function["results"]["consumers"]}

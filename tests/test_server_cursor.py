@@ -36,10 +36,12 @@ def test_a_cursor_of_another_snapshot_is_expired_even_for_another_query() -> Non
 
 
 def test_a_cursor_of_another_query_or_ordering_is_invalid() -> None:
-    other_query = scope("find_symbol", "stable-key-v1", name="size", mode="exact", kind=None, repo=None,
-                        path_prefix=None)
-    other_sorting = scope("find_symbol", "stable-key-v2", name="area", mode="exact", kind=None, repo=None,
-                          path_prefix=None)
+    other_query = scope(
+        "find_symbol", "stable-key-v1", name="size", mode="exact", kind=None, repo=None, path_prefix=None
+    )
+    other_sorting = scope(
+        "find_symbol", "stable-key-v2", name="area", mode="exact", kind=None, repo=None, path_prefix=None
+    )
     assert _code(encode_cursor(7, 50, other_query)) == CURSOR_INVALID
     assert _code(encode_cursor(7, 50, other_sorting)) == CURSOR_INVALID
 

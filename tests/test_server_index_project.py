@@ -38,8 +38,9 @@ def project(tmp_path: Path) -> Path:
 
 
 def make_app(layout: StateLayout, cwd: Path | None = None) -> KivgraphApp:
-    return KivgraphApp(layout, ServeOptions(poll_interval=3600, indexer=fake_indexer_command(), cwd=cwd,
-                                            index_timeout=120))
+    return KivgraphApp(
+        layout, ServeOptions(poll_interval=3600, indexer=fake_indexer_command(), cwd=cwd, index_timeout=120)
+    )
 
 
 # --- validation (no child process is started) --------------------------------------------------------------------
@@ -80,8 +81,13 @@ def test_a_path_must_be_an_existing_directory_and_resolves_against_the_working_d
 
 @pytest.mark.parametrize(
     ("languages", "fragment"),
-    [([], "non-empty array"), ("python", "non-empty array"), (["cobol"], "is not supported"),
-     (["python", "Python"], "listed twice"), ([3], "must be a string")],
+    [
+        ([], "non-empty array"),
+        ("python", "non-empty array"),
+        (["cobol"], "is not supported"),
+        (["python", "Python"], "listed twice"),
+        ([3], "must be a string"),
+    ],
 )
 def test_languages_are_validated(project: Path, languages: object, fragment: str) -> None:
     assert fragment in invalid({"name": "p", "path": str(project), "languages": languages}, project)
@@ -105,11 +111,19 @@ def test_the_consent_message_names_every_project_of_a_batch(project: Path) -> No
 
 async def test_without_elicitation_the_call_needs_confirmed_true(layout: StateLayout, project: Path) -> None:
     async with connect(make_app(layout)) as (client, _inbox):
-        message = await fails(client, "index_project", "PERMISSION_REQUIRED", name="p", path=str(project),
-                              languages=["python"])
+        message = await fails(
+            client, "index_project", "PERMISSION_REQUIRED", name="p", path=str(project), languages=["python"]
+        )
         assert message == "user approval is required; confirm the operation before setting confirmed=true"
-        await fails(client, "index_project", "PERMISSION_REQUIRED", name="p", path=str(project),
-                    languages=["python"], confirmed=False)
+        await fails(
+            client,
+            "index_project",
+            "PERMISSION_REQUIRED",
+            name="p",
+            path=str(project),
+            languages=["python"],
+            confirmed=False,
+        )
     assert not layout.state_dir.exists()  # nothing ran, nothing was written
 
 
@@ -128,8 +142,15 @@ async def test_an_elicitation_not_accepted_with_confirmed_true_is_permission_den
     layout: StateLayout, project: Path, action: str, confirmed: bool
 ) -> None:
     async with connect(make_app(layout), elicitation_callback=_elicitation(action, confirmed)) as (client, _inbox):
-        message = await fails(client, "index_project", "PERMISSION_DENIED", name="p", path=str(project),
-                              languages=["python"], confirmed=True)
+        message = await fails(
+            client,
+            "index_project",
+            "PERMISSION_DENIED",
+            name="p",
+            path=str(project),
+            languages=["python"],
+            confirmed=True,
+        )
         assert message == "project indexing was not approved"
 
 
@@ -138,8 +159,9 @@ async def test_an_elicitation_that_errors_is_permission_required(layout: StateLa
         return types.ErrorData(code=-32603, message="the client cannot show forms")
 
     async with connect(make_app(layout), elicitation_callback=broken) as (client, _inbox):
-        message = await fails(client, "index_project", "PERMISSION_REQUIRED", name="p", path=str(project),
-                              languages=["python"])
+        message = await fails(
+            client, "index_project", "PERMISSION_REQUIRED", name="p", path=str(project), languages=["python"]
+        )
         assert "consent request to the user failed" in message
 
 
@@ -161,8 +183,11 @@ async def test_an_accepted_index_publishes_announces_the_tools_and_reports_progr
     app = make_app(layout)
     async with connect(app, elicitation_callback=_elicitation("accept", True, asked)) as (client, inbox):
         assert [t.name for t in (await client.list_tools()).tools] == ["index_project"]
-        result = await client.call_tool("index_project", {"name": "alpha", "path": str(project),
-                                                          "languages": ["python"]}, progress_callback=on_progress)
+        result = await client.call_tool(
+            "index_project",
+            {"name": "alpha", "path": str(project), "languages": ["python"]},
+            progress_callback=on_progress,
+        )
         payload = json.loads(result.content[0].text)  # type: ignore[union-attr]
         assert not result.is_error, payload
         assert payload["generation_id"] == payload["snapshot_id"] == 1
@@ -193,8 +218,15 @@ async def test_a_failed_index_is_indexing_failed_with_the_observed_cause(
     monkeypatch.setenv(FAKE_MODE_ENV, mode)
     app = make_app(layout)
     async with connect(app) as (client, _inbox):
-        message = await fails(client, "index_project", "INDEXING_FAILED", name="p", path=str(project),
-                              languages=["python"], confirmed=True)
+        message = await fails(
+            client,
+            "index_project",
+            "INDEXING_FAILED",
+            name="p",
+            path=str(project),
+            languages=["python"],
+            confirmed=True,
+        )
         assert message == f"project indexing failed: {cause}"
         assert [t.name for t in (await client.list_tools()).tools] == ["index_project"]
     assert app.holder.current_id is None
@@ -207,8 +239,12 @@ async def test_a_relative_path_resolves_against_the_server_working_directory(
     monkeypatch.setenv(FAKE_MODE_ENV, "publish")
     monkeypatch.setenv(FAKE_ARGV_ENV, str(argv_file))
     async with connect(make_app(layout, cwd=project.parent)) as (client, _inbox):
-        await ok(client, "index_project", projects=[{"name": "p", "path": "project", "languages": ["python"]}],
-                 confirmed=True)
+        await ok(
+            client,
+            "index_project",
+            projects=[{"name": "p", "path": "project", "languages": ["python"]}],
+            confirmed=True,
+        )
     registered = json.loads(json.loads(argv_file.read_text())[2])
     assert registered == [{"name": "p", "path": str(project), "languages": ["python"]}]
 
@@ -222,8 +258,9 @@ async def test_on_the_modern_protocol_consent_travels_as_an_input_request(
     app = make_app(layout)
     async with mcp.Client(app.server, elicitation_callback=_elicitation(action, True, asked)) as client:
         assert client.protocol_version >= "2026"
-        result = await client.call_tool("index_project", {"name": "alpha", "path": str(project),
-                                                          "languages": ["python"]})
+        result = await client.call_tool(
+            "index_project", {"name": "alpha", "path": str(project), "languages": ["python"]}
+        )
         text = result.content[0].text  # type: ignore[union-attr]
         if outcome == "OK":
             assert not result.is_error, text
@@ -237,8 +274,9 @@ async def test_on_the_modern_protocol_a_client_that_cannot_elicit_must_confirm(
     layout: StateLayout, project: Path
 ) -> None:
     async with mcp.Client(make_app(layout).server) as client:
-        result = await client.call_tool("index_project", {"name": "alpha", "path": str(project),
-                                                          "languages": ["python"]})
+        result = await client.call_tool(
+            "index_project", {"name": "alpha", "path": str(project), "languages": ["python"]}
+        )
         assert result.is_error
         assert result.content[0].text.startswith("PERMISSION_REQUIRED: ")  # type: ignore[union-attr]
 
@@ -257,8 +295,15 @@ async def test_a_published_generation_this_server_cannot_open_is_indexing_failed
 
     monkeypatch.setattr(app.holder, "refresh", refresh_after_breaking_it)
     async with connect(app) as (client, _inbox):
-        message = await fails(client, "index_project", "INDEXING_FAILED", name="p", path=str(project),
-                              languages=["python"], confirmed=True)
+        message = await fails(
+            client,
+            "index_project",
+            "INDEXING_FAILED",
+            name="p",
+            path=str(project),
+            languages=["python"],
+            confirmed=True,
+        )
         assert message.startswith("project indexing failed: generation 1 was published but this server cannot open")
         assert "malformed manifest" in message
         assert [t.name for t in (await client.list_tools()).tools] == ["index_project"]

@@ -76,8 +76,10 @@ async def test_filters_by_repository_language_and_kind(app: KivgraphApp) -> None
         assert kinds == {"class"}
         assert all(isinstance(label, str) for f in classes["results"]["files"] for label in f.get("symbols", []))
         python = await ok(client, TOOL, query="canvas of shapes", in_language="python")
-        assert python["total"] == drawing["total"] + (await ok(client, TOOL, query="canvas of shapes",
-                                                               in_repository="shapes"))["total"]
+        assert (
+            python["total"]
+            == drawing["total"] + (await ok(client, TOOL, query="canvas of shapes", in_repository="shapes"))["total"]
+        )
 
 
 async def test_errors_and_guidance(app: KivgraphApp) -> None:
@@ -106,8 +108,13 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
         total = everything["total"]
         assert total >= 4
         while True:
-            page = await ok(client, TOOL, query="shape area circle square canvas units", limit=3,
-                            **({"cursor": cursor} if cursor else {}))
+            page = await ok(
+                client,
+                TOOL,
+                query="shape area circle square canvas units",
+                limit=3,
+                **({"cursor": cursor} if cursor else {}),
+            )
             assert page["total"] == total
             header = page["results"].get("repository")
             seen.extend((f.get("repo", header), f["file"]) for f in page["results"]["files"])
@@ -115,8 +122,9 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
             if cursor is None:
                 break
             assert "guidance" not in page  # total and next_cursor say it: the page is the few files to open first
-    expected = [(f.get("repo", everything["results"].get("repository")), f["file"])
-                for f in everything["results"]["files"]]
+    expected = [
+        (f.get("repo", everything["results"].get("repository")), f["file"]) for f in everything["results"]["files"]
+    ]
     assert seen == expected and len(set(seen)) == total
 
 
@@ -137,10 +145,19 @@ async def test_a_lexicon_written_under_other_term_rules_is_refused_not_ranked(tm
     older = LEXICAL_VERSION - 1
     derived[keys.DB_META] = [(keys.META_LEXICON_STATS, msgspec.msgpack.encode([older, 1, 100]))]
     layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
-    publish(layout, GenerationContent(
-        repositories=list(builder.repositories.values()), files=builder.files, symbols=builder.symbols,
-        edges=builder.edges, unresolved=builder.unresolved, analyzers={}, derived=derived,
-    ), indexer_version="test")
+    publish(
+        layout,
+        GenerationContent(
+            repositories=list(builder.repositories.values()),
+            files=builder.files,
+            symbols=builder.symbols,
+            edges=builder.edges,
+            unresolved=builder.unresolved,
+            analyzers={},
+            derived=derived,
+        ),
+        indexer_version="test",
+    )
     async with connect(make_app(layout)) as (client, _inbox):
         answer = await ok(client, TOOL, query="square area")
     assert answer["total"] == 0

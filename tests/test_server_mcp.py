@@ -21,9 +21,19 @@ from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, bui
 
 pytestmark = pytest.mark.anyio
 
-READ_TOOLS = ["find_references", "find_symbol", "get_source", "get_blast_radius", "trace_dependencies",
-              "find_cross_repo_consumers", "find_by_intent",
-              "get_file_outline", "get_symbol", "list_repositories", "graph_status"]
+READ_TOOLS = [
+    "find_references",
+    "find_symbol",
+    "get_source",
+    "get_blast_radius",
+    "trace_dependencies",
+    "find_cross_repo_consumers",
+    "find_by_intent",
+    "get_file_outline",
+    "get_symbol",
+    "list_repositories",
+    "graph_status",
+]
 WAIT = 15.0  # seconds: the bound on every wait for something asynchronous
 
 
@@ -93,7 +103,7 @@ async def fails(client: mcp.Client, tool: str, code: str, **arguments: Any) -> s
     text = text_of(result)
     assert result.is_error, text
     assert text.startswith(f"{code}: "), text
-    return text[len(code) + 2:]
+    return text[len(code) + 2 :]
 
 
 # --- the surface as a client sees it -----------------------------------------------------------------------------
@@ -165,15 +175,27 @@ async def test_an_unreadable_generation_is_snapshot_unavailable_not_a_traceback(
     ("arguments", "code", "message"),
     [
         ({}, "INVALID_ARGUMENT", "one of stable_key, qualified_name or name is required"),
-        ({"stable_key": "A" * 26, "qualified_name": "q"}, "INVALID_ARGUMENT",
-         "pass only one of stable_key, qualified_name or name, not stable_key and qualified_name"),
-        ({"stable_key": "A" * 26, "path": "pkg"}, "INVALID_ARGUMENT",
-         "repository and path narrow a qualified_name; a stable_key already names one symbol"),
-        ({"qualified_name": "q", "path": "pkg"}, "INVALID_ARGUMENT",
-         "path is repository-relative, so it requires repository"),
+        (
+            {"stable_key": "A" * 26, "qualified_name": "q"},
+            "INVALID_ARGUMENT",
+            "pass only one of stable_key, qualified_name or name, not stable_key and qualified_name",
+        ),
+        (
+            {"stable_key": "A" * 26, "path": "pkg"},
+            "INVALID_ARGUMENT",
+            "repository and path narrow a qualified_name; a stable_key already names one symbol",
+        ),
+        (
+            {"qualified_name": "q", "path": "pkg"},
+            "INVALID_ARGUMENT",
+            "path is repository-relative, so it requires repository",
+        ),
         ({"stable_key": "A" * 26}, "SYMBOL_NOT_FOUND", 'stable key "AAAAAAAAAAAAAAAAAAAAAAAAAA" was not found'),
-        ({"qualified_name": "pkg.use.main", "repository": "zeta"}, "REPOSITORY_NOT_FOUND",
-         'repository "zeta" is not in the published graph'),
+        (
+            {"qualified_name": "pkg.use.main", "repository": "zeta"},
+            "REPOSITORY_NOT_FOUND",
+            'repository "zeta" is not in the published graph',
+        ),
         ({"qualified_name": "pkg.gone"}, "SYMBOL_NOT_FOUND", 'qualified name "pkg.gone" was not found'),
         ({"qualified_name": "util.helper"}, "AMBIGUOUS_SYMBOL", 'qualified name "util.helper" names 3 symbols'),
     ],
@@ -190,7 +212,8 @@ async def test_the_same_selector_rules_apply_to_find_references_and_get_source(a
         await fails(client, "find_references", "AMBIGUOUS_SYMBOL", qualified_name="util.helper")
         text = await ok(client, "get_source", symbols=[{"qualified_name": "q", "path": "x"}])
         assert text.splitlines()[1] == (
-            "! symbols[0] q — INVALID_ARGUMENT: symbols[0]: path is repository-relative, so it requires repository")
+            "! symbols[0] q — INVALID_ARGUMENT: symbols[0]: path is repository-relative, so it requires repository"
+        )
         resolved = await ok(client, "find_references", qualified_name="util.helper", repository="beta")
         assert resolved["results"]["subject"] == "beta:util.py:1"
 
@@ -220,8 +243,14 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
         seen: list[str] = []
         cursor: str | None = None
         while True:
-            page = await ok(client, "find_references", qualified_name="hub.hub", view="full", limit=40,
-                            **({"cursor": cursor} if cursor else {}))
+            page = await ok(
+                client,
+                "find_references",
+                qualified_name="hub.hub",
+                view="full",
+                limit=40,
+                **({"cursor": cursor} if cursor else {}),
+            )
             assert page["total"] == CALLER_COUNT
             seen.extend(r["qualified_name"] for r in page["results"]["references"])
             cursor = page["next_cursor"]
@@ -254,15 +283,20 @@ async def test_get_source_refuses_paths_and_symlinks_that_leave_the_repository(t
     layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
     b.publish(layout)
     async with connect(make_app(layout)) as (client, _inbox):
-        dotdot = await ok(client, "get_source",
-                          symbols=[{"qualified_name": "link.mod.secret", "repository": "delta", "path": "../x"}])
+        dotdot = await ok(
+            client, "get_source", symbols=[{"qualified_name": "link.mod.secret", "repository": "delta", "path": "../x"}]
+        )
         assert "symbols[0].path must stay inside the repository" in dotdot
-        absolute = await ok(client, "get_source", symbols=[
-            {"qualified_name": "link.mod.secret", "repository": "delta", "path": "/etc/passwd"}])
+        absolute = await ok(
+            client,
+            "get_source",
+            symbols=[{"qualified_name": "link.mod.secret", "repository": "delta", "path": "/etc/passwd"}],
+        )
         assert "symbols[0].path must be repository-relative" in absolute
         refused = await ok(client, "get_source", symbols=[{"qualified_name": "link.mod.secret"}])
         assert refused.splitlines()[1] == (
-            "! delta link/mod.py link.mod.secret — the path has a symlink component, which is never followed")
+            "! delta link/mod.py link.mod.secret — the path has a symlink component, which is never followed"
+        )
         assert "42" not in refused
 
 
@@ -278,8 +312,9 @@ async def test_a_cursor_is_refused_after_a_re_index_and_snapshot_id_grows(
         build_standard(GraphBuilder(tmp_path / "src")).publish(graph.layout)
         with anyio.fail_after(WAIT):
             await app.serving(2)
-        message = await fails(client, "find_references", "CURSOR_SNAPSHOT_EXPIRED", qualified_name="hub.hub",
-                              cursor=page["next_cursor"])
+        message = await fails(
+            client, "find_references", "CURSOR_SNAPSHOT_EXPIRED", qualified_name="hub.hub", cursor=page["next_cursor"]
+        )
         assert "snapshot 1" in message and "snapshot 2" in message
         fresh = await ok(client, "find_references", qualified_name="hub.hub", limit=10)
         assert fresh["snapshot_id"] == 2
@@ -293,7 +328,7 @@ async def test_without_a_generation_only_index_project_is_listed_until_one_is_pu
         instructions = client.instructions or ""
         assert "only index_project" in instructions and "kivgraph index" in instructions
         message = await fails(client, "find_symbol", "INDEX_NOT_READY", name="area")
-        assert "index_project" in message and "kivgraph index\"" in message
+        assert "index_project" in message and 'kivgraph index"' in message
         empty = await ok(client, "graph_status")
         assert empty["snapshot_id"] is None and empty["results"]["status"] == "empty"
         build_standard(GraphBuilder(tmp_path / "src")).publish(layout)  # an outside `kivgraph index`

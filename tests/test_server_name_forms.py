@@ -21,8 +21,11 @@ from tests.server_fixtures import GraphBuilder, build_standard
 
 GO_FILES = {
     # repository: (path, import path, [(qualified name, kind, line)])
-    "pflag": ("flag.go", "github.com/spf13/pflag", [("NewFlagSet", "func", 10), ("FlagSet", "type", 3),
-                                                   ("FlagSet.Parse", "method", 20)]),
+    "pflag": (
+        "flag.go",
+        "github.com/spf13/pflag",
+        [("NewFlagSet", "func", 10), ("FlagSet", "type", 3), ("FlagSet.Parse", "method", 20)],
+    ),
     "flags": ("set.go", "example.com/other/flags", [("NewFlagSet", "func", 5)]),
     "yaml": ("yaml.go", "gopkg.in/yaml.v3", [("Marshal", "func", 7)]),
     "mod": ("run.go", "example.com/tool/mod/v2", [("Run", "func", 2)]),
@@ -34,14 +37,42 @@ def _add_go(b: GraphBuilder, repo: str) -> None:
     b.repo(repo, languages=("go",))
     text = "package x\n" + "\n" * 30
     (b.root(repo) / path).write_text(text)
-    b.files.append(records.File(repository=repo, path=path, language="go", package=package, symbols=len(declarations),
-                                content_hash=hashlib.sha256(text.encode()).hexdigest(), size=len(text)))
+    b.files.append(
+        records.File(
+            repository=repo,
+            path=path,
+            language="go",
+            package=package,
+            symbols=len(declarations),
+            content_hash=hashlib.sha256(text.encode()).hexdigest(),
+            size=len(text),
+        )
+    )
     for qn, kind, line in declarations:
-        key = stable_key(language="go", repository=repo, package=package, module=path, qualified_name=qn, kind=kind,
-                         discriminator="none")
-        sym = records.Symbol(key=key, name=qn.rsplit(".", 1)[-1], qualified_name=qn, kind=kind, language="go",
-                             repository=repo, path=path, start_line=line, start_col=0, end_line=line, end_col=0,
-                             exported=True, package=package)
+        key = stable_key(
+            language="go",
+            repository=repo,
+            package=package,
+            module=path,
+            qualified_name=qn,
+            kind=kind,
+            discriminator="none",
+        )
+        sym = records.Symbol(
+            key=key,
+            name=qn.rsplit(".", 1)[-1],
+            qualified_name=qn,
+            kind=kind,
+            language="go",
+            repository=repo,
+            path=path,
+            start_line=line,
+            start_col=0,
+            end_line=line,
+            end_col=0,
+            exported=True,
+            package=package,
+        )
         b.symbols.append(sym)
         b.by_qn.setdefault((repo, qn), []).append(sym)
 
@@ -106,8 +137,7 @@ def test_a_bare_go_name_declared_in_two_packages_lists_them_with_their_packages(
         ("pkg/shapes.py::Square::area", ("alpha", "pkg.shapes.Square.area")),  # a pytest node id
     ],
 )
-def test_python_symbols_by_module_path_and_dotted_tails(gen: Generation, typed: str, expected: tuple[str, str]
-                                                       ) -> None:
+def test_python_symbols_by_module_path_and_dotted_tails(gen: Generation, typed: str, expected: tuple[str, str]) -> None:
     assert subject(gen, qualified_name=typed) == expected
 
 
@@ -126,7 +156,9 @@ def test_repository_and_path_pin_a_typed_name_and_a_module_relative_label_resolv
     assert subject(gen, qualified_name="area", repository="beta", path="app/run.py") == ("beta", "app.run.area")
     # a compact label is module-relative: with its file group's repository and path it names one symbol
     assert subject(gen, qualified_name="Square.area", repository="alpha", path="pkg/shapes.py") == (
-        "alpha", "pkg.shapes.Square.area")
+        "alpha",
+        "pkg.shapes.Square.area",
+    )
     err = error(gen, qualified_name="Square.area", repository="gamma")
     assert err.code == SYMBOL_NOT_FOUND
 

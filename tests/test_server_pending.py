@@ -22,8 +22,12 @@ def _publish(tmp_path: Path, pending: set[str]) -> StateLayout:
     b.edge(b.sym("alpha", "app.main"), EdgeKind.CALLS_DIRECT, b.sym("alpha", "core.helper"))
     b.files = [msgspec.structs.replace(f, analysis="pending") if f.path in pending else f for f in b.files]
     if pending:
-        analysis = records.LanguageAnalysis(language="python", mode="pending", analyzer="scip-python",
-                                            reason="exact analysis pending for 1 of 2 files (app.py)")
+        analysis = records.LanguageAnalysis(
+            language="python",
+            mode="pending",
+            analyzer="scip-python",
+            reason="exact analysis pending for 1 of 2 files (app.py)",
+        )
         b.repositories["alpha"] = msgspec.structs.replace(b.repositories["alpha"], analyses=(analysis,))
     layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
     b.publish(layout)
@@ -33,16 +37,26 @@ def _publish(tmp_path: Path, pending: set[str]) -> StateLayout:
 def test_every_answer_from_a_candidate_generation_names_the_files_pending_exact_analysis(tmp_path: Path) -> None:
     layout = _publish(tmp_path, {"app.py"})
     with open_current(layout) as gen:
-        for tool, arguments in [("find_symbol", {"name": "helper"}), ("find_references", {"name": "helper"}),
-                                ("get_blast_radius", {"qualified_name": "core.helper"}), ("graph_status", {}),
-                                ("get_file_outline", {"repository": "alpha", "path": "app.py"})]:
+        for tool, arguments in [
+            ("find_symbol", {"name": "helper"}),
+            ("find_references", {"name": "helper"}),
+            ("get_blast_radius", {"qualified_name": "core.helper"}),
+            ("graph_status", {}),
+            ("get_file_outline", {"repository": "alpha", "path": "app.py"}),
+        ]:
             answer = READ_TOOLS[tool](gen, arguments)
             assert answer["pending_exact"]["files"] == 1, tool
             assert answer["pending_exact"]["paths"] == ["alpha:app.py"], tool
             assert "CANDIDATE" in answer["pending_exact"]["note"]
         (row,) = READ_TOOLS["list_repositories"](gen, {})["results"]
-        assert row["analyses"] == [{"language": "python", "mode": "pending", "analyzer": "scip-python",
-                                    "reason": "exact analysis pending for 1 of 2 files (app.py)"}]
+        assert row["analyses"] == [
+            {
+                "language": "python",
+                "mode": "pending",
+                "analyzer": "scip-python",
+                "reason": "exact analysis pending for 1 of 2 files (app.py)",
+            }
+        ]
 
 
 def test_an_exact_generation_carries_no_pending_field(tmp_path: Path) -> None:

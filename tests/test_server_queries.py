@@ -155,10 +155,14 @@ def test_a_nul_character_is_rejected_rather_than_reaching_a_key(gen: Generation)
     ("arguments", "message"),
     [
         ({}, "one of stable_key, qualified_name or name is required"),
-        ({"stable_key": "A" * 26, "qualified_name": "x"},
-         "pass only one of stable_key, qualified_name or name, not stable_key and qualified_name"),
-        ({"stable_key": "A" * 26, "repository": "alpha"},
-         "repository and path narrow a qualified_name; a stable_key already names one symbol"),
+        (
+            {"stable_key": "A" * 26, "qualified_name": "x"},
+            "pass only one of stable_key, qualified_name or name, not stable_key and qualified_name",
+        ),
+        (
+            {"stable_key": "A" * 26, "repository": "alpha"},
+            "repository and path narrow a qualified_name; a stable_key already names one symbol",
+        ),
         ({"qualified_name": "pkg.use.main", "path": "pkg"}, "path is repository-relative, so it requires repository"),
     ],
 )
@@ -255,8 +259,10 @@ def test_find_symbol_hoists_shared_columns_and_addresses_rows(gen: Generation) -
     assert results["repository"] == "alpha"
     rows = _symbol_rows(results)
     assert sorted((repo, path, entry[0] if isinstance(entry, list) else entry) for repo, path, entry in rows) == [
-        ("alpha", "pkg/shapes.py", "Shape.area@5-6"), ("alpha", "pkg/shapes.py", "Square.area@13-14"),
-        ("beta", "app/run.py", "area@9-10")]
+        ("alpha", "pkg/shapes.py", "Shape.area@5-6"),
+        ("alpha", "pkg/shapes.py", "Square.area@13-14"),
+        ("beta", "app/run.py", "area@9-10"),
+    ]
     assert "stable_key" not in json.dumps(results)
     assert "snapshot_age_ms" not in answer and "truncated" not in answer and "next_cursor" not in answer
 
@@ -286,10 +292,25 @@ def _index_order(row: dict[str, Any]) -> tuple[str, str, str, bytes]:
 def test_find_symbol_rows_follow_the_name_index_order(graph: StandardGraph, gen: Generation) -> None:
     full = call(gen, "find_symbol", name="area", view="full")
     assert [(r["repository"], r["file_path"], r["start_line"]) for r in full["results"]] == [
-        ("alpha", "pkg/shapes.py", 5), ("alpha", "pkg/shapes.py", 13), ("beta", "app/run.py", 9)]
+        ("alpha", "pkg/shapes.py", 5),
+        ("alpha", "pkg/shapes.py", 13),
+        ("beta", "app/run.py", 9),
+    ]
     assert full["results"] == sorted(full["results"], key=_index_order)
-    assert set(full["results"][0]) == {"stable_key", "name", "qualified_name", "kind", "signature", "exported",
-                                       "repository", "file_path", "start_line", "end_line", "package", "language"}
+    assert set(full["results"][0]) == {
+        "stable_key",
+        "name",
+        "qualified_name",
+        "kind",
+        "signature",
+        "exported",
+        "repository",
+        "file_path",
+        "start_line",
+        "end_line",
+        "package",
+        "language",
+    }
     assert full["coverage"] == {"exact": 3, "candidate": 0, "unresolved_related": 0, "package_level": 0}
     assert full["truncated"] is False and full["next_cursor"] is None
 
@@ -410,7 +431,10 @@ def _outline_entries(results: dict[str, Any]) -> list[Any]:
 def test_an_outline_of_a_directory_skips_files_that_failed_to_parse(gen: Generation) -> None:
     full = call(gen, "get_file_outline", repository="alpha", path="pkg", view="full")
     assert [f["path"] for f in full["results"]["files"]] == [
-        "pkg/__init__.py", "pkg/draw.py", "pkg/shapes.py", "pkg/use.py"
+        "pkg/__init__.py",
+        "pkg/draw.py",
+        "pkg/shapes.py",
+        "pkg/use.py",
     ]
     assert full["results"]["languages"] == ["python"]
     whole = call(gen, "get_file_outline", repository="alpha", path=".", view="files")
@@ -433,14 +457,22 @@ def test_an_outline_filters_kinds_during_the_walk(gen: Generation) -> None:
 
 def test_the_files_view_of_an_outline_counts_declarations_per_file(gen: Generation) -> None:
     results = call(gen, "get_file_outline", repository="gamma", path="callers", view="files", limit=30)["results"]
-    assert results["files"] == [{"file": "callers/c0.py", "declarations": 20}, {"file": "callers/c1.py",
-                                                                                 "declarations": 10}]
+    assert results["files"] == [
+        {"file": "callers/c0.py", "declarations": 20},
+        {"file": "callers/c1.py", "declarations": 10},
+    ]
 
 
 def test_outline_pages_walk_to_the_end_without_duplicates(gen: Generation) -> None:
-    seen, total = _walk(gen, "get_file_outline", lambda r: [(f["path"], s["start_line"]) for f in r["files"]
-                                                            for s in f["symbols"]],
-                        repository="gamma", path="callers", view="full", limit=40)
+    seen, total = _walk(
+        gen,
+        "get_file_outline",
+        lambda r: [(f["path"], s["start_line"]) for f in r["files"] for s in f["symbols"]],
+        repository="gamma",
+        path="callers",
+        view="full",
+        limit=40,
+    )
     assert total == CALLER_COUNT + 7 == len(seen) == len(set(seen))
 
 
@@ -493,8 +525,9 @@ def test_edge_kind_validation(gen: Generation) -> None:
     assert error(gen, "find_references", name="main", edge_kinds=["*", "CALLS_DIRECT"]).code == INVALID_ARGUMENT
     assert error(gen, "find_references", name="main", edge_kinds=["DEFINES"]).code == INVALID_ARGUMENT
     assert error(gen, "find_references", name="main", edge_kinds=["calls_direct"]).code == INVALID_ARGUMENT
-    twice = call(gen, "find_references", qualified_name="pkg.shapes.make_square",
-                 edge_kinds=["CALLS_DIRECT", "CALLS_DIRECT"])
+    twice = call(
+        gen, "find_references", qualified_name="pkg.shapes.make_square", edge_kinds=["CALLS_DIRECT", "CALLS_DIRECT"]
+    )
     assert twice["total"] == 2
 
 
@@ -525,11 +558,16 @@ def test_compact_references_hoist_page_wide_columns(gen: Generation) -> None:
     answer = call(gen, "find_references", qualified_name="hub.hub", limit=20)
     results = answer["results"]
     assert {k: results[k] for k in ("repository", "kind", "edge_kind", "confidence")} == {
-        "repository": "gamma", "kind": "function", "edge_kind": "CALLS_DIRECT", "confidence": "EXACT_TYPECHECKED",
+        "repository": "gamma",
+        "kind": "function",
+        "edge_kind": "CALLS_DIRECT",
+        "confidence": "EXACT_TYPECHECKED",
     }
     assert "provenance" not in json.dumps(results)  # which analyzer saw each edge is the full view's
-    assert results["files"][0] == {"file": "callers/c0.py", "at": [
-        f"caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)]}
+    assert results["files"][0] == {
+        "file": "callers/c0.py",
+        "at": [f"caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)],
+    }
     assert results["subject"] == "gamma:hub.py:1" and results["qn"] == "hub.hub"
     assert "direction" not in results  # incoming is the default; outgoing answers say so
     assert "showing 20 of 130" in answer["guidance"]
@@ -539,8 +577,10 @@ def test_rows_that_disagree_keep_their_columns_as_a_positional_tail(gen: Generat
     results = call(gen, "find_references", qualified_name="pkg.shapes.make_square")["results"]
     assert "confidence" not in results
     alpha = next(f for f in results["files"] if f.get("repo", results.get("repository")) == "alpha")
-    assert alpha["at"] == [["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED"],
-                           ["main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED"]]
+    assert alpha["at"] == [
+        ["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED"],
+        ["main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED"],
+    ]
 
 
 def test_second_tier_grouping_is_kept_only_when_it_is_smaller(gen: Generation) -> None:
@@ -568,8 +608,14 @@ def test_the_files_view_raises_the_default_page_to_five_hundred(gen: Generation)
 
 
 def test_reference_pages_walk_to_the_end_without_duplicates(gen: Generation) -> None:
-    seen, total = _walk(gen, "find_references", lambda r: [x["qualified_name"] for x in r["references"]],
-                        qualified_name="hub.hub2", view="full", limit=23)
+    seen, total = _walk(
+        gen,
+        "find_references",
+        lambda r: [x["qualified_name"] for x in r["references"]],
+        qualified_name="hub.hub2",
+        view="full",
+        limit=23,
+    )
     assert total == CALLER_COUNT == len(seen) == len(set(seen))
 
 
@@ -577,7 +623,8 @@ def test_the_dispatch_bridge_adds_references_to_the_interface_method(gen: Genera
     results = call(gen, "find_references", qualified_name="pkg.draw.Circle.draw", view="full")["results"]
     assert results["dispatch_through"] == ["pkg.draw.Drawable.draw"]
     assert [(r["qualified_name"], r["via"]) for r in results["references"]] == [
-        ("pkg.draw.render", "pkg.draw.Drawable.draw")]
+        ("pkg.draw.render", "pkg.draw.Drawable.draw")
+    ]
 
 
 def test_the_reference_query_returns_plain_sorted_rows(graph: StandardGraph, gen: Generation) -> None:
@@ -634,15 +681,25 @@ def test_list_repositories_compares_indexed_and_live_head(graph: StandardGraph, 
         shutil.rmtree(git)
 
 
-
-
 def test_exported_is_left_off_only_where_the_name_says_it() -> None:
     from server.views import exported_is_implied
     from snapshot_format.records import Symbol
 
     def sym(name: str, language: str, exported: bool) -> Symbol:
-        return Symbol(key="K" * 26, name=name, qualified_name=name, kind="function", language=language,
-                      repository="r", path="p", start_line=1, start_col=0, end_line=1, end_col=0, exported=exported)
+        return Symbol(
+            key="K" * 26,
+            name=name,
+            qualified_name=name,
+            kind="function",
+            language=language,
+            repository="r",
+            path="p",
+            start_line=1,
+            start_col=0,
+            end_line=1,
+            end_col=0,
+            exported=exported,
+        )
 
     assert exported_is_implied(sym("area", "python", True)) and exported_is_implied(sym("_area", "python", False))
     assert not exported_is_implied(sym("area", "python", False))  # the name would mislead: stated

@@ -14,9 +14,28 @@ from server.tools import READ_TOOLS
 from snapshot_format.reader import Generation
 from tests.server_fixtures import standard_graph
 
-NASTY_STRINGS = ["", " ", "..", "../../etc/passwd", "/etc/passwd", "\x00", "*", "a" * 5000, "é\u202e", "pkg",
-                 "pkg.shapes.make_square", "alpha", "make_square", "AAAAAAAAAAAAAAAAAAAAAAAAAA", "C:\\x", "~",
-                 "caller_", "util.helper", "%s%n", "\n"]
+NASTY_STRINGS = [
+    "",
+    " ",
+    "..",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "\x00",
+    "*",
+    "a" * 5000,
+    "é\u202e",
+    "pkg",
+    "pkg.shapes.make_square",
+    "alpha",
+    "make_square",
+    "AAAAAAAAAAAAAAAAAAAAAAAAAA",
+    "C:\\x",
+    "~",
+    "caller_",
+    "util.helper",
+    "%s%n",
+    "\n",
+]
 
 
 def _value(rng: random.Random, depth: int = 0) -> Any:
@@ -32,13 +51,27 @@ def _value(rng: random.Random, depth: int = 0) -> Any:
     if choice == 4:
         return rng.choice(NASTY_STRINGS[:12])
     if choice == 5:
-        return rng.choice(["compact", "full", "files", "incoming", "outgoing", "detailed", "prefix", "substring",
-                           "EXACT_TYPECHECKED", "python"])
+        return rng.choice(
+            [
+                "compact",
+                "full",
+                "files",
+                "incoming",
+                "outgoing",
+                "detailed",
+                "prefix",
+                "substring",
+                "EXACT_TYPECHECKED",
+                "python",
+            ]
+        )
     if choice == 6:
         return [_value(rng, depth + 1) for _ in range(rng.randrange(4))]
     if choice == 7:
-        return {k: _value(rng, depth + 1) for k in rng.sample(["qualified_name", "stable_key", "repository", "path",
-                                                                "name", "x"], rng.randrange(4))}
+        return {
+            k: _value(rng, depth + 1)
+            for k in rng.sample(["qualified_name", "stable_key", "repository", "path", "name", "x"], rng.randrange(4))
+        }
     return [{"qualified_name": rng.choice(NASTY_STRINGS)}]
 
 

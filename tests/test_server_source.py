@@ -83,7 +83,9 @@ def test_a_declaration_gone_from_a_changed_file_is_refused_and_others_still_serv
     text = source(gen, {"qualified_name": "pkg.shapes.unused"}, {"qualified_name": "pkg.use.main"})
     lines = text.splitlines()
     assert lines[0].endswith("1 bodies  context 0")
-    assert lines[1] == "! alpha pkg/shapes.py pkg.shapes.unused — the file changed and no line declares the name any more"
+    assert (
+        lines[1] == "! alpha pkg/shapes.py pkg.shapes.unused — the file changed and no line declares the name any more"
+    )
     assert lines[2] == "@ alpha pkg/use.py:8-10 function pkg.use.main"
 
 
@@ -111,7 +113,7 @@ def test_a_function_that_grew_and_moved_is_served_whole_by_its_syntax(graph: Sta
         "def total_area(shapes):\n    return sum(s.area() for s in shapes)\n\n\n"
         "# moved down by a comment\n"
         "def main():\n"
-        "    text = \"\"\"\nnot indented, still the body\n\"\"\"\n"
+        '    text = """\nnot indented, still the body\n"""\n'
         "    sq = make_square(\n2)\n"
         "\n"
         "    return total_area([sq])\n"
@@ -120,7 +122,9 @@ def test_a_function_that_grew_and_moved_is_served_whole_by_its_syntax(graph: Sta
     use.write_text(grown)
     lines = source(gen, {"qualified_name": "pkg.use.main"}).splitlines()
     # indexed at 8-10 (three lines); now at 9-16 (eight lines), the dedented string and the wrapped call included
-    assert lines[1] == "@ alpha pkg/use.py:9-16 function pkg.use.main [file changed, re-anchored +1, 8 lines, indexed 3]"
+    assert (
+        lines[1] == "@ alpha pkg/use.py:9-16 function pkg.use.main [file changed, re-anchored +1, 8 lines, indexed 3]"
+    )
     assert lines[2] == "def main():" and lines[-1] == "    return total_area([sq])"
     assert "def after" not in "\n".join(lines)
 
@@ -128,7 +132,8 @@ def test_a_function_that_grew_and_moved_is_served_whole_by_its_syntax(graph: Sta
 def test_a_file_deleted_since_indexing_is_refused(graph: StandardGraph, gen: Generation) -> None:
     (graph.builder.root("alpha") / "pkg" / "use.py").unlink()
     assert source(gen, {"qualified_name": "pkg.use.main"}).splitlines()[1] == (
-        "! alpha pkg/use.py pkg.use.main — the file is not on disk any more (deleted or moved since indexing)")
+        "! alpha pkg/use.py pkg.use.main — the file is not on disk any more (deleted or moved since indexing)"
+    )
 
 
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "pkg/../../etc"])
@@ -155,8 +160,12 @@ def _symlinked_graph(tmp_path: Path) -> tuple[GraphBuilder, Generation]:
 def test_a_symlink_leaving_the_repository_is_never_followed(tmp_path: Path) -> None:
     _b, generation = _symlinked_graph(tmp_path)
     with generation:
-        text = source(generation, {"qualified_name": "link.mod.secret"}, {"qualified_name": "alias.leaked"},
-                      {"qualified_name": "inside.fine"})
+        text = source(
+            generation,
+            {"qualified_name": "link.mod.secret"},
+            {"qualified_name": "alias.leaked"},
+            {"qualified_name": "inside.fine"},
+        )
     lines = text.splitlines()
     assert lines[0].endswith("1 bodies  context 0")
     assert lines[1] == "! delta link/mod.py link.mod.secret — the path has a symlink component, which is never followed"
@@ -174,8 +183,9 @@ def test_the_confined_reader_refuses_dot_dot_and_absolute_paths(tmp_path: Path) 
 
 
 def test_a_selector_that_resolves_to_nothing_is_an_error_row_and_the_others_are_served(gen: Generation) -> None:
-    lines = source(gen, {"qualified_name": "pkg.nowhere"}, {"qualified_name": "pkg.use.main"},
-                   {"name": "area"}).splitlines()
+    lines = source(
+        gen, {"qualified_name": "pkg.nowhere"}, {"qualified_name": "pkg.use.main"}, {"name": "area"}
+    ).splitlines()
     assert lines[0].endswith("1 bodies  context 0  2 not found")
     assert lines[1] == '! symbols[0] pkg.nowhere — SYMBOL_NOT_FOUND: qualified name "pkg.nowhere" was not found'
     assert lines[2] == "@ alpha pkg/use.py:8-10 function pkg.use.main"
@@ -188,9 +198,7 @@ def test_between_one_and_twenty_symbols_are_accepted(gen: Generation, count: int
     assert err.code == INVALID_ARGUMENT and "between 1 and 20" in err.message
 
 
-def test_twenty_symbols_are_served_and_each_file_is_read_once(
-    gen: Generation, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_twenty_symbols_are_served_and_each_file_is_read_once(gen: Generation, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[str] = []
     real = source_query.read_confined
 
@@ -213,8 +221,10 @@ def test_a_selector_entry_must_be_an_object_with_selector_fields(gen: Generation
 
 
 def test_bodies_beyond_the_byte_ceiling_are_trimmed_and_declared(graph: StandardGraph, gen: Generation) -> None:
-    symbols = [gen.symbol(graph.key("alpha", qn)) for qn in ("pkg.shapes.Square", "pkg.shapes.make_square",
-                                                             "pkg.shapes.unused")]
+    symbols = [
+        gen.symbol(graph.key("alpha", qn))
+        for qn in ("pkg.shapes.Square", "pkg.shapes.make_square", "pkg.shapes.unused")
+    ]
     square = "".join(SHAPES.splitlines(keepends=True)[8:14])
     ceiling = len(square.encode()) + 30  # Square fits whole, the first line of make_square too, unused not
     answer = get_sources(gen, [s for s in symbols if s is not None], ceiling=ceiling)
@@ -234,8 +244,12 @@ def test_the_tool_declares_the_ceiling_when_it_trims(tmp_path: Path) -> None:
     b.add_file("big", "small.py", "def small():\n    return 0\n")
     result = b.publish(StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state"))
     with Generation(result.path) as generation:
-        text = source(generation, {"qualified_name": "huge.huge"}, {"qualified_name": "huge.huge"},
-                      {"qualified_name": "small.small"})
+        text = source(
+            generation,
+            {"qualified_name": "huge.huge"},
+            {"qualified_name": "huge.huge"},
+            {"qualified_name": "small.small"},
+        )
     first = text.splitlines()[0]
     assert first.endswith("  trimmed 2 at the 262144 byte ceiling")
     assert len(text.encode()) < 262144 + 1000

@@ -101,8 +101,7 @@ def test_defaults_and_ranges_are_stated_in_the_schema() -> None:
     assert "pkg.module.Class.method" in props["get_symbol"]["qualified_name"]["description"]
 
 
-SYMBOL_TOOLS = ("find_references", "get_blast_radius", "trace_dependencies", "find_cross_repo_consumers",
-                "get_symbol")
+SYMBOL_TOOLS = ("find_references", "get_blast_radius", "trace_dependencies", "find_cross_repo_consumers", "get_symbol")
 
 
 @pytest.mark.parametrize("tool", SYMBOL_TOOLS)
@@ -113,8 +112,14 @@ def test_every_symbol_tool_takes_one_selector_vocabulary(tool: str) -> None:
     assert set(entry) == {"name", "qualified_name", "stable_key", "repository", "path"}
     # row filters have their own names; no tool keeps an old spelling or a second shape switch
     for spec in ALL_TOOL_SPECS:
-        assert not set(spec.input_schema["properties"]) & {"repo", "language", "path_prefix", "response_format",
-                                                           "kind", "kinds"}, spec.name
+        assert not set(spec.input_schema["properties"]) & {
+            "repo",
+            "language",
+            "path_prefix",
+            "response_format",
+            "kind",
+            "kinds",
+        }, spec.name
 
 
 @pytest.mark.parametrize(
@@ -131,8 +136,12 @@ def test_every_symbol_tool_takes_one_selector_vocabulary(tool: str) -> None:
         ("find_cross_repo_consumers", {"name": "main", "repo": "beta"}, "repo", "in_repository"),
         ("find_by_intent", {"query": "area", "repository": "alpha"}, "repository", "in_repository"),
         ("get_file_outline", {"repository": "alpha", "path": "pkg", "kind": "class"}, "kind", "symbol_kinds"),
-        ("get_file_outline", {"repository": "alpha", "path": "pkg", "response_format": "detailed"},
-         "response_format", "view"),
+        (
+            "get_file_outline",
+            {"repository": "alpha", "path": "pkg", "response_format": "detailed"},
+            "response_format",
+            "view",
+        ),
     ],
 )
 def test_an_old_spelling_is_refused_naming_the_new_one(
@@ -156,8 +165,9 @@ def test_the_language_enum_lists_only_the_languages_a_generation_serves(gen: Gen
     assert python_only["find_references"].input_schema["properties"]["in_language"]["enum"] == ["python"]
     with_rust = {s.name: s for s in read_tool_specs(("python", "go", "rust"))}
     assert with_rust["find_symbol"].input_schema["properties"]["in_language"]["enum"] == ["python", "go", "rust"]
-    assert "enum" not in {s.name: s for s in read_tool_specs(())}["find_symbol"].input_schema["properties"][
-        "in_language"]
+    assert (
+        "enum" not in {s.name: s for s in read_tool_specs(())}["find_symbol"].input_schema["properties"]["in_language"]
+    )
 
 
 @pytest.fixture(scope="module")
@@ -184,5 +194,3 @@ def test_the_claude_hints_mark_the_tools_that_must_always_load() -> None:
     assert always == ["find_references", "find_symbol", "get_blast_radius", "get_source"]
     large = sorted(spec.name for spec in ALL_TOOL_SPECS if spec.meta.get("anthropic/maxResultSizeChars") == 120000)
     assert large == ["get_blast_radius", "trace_dependencies"]
-
-

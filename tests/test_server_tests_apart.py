@@ -65,8 +65,14 @@ def test_find_references_lists_the_code_and_counts_the_tests(gen: Generation) ->
 def test_a_row_is_judged_by_the_file_of_its_other_end(gen: Generation) -> None:
     answer = call(gen, "find_references", qualified_name="tests.test_lib.test_target", direction="outgoing")
     assert answer["total"] == 1 and "tests" not in answer  # a test's callee is not in a test file
-    only_tests = call(gen, "find_references", qualified_name="lib.target", in_repository="tested",
-                      edge_kinds=["CALLS_DIRECT"], include_tests=False)
+    only_tests = call(
+        gen,
+        "find_references",
+        qualified_name="lib.target",
+        in_repository="tested",
+        edge_kinds=["CALLS_DIRECT"],
+        include_tests=False,
+    )
     assert only_tests["total"] == 1 and only_tests["tests"].startswith("+3 in 2 test files")
 
 
@@ -89,7 +95,10 @@ def test_blast_radius_lists_affected_tests_as_their_own_group(gen: Generation) -
     full = call(gen, "get_blast_radius", qualified_name="lib.target", view="full")["results"]
     assert full["affected_in_tests"] == 3 and full["affected"] == 5
     assert {n["qualified_name"] for n in full["tests"]} == {
-        "tests.test_lib.test_target", "tests.test_lib.test_again", "conftest.fixture"}
+        "tests.test_lib.test_target",
+        "tests.test_lib.test_again",
+        "conftest.fixture",
+    }
     assert {n["qualified_name"] for n in full["symbols"]} == {"app.use", "app"}
 
 

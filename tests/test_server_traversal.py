@@ -12,13 +12,7 @@ import pytest
 from server.app import KivgraphApp
 from server.tools import traversal
 from snapshot_format.layout import StateLayout
-from tests.server_fixtures import (
-    CALLER_COUNT,
-    GraphBuilder,
-    StandardGraph,
-    build_cross_repo,
-    cross_repo_graph,
-)
+from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, build_cross_repo, cross_repo_graph
 from tests.server_fixtures import standard_graph as make_standard
 from tests.test_server_mcp import WAIT, connect, fails, make_app, ok
 
@@ -58,9 +52,18 @@ async def test_blast_radius_reaches_the_consumers_caller_at_depth_two_with_the_v
     nodes = _by_name(results["symbols"])
     cli = nodes["app.main.cli"]
     assert (cli["depth"], cli["repository"], cli["file_path"], cli["start_line"], cli["end_line"]) == (
-        2, "consumer", "app/main.py", 8, 9)
+        2,
+        "consumer",
+        "app/main.py",
+        8,
+        9,
+    )
     assert (cli["reached_from"], cli["via_kind"], cli["via_confidence"], cli["via_provenance"]) == (
-        "app.main.run", "CALLS_DIRECT", "EXACT_TYPECHECKED", "PYTHON_INDEXER_USE")
+        "app.main.run",
+        "CALLS_DIRECT",
+        "EXACT_TYPECHECKED",
+        "PYTHON_INDEXER_USE",
+    )
     run = nodes["app.main.run"]
     assert (run["depth"], run["reached_from"]) == (1, "lib.core.compute")
     assert nodes["app.main"]["via_confidence"] == "EXACT_PACKAGE_MAPPED"
@@ -83,17 +86,31 @@ async def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once_at_the_r
     results = answer["results"]
     depths = {qn: n["depth"] for qn, n in _by_name(results["symbols"]).items()}
     assert depths == {
-        "lib": 1, "lib.core.loop": 1, "lib.core.left": 1, "lib.core.right": 1, "app.main": 1, "app.main.run": 1,
-        "app.extra.also": 1, "lib.core.top": 2, "app.main.cli": 2,
+        "lib": 1,
+        "lib.core.loop": 1,
+        "lib.core.left": 1,
+        "lib.core.right": 1,
+        "app.main": 1,
+        "app.main.run": 1,
+        "app.extra.also": 1,
+        "lib.core.top": 2,
+        "app.main.cli": 2,
     }
     assert results["affected"] == answer["total"] == 9 and results["deepest_depth"] == 2
     assert results["by_depth"] == [{"depth": 1, "count": 7}, {"depth": 2, "count": 2}]
     assert results["by_repository"] == [{"key": "consumer", "count": 4}, {"key": "provider", "count": 5}]
     # top touches the visited set through two CALLS_DIRECT edges (left and right) but counts once per kind
-    assert results["by_kind"] == [{"key": "CALLS_DIRECT", "count": 7}, {"key": "IMPORTS_SYMBOL", "count": 1},
-                                  {"key": "REEXPORTS", "count": 1}]
-    assert {"package_key": "package:python:consumer:app.main", "package_name": "app.main",
-            "repository": "consumer", "count": 3} in results["by_package"]
+    assert results["by_kind"] == [
+        {"key": "CALLS_DIRECT", "count": 7},
+        {"key": "IMPORTS_SYMBOL", "count": 1},
+        {"key": "REEXPORTS", "count": 1},
+    ]
+    assert {
+        "package_key": "package:python:consumer:app.main",
+        "package_name": "app.main",
+        "repository": "consumer",
+        "count": 3,
+    } in results["by_package"]
     assert sum(p["count"] for p in results["by_package"]) == 9
     # the default excludes variables (VALUE calls compute): declared, and not applied to the walk
     assert results["symbol_kinds_default_excluded"] == ["field", "variable"] and "symbol_kinds" not in results
@@ -104,8 +121,9 @@ async def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once_at_the_r
     assert "symbol_kinds_default_excluded" not in every and "affected" not in every
     default = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute"))["results"]
     assert "symbol_kinds_default_excluded" not in default
-    chosen = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute",
-                              symbol_kinds=["variable", "function", "function"])
+    chosen = await _call_once(
+        app, "get_blast_radius", qualified_name="lib.core.compute", symbol_kinds=["variable", "function", "function"]
+    )
     assert chosen["results"]["symbol_kinds"] == ["function", "variable"] and chosen["total"] == 8
 
 
@@ -116,15 +134,19 @@ async def test_a_subject_with_unresolved_references_nearby_is_a_lower_bound_nami
     c = answer["completeness"]
     assert c["verdict"] == "LOWER_BOUND"
     assert [(s["repository"], s["file_path"], s["start_line"], s["reason"]) for s in c["blind_spots"]] == [
-        ("consumer", "app/extra.py", 1, "IMPORT_NOT_RESOLVED"), ("consumer", "app/main.py", 13, "RECEIVER_NOT_RESOLVED")]
+        ("consumer", "app/extra.py", 1, "IMPORT_NOT_RESOLVED"),
+        ("consumer", "app/main.py", 13, "RECEIVER_NOT_RESOLVED"),
+    ]
     assert c["blind_spots"][1]["requested_symbol"] == "compute" and c["blind_spots"][1]["detail"] == "obj.compute"
     (scope,) = c["invisible_scopes"]
     assert scope["requested_package"] == "lib.vendored" and "file_path" not in scope
     assert c["candidate_edges"] == 1
     consumer_root = cross.builder.root("consumer")
     provider_root = cross.builder.root("provider")
-    assert c["fallback"] == {"pattern": r"\bcompute\b", "paths": [
-        f"{consumer_root}/app/extra.py", f"{consumer_root}/app/main.py", f"{provider_root}/lib/vendored"]}
+    assert c["fallback"] == {
+        "pattern": r"\bcompute\b",
+        "paths": [f"{consumer_root}/app/extra.py", f"{consumer_root}/app/main.py", f"{provider_root}/lib/vendored"],
+    }
     assert answer["coverage"]["unresolved_related"] == 3
     clean = await _call_once(app, "get_blast_radius", qualified_name="app.main.cli")
     assert clean["completeness"] == {"verdict": "COMPLETE"}
@@ -144,8 +166,9 @@ async def test_completeness_lists_are_capped_with_an_exact_remainder(tmp_path: P
 
 
 async def test_max_nodes_reached_answers_traversal_truncated_with_exact_aggregates_so_far(app: KivgraphApp) -> None:
-    answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, max_nodes=4,
-                              symbol_kinds=["*"])
+    answer = await _call_once(
+        app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, max_nodes=4, symbol_kinds=["*"]
+    )
     results = answer["results"]
     assert results["traversal_truncated"] is True
     assert answer["total"] == answer["returned"] == 3  # max_nodes counts the root
@@ -153,8 +176,15 @@ async def test_max_nodes_reached_answers_traversal_truncated_with_exact_aggregat
     assert results["hop_depth"] == 1 and "by_depth" not in results and "by_repository" not in results
     assert "by_package" not in results
     assert "max_nodes" in answer["guidance"] and "truncated" not in answer
-    full = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5, max_nodes=4,
-                            symbol_kinds=["*"], view="full")
+    full = await _call_once(
+        app,
+        "get_blast_radius",
+        qualified_name="lib.core.compute",
+        depth=5,
+        max_nodes=4,
+        symbol_kinds=["*"],
+        view="full",
+    )
     assert sum(p["count"] for p in full["results"]["by_package"]) == 3
     assert full["results"]["traversal_truncated"] is True and full["truncated"] is False
     untruncated = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=5)
@@ -162,12 +192,21 @@ async def test_max_nodes_reached_answers_traversal_truncated_with_exact_aggregat
 
 
 async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_columns(app: KivgraphApp) -> None:
-    answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", depth=1,
-                              edge_kinds=["CALLS_DIRECT"], confidence="EXACT_TYPECHECKED")
+    answer = await _call_once(
+        app,
+        "get_blast_radius",
+        qualified_name="lib.core.compute",
+        depth=1,
+        edge_kinds=["CALLS_DIRECT"],
+        confidence="EXACT_TYPECHECKED",
+    )
     results = answer["results"]
     assert results["root"] == "provider:lib/core.py:1"
     assert (results["via_kind"], results["via_confidence"], results["hop_depth"]) == (
-        "CALLS_DIRECT", "EXACT_TYPECHECKED", 1)
+        "CALLS_DIRECT",
+        "EXACT_TYPECHECKED",
+        1,
+    )
     # hop 1 is always reached from the root, so reached_from is implied and left off
     assert "reached_from" not in results and results["kind"] == "function"
     assert results["by_kind"] == {"CALLS_DIRECT": 4}
@@ -209,25 +248,28 @@ async def test_trace_walks_outgoing_and_filters_rows_after_reachability(app: Kiv
         compute = _by_name(full["results"]["nodes"])["lib.core.compute"]
         assert (compute["reached_from"], compute["via_kind"]) == ("app.main.run", "CALLS_DIRECT")
         # the provider's rows stay reachable through the consumer's run, which the filter hides
-        only_provider = await ok(client, "trace_dependencies", qualified_name="app.main.cli",
-                                 in_repository="provider")
+        only_provider = await ok(client, "trace_dependencies", qualified_name="app.main.cli", in_repository="provider")
         results = only_provider["results"]
         assert only_provider["total"] == 2 and results["reached"] == 3 and results["repository"] == "provider"
         assert results["root_key"] == cross.key("consumer", "app.main.cli") and "root" not in results
-        assert results["files"] == [{"file": "lib/core.py", "at": [
-            ["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "lib.core.compute"]]}]
+        assert results["files"] == [
+            {"file": "lib/core.py", "at": [["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "lib.core.compute"]]}
+        ]
         shallow = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
         assert shallow["total"] == 1 and shallow["results"]["deepest_depth"] == 1
-        await fails(client, "trace_dependencies", "REPOSITORY_NOT_FOUND", qualified_name="app.main.cli",
-                    in_repository="nope")
-        await fails(client, "trace_dependencies", "INVALID_ARGUMENT", qualified_name="app.main.cli",
-                    in_language="go")  # this graph holds no Go
+        await fails(
+            client, "trace_dependencies", "REPOSITORY_NOT_FOUND", qualified_name="app.main.cli", in_repository="nope"
+        )
+        await fails(
+            client, "trace_dependencies", "INVALID_ARGUMENT", qualified_name="app.main.cli", in_language="go"
+        )  # this graph holds no Go
 
 
 async def test_trace_seeds_the_members_of_a_class_and_never_reports_seeds(tmp_path: Path) -> None:
     graph = make_standard(tmp_path)
-    answer = await _call_once(make_app(graph.layout), "trace_dependencies", qualified_name="pkg.shapes.Square",
-                              view="full")
+    answer = await _call_once(
+        make_app(graph.layout), "trace_dependencies", qualified_name="pkg.shapes.Square", view="full"
+    )
     nodes = _by_name(answer["results"]["nodes"])
     assert set(nodes) == {"pkg.shapes.Shape", "pkg.shapes.Shape.area"}
     assert nodes["pkg.shapes.Shape.area"]["reached_from"] == "pkg.shapes.Square.area"
@@ -265,24 +307,39 @@ async def test_limits_and_vocabularies_are_rejected_not_clamped(
         assert text.startswith(message), text
 
 
-async def test_every_error_code_of_the_traversals(app: KivgraphApp, cross: StandardGraph, tmp_path: Path,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_every_error_code_of_the_traversals(
+    app: KivgraphApp, cross: StandardGraph, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     async with connect(app) as (client, _inbox):
         await fails(client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute", repo="x")
         await fails(client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute", kinds=["bogus"])
-        await fails(client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute",
-                    kinds=["*", "function"])
+        await fails(
+            client, "get_blast_radius", "INVALID_ARGUMENT", qualified_name="lib.core.compute", kinds=["*", "function"]
+        )
         await fails(client, "get_blast_radius", "INVALID_ARGUMENT")
         await fails(client, "get_blast_radius", "SYMBOL_NOT_FOUND", qualified_name="lib.core.nothing")
         await fails(client, "trace_dependencies", "SYMBOL_NOT_FOUND", stable_key="A" * 26)
-        await fails(client, "get_blast_radius", "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute",
-                    repository="nope")
+        await fails(
+            client, "get_blast_radius", "REPOSITORY_NOT_FOUND", qualified_name="lib.core.compute", repository="nope"
+        )
         await fails(client, "trace_dependencies", "AMBIGUOUS_SYMBOL", qualified_name="lib")  # module homonyms
         page = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", limit=2)
-        await fails(client, "trace_dependencies", "CURSOR_INVALID", qualified_name="lib.core.compute",
-                    cursor=page["next_cursor"])
-        await fails(client, "get_blast_radius", "CURSOR_INVALID", qualified_name="lib.core.compute", limit=2,
-                    depth=2, cursor=page["next_cursor"])
+        await fails(
+            client,
+            "trace_dependencies",
+            "CURSOR_INVALID",
+            qualified_name="lib.core.compute",
+            cursor=page["next_cursor"],
+        )
+        await fails(
+            client,
+            "get_blast_radius",
+            "CURSOR_INVALID",
+            qualified_name="lib.core.compute",
+            limit=2,
+            depth=2,
+            cursor=page["next_cursor"],
+        )
         await fails(client, "get_blast_radius", "CURSOR_INVALID", qualified_name="lib.core.compute", cursor="bm9wZQ")
         monkeypatch.setattr(traversal, "DEADLINE_SECONDS", -1.0)
         for tool in ("get_blast_radius", "trace_dependencies"):
@@ -292,15 +349,27 @@ async def test_every_error_code_of_the_traversals(app: KivgraphApp, cross: Stand
         build_cross_repo(GraphBuilder(tmp_path / "src")).publish(cross.layout)
         with anyio.fail_after(WAIT):
             await app.serving(2)
-        await fails(client, "get_blast_radius", "CURSOR_SNAPSHOT_EXPIRED", qualified_name="lib.core.compute",
-                    limit=2, cursor=page["next_cursor"])
+        await fails(
+            client,
+            "get_blast_radius",
+            "CURSOR_SNAPSHOT_EXPIRED",
+            qualified_name="lib.core.compute",
+            limit=2,
+            cursor=page["next_cursor"],
+        )
 
 
 async def test_view_and_limit_are_not_part_of_the_cursor_identity(app: KivgraphApp) -> None:
     async with connect(app) as (client, _inbox):
         first = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", limit=4)
-        second = await ok(client, "get_blast_radius", qualified_name="lib.core.compute", limit=10, view="full",
-                          cursor=first["next_cursor"])
+        second = await ok(
+            client,
+            "get_blast_radius",
+            qualified_name="lib.core.compute",
+            limit=10,
+            view="full",
+            cursor=first["next_cursor"],
+        )
         assert second["returned"] == first["total"] - 4 and second["next_cursor"] is None
 
 
@@ -312,8 +381,14 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
     pages = 0
     async with connect(make_app(graph.layout)) as (client, _inbox):
         while True:
-            page = await ok(client, "get_blast_radius", qualified_name="hub.hub", limit=40, view=view,
-                            **({"cursor": cursor} if cursor else {}))
+            page = await ok(
+                client,
+                "get_blast_radius",
+                qualified_name="hub.hub",
+                limit=40,
+                view=view,
+                **({"cursor": cursor} if cursor else {}),
+            )
             pages += 1
             assert page["total"] == CALLER_COUNT
             if view == "full":
@@ -323,8 +398,7 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
             if view == "full":
                 seen.extend(n["qualified_name"] for n in page["results"]["symbols"])
             else:
-                seen.extend(at if isinstance(at, str) else at[0]
-                            for f in page["results"]["files"] for at in f["at"])
+                seen.extend(at if isinstance(at, str) else at[0] for f in page["results"]["files"] for at in f["at"])
             cursor = page.get("next_cursor")
             if cursor is None:
                 break

@@ -35,8 +35,14 @@ def test_setup_exits_non_zero_naming_the_analyzer_and_the_missing_toolchain(tmp_
             (bare / tool).symlink_to(found)
     path = [str(bare), *(p for p in os.environ.get("PATH", "").split(":") if p and not (Path(p) / "go").exists())]
     env = {**os.environ, "PATH": ":".join(path)}
-    proc = subprocess.run([sys.executable, "-m", "indexer.setup_analyzers"], cwd=REPO_ROOT, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "indexer.setup_analyzers"],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 1, proc.stdout
     assert "prerequisite missing: go" in proc.stdout
     assert "make setup FAILED" in proc.stderr and "install first: go" in proc.stderr
@@ -80,8 +86,12 @@ def test_status_totals_are_the_sums_of_what_the_graph_holds(tmp_path: Path) -> N
     home = tmp_path / "home"
     for name in ("pyrepo_a", "ts_monorepo"):
         assert run_kivgraph(home, "init", str(copy_fixture(name, tmp_path))).returncode == 0
-    assert run_kivgraph(home, "index", KIVGRAPH_SCIP_PYTHON="/nonexistent", KIVGRAPH_SCIP_TYPESCRIPT="/nonexistent"
-                        ).returncode == 0
+    assert (
+        run_kivgraph(
+            home, "index", KIVGRAPH_SCIP_PYTHON="/nonexistent", KIVGRAPH_SCIP_TYPESCRIPT="/nonexistent"
+        ).returncode
+        == 0
+    )
     payload = json.loads(run_kivgraph(home, "status", "--json").stdout)
     counts = payload["counts"]
     per_language = [st for repo in payload["repositories"] for st in repo["languages"].values()]

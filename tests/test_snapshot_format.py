@@ -7,12 +7,7 @@ import pytest
 
 from snapshot_format import codec, keys, records
 from snapshot_format.errors import FormatVersionError, ManifestError
-from snapshot_format.layout import (
-    generation_name,
-    parse_generation_name,
-    resolve_layout,
-    temp_generation_name,
-)
+from snapshot_format.layout import generation_name, parse_generation_name, resolve_layout, temp_generation_name
 from snapshot_format.manifest import Manifest, check_readable, encode_manifest, read_manifest
 from snapshot_format.stable_key import stable_key
 from snapshot_format.versions import FORMAT_VERSION, MIN_READER_VERSION
@@ -20,9 +15,22 @@ from snapshot_format.versions import FORMAT_VERSION, MIN_READER_VERSION
 
 def _symbol(**overrides: object) -> records.Symbol:
     base: dict[str, object] = dict(
-        key="A" * 26, name="f", qualified_name="m.f", kind="function", language="python", repository="r",
-        path="m.py", start_line=1, start_col=0, end_line=2, end_col=4, signature="def f()", doc="Doc.",
-        exported=True, container="", package="m",
+        key="A" * 26,
+        name="f",
+        qualified_name="m.f",
+        kind="function",
+        language="python",
+        repository="r",
+        path="m.py",
+        start_line=1,
+        start_col=0,
+        end_line=2,
+        end_col=4,
+        signature="def f()",
+        doc="Doc.",
+        exported=True,
+        container="",
+        package="m",
     )
     base.update(overrides)
     return records.Symbol(**base)  # type: ignore[arg-type]
@@ -30,15 +38,23 @@ def _symbol(**overrides: object) -> records.Symbol:
 
 def test_every_record_type_round_trips_through_the_codec() -> None:
     samples = [
-        records.Repository(name="r", root="/x", languages=("python",), commit="c", branch="main", dirty=True,
-                           analyses=(records.LanguageAnalysis(language="python", mode="fallback"),)),
+        records.Repository(
+            name="r",
+            root="/x",
+            languages=("python",),
+            commit="c",
+            branch="main",
+            dirty=True,
+            analyses=(records.LanguageAnalysis(language="python", mode="fallback"),),
+        ),
         records.File(repository="r", path="a.py", language="python", content_hash="ab", size=3),
         _symbol(),
         records.Edge(kind=12, source="A" * 26, target="B" * 26, confidence=5, provenance=22, line=3, col=1, count=2),
         records.EdgeValue(confidence=1, line=2, col=3, count=4),
         records.Unresolved(name="x", reason="NAME_NOT_RESOLVED", repository="r", path="a.py", line=1),
-        records.PackageDependency(consumer_repository="b", consumer_package="b", provider_repository="a",
-                                  provider_package="a"),
+        records.PackageDependency(
+            consumer_repository="b", consumer_package="b", provider_repository="a", provider_package="a"
+        ),
         records.Counts(symbols=3),
         records.Breakdown(edges_by_kind=(records.CountEntry(key="CALLS_DIRECT", count=2),)),
     ]
@@ -60,8 +76,15 @@ def test_bytes_from_a_newer_feature_version_are_read_ignoring_appended_fields() 
 
 
 def test_stable_keys_are_deterministic_and_round_trip_through_raw_bytes() -> None:
-    ident = dict(language="python", repository="r", package="p", module="p/a.py", qualified_name="p.a.f",
-                 kind="function", discriminator="")
+    ident = dict(
+        language="python",
+        repository="r",
+        package="p",
+        module="p/a.py",
+        qualified_name="p.a.f",
+        kind="function",
+        discriminator="",
+    )
     k1, k2 = stable_key(**ident), stable_key(**ident)
     assert k1 == k2 and len(k1) == 26 and k1.isupper()
     assert keys.key_from_bytes(keys.key_to_bytes(k1)) == k1
@@ -87,10 +110,14 @@ def test_by_file_keys_sort_by_position_then_key_and_files_stay_apart() -> None:
 
 def test_index_keys_group_every_homonym_under_one_prefix() -> None:
     k1, k2 = b"\x01" * 16, b"\x02" * 16
-    names = sorted([
-        keys.name_key("run", "r", "b.py", k2), keys.name_key("run", "r", "a.py", k1),
-        keys.name_key("runner", "r", "a.py", k1), keys.name_key("ru", "r", "z.py", k1),
-    ])
+    names = sorted(
+        [
+            keys.name_key("run", "r", "b.py", k2),
+            keys.name_key("run", "r", "a.py", k1),
+            keys.name_key("runner", "r", "a.py", k1),
+            keys.name_key("ru", "r", "z.py", k1),
+        ]
+    )
     exact = [n for n in names if n.startswith(keys.prefix("run"))]
     assert len(exact) == 2
     assert keys.split_index_key(exact[0]) == (["run", "r", "a.py"], k1)
@@ -119,8 +146,15 @@ def test_generation_names_carry_the_id_and_format_and_parse_back() -> None:
 
 def _manifest(**overrides: object) -> Manifest:
     base: dict[str, object] = dict(
-        id=3, format_version=FORMAT_VERSION, feature_version=1, min_reader_version=MIN_READER_VERSION,
-        built_at="2026-01-01T00:00:00Z", built_at_ns=1, indexer_version="t", digest="00", data_bytes=1,
+        id=3,
+        format_version=FORMAT_VERSION,
+        feature_version=1,
+        min_reader_version=MIN_READER_VERSION,
+        built_at="2026-01-01T00:00:00Z",
+        built_at_ns=1,
+        indexer_version="t",
+        digest="00",
+        data_bytes=1,
         counts=records.Counts(),
     )
     base.update(overrides)

@@ -16,38 +16,73 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 
 def _sym(repo: str, qn: str, kind: str = "function", path: str = "m.py", line: int = 1) -> records.Symbol:
-    key = stable_key(language="python", repository=repo, package="m", module=path, qualified_name=qn, kind=kind,
-                     discriminator="")
-    return records.Symbol(key=key, name=qn.rsplit(".", 1)[-1], qualified_name=qn, kind=kind, language="python",
-                          repository=repo, path=path, start_line=line, start_col=0, end_line=line + 1, end_col=0,
-                          package=repo)
+    key = stable_key(
+        language="python", repository=repo, package="m", module=path, qualified_name=qn, kind=kind, discriminator=""
+    )
+    return records.Symbol(
+        key=key,
+        name=qn.rsplit(".", 1)[-1],
+        qualified_name=qn,
+        kind=kind,
+        language="python",
+        repository=repo,
+        path=path,
+        start_line=line,
+        start_col=0,
+        end_line=line + 1,
+        end_col=0,
+        package=repo,
+    )
 
 
 def _call(src: records.Symbol, dst: records.Symbol, conf: int = Confidence.EXACT_TYPECHECKED) -> records.Edge:
     prov = Provenance.PYTHON_INDEXER_USE if conf == Confidence.EXACT_TYPECHECKED else Provenance.PYTHON_SYNTAX_CALL
-    return records.Edge(kind=EdgeKind.CALLS_DIRECT, source=src.key, target=dst.key, confidence=conf, provenance=prov,
-                        line=src.start_line, col=4)
+    return records.Edge(
+        kind=EdgeKind.CALLS_DIRECT,
+        source=src.key,
+        target=dst.key,
+        confidence=conf,
+        provenance=prov,
+        line=src.start_line,
+        col=4,
+    )
 
 
 @pytest.fixture
 def graph(tmp_path: Path) -> tuple[Generation, dict[str, records.Symbol]]:
     # a provider repository A and a consumer B:   b.main -> b.helper -> a.api -> a.core
     # plus a diamond (a.left, a.right -> a.core) and a cycle (a.core <-> a.loop)
-    s = {name: _sym("A" if name.startswith("a.") else "B", name, line=i + 1)
-         for i, name in enumerate(["a.core", "a.api", "a.left", "a.right", "a.top", "a.loop", "b.helper", "b.main",
-                                   "a.unused"])}
+    s = {
+        name: _sym("A" if name.startswith("a.") else "B", name, line=i + 1)
+        for i, name in enumerate(
+            ["a.core", "a.api", "a.left", "a.right", "a.top", "a.loop", "b.helper", "b.main", "a.unused"]
+        )
+    }
     edges = [
-        _call(s["a.api"], s["a.core"]), _call(s["a.left"], s["a.core"]), _call(s["a.right"], s["a.core"]),
-        _call(s["a.top"], s["a.left"]), _call(s["a.top"], s["a.right"]), _call(s["a.core"], s["a.loop"]),
-        _call(s["a.loop"], s["a.core"]), _call(s["b.helper"], s["a.api"]), _call(s["b.main"], s["b.helper"]),
+        _call(s["a.api"], s["a.core"]),
+        _call(s["a.left"], s["a.core"]),
+        _call(s["a.right"], s["a.core"]),
+        _call(s["a.top"], s["a.left"]),
+        _call(s["a.top"], s["a.right"]),
+        _call(s["a.core"], s["a.loop"]),
+        _call(s["a.loop"], s["a.core"]),
+        _call(s["b.helper"], s["a.api"]),
+        _call(s["b.main"], s["b.helper"]),
     ]
-    unresolved = [records.Unresolved(name="api", reason="RECEIVER_NOT_RESOLVED", repository="B", path="b/x.py",
-                                     line=3, language="python")]
+    unresolved = [
+        records.Unresolved(
+            name="api", reason="RECEIVER_NOT_RESOLVED", repository="B", path="b/x.py", line=3, language="python"
+        )
+    ]
     content = GenerationContent(
         repositories=[records.Repository(name="A", root="/a"), records.Repository(name="B", root="/b")],
-        files=[records.File(repository="A", path="m.py", language="python"),
-               records.File(repository="B", path="m.py", language="python")],
-        symbols=list(s.values()), edges=edges, unresolved=unresolved,
+        files=[
+            records.File(repository="A", path="m.py", language="python"),
+            records.File(repository="B", path="m.py", language="python"),
+        ],
+        symbols=list(s.values()),
+        edges=edges,
+        unresolved=unresolved,
     )
     layout = resolve_layout(state_dir=tmp_path / "state", config=tmp_path / "k.toml")
     publish(layout, content, indexer_version="test")
@@ -72,7 +107,10 @@ def test_blast_radius_reaches_the_other_repositorys_caller_at_depth_two_with_the
     main = next(r for r in w.reached if r.key16 == _raw(s["b.main"]))
     assert main.reached_from == _raw(s["b.helper"])
     assert (main.via_kind, main.via_confidence, main.via_provenance) == (
-        EdgeKind.CALLS_DIRECT, Confidence.EXACT_TYPECHECKED, Provenance.PYTHON_INDEXER_USE)
+        EdgeKind.CALLS_DIRECT,
+        Confidence.EXACT_TYPECHECKED,
+        Provenance.PYTHON_INDEXER_USE,
+    )
 
 
 def test_a_diamond_and_a_cycle_terminate_and_count_each_node_once(graph) -> None:

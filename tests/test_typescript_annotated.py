@@ -28,9 +28,15 @@ CASES = sorted(CASES_DIR.glob("*.ts"))
 DEFAULT_REPO = "main"
 
 EDGE_WORDS = {
-    "calls": EdgeKind.CALLS_DIRECT, "refs": EdgeKind.REFERENCES, "imports": EdgeKind.IMPORTS_SYMBOL,
-    "exports": EdgeKind.EXPORTS, "reexports": EdgeKind.REEXPORTS, "extends": EdgeKind.EXTENDS,
-    "implements": EdgeKind.IMPLEMENTS, "type": EdgeKind.TYPE_USES, "callback": EdgeKind.PASSES_AS_CALLBACK,
+    "calls": EdgeKind.CALLS_DIRECT,
+    "refs": EdgeKind.REFERENCES,
+    "imports": EdgeKind.IMPORTS_SYMBOL,
+    "exports": EdgeKind.EXPORTS,
+    "reexports": EdgeKind.REEXPORTS,
+    "extends": EdgeKind.EXTENDS,
+    "implements": EdgeKind.IMPLEMENTS,
+    "type": EdgeKind.TYPE_USES,
+    "callback": EdgeKind.PASSES_AS_CALLBACK,
     "overrides": EdgeKind.OVERRIDES,
 }
 # An annotation without a mode is about the exact pass; ``candidate`` ones about the resolver alone.
@@ -119,8 +125,11 @@ def test_every_case_ran_the_analyzer_in_exact_mode(ran_cases: dict[str, Ran]) ->
 def test_exports_and_reexports_are_recorded_but_are_not_uses(ran_cases: dict[str, Ran]) -> None:
     ran = ran_cases["barrel"]
     helper = ran.built.key("src.lib.impl.helper")
-    kinds = {EdgeKind(e.kind) for e in ran.merged.edges
-             if e.target == helper and e.provenance == Provenance.TYPESCRIPT_CHECKER}
+    kinds = {
+        EdgeKind(e.kind)
+        for e in ran.merged.edges
+        if e.target == helper and e.provenance == Provenance.TYPESCRIPT_CHECKER
+    }
     assert EdgeKind.REEXPORTS in kinds and EdgeKind.CALLS_DIRECT in kinds
     barrel_module = ran.built.key("src.lib.index")
     from_barrel = {EdgeKind(e.kind) for e in ran.merged.edges if e.source == barrel_module}
@@ -130,6 +139,7 @@ def test_exports_and_reexports_are_recorded_but_are_not_uses(ran_cases: dict[str
 def test_cross_repository_use_counts_and_records_the_package_dependency(ran_cases: dict[str, Ran]) -> None:
     ran = ran_cases["cross_repository"]
     assert sum(o.cross_repository for p in ran.exact for o in p.outcomes) >= 3
-    deps = {(d.consumer_repository, d.provider_repository, d.provider_package)
-            for d in ran.candidate.package_dependencies}
+    deps = {
+        (d.consumer_repository, d.provider_repository, d.provider_package) for d in ran.candidate.package_dependencies
+    }
     assert ("app", "provlib", "provlib") in deps

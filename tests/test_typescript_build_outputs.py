@@ -26,8 +26,14 @@ from tests.helpers import FIXTURES, copy_fixture, run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
 
 _TS = {".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript"}
-GENERATED = ["build/greeter.d.ts", "build/index.d.ts", "build/util.d.ts", "dist/legacy/index-Bq3xT9.d.cts",
-             "out/greeter.d.ts", "out/util.d.ts"]
+GENERATED = [
+    "build/greeter.d.ts",
+    "build/index.d.ts",
+    "build/util.d.ts",
+    "dist/legacy/index-Bq3xT9.d.cts",
+    "out/greeter.d.ts",
+    "out/util.d.ts",
+]
 
 
 def _skipped(root: Path) -> dict[str, str]:
@@ -36,8 +42,10 @@ def _skipped(root: Path) -> dict[str, str]:
 
 
 def test_each_output_directory_is_found_with_the_evidence_that_names_it() -> None:
-    dirs = {o.path: o.why for o in output_directories(FIXTURES / "ts_built",
-                                                       [c.path for c in discover(FIXTURES / "ts_built", _TS).files])}
+    dirs = {
+        o.path: o.why
+        for o in output_directories(FIXTURES / "ts_built", [c.path for c in discover(FIXTURES / "ts_built", _TS).files])
+    }
     assert dirs == {
         "out": "the outDir of tsconfig.json",
         "build": "a directory types of package.json points into",
@@ -53,27 +61,38 @@ def test_declarations_under_outputs_are_generated_and_a_hand_written_global_stay
 
 
 def test_a_javascript_library_keeps_its_hand_written_types(tmp_path: Path) -> None:
-    root = write_repo(tmp_path / "jslib", {
-        "package.json": '{"name": "jslib", "types": "types/index.d.ts", "main": "lib/index.js"}',
-        "lib/index.js": "module.exports = {}\n", "types/index.d.ts": "export declare function f(): void;\n",
-        "lib/extra.d.ts": "export declare const x: number;\n",
-    })
+    root = write_repo(
+        tmp_path / "jslib",
+        {
+            "package.json": '{"name": "jslib", "types": "types/index.d.ts", "main": "lib/index.js"}',
+            "lib/index.js": "module.exports = {}\n",
+            "types/index.d.ts": "export declare function f(): void;\n",
+            "lib/extra.d.ts": "export declare const x: number;\n",
+        },
+    )
     assert _skipped(root) == {}  # no TypeScript source could have produced them
 
 
 def test_a_directory_holding_sources_is_never_an_output(tmp_path: Path) -> None:
-    root = write_repo(tmp_path / "ws", {
-        "package.json": '{"name": "ws", "types": "./lib/index.d.ts", "exports": {".": "./src/index.ts"}}',
-        "tsconfig.json": '{"compilerOptions": {"outDir": "lib", "declarationDir": "./lib/types"}}',
-        "src/index.ts": "export const a = 1\n", "src/env.d.ts": "declare const ENV: string;\n",
-        "lib/index.ts": "export const b = 2\n", "lib/index.d.ts": "export declare const b: number;\n",
-        "packages/p/package.json": '{"name": "p", "typings": "dist/index.d.ts"}',
-        "packages/p/src/p.ts": "export const p = 1\n", "packages/p/dist/index.d.ts": "export declare const p: 1;\n",
-    })
+    root = write_repo(
+        tmp_path / "ws",
+        {
+            "package.json": '{"name": "ws", "types": "./lib/index.d.ts", "exports": {".": "./src/index.ts"}}',
+            "tsconfig.json": '{"compilerOptions": {"outDir": "lib", "declarationDir": "./lib/types"}}',
+            "src/index.ts": "export const a = 1\n",
+            "src/env.d.ts": "declare const ENV: string;\n",
+            "lib/index.ts": "export const b = 2\n",
+            "lib/index.d.ts": "export declare const b: number;\n",
+            "packages/p/package.json": '{"name": "p", "typings": "dist/index.d.ts"}',
+            "packages/p/src/p.ts": "export const p = 1\n",
+            "packages/p/dist/index.d.ts": "export declare const p: 1;\n",
+        },
+    )
     # lib/ holds a source, so neither the outDir nor the types pointer makes it one; src/ is named as a source
-    assert _skipped(root) == {"packages/p/dist/index.d.ts":
-                              "generated (build output: packages/p/dist/ is a directory typings of "
-                              "packages/p/package.json points into)"}
+    assert _skipped(root) == {
+        "packages/p/dist/index.d.ts": "generated (build output: packages/p/dist/ is a directory typings of "
+        "packages/p/package.json points into)"
+    }
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +112,10 @@ def test_find_symbol_returns_only_the_source_declaration(indexed: tuple[Path, Ge
     for name, path in (("Greeter", "src/greeter.ts"), ("greet", "src/greeter.ts"), ("shout", "src/util.ts")):
         answer = find_symbol(gen, {"name": name, "view": "full"})
         assert [r["file_path"] for r in answer["results"]] == [path], answer
-    assert find_symbol(gen, {"name": "FIXTURE_PUNCTUATION", "view": "full"})["results"][0]["file_path"] == \
-        "src/global.d.ts"
+    assert (
+        find_symbol(gen, {"name": "FIXTURE_PUNCTUATION", "view": "full"})["results"][0]["file_path"]
+        == "src/global.d.ts"
+    )
     # and no bundle outranks the sources when the name is not known
     ranked = find_by_intent(gen, {"query": "greeter greet shout"})["results"]["files"]
     assert ranked and {r["file"] for r in ranked} <= {"src/greeter.ts", "src/util.ts", "src/index.ts"}
@@ -108,16 +129,23 @@ def test_status_lists_the_skipped_outputs_with_the_reason(indexed: tuple[Path, G
     payload = json.loads(run_kivgraph(home, "status", "--json").stdout)
     (row,) = payload["repositories"]
     assert row["skipped"] == {
-        "generated (build output: build/ is a directory types of package.json points into)":
-            {"count": 3, "paths": ["build/greeter.d.ts", "build/index.d.ts", "build/util.d.ts"]},
-        "generated (build output: dist/ is a conventional build directory (dist/) beside TypeScript sources)":
-            {"count": 1, "paths": ["dist/legacy/index-Bq3xT9.d.cts"]},
-        "generated (build output: out/ is the outDir of tsconfig.json)":
-            {"count": 2, "paths": ["out/greeter.d.ts", "out/util.d.ts"]},
+        "generated (build output: build/ is a directory types of package.json points into)": {
+            "count": 3,
+            "paths": ["build/greeter.d.ts", "build/index.d.ts", "build/util.d.ts"],
+        },
+        "generated (build output: dist/ is a conventional build directory (dist/) beside TypeScript sources)": {
+            "count": 1,
+            "paths": ["dist/legacy/index-Bq3xT9.d.cts"],
+        },
+        "generated (build output: out/ is the outDir of tsconfig.json)": {
+            "count": 2,
+            "paths": ["out/greeter.d.ts", "out/util.d.ts"],
+        },
     }
     text = run_kivgraph(home, "status").stdout
-    assert ("skipped 2, generated (build output: out/ is the outDir of tsconfig.json): "
-            "out/greeter.d.ts, out/util.d.ts") in text
+    assert (
+        "skipped 2, generated (build output: out/ is the outDir of tsconfig.json): out/greeter.d.ts, out/util.d.ts"
+    ) in text
 
 
 def _index_report(home: Path) -> dict[str, Any]:
@@ -145,11 +173,16 @@ def test_the_flag_indexes_build_outputs_too_and_the_caches_follow_it(tmp_path: P
     assert paths == {"src/greeter.ts", "build/greeter.d.ts", "out/greeter.d.ts", "dist/legacy/index-Bq3xT9.d.cts"}
 
 
-@pytest.mark.parametrize(("body", "key"), [
-    ("[indexing]\ninclude_build_outputs = \"yes\"\n", "indexing.include_build_outputs"),
-    ('[[repository]]\nname = "r"\npath = "."\nlanguages = ["ts"]\ninclude_build_outputs = 1\n',
-     "repository[0].include_build_outputs"),
-])
+@pytest.mark.parametrize(
+    ("body", "key"),
+    [
+        ('[indexing]\ninclude_build_outputs = "yes"\n', "indexing.include_build_outputs"),
+        (
+            '[[repository]]\nname = "r"\npath = "."\nlanguages = ["ts"]\ninclude_build_outputs = 1\n',
+            "repository[0].include_build_outputs",
+        ),
+    ],
+)
 def test_a_bad_flag_value_names_its_key(tmp_path: Path, body: str, key: str) -> None:
     path = tmp_path / "kivgraph.toml"
     path.write_text(body)
@@ -161,8 +194,10 @@ def test_the_repository_setting_overrides_the_indexing_one(tmp_path: Path) -> No
     path = tmp_path / "kivgraph.toml"
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    path.write_text('[indexing]\ninclude_build_outputs = true\n'
-                    '[[repository]]\nname = "a"\npath = "a"\nlanguages = ["ts"]\n'
-                    '[[repository]]\nname = "b"\npath = "b"\nlanguages = ["ts"]\ninclude_build_outputs = false\n')
+    path.write_text(
+        "[indexing]\ninclude_build_outputs = true\n"
+        '[[repository]]\nname = "a"\npath = "a"\nlanguages = ["ts"]\n'
+        '[[repository]]\nname = "b"\npath = "b"\nlanguages = ["ts"]\ninclude_build_outputs = false\n'
+    )
     a, b = load(path).repositories
     assert a.include_build_outputs and not b.include_build_outputs

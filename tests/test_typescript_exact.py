@@ -1,4 +1,3 @@
-
 """The TypeScript exact pass end to end through the real CLI: exact mode, cache, and degradation when missing."""
 
 from __future__ import annotations
@@ -79,16 +78,26 @@ def test_a_foreign_symbol_binds_only_to_the_single_registered_provider_of_its_pa
     def use(package: str, file: str, member: str, col: int) -> scip_ts.TsUse:
         return scip_ts.TsUse("use.ts", 2, col, "use.go", "function", "call", package=package, file=file, member=member)
 
-    facts = scip_ts.RepositoryTsFacts("scip-typescript 0.4.0", uses=(
-        use("only", "src/index.ts", "start", 10), use("dup", "src/index.ts", "start", 20),
-        use("react", "index.d.ts", "useState", 30), use("only", "dist/index.d.ts", "start", 40),
-    ))
+    facts = scip_ts.RepositoryTsFacts(
+        "scip-typescript 0.4.0",
+        uses=(
+            use("only", "src/index.ts", "start", 10),
+            use("dup", "src/index.ts", "start", 20),
+            use("react", "index.d.ts", "useState", 30),
+            use("only", "dist/index.d.ts", "start", 40),
+        ),
+    )
     out = scip_ts.bind(facts, "main", corpus, scip_ts.ModuleTable(corpus))
     (edge,) = out.edges
-    assert (EdgeKind(edge.kind), built.declarations[edge.target].repository,
-            built.declarations[edge.target].qualified_name) == (EdgeKind.CALLS_DIRECT, "a", "src.index.start")
+    assert (
+        EdgeKind(edge.kind),
+        built.declarations[edge.target].repository,
+        built.declarations[edge.target].qualified_name,
+    ) == (EdgeKind.CALLS_DIRECT, "a", "src.index.start")
     assert (edge.confidence, edge.provenance) == (Confidence.EXACT_TYPECHECKED, Provenance.TYPESCRIPT_CHECKER)
     assert out.cross_repository == 1
     assert sorted((u.reason, u.col) for u in out.unresolved) == [
-        ("AMBIGUOUS_PACKAGE_PROVIDER", 20), ("DECLARATION_SOURCE_NOT_MAPPED", 40)]
+        ("AMBIGUOUS_PACKAGE_PROVIDER", 20),
+        ("DECLARATION_SOURCE_NOT_MAPPED", 40),
+    ]
     assert {col for _src, _line, col in out.covered} == {10, 20, 30, 40}

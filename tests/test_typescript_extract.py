@@ -6,7 +6,7 @@ from indexer.languages import typescript as ts
 from indexer.languages.typescript.extract import jsdoc_summary
 from indexer.languages.typescript.modules import language_of, module_name
 
-SOURCE = b'''import def, { a as b } from "./m";
+SOURCE = b"""import def, { a as b } from "./m";
 export * from "./y";
 /** Does things.
  *
@@ -27,7 +27,7 @@ export const arrow = (y: number) => y + 1;
 let plain = 3;
 export { plain as pl };
 function outer() { function inner() {} return inner; }
-'''
+"""
 
 
 def _facts():
@@ -37,13 +37,27 @@ def _facts():
 def test_declarations_have_module_qualified_nested_names_and_kinds() -> None:
     got = {(s.qualified_name, s.kind) for s in _facts().symbols}
     assert got == {
-        ("src.sample", "module"), ("src.sample.f", "function"), ("src.sample.K", "class"),
-        ("src.sample.K.p", "property"), ("src.sample.K.s", "method"), ("src.sample.K.m", "method"),
-        ("src.sample.K.#priv", "method"), ("src.sample.I", "interface"), ("src.sample.I.p", "property"),
-        ("src.sample.I.m", "method"), ("src.sample.A", "type"), ("src.sample.E", "enum"),
-        ("src.sample.E.X", "enum_member"), ("src.sample.E.Y", "enum_member"), ("src.sample.N", "namespace"),
-        ("src.sample.N.v", "variable"), ("src.sample.N.w", "function"), ("src.sample.arrow", "function"),
-        ("src.sample.plain", "variable"), ("src.sample.outer", "function"), ("src.sample.outer.inner", "function"),
+        ("src.sample", "module"),
+        ("src.sample.f", "function"),
+        ("src.sample.K", "class"),
+        ("src.sample.K.p", "property"),
+        ("src.sample.K.s", "method"),
+        ("src.sample.K.m", "method"),
+        ("src.sample.K.#priv", "method"),
+        ("src.sample.I", "interface"),
+        ("src.sample.I.p", "property"),
+        ("src.sample.I.m", "method"),
+        ("src.sample.A", "type"),
+        ("src.sample.E", "enum"),
+        ("src.sample.E.X", "enum_member"),
+        ("src.sample.E.Y", "enum_member"),
+        ("src.sample.N", "namespace"),
+        ("src.sample.N.v", "variable"),
+        ("src.sample.N.w", "function"),
+        ("src.sample.arrow", "function"),
+        ("src.sample.plain", "variable"),
+        ("src.sample.outer", "function"),
+        ("src.sample.outer.inner", "function"),
     }
 
 
@@ -56,8 +70,15 @@ def test_overloads_are_one_declaration_spanning_signatures_and_implementation() 
 
 def test_the_exported_flag_follows_the_export_modifier() -> None:
     exported = {s.qualified_name for s in _facts().symbols if s.exported and s.kind != "module"}
-    assert exported == {"src.sample.f", "src.sample.K", "src.sample.K.s", "src.sample.K.m", "src.sample.N.v",
-                        "src.sample.arrow", "src.sample.plain"}
+    assert exported == {
+        "src.sample.f",
+        "src.sample.K",
+        "src.sample.K.s",
+        "src.sample.K.m",
+        "src.sample.N.v",
+        "src.sample.arrow",
+        "src.sample.plain",
+    }
 
 
 def test_sites_name_imports_reexports_calls_and_bases_at_the_resolved_name() -> None:

@@ -27,22 +27,29 @@ from tests.helpers import run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
 from tests.typescript_corpus import build_ts_corpus
 
-_MANIFEST = json.dumps({
-    "name": "@fx/lib", "version": "1.0.0", "type": "module", "types": "build/legacy/index.d.ts",
-    "exports": {".": {"import": {"types": "./build/modern/index.d.ts", "default": "./build/modern/index.js"}},
-                "./legacy": {"types": "./build/modern/legacy.d.ts"}},
-})
+_MANIFEST = json.dumps(
+    {
+        "name": "@fx/lib",
+        "version": "1.0.0",
+        "type": "module",
+        "types": "build/legacy/index.d.ts",
+        "exports": {
+            ".": {"import": {"types": "./build/modern/index.d.ts", "default": "./build/modern/index.js"}},
+            "./legacy": {"types": "./build/modern/legacy.d.ts"},
+        },
+    }
+)
 PROVIDER = {
     "package.json": _MANIFEST,
     "src/index.ts": 'export { Greeter } from "./greeter";\nexport * from "./types";\nexport { Twin } from "./twin";\n',
     "src/greeter.ts": 'import { Subscribable } from "./subscribable";\nimport type { Hidden } from "./types";\n\n'
-                      "export class Greeter extends Subscribable {\n"
-                      '  greet(name: string): string {\n    return "hi " + name;\n  }\n\n'
-                      "  hidden(): Hidden {\n    return { secret: 1 };\n  }\n}\n",
+    "export class Greeter extends Subscribable {\n"
+    '  greet(name: string): string {\n    return "hi " + name;\n  }\n\n'
+    "  hidden(): Hidden {\n    return { secret: 1 };\n  }\n}\n",
     "src/subscribable.ts": "export class Subscribable {\n  subscribe(fn: () => void): () => void {\n"
-                           "    return fn;\n  }\n}\n",
+    "    return fn;\n  }\n}\n",
     "src/types.ts": "export interface Options {\n  loud: boolean;\n}\n\nexport type Action = { kind: string };\n\n"
-                    "export interface Hidden {\n  secret: number;\n}\n",
+    "export interface Hidden {\n  secret: number;\n}\n",
     "src/twin.ts": "export class Twin {}\n",
     "src/legacy.ts": "export class Twin {}\n",
 }
@@ -52,26 +59,26 @@ PUBLISHED = {
     "build/modern/index.d.ts": "export { G as Greeter, O as Options, A as Action, T as Twin } from './chunk-X1.js';\n",
     "build/modern/legacy.d.ts": "export { T as Twin } from './chunk-X1.js';\n",
     "build/modern/chunk-X1.d.ts": "import { Subscribable } from './subscribable.js';\n\n"
-                                  "type Action$1 = {\n    kind: string;\n};\n"
-                                  "interface Options {\n    loud: boolean;\n}\n"
-                                  "interface Hidden {\n    secret: number;\n}\n"
-                                  "declare class Greeter extends Subscribable {\n"
-                                  "    greet(name: string): string;\n    hidden(): Hidden;\n    extra(): void;\n}\n"
-                                  "declare class Twin {\n}\n\n"
-                                  "export { Action$1 as A, Greeter as G, type Hidden as H, type Options as O, Twin as T };\n",
+    "type Action$1 = {\n    kind: string;\n};\n"
+    "interface Options {\n    loud: boolean;\n}\n"
+    "interface Hidden {\n    secret: number;\n}\n"
+    "declare class Greeter extends Subscribable {\n"
+    "    greet(name: string): string;\n    hidden(): Hidden;\n    extra(): void;\n}\n"
+    "declare class Twin {\n}\n\n"
+    "export { Action$1 as A, Greeter as G, type Hidden as H, type Options as O, Twin as T };\n",
     "build/modern/subscribable.d.ts": "declare class Subscribable {\n    subscribe(fn: () => void): () => void;\n}\n\n"
-                                      "export { Subscribable };\n",
+    "export { Subscribable };\n",
 }
 CONSUMER = {
     "package.json": '{"name": "app", "dependencies": {"@fx/lib": "1.0.0"}}',
     "src/main.ts": 'import { Greeter, Twin, type Action, type Options } from "@fx/lib";\n\n'
-                   "export function run(opts: Options): string {\n"
-                   "  const g = new Greeter();\n"
-                   "  g.subscribe(() => {});\n"
-                   '  const a: Action = { kind: "x" };\n'
-                   "  g.extra();\n"
-                   "  new Twin();\n"
-                   "  return g.greet(a.kind) + String(opts.loud) + g.hidden().secret;\n}\n",
+    "export function run(opts: Options): string {\n"
+    "  const g = new Greeter();\n"
+    "  g.subscribe(() => {});\n"
+    '  const a: Action = { kind: "x" };\n'
+    "  g.extra();\n"
+    "  new Twin();\n"
+    "  return g.greet(a.kind) + String(opts.loud) + g.hidden().secret;\n}\n",
 }
 
 
@@ -96,8 +103,11 @@ def small_pair(tmp_path_factory: pytest.TempPathFactory) -> Pair:
     for e in out.edges:
         target = built.declarations[e.target]
         if target.repository == "lib":
-            edges[(EdgeKind(e.kind).name, target.qualified_name, e.line)] = (target.path, Provenance(e.provenance).name,
-                                                                             e.confidence)
+            edges[(EdgeKind(e.kind).name, target.qualified_name, e.line)] = (
+                target.path,
+                Provenance(e.provenance).name,
+                e.confidence,
+            )
     unresolved = [(u.reason, u.name, u.package, u.detail) for u in out.unresolved]
     return edges, unresolved
 
@@ -128,8 +138,10 @@ def test_what_does_not_map_uniquely_is_an_unresolved_row_never_a_guess(small_pai
     edges, unresolved = small_pair
     rows = {(reason, name, package) for reason, name, package, _detail in unresolved}
     # Twin is public under "." (src/twin.ts) and "./legacy" (src/legacy.ts): one row asking for each of the two
-    assert {("AMBIGUOUS_PACKAGE_EXPORT", "Twin", "src/twin.ts"),
-            ("AMBIGUOUS_PACKAGE_EXPORT", "Twin", "src/legacy.ts")} <= rows
+    assert {
+        ("AMBIGUOUS_PACKAGE_EXPORT", "Twin", "src/twin.ts"),
+        ("AMBIGUOUS_PACKAGE_EXPORT", "Twin", "src/legacy.ts"),
+    } <= rows
     assert not any(qn.endswith("Twin") for _kind, qn, _line in edges)
     # Hidden is exported by the chunk only (as H), by no entry of the package, and a chunk mirrors no source
     assert ("PACKAGE_EXPORT_NOT_MAPPED", "secret", "@fx/lib") in rows
@@ -139,8 +151,9 @@ def test_what_does_not_map_uniquely_is_an_unresolved_row_never_a_guess(small_pai
     # `{ kind: "x" }` and `a.kind`: a member of a type literal (`type Action = { kind: string }`), which is no
     # declaration of the graph
     literal = [d for r, n, p, d in unresolved if (n, p) == ("kind", "src/types.ts")]
-    assert len(literal) == 2 and all("src.types.Action.typeLiteral6.kind" in d and "anonymous type literal" in d
-                                     for d in literal)
+    assert len(literal) == 2 and all(
+        "src.types.Action.typeLiteral6.kind" in d and "anonymous type literal" in d for d in literal
+    )
     assert len(rows) == 5, rows
 
 
@@ -157,12 +170,13 @@ def test_consumers_of_the_pair_through_the_cli(tmp_path: Path) -> None:
         greeter = find_cross_repo_consumers(gen, {"qualified_name": "src.greeter.Greeter", "view": "full"})
         rows = greeter["results"]["consumers"]
         assert {(r["category"], r["file_path"], r["confidence"], r["provenance"]) for r in rows} == {
-            ("exact_symbol", "src/main.ts", "EXACT_PACKAGE_MAPPED", "TYPESCRIPT_PROJECT_REFERENCE")}
-        assert greeter["coverage"] == {"exact": len(rows), "candidate": 0, "unresolved_related": 0,
-                                       "package_level": 0}
+            ("exact_symbol", "src/main.ts", "EXACT_PACKAGE_MAPPED", "TYPESCRIPT_PROJECT_REFERENCE")
+        }
+        assert greeter["coverage"] == {"exact": len(rows), "candidate": 0, "unresolved_related": 0, "package_level": 0}
         refs = find_references(gen, {"qualified_name": "src.greeter.Greeter.greet", "view": "full"})
         assert [(r["file_path"], r["confidence"]) for r in refs["results"]["references"]] == [
-            ("src/main.ts", "EXACT_PACKAGE_MAPPED")]
+            ("src/main.ts", "EXACT_PACKAGE_MAPPED")
+        ]
         assert refs["coverage"]["exact"] == 1
         # an ambiguous use is no edge, but neither candidate may answer "nobody consumes it"
         for qn in ("src.twin.Twin", "src.legacy.Twin"):
@@ -170,7 +184,8 @@ def test_consumers_of_the_pair_through_the_cli(tmp_path: Path) -> None:
             rows = twin["results"]["consumers"]
             assert [(r["category"], r["reason"], r["file_path"], r["start_line"]) for r in rows] == [
                 ("unresolved", "AMBIGUOUS_PACKAGE_EXPORT", "src/main.ts", 1),  # the import
-                ("unresolved", "AMBIGUOUS_PACKAGE_EXPORT", "src/main.ts", 8)], qn  # new Twin()
+                ("unresolved", "AMBIGUOUS_PACKAGE_EXPORT", "src/main.ts", 8),
+            ], qn  # new Twin()
             assert twin["coverage"]["unresolved_related"] == 2 and twin["coverage"]["exact"] == 0
             # and neither may say a change to it reaches nothing for sure
             refs = find_references(gen, {"qualified_name": qn, "view": "full"})
@@ -210,18 +225,24 @@ def test_react_query_consumes_query_core_through_its_published_tarball(tanstack:
     names = {r.name: r for r in tanstack.repositories()}
     provider = next(n for n in names if n.startswith("query-core"))
     consumer = next(n for n in names if n.startswith("react-query"))
-    answer = find_cross_repo_consumers(tanstack, {"qualified_name": "src.queryClient.QueryClient",
-                                                  "repository": provider, "view": "full", "limit": 500})
+    answer = find_cross_repo_consumers(
+        tanstack,
+        {"qualified_name": "src.queryClient.QueryClient", "repository": provider, "view": "full", "limit": 500},
+    )
     files = _consumer_files(answer)
     assert set(files) == {"EXACT_PACKAGE_MAPPED"}
     assert {"src/QueryClientProvider.tsx", "src/useBaseQuery.ts", "src/useQueries.ts"} <= files["EXACT_PACKAGE_MAPPED"]
     assert answer["coverage"]["exact"] >= len(files["EXACT_PACKAGE_MAPPED"])
     assert all(r["repository"] == consumer for r in answer["results"]["consumers"] if r["category"] == "exact_symbol")
     # a method through the instance the consumer holds, and a method inherited from a class no entry exports
-    for qn, expected in (("src.queryClient.QueryClient.getQueryCache", "src/useIsFetching.ts"),
-                         ("src.subscribable.Subscribable.subscribe", "src/useBaseQuery.ts")):
-        refs = find_references(tanstack, {"qualified_name": qn, "repository": provider, "view": "full",
-                                          "limit": 500, "in_repository": consumer})
+    for qn, expected in (
+        ("src.queryClient.QueryClient.getQueryCache", "src/useIsFetching.ts"),
+        ("src.subscribable.Subscribable.subscribe", "src/useBaseQuery.ts"),
+    ):
+        refs = find_references(
+            tanstack,
+            {"qualified_name": qn, "repository": provider, "view": "full", "limit": 500, "in_repository": consumer},
+        )
         rows = refs["results"]["references"]
         assert expected in {r["file_path"] for r in rows}, (qn, rows)
         assert {r["confidence"] for r in rows} == {"EXACT_PACKAGE_MAPPED"}

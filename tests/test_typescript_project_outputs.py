@@ -1,4 +1,3 @@
-
 """A workspace package reached through node_modules resolves to its built ``.d.ts``; the edge goes to its source.
 
 The language service maps a referenced project's declaration output back to
@@ -27,7 +26,7 @@ _FILES = {
     "tsconfig.json": '{"files": [], "references": [{"path": "packages/core"}, {"path": "packages/app"}]}',
     "packages/core/package.json": '{"name": "@ws/core", "types": "dist/index.d.ts"}',
     "packages/core/tsconfig.json": '{"compilerOptions": {"composite": true, "rootDir": "src", "outDir": "dist",'
-                                   ' "module": "esnext", "moduleResolution": "bundler"}, "include": ["src"]}',
+    ' "module": "esnext", "moduleResolution": "bundler"}, "include": ["src"]}',
     "packages/core/src/index.ts": 'export { square } from "./math";\n',
     "packages/core/src/math.ts": "export function square(x: number): number {\n  return x * x;\n}\n",
     # the build output tsc -b would have written (ignored by git in real repositories, never indexed)
@@ -35,10 +34,10 @@ _FILES = {
     "packages/core/dist/math.d.ts": "export declare function square(x: number): number;\n",
     "packages/app/package.json": '{"name": "@ws/app", "dependencies": {"@ws/core": "*"}}',
     "packages/app/tsconfig.json": '{"compilerOptions": {"composite": true, "rootDir": "src", "outDir": "dist",'
-                                  ' "module": "esnext", "moduleResolution": "bundler"}, "include": ["src"],'
-                                  ' "references": [{"path": "../core"}]}',
+    ' "module": "esnext", "moduleResolution": "bundler"}, "include": ["src"],'
+    ' "references": [{"path": "../core"}]}',
     "packages/app/src/main.ts": 'import { square } from "@ws/core";\n\nexport function area(r: number): number {\n'
-                                "  return square(r) * 3;\n}\n",
+    "  return square(r) * 3;\n}\n",
 }
 
 
@@ -57,7 +56,12 @@ def test_a_call_through_a_workspace_link_binds_to_the_referenced_project_source(
     exact.outcomes.append(scip_ts.bind(facts, "ws", corpus, scip_ts.ModuleTable(corpus)))
     merged = merge(ts.resolve(corpus), exact)
     source = built.key("packages.app.src.main.area")
-    calls = {(built.declarations[e.target].path, built.declarations[e.target].qualified_name)
-             for e in merged.edges if e.source == source and e.kind == EdgeKind.CALLS_DIRECT
-             and e.confidence == Confidence.EXACT_TYPECHECKED and e.provenance == Provenance.TYPESCRIPT_CHECKER}
+    calls = {
+        (built.declarations[e.target].path, built.declarations[e.target].qualified_name)
+        for e in merged.edges
+        if e.source == source
+        and e.kind == EdgeKind.CALLS_DIRECT
+        and e.confidence == Confidence.EXACT_TYPECHECKED
+        and e.provenance == Provenance.TYPESCRIPT_CHECKER
+    }
     assert calls == {("packages/core/src/math.ts", "packages.core.src.math.square")}

@@ -29,8 +29,9 @@ REPO = "mono"
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else b"<dir>"
-            for p in sorted(root.rglob("*"))}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else b"<dir>" for p in sorted(root.rglob("*"))
+    }
 
 
 @dataclass
@@ -44,9 +45,14 @@ class Analysed:
     def edges(self, kind: EdgeKind, source: str) -> set[str]:
         """Qualified names an exact ``kind`` edge from ``source`` reaches."""
         key = self.built.key(source)
-        return {self.built.declarations[e.target].qualified_name for e in self.merged.edges
-                if e.source == key and e.kind == kind and e.confidence == Confidence.EXACT_TYPECHECKED
-                and e.provenance == Provenance.TYPESCRIPT_CHECKER}
+        return {
+            self.built.declarations[e.target].qualified_name
+            for e in self.merged.edges
+            if e.source == key
+            and e.kind == kind
+            and e.confidence == Confidence.EXACT_TYPECHECKED
+            and e.provenance == Provenance.TYPESCRIPT_CHECKER
+        }
 
 
 @pytest.fixture(scope="module")
@@ -76,9 +82,16 @@ def _owner(plan: Plan, path: str) -> str:
 
 
 def test_each_file_is_checked_in_the_project_whose_tsconfig_claims_it(analysed: Analysed) -> None:
-    owners = {p: _owner(analysed.plans["typescript"], p) for p in (
-        "packages/core/src/math.ts", "packages/core/src/index.ts", "packages/app/src/main.ts",
-        "packages/core/src/math.test.ts", "scripts/report.ts")}
+    owners = {
+        p: _owner(analysed.plans["typescript"], p)
+        for p in (
+            "packages/core/src/math.ts",
+            "packages/core/src/index.ts",
+            "packages/app/src/main.ts",
+            "packages/core/src/math.test.ts",
+            "scripts/report.ts",
+        )
+    }
     assert owners == {
         "packages/core/src/math.ts": "packages/core/tsconfig.json",
         "packages/core/src/index.ts": "packages/core/tsconfig.json",
@@ -93,37 +106,46 @@ def test_each_file_is_checked_in_the_project_whose_tsconfig_claims_it(analysed: 
     assert core.extended == (str(FIXTURE.resolve() / "tsconfig.base.json"),)
 
 
-def test_app_calls_into_core_through_the_project_reference_are_exact_edges_to_core_source(
-        analysed: Analysed) -> None:
+def test_app_calls_into_core_through_the_project_reference_are_exact_edges_to_core_source(analysed: Analysed) -> None:
     assert analysed.edges(EdgeKind.CALLS_DIRECT, "packages.app.src.main.run") == {
-        "packages.core.src.math.Calculator", "packages.core.src.math.Calculator.add",
-        "packages.core.src.math.square", "packages.app.src.legacy.scaled"}
+        "packages.core.src.math.Calculator",
+        "packages.core.src.math.Calculator.add",
+        "packages.core.src.math.square",
+        "packages.app.src.legacy.scaled",
+    }
     assert analysed.edges(EdgeKind.CALLS_DIRECT, "packages.app.src.main.Circle.area") == {
-        "packages.core.src.math.square"}
+        "packages.core.src.math.square"
+    }
     assert analysed.edges(EdgeKind.IMPLEMENTS, "packages.app.src.main.Circle") == {"packages.core.src.math.Shape"}
     assert "packages.core.src.math.Shape.area" in analysed.edges(
-        EdgeKind.IMPLEMENTS, "packages.app.src.main.Circle.area")
+        EdgeKind.IMPLEMENTS, "packages.app.src.main.Circle.area"
+    )
     # the import names the barrel's re-exported symbols by their declarations in core's source
     assert {"packages.core.src.math.Calculator", "packages.core.src.math.square"} <= analysed.edges(
-        EdgeKind.IMPORTS_SYMBOL, "packages.app.src.main")
+        EdgeKind.IMPORTS_SYMBOL, "packages.app.src.main"
+    )
 
 
 def test_a_js_file_under_allow_js_calls_into_the_typescript_project_it_references(analysed: Analysed) -> None:
-    assert analysed.edges(EdgeKind.CALLS_DIRECT, "packages.app.src.legacy.scaled") == {
-        "packages.core.src.math.square"}
+    assert analysed.edges(EdgeKind.CALLS_DIRECT, "packages.app.src.legacy.scaled") == {"packages.core.src.math.square"}
 
 
 def test_files_no_tsconfig_claims_are_checked_in_the_inferred_project(analysed: Analysed) -> None:
     assert analysed.edges(EdgeKind.CALLS_DIRECT, "scripts.report.report") == {
-        "packages.core.src.math.Calculator", "packages.core.src.math.Calculator.twice"}
+        "packages.core.src.math.Calculator",
+        "packages.core.src.math.Calculator.twice",
+    }
     assert analysed.edges(EdgeKind.CALLS_DIRECT, "packages.core.src.math.test.checkSquare") == {
-        "packages.core.src.math.square"}
+        "packages.core.src.math.square"
+    }
 
 
 def test_no_candidate_edge_is_left_where_the_checker_answered(analysed: Analysed) -> None:
     candidates = [e for e in analysed.merged.edges if e.confidence == Confidence.CANDIDATE]
-    assert not candidates, [(analysed.built.declarations[e.source].qualified_name,
-                             analysed.built.declarations[e.target].qualified_name) for e in candidates]
+    assert not candidates, [
+        (analysed.built.declarations[e.source].qualified_name, analysed.built.declarations[e.target].qualified_name)
+        for e in candidates
+    ]
 
 
 def test_nothing_is_written_into_the_repository(analysed: Analysed) -> None:
@@ -141,7 +163,11 @@ def test_the_cache_key_follows_every_tsconfig_and_the_bases_they_extend(tmp_path
         return scip_ts.cache_key(repo, hashes, "analyzer")
 
     assert {p for p, _ in config_inputs(root)} == {
-        "tsconfig.json", "tsconfig.base.json", "packages/core/tsconfig.json", "packages/app/tsconfig.build.json"}
+        "tsconfig.json",
+        "tsconfig.base.json",
+        "packages/core/tsconfig.json",
+        "packages/app/tsconfig.build.json",
+    }
     first = key()
     (root / "README.md").write_text("not a config\n")
     assert key() == first
@@ -161,8 +187,11 @@ def test_the_cache_key_follows_every_tsconfig_and_the_bases_they_extend(tmp_path
     base.parent.mkdir(parents=True)
     base.write_text('{"compilerOptions": {"strict": true}}')
     core = root / "packages/core/tsconfig.json"
-    core.write_text(core.read_text().replace('"extends": "../../tsconfig.base.json"',
-                                             '"extends": ["../../tsconfig.base.json", "@tsconfig/strict"]'))
+    core.write_text(
+        core.read_text().replace(
+            '"extends": "../../tsconfig.base.json"', '"extends": ["../../tsconfig.base.json", "@tsconfig/strict"]'
+        )
+    )
     with_base = key()
     base.write_text('{"compilerOptions": {"strict": false}}')
     assert key() != with_base
@@ -175,11 +204,14 @@ def test_a_project_extending_a_config_that_is_not_there_leaves_its_files_to_the_
     require_analyzer()
     from tests.helpers import write_repo
 
-    root = write_repo(tmp_path / "pkg", {
-        "src/a.ts": "export function f(): number {\n  return 1;\n}\n",
-        "tools/tsconfig.json": '{"extends": "../../tsconfig.json", "include": ["*.ts"]}',
-        "tools/gen.ts": 'import { f } from "../src/a";\n\nexport const g = f();\n',
-    })
+    root = write_repo(
+        tmp_path / "pkg",
+        {
+            "src/a.ts": "export function f(): number {\n  return 1;\n}\n",
+            "tools/tsconfig.json": '{"extends": "../../tsconfig.json", "include": ["*.ts"]}',
+            "tools/gen.ts": 'import { f } from "../src/a";\n\nexport const g = f();\n',
+        },
+    )
     built = build_ts_corpus([("pkg", root)])
     corpus = built.corpora["typescript"]
     (repo,) = corpus.repositories
@@ -187,5 +219,6 @@ def test_a_project_extending_a_config_that_is_not_there_leaves_its_files_to_the_
     assert plan.inferred == ["src/a.ts", "tools/gen.ts"] and not plan.assigned
     facts = scip_ts.analyze_repository(repo, corpus, timeout=120)  # before: "did not check 1 of 2 projects"
     out = scip_ts.bind(facts, "pkg", corpus, scip_ts.ModuleTable(corpus))
-    assert (built.key("tools.gen.g"), built.key("src.a.f")) in {(e.source, e.target) for e in out.edges
-                                                               if e.kind == EdgeKind.CALLS_DIRECT}
+    assert (built.key("tools.gen.g"), built.key("src.a.f")) in {
+        (e.source, e.target) for e in out.edges if e.kind == EdgeKind.CALLS_DIRECT
+    }

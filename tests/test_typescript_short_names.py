@@ -18,7 +18,7 @@ FILES = {
     "src/queryClient.ts": "export class QueryClient {\n  getQueryCache(): number {\n    return 1;\n  }\n}\n",
     "src/legacy/queryClient.ts": "export class QueryClient {\n  getQueryCache(): number {\n    return 2;\n  }\n}\n",
     "src/subscribable.ts": "export class Subscribable {\n  subscribe(): void {}\n}\n\n"
-                           "export function watch(s: Subscribable): void {\n  s.subscribe();\n}\n",
+    "export function watch(s: Subscribable): void {\n  s.subscribe();\n}\n",
     "src/tools.ts": "export namespace Tools {\n  export function run(): number {\n    return 1;\n  }\n}\n",
 }
 
@@ -61,8 +61,9 @@ def test_an_ambiguous_short_form_lists_the_candidates_and_narrowing_settles_it(g
     assert err.code == AMBIGUOUS_SYMBOL
     assert "app src/legacy/queryClient.ts:2-4 src.legacy.queryClient.QueryClient.getQueryCache" in err.message
     assert "app src/queryClient.ts:2-4 src.queryClient.QueryClient.getQueryCache" in err.message
-    one = call(gen, "get_symbol", qualified_name="QueryClient.getQueryCache", repository="app",
-               path="src/queryClient.ts")
+    one = call(
+        gen, "get_symbol", qualified_name="QueryClient.getQueryCache", repository="app", path="src/queryClient.ts"
+    )
     assert one["results"]["qualified_name"] == "src.queryClient.QueryClient.getQueryCache"
     found = call(gen, "find_symbol", name="QueryClient.getQueryCache", mode="qualified_exact", view="full")
     assert sorted(r["file_path"] for r in found["results"]) == ["src/legacy/queryClient.ts", "src/queryClient.ts"]

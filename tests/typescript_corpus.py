@@ -24,8 +24,11 @@ class BuiltTsCorpus:
     declarations: dict[str, Declaration] = field(default_factory=dict)
 
     def key(self, qualified_name: str, repository: str | None = None) -> str:
-        found = [k for k, d in self.declarations.items()
-                 if d.qualified_name == qualified_name and repository in (None, d.repository)]
+        found = [
+            k
+            for k, d in self.declarations.items()
+            if d.qualified_name == qualified_name and repository in (None, d.repository)
+        ]
         assert len(found) == 1, f"{qualified_name!r} declared {len(found)} times"
         return found[0]
 
@@ -52,8 +55,15 @@ def build_ts_corpus(repositories: Iterable[tuple[str, Path]]) -> BuiltTsCorpus:
             facts = ts.extract(path, (root / path).read_bytes(), package)
             per_lang[language].files.append(facts)
             for sym in facts.symbols:
-                key = stable_key(language=language, repository=name, package=package, module=path,
-                                 qualified_name=sym.qualified_name, kind=sym.kind, discriminator="")
+                key = stable_key(
+                    language=language,
+                    repository=name,
+                    package=package,
+                    module=path,
+                    qualified_name=sym.qualified_name,
+                    kind=sym.kind,
+                    discriminator="",
+                )
                 keys[(name, path, sym.qualified_name, sym.kind)] = key
                 built.declarations[key] = Declaration(name, path, sym.qualified_name, sym.kind)
         for lang, facts in per_lang.items():

@@ -78,9 +78,20 @@ class NpmTool:
             return f"{label}: NOT installed (npm not found; {self.fallback_note})"
         self.install_dir().mkdir(parents=True, exist_ok=True)
         proc = subprocess.run(
-            [npm, "install", "--prefix", str(self.install_dir()), "--no-audit", "--no-fund", "--no-save",
-             f"{self.package}@{self.version}", *self.companions],
-            capture_output=True, text=True, timeout=timeout,
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(self.install_dir()),
+                "--no-audit",
+                "--no-fund",
+                "--no-save",
+                f"{self.package}@{self.version}",
+                *self.companions,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         if proc.returncode != 0 or not exe.exists():
             return f"{label}: install FAILED ({tail(proc.stderr or proc.stdout, 200)})"

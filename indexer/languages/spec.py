@@ -114,8 +114,9 @@ class ExactAdapter(ABC, Generic[FactsT]):
     def bind(self, facts: FactsT, repo: str, corpus: Corpus, modules: Any) -> ExactOutcome:
         """Turn joined facts into EXACT edges between stable keys."""
 
-    def update(self, previous: FactsT, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus, *,
-               timeout: float) -> FactsT | None:
+    def update(
+        self, previous: FactsT, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus, *, timeout: float
+    ) -> FactsT | None:
         """The facts of ``repo`` now, from ``previous`` (a whole run's facts, or an update's) and the repository
         files whose content changed since (added and removed ones included), re-analysing only what those
         can affect; None when the analyzer has no such route (the whole repository is analysed again).

@@ -94,10 +94,10 @@ def _blank(buf: bytearray, spans: list[tuple[int, int]], line: int, *, python: b
     """Blank ``line`` (and, in Python, the indented block it opens); returns the 0-based lines blanked."""
     lines = [line]
     if python:
-        own = _indent(bytes(buf[spans[line][0]:spans[line][1]]))
+        own = _indent(bytes(buf[spans[line][0] : spans[line][1]]))
         nxt = line + 1
         while nxt < len(spans):
-            text = bytes(buf[spans[nxt][0]:spans[nxt][1]])
+            text = bytes(buf[spans[nxt][0] : spans[nxt][1]])
             if text.strip() and _indent(text) <= own:
                 break
             lines.append(nxt)
@@ -110,7 +110,7 @@ def _blank(buf: bytearray, spans: list[tuple[int, int]], line: int, *, python: b
         width = _indent(text)
         filler = bytearray(b" " * (end - start))
         if python and i == line and text.strip() and end - start - width >= 4:
-            filler[width:width + 4] = b"pass"  # keeps the enclosing block non-empty
+            filler[width : width + 4] = b"pass"  # keeps the enclosing block non-empty
         buf[start:end] = filler
     return lines
 
@@ -121,8 +121,14 @@ def _reparse(parser: Parser, tree: Tree, buf: bytearray, spans: list[tuple[int, 
     first, last = min(lines), max(lines)
     start, end = spans[first][0], spans[last][1]
     start_col, end_col = 0, spans[last][1] - spans[last][0]
-    edited.edit(start_byte=start, old_end_byte=end, new_end_byte=end, start_point=(first, start_col),
-                old_end_point=(last, end_col), new_end_point=(last, end_col))
+    edited.edit(
+        start_byte=start,
+        old_end_byte=end,
+        new_end_byte=end,
+        start_point=(first, start_col),
+        old_end_point=(last, end_col),
+        new_end_point=(last, end_col),
+    )
     return parser.parse(bytes(buf), edited)
 
 
@@ -149,8 +155,9 @@ def repair(grammar: Language, source: bytes, *, python: bool = False) -> Repair:
         if line is None:
             break
         if line in blanked:  # the same line again: blank the next line of the error that is still there
-            line = next((n for n in range(line + 1, len(spans)) if n not in blanked and buf[slice(*spans[n])].strip()),
-                        None)
+            line = next(
+                (n for n in range(line + 1, len(spans)) if n not in blanked and buf[slice(*spans[n])].strip()), None
+            )
             if line is None:
                 break
         # The token that does not fit is often the one after the mistake (a ``}`` after an unfinished call):
@@ -184,8 +191,15 @@ def repair(grammar: Language, source: bytes, *, python: bool = False) -> Repair:
                 names[(node_text(node), node.start_point[0] + 1, node.start_point[1])] = None
             continue
         stack.extend(node.children)
-    return Repair(root, bytes(buf), first, sorted(n + 1 for n in blanked),
-                  tuple(sorted(names, key=lambda n: (n[1], n[2]))), complete=not root.has_error, original=original)
+    return Repair(
+        root,
+        bytes(buf),
+        first,
+        sorted(n + 1 for n in blanked),
+        tuple(sorted(names, key=lambda n: (n[1], n[2]))),
+        complete=not root.has_error,
+        original=original,
+    )
 
 
 def describe_lines(lines: list[int]) -> str:
@@ -232,9 +246,18 @@ def extract_tree(
             recovered, _sites = walk(fixed.original, source)
             symbols = (*symbols, *(s for s in recovered if (s.qualified_name, s.kind) not in found))
     except RecursionError:
-        return FileFacts(path=path, language=language, package=package, status="parse_failed",
-                         reason="nesting too deep to analyse")
+        return FileFacts(
+            path=path, language=language, package=package, status="parse_failed", reason="nesting too deep to analyse"
+        )
     if not fixed.first_error:
         return FileFacts(path=path, language=language, package=package, symbols=symbols, sites=sites)
-    return FileFacts(path=path, language=language, package=package, status="partial", reason=partial_reason(fixed),
-                     symbols=symbols, sites=sites, unparsed=fixed.unparsed)
+    return FileFacts(
+        path=path,
+        language=language,
+        package=package,
+        status="partial",
+        reason=partial_reason(fixed),
+        symbols=symbols,
+        sites=sites,
+        unparsed=fixed.unparsed,
+    )

@@ -24,7 +24,7 @@ from indexer.facts import SymbolFact
 from indexer.scip.decode import Occurrence
 
 # Descriptor suffixes, as written in a symbol string.
-NAMESPACE, TYPE, TERM, METHOD, TYPE_PARAMETER, PARAMETER, META, MACRO = "/", "#", ".", "()", "[]", "(param)", ":", "!"
+NAMESPACE, TYPE, TERM, METHOD, TYPE_PARAMETER, PARAMETER, META, MACRO = ("/", "#", ".", "()", "[]", "(param)", ":", "!")
 
 _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-$")
 
@@ -181,8 +181,13 @@ class FileDeclarations:
         kinds = frozenset(source_kinds)
         order = sorted(
             range(len(symbols)),
-            key=lambda i: (symbols[i].start_line, symbols[i].start_col, -symbols[i].end_line,
-                           -symbols[i].end_col, symbols[i].kind != "module"),
+            key=lambda i: (
+                symbols[i].start_line,
+                symbols[i].start_col,
+                -symbols[i].end_line,
+                -symbols[i].end_col,
+                symbols[i].kind != "module",
+            ),
         )
         self._symbols = [symbols[i] for i in order]
         self._starts = [(s.start_line, s.start_col) for s in self._symbols]
@@ -227,13 +232,28 @@ class FileDeclarations:
 
 
 _KIND_WORDS = {
-    "class": "class", "interface": "interface", "type": "type_alias", "enum": "enum", "namespace": "namespace",
-    "module": "namespace", "function": "function", "def": "function", "async": "function",
+    "class": "class",
+    "interface": "interface",
+    "type": "type_alias",
+    "enum": "enum",
+    "namespace": "namespace",
+    "module": "namespace",
+    "function": "function",
+    "def": "function",
+    "async": "function",
 }
 
 
-def analyzer_declaration(module_qn: str, member: str, suffix: str, line_text: str,
-                         start: tuple[int, int], end: tuple[int, int], *, python: bool = False) -> SymbolFact:
+def analyzer_declaration(
+    module_qn: str,
+    member: str,
+    suffix: str,
+    line_text: str,
+    start: tuple[int, int],
+    end: tuple[int, int],
+    *,
+    python: bool = False,
+) -> SymbolFact:
     """A declaration only the analyzer saw, on a line tree-sitter could not parse.
 
     ``member`` is its dotted path inside the module, ``suffix`` the SCIP descriptor suffix of its last
@@ -256,9 +276,15 @@ def analyzer_declaration(module_qn: str, member: str, suffix: str, line_text: st
     name = member.rsplit(".", 1)[-1]
     exported = top and (not name.startswith("_") if python else words[:1] == ["export"])
     return SymbolFact(
-        name=name, qualified_name=f"{module_qn}.{member}", kind=kind,
-        start_line=start[0], start_col=start[1], end_line=end[0], end_col=end[1],
-        signature=" ".join(line_text.split())[:200], exported=exported,
+        name=name,
+        qualified_name=f"{module_qn}.{member}",
+        kind=kind,
+        start_line=start[0],
+        start_col=start[1],
+        end_line=end[0],
+        end_col=end[1],
+        signature=" ".join(line_text.split())[:200],
+        exported=exported,
         # Python extraction nests top-level declarations in the module symbol; TypeScript leaves them at "".
         container=(module_qn if python else "") if top else f"{module_qn}.{member.rsplit('.', 1)[0]}",
     )

@@ -87,8 +87,9 @@ def asks_for(u: Unresolved, subject: Symbol) -> bool:
     )
 
 
-def find_consumers(gen: Generation, subject: Symbol, *, repo: str | None = None,
-                   language: str | None = None) -> Consumers:
+def find_consumers(
+    gen: Generation, subject: Symbol, *, repo: str | None = None, language: str | None = None
+) -> Consumers:
     """Every consumer row outside the subject's repository matching the filters, ranked, with coverage."""
     rows: list[Consumer] = []
     edges = [e for e in gen.edges_in(subject.key, ALL_KINDS)]
@@ -103,23 +104,37 @@ def find_consumers(gen: Generation, subject: Symbol, *, repo: str | None = None,
             category = "candidate"
         else:
             continue
-        rows.append(Consumer(category, source.repository, source.language, e.confidence, symbol=source,
-                             edge_kind=e.kind, provenance=e.provenance, evidence_line=e.line, evidence_col=e.col))
+        rows.append(
+            Consumer(
+                category,
+                source.repository,
+                source.language,
+                e.confidence,
+                symbol=source,
+                edge_kind=e.kind,
+                provenance=e.provenance,
+                evidence_line=e.line,
+                evidence_col=e.col,
+            )
+        )
     for d in gen.package_dependencies(subject.repository):
         if d.consumer_repository != subject.repository and provides(d.provider_package, subject.package):
-            rows.append(Consumer("package", d.consumer_repository, subject.language,
-                                 Confidence.EXACT_PACKAGE_MAPPED, dependency=d))
+            rows.append(
+                Consumer(
+                    "package", d.consumer_repository, subject.language, Confidence.EXACT_PACKAGE_MAPPED, dependency=d
+                )
+            )
     for other in gen.repositories():
         if other.name == subject.repository:
             continue
         for u in gen.unresolved_in(other.name):
             if asks_for(u, subject):
-                rows.append(Consumer("unresolved", u.repository, u.language or subject.language,
-                                     Confidence.UNRESOLVED, unresolved=u))
-    rows = [
-        r for r in rows
-        if (repo is None or r.repository == repo) and (language is None or r.language == language)
-    ]
+                rows.append(
+                    Consumer(
+                        "unresolved", u.repository, u.language or subject.language, Confidence.UNRESOLVED, unresolved=u
+                    )
+                )
+    rows = [r for r in rows if (repo is None or r.repository == repo) and (language is None or r.language == language)]
     rows.sort(key=Consumer.sort_key)
     coverage = Coverage()
     for r in rows:

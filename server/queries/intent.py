@@ -51,7 +51,11 @@ def query_terms(query: str) -> list[str]:
 
 
 def rank_files(
-    gen: Generation, query: str, *, repository: str | None = None, language: str | None = None,
+    gen: Generation,
+    query: str,
+    *,
+    repository: str | None = None,
+    language: str | None = None,
     is_test: IsTest | None = None,
 ) -> list[FileMatch]:
     """Every file matching at least one query term, best first (ties broken by repository and path)."""
@@ -113,8 +117,7 @@ def _doc_length(gen: Generation, doc: int) -> float:
     return cached
 
 
-def matching_symbols(gen: Generation, match: FileMatch, *, kinds: frozenset[str] | None = None
-                     ) -> list[SymbolMatch]:
+def matching_symbols(gen: Generation, match: FileMatch, *, kinds: frozenset[str] | None = None) -> list[SymbolMatch]:
     """The few declarations of a file whose name or docstring carries a matched term, best first."""
     wanted = set(match.matched)
     found: list[tuple[int, SymbolMatch]] = []
@@ -128,8 +131,9 @@ def matching_symbols(gen: Generation, match: FileMatch, *, kinds: frozenset[str]
             continue
         # Name hits outrank docstring hits; more distinct terms first.
         rank = 2 * len(wanted & name_terms) + len(wanted & doc_terms)
-        found.append((rank, SymbolMatch(sym.qualified_name, sym.kind, sym.start_line, sym.end_line, hits,
-                                        module_relative(sym))))
+        found.append(
+            (rank, SymbolMatch(sym.qualified_name, sym.kind, sym.start_line, sym.end_line, hits, module_relative(sym)))
+        )
     found.sort(key=lambda item: (-item[0], item[1].start_line))
     return [s for _rank, s in found[:SYMBOLS_PER_FILE]]
 

@@ -21,8 +21,7 @@ class Outline:
 
 
 def outline(
-    gen: Generation, repository: str, path: str, *, kinds: frozenset[str] | None = None,
-    include_members: bool = False,
+    gen: Generation, repository: str, path: str, *, kinds: frozenset[str] | None = None, include_members: bool = False
 ) -> Outline:
     """Declarations of a file, or of every file under a directory ("" is the repository root)."""
     check_repository(gen, repository)
@@ -38,11 +37,11 @@ def outline(
             reasons = "; ".join(f"{f.path}: {f.status}" + (f" ({f.reason})" if f.reason else "") for f in files[:5])
             raise ToolError(SYMBOL_NOT_FOUND, f"no indexed file at {where}: {reasons}")
         raise ToolError(
-            SYMBOL_NOT_FOUND,
-            f"no indexed file at {where}; list what is indexed with find_symbol or check graph_status",
+            SYMBOL_NOT_FOUND, f"no indexed file at {where}; list what is indexed with find_symbol or check graph_status"
         )
     symbols = [
-        s for s in gen.declarations(repository, path, directory=single is None)
+        s
+        for s in gen.declarations(repository, path, directory=single is None)
         if (kinds is None or s.kind in kinds) and (include_members or kinds is not None or s.kind not in MEMBER_KINDS)
     ]
     return Outline(files=indexed, symbols=symbols)

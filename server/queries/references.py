@@ -22,14 +22,23 @@ from snapshot_format.records import Symbol
 from snapshot_format.vocab import EdgeKind
 
 REFERENCE_VOCABULARY: tuple[str, ...] = (
-    "IMPORTS_SYMBOL", "EXPORTS", "REEXPORTS", "REFERENCES", "CALLS_DIRECT", "PASSES_AS_CALLBACK",
-    "ASSIGNS_FUNCTION", "RETURNS_FUNCTION", "TYPE_USES", "IMPLEMENTS", "EXTENDS", "EMBEDS", "OVERRIDES",
+    "IMPORTS_SYMBOL",
+    "EXPORTS",
+    "REEXPORTS",
+    "REFERENCES",
+    "CALLS_DIRECT",
+    "PASSES_AS_CALLBACK",
+    "ASSIGNS_FUNCTION",
+    "RETURNS_FUNCTION",
+    "TYPE_USES",
+    "IMPLEMENTS",
+    "EXTENDS",
+    "EMBEDS",
+    "OVERRIDES",
     "PART_OF",
 )
 DEFAULT_EXCLUDED: tuple[str, ...] = ("EXPORTS", "REEXPORTS")
-DEFAULT_KINDS = frozenset(
-    EdgeKind[k] for k in REFERENCE_VOCABULARY if k not in DEFAULT_EXCLUDED and k != "PART_OF"
-)
+DEFAULT_KINDS = frozenset(EdgeKind[k] for k in REFERENCE_VOCABULARY if k not in DEFAULT_EXCLUDED and k != "PART_OF")
 ALL_KINDS = frozenset(EdgeKind[k] for k in REFERENCE_VOCABULARY)
 
 
@@ -48,8 +57,17 @@ class Reference:
 
     def sort_key(self) -> tuple[object, ...]:
         o = self.other
-        return (o.repository, o.path, o.start_line, o.start_col, o.qualified_name, o.key, self.kind, self.provenance,
-                self.via)
+        return (
+            o.repository,
+            o.path,
+            o.start_line,
+            o.start_col,
+            o.qualified_name,
+            o.key,
+            self.kind,
+            self.provenance,
+            self.via,
+        )
 
 
 @dataclass
@@ -66,9 +84,10 @@ def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], vi
     edges = list(gen.edges_out(key, kinds) if outgoing else gen.edges_in(key, kinds))
     if not edges:
         return []
-    others = {s.key: s for s in gen.symbols_by_raw(
-        dict.fromkeys(key_to_bytes(e.target if outgoing else e.source) for e in edges)
-    )}
+    others = {
+        s.key: s
+        for s in gen.symbols_by_raw(dict.fromkeys(key_to_bytes(e.target if outgoing else e.source) for e in edges))
+    }
     out = []
     for e in edges:
         other = others.get(e.target if outgoing else e.source)
@@ -100,14 +119,16 @@ def find_references(
         bridge_kinds = frozenset(kinds - traverse.TYPE_RELATION_KINDS)
         for target in dispatch_targets(gen, subject) if bridge_kinds else []:
             bridged = [
-                r for r in _hop(gen, target.key, outgoing=False, kinds=bridge_kinds, via=target.qualified_name)
+                r
+                for r in _hop(gen, target.key, outgoing=False, kinds=bridge_kinds, via=target.qualified_name)
                 if r.other.key != subject.key
             ]
             if bridged:
                 dispatch_through.append(target.qualified_name)
                 rows.extend(bridged)
     rows = [
-        r for r in rows
+        r
+        for r in rows
         if (repo is None or r.other.repository == repo)
         and (language is None or r.other.language == language)
         and (confidence is None or r.confidence == confidence)
@@ -126,7 +147,8 @@ def unresolved_related(gen: Generation, subject: Symbol, *, outgoing: bool) -> i
     """Unresolved records touching the question: naming the subject (incoming) or made inside it (outgoing)."""
     if outgoing:
         return sum(
-            1 for u in gen.unresolved_in(subject.repository, subject.path)
+            1
+            for u in gen.unresolved_in(subject.repository, subject.path)
             if u.path == subject.path and u.source == subject.key
         )
     return sum(1 for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject))

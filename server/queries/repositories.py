@@ -53,7 +53,8 @@ def freshness_row(repo: Repository) -> dict[str, Any]:
     elif not repo.commit:
         row["moved_detail"] = "indexed outside a git commit, so there is nothing to compare"
     elif moved:
-        row["moved_detail"] = f"indexed at {repo.commit[:12]}, HEAD is now {head.commit[:12]}: re-index to see the change"
+        row["moved_detail"] = (
+            f"indexed at {repo.commit[:12]}, HEAD is now {head.commit[:12]}: re-index to see the change"
+        )
     row["analyses"] = analyses(repo)
     return row
-

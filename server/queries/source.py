@@ -27,8 +27,29 @@ BYTE_CEILING = 262_144
 MAX_FILE_BYTES = 32 << 20
 _COMMENT_PREFIXES = ("//", "*", "/*", "#")
 _DECLARING = (
-    "def", "class", "func", "function", "fn", "struct", "type", "interface", "enum", "trait", "const", "let",
-    "var", "static", "impl", "mod", "module", "namespace", "async", "pub", "export", "abstract", "final",
+    "def",
+    "class",
+    "func",
+    "function",
+    "fn",
+    "struct",
+    "type",
+    "interface",
+    "enum",
+    "trait",
+    "const",
+    "let",
+    "var",
+    "static",
+    "impl",
+    "mod",
+    "module",
+    "namespace",
+    "async",
+    "pub",
+    "export",
+    "abstract",
+    "final",
 )
 
 
@@ -195,12 +216,20 @@ def _cut(body: Body, budget: int) -> Body | None:
     cut = raw.rfind(b"\n")
     if cut < 0:
         return None
-    return Body(body.symbol, body.start, body.end, raw[: cut + 1].decode("utf-8", "ignore"), body.shift, trimmed=True,
-                note=body.note)
+    return Body(
+        body.symbol,
+        body.start,
+        body.end,
+        raw[: cut + 1].decode("utf-8", "ignore"),
+        body.shift,
+        trimmed=True,
+        note=body.note,
+    )
 
 
-def get_sources(gen: Generation, symbols: list[Symbol], *, context_lines: int = 0,
-                ceiling: int = BYTE_CEILING) -> SourceAnswer:
+def get_sources(
+    gen: Generation, symbols: list[Symbol], *, context_lines: int = 0, ceiling: int = BYTE_CEILING
+) -> SourceAnswer:
     """Bodies in request order; a refused row never stops the others; files are read once."""
     answer = SourceAnswer()
     cache: dict[tuple[str, str], tuple[bytes, bool] | Refused] = {}
@@ -223,7 +252,9 @@ def get_sources(gen: Generation, symbols: list[Symbol], *, context_lines: int = 
             answer.trimmed += 1
             partial = _cut(body, ceiling - used)
             if partial is None:
-                answer.items.append(Refusal(sym, f"trimmed: the answer reached the {ceiling} byte ceiling; ask for it alone"))
+                answer.items.append(
+                    Refusal(sym, f"trimmed: the answer reached the {ceiling} byte ceiling; ask for it alone")
+                )
                 used = ceiling
                 continue
             body = partial

@@ -20,8 +20,14 @@ SORTING_VERSION = "name-repository-path-key-v1"
 FileFilter = Callable[[str, str], bool]
 
 
-def _keys_named(gen: Generation, name: str, repo: str | None, path_prefix: str | None,
-                include_derived: bool, keep_file: FileFilter | None = None) -> list[bytes]:
+def _keys_named(
+    gen: Generation,
+    name: str,
+    repo: str | None,
+    path_prefix: str | None,
+    include_derived: bool,
+    keep_file: FileFilter | None = None,
+) -> list[bytes]:
     """Raw keys of the declarations named exactly ``name``, in index order, filtered on the key bytes alone."""
     entries = gen.name_keys(name, repo)
     if not path_prefix and keep_file is None and (include_derived or repo is not None or not has_derived(gen)):
@@ -67,10 +73,13 @@ def match_symbols(
     if mode == "qualified_exact":
         # the module-prefixed form, else the form a developer writes (``QueryClient.getQueryCache``)
         found = gen.symbols_by_qualified_name(name, repo) or short_form_matches(gen, name, repo)
-        found = [s for s in found
-                 if (not path_prefix or s.path.startswith(path_prefix))
-                 and (include_derived or repo is not None or not is_derived(s.repository))
-                 and (keep_file is None or keep_file(s.repository, s.path))]
+        found = [
+            s
+            for s in found
+            if (not path_prefix or s.path.startswith(path_prefix))
+            and (include_derived or repo is not None or not is_derived(s.repository))
+            and (keep_file is None or keep_file(s.repository, s.path))
+        ]
         return [key_to_bytes(s.key) for s in found if kinds is None or s.kind in kinds]
     if mode == "exact":
         names = [name]
@@ -88,8 +97,9 @@ def match_symbols(
 _MODULE_KINDS = frozenset({"module", "package"})
 
 
-def short_form_matches(gen: Generation, short: str, repository: str | None = None,
-                       path_prefix: str | None = None) -> list[Symbol]:
+def short_form_matches(
+    gen: Generation, short: str, repository: str | None = None, path_prefix: str | None = None
+) -> list[Symbol]:
     """Declarations whose qualified name is ``short`` once the module prefix is dropped: the form a developer
     writes (``QueryClient.getQueryCache`` for ``src.queryClient.QueryClient.getQueryCache``).
 

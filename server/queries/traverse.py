@@ -33,8 +33,22 @@ TYPE_RELATION_KINDS: frozenset[int] = frozenset(
 )
 # Declarations whose IMPLEMENTS edges are type-level (a struct satisfies an interface): no dispatch through them.
 TYPE_DECLARATION_KINDS: frozenset[str] = frozenset(
-    {"class", "interface", "struct", "type", "type_alias", "enum", "trait", "union", "mixin", "extension",
-     "extension_type", "namespace", "module", "package"}
+    {
+        "class",
+        "interface",
+        "struct",
+        "type",
+        "type_alias",
+        "enum",
+        "trait",
+        "union",
+        "mixin",
+        "extension",
+        "extension_type",
+        "namespace",
+        "module",
+        "package",
+    }
 )
 
 
@@ -123,8 +137,9 @@ def walk(
     candidates = 0
     steps = 0
 
-    def visit(level: int, node: bytes, edges: Iterable[tuple[int, bytes, int, int]], via: bytes,
-              nxt: list[bytes]) -> bool:
+    def visit(
+        level: int, node: bytes, edges: Iterable[tuple[int, bytes, int, int]], via: bytes, nxt: list[bytes]
+    ) -> bool:
         """Record the unvisited ends of ``edges``; True when any of them was new."""
         nonlocal truncated, candidates, steps
         used = False
@@ -155,8 +170,13 @@ def walk(
             raise TraversalDeadline()
         nxt: list[bytes] = []
         for node in frontier:
-            visit(level, node, gen.neighbours_raw(node, outgoing=outgoing, kinds=follow if level == 1 else onward),
-                  b"", nxt)
+            visit(
+                level,
+                node,
+                gen.neighbours_raw(node, outgoing=outgoing, kinds=follow if level == 1 else onward),
+                b"",
+                nxt,
+            )
             if outgoing or not dispatch or not bridge_kinds:
                 continue
             for target in dispatch_targets(gen, node):
@@ -215,10 +235,13 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
     that name no file (a package or module that could not be read) in the root's repository. CANDIDATE
     edges on the walk and repositories whose analyzer was missing also make the answer a lower bound.
     """
-    spots = sorted((u for u in gen.unresolved_by_name(root.name) if could_reach(u, root)),
-                   key=lambda u: (u.repository, u.path, u.line, u.col, u.reason))
-    scopes = sorted((u for u in gen.unresolved_scopes(root.repository) if not u.path),
-                    key=lambda u: (u.package, u.reason, u.detail))
+    spots = sorted(
+        (u for u in gen.unresolved_by_name(root.name) if could_reach(u, root)),
+        key=lambda u: (u.repository, u.path, u.line, u.col, u.reason),
+    )
+    scopes = sorted(
+        (u for u in gen.unresolved_scopes(root.repository) if not u.path), key=lambda u: (u.package, u.reason, u.detail)
+    )
     missing = [
         (repo.name, a.language, a.reason)
         for repo in gen.repositories()
@@ -234,8 +257,9 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
         for u in scopes:
             directory = scope_directory(u.detail)
             if directory:
-                paths.setdefault(directory if directory.startswith("/") else _on_disk(roots, u.repository, directory),
-                                 None)
+                paths.setdefault(
+                    directory if directory.startswith("/") else _on_disk(roots, u.repository, directory), None
+                )
         for repo_name, _language, _reason in missing:
             if roots.get(repo_name):
                 paths.setdefault(roots[repo_name], None)
@@ -280,9 +304,11 @@ def undecided_dispatch(gen: Generation, root: Symbol) -> str:
         return ""
     for analysis in repo.analyses:
         if analysis.language == root.language and analysis.mode != "exact":
-            return (f"{root.repository} ({root.language}) was analysed without its type checker "
-                    f"({analysis.reason or analysis.mode}), so calls through a base class or an interface that "
-                    f"may run {root.qualified_name} are not known")
+            return (
+                f"{root.repository} ({root.language}) was analysed without its type checker "
+                f"({analysis.reason or analysis.mode}), so calls through a base class or an interface that "
+                f"may run {root.qualified_name} are not known"
+            )
     return ""
 
 
@@ -319,4 +345,3 @@ def aggregate(rows: list[tuple[Reached, Symbol]], relations: dict[bytes, set[int
         for kind in relations.get(reached.key16, {reached.via_kind}):
             by_kind[EdgeKind(kind).name] += 1
     return Aggregates(dict(by_repo), dict(by_pkg), dict(sorted(by_depth.items())), dict(sorted(by_kind.items())))
-

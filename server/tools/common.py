@@ -61,8 +61,10 @@ def read_in_language(args: Args, gen: Generation) -> str | None:
         return None
     served = served_languages(gen)
     if value not in served:
-        raise invalid(f"{args.name('in_language')} must be one of the languages this graph holds "
-                      f"({', '.join(served) or 'none yet'}); got {value!r}")
+        raise invalid(
+            f"{args.name('in_language')} must be one of the languages this graph holds "
+            f"({', '.join(served) or 'none yet'}); got {value!r}"
+        )
     return value
 
 
@@ -77,8 +79,9 @@ def read_symbol_kinds(args: Args) -> tuple[frozenset[str] | None, list[str] | No
         return None, ["*"]
     unknown = [k for k in raw if k not in SYMBOL_KINDS]
     if unknown:
-        raise invalid(f"symbol_kinds: {unknown[0]!r} is not a symbol kind; accepted: "
-                      f"{', '.join(sorted(SYMBOL_KINDS))} or [\"*\"]")
+        raise invalid(
+            f'symbol_kinds: {unknown[0]!r} is not a symbol kind; accepted: {", ".join(sorted(SYMBOL_KINDS))} or ["*"]'
+        )
     chosen = sorted(set(raw))
     return frozenset(chosen), chosen
 
@@ -95,8 +98,9 @@ class SplitByTests:
         return tests_note(self.test_rows, self.test_files) if self.test_rows else None
 
 
-def split_tests(gen: Generation, rows: Sequence[T], where: Callable[[T], tuple[str, str, str]],
-                include_tests: bool) -> SplitByTests:
+def split_tests(
+    gen: Generation, rows: Sequence[T], where: Callable[[T], tuple[str, str, str]], include_tests: bool
+) -> SplitByTests:
     """Leave out the rows whose (repository, path, language) is a test file, counting them; all with include_tests."""
     if include_tests:
         return SplitByTests(list(rows))

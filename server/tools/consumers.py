@@ -9,14 +9,7 @@ from server.args import Args
 from server.cursor import scope
 from server.queries.consumers import Consumer, find_consumers, package_key
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
-from server.tools.common import (
-    provenance_name,
-    read_in_language,
-    read_paging,
-    read_view,
-    truncation_guidance,
-    wrap,
-)
+from server.tools.common import provenance_name, read_in_language, read_paging, read_view, truncation_guidance, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
@@ -27,8 +20,23 @@ _HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_packag
 _GROUP_KEY = ("category", "edge_kind", "confidence", "reason")
 # Also tried (the smallest page wins): edge_kind left on the rows, so that one category is one group.
 _COARSE_GROUP_KEY = ("category", "confidence", "reason")
-_ENTRY_ORDER = ("category", "repo", "pkg", "at", "end_line", "qualified_name", "name", "kind", "edge_kind",
-                "confidence", "requested_package", "requested_symbol", "reason", "detail", "line")
+_ENTRY_ORDER = (
+    "category",
+    "repo",
+    "pkg",
+    "at",
+    "end_line",
+    "qualified_name",
+    "name",
+    "kind",
+    "edge_kind",
+    "confidence",
+    "requested_package",
+    "requested_symbol",
+    "reason",
+    "detail",
+    "line",
+)
 
 
 def _row(c: Consumer) -> dict[str, Any]:
@@ -36,32 +44,53 @@ def _row(c: Consumer) -> dict[str, Any]:
     row: dict[str, Any] = {"category": c.category}
     if c.symbol is not None:
         s = c.symbol
-        row.update({
-            "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind,
-            "edge_kind": EdgeKind(c.edge_kind).name, "repository": s.repository, "package_name": s.package,
-            "file_path": s.path, "start_line": s.start_line, "end_line": s.end_line,
-            "confidence": Confidence(c.confidence).name, "provenance": provenance_name(c.provenance),
-            "evidence_kind": "reference", "evidence_line": c.evidence_line, "stable_key": s.key,
-        })
+        row.update(
+            {
+                "name": s.name,
+                "qualified_name": s.qualified_name,
+                "kind": s.kind,
+                "edge_kind": EdgeKind(c.edge_kind).name,
+                "repository": s.repository,
+                "package_name": s.package,
+                "file_path": s.path,
+                "start_line": s.start_line,
+                "end_line": s.end_line,
+                "confidence": Confidence(c.confidence).name,
+                "provenance": provenance_name(c.provenance),
+                "evidence_kind": "reference",
+                "evidence_line": c.evidence_line,
+                "stable_key": s.key,
+            }
+        )
         if c.evidence_col:
             row["start_column"] = c.evidence_col
     elif c.dependency is not None:
         d = c.dependency
-        row.update({
-            "edge_kind": EdgeKind.PACKAGE_DEPENDS_ON.name, "repository": d.consumer_repository,
-            "package_name": d.consumer_package, "confidence": Confidence(c.confidence).name,
-            "evidence_kind": "import", "requested_package": d.provider_package,
-            "detail": f"first import at {d.path}:{d.line}" + (f", {d.count} imports" if d.count > 1 else ""),
-        })
+        row.update(
+            {
+                "edge_kind": EdgeKind.PACKAGE_DEPENDS_ON.name,
+                "repository": d.consumer_repository,
+                "package_name": d.consumer_package,
+                "confidence": Confidence(c.confidence).name,
+                "evidence_kind": "import",
+                "requested_package": d.provider_package,
+                "detail": f"first import at {d.path}:{d.line}" + (f", {d.count} imports" if d.count > 1 else ""),
+            }
+        )
     elif c.unresolved is not None:
         u = c.unresolved
         row.update({"repository": u.repository})
         if u.path:
             row.update({"file_path": u.path, "start_line": u.line})
-        row.update({
-            "confidence": Confidence.UNRESOLVED.name, "evidence_kind": "unresolved_reference",
-            "requested_package": u.package, "requested_symbol": u.name, "reason": u.reason,
-        })
+        row.update(
+            {
+                "confidence": Confidence.UNRESOLVED.name,
+                "evidence_kind": "unresolved_reference",
+                "requested_package": u.package,
+                "requested_symbol": u.name,
+                "reason": u.reason,
+            }
+        )
         if u.detail:
             row["detail"] = u.detail
         if u.col:
@@ -70,9 +99,15 @@ def _row(c: Consumer) -> dict[str, Any]:
 
 
 def _subject_full(s: Symbol) -> dict[str, Any]:
-    out: dict[str, Any] = {"qualified_name": s.qualified_name, "repository": s.repository, "package_name": s.package,
-                           "module_path": s.path, "file_path": s.path, "start_line": s.start_line,
-                           "end_line": s.end_line}
+    out: dict[str, Any] = {
+        "qualified_name": s.qualified_name,
+        "repository": s.repository,
+        "package_name": s.package,
+        "module_path": s.path,
+        "file_path": s.path,
+        "start_line": s.start_line,
+        "end_line": s.end_line,
+    }
     out["stable_key"] = s.key
     out["package_key"] = package_key(s)
     return out
@@ -146,8 +181,14 @@ def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
     """A consuming declaration as a label row: ``qn@start[-end]``, the evidence as ``line:col``."""
     s = c.symbol
     assert s is not None
-    return {**entry, "repository": s.repository, "file_path": s.path, "package": s.package,
-            "qualified_name": s.qualified_name, "label": views.module_label(s)}
+    return {
+        **entry,
+        "repository": s.repository,
+        "file_path": s.path,
+        "package": s.package,
+        "qualified_name": s.qualified_name,
+        "label": views.module_label(s),
+    }
 
 
 def _merge_uses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -155,8 +196,14 @@ def _merge_uses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], dict[str, Any]] = {}
     for row in rows:
-        key = (row["repository"], row["file_path"], row["label"], row.get("category"), row.get("confidence"),
-               row.get("kind"))
+        key = (
+            row["repository"],
+            row["file_path"],
+            row["label"],
+            row.get("category"),
+            row.get("confidence"),
+            row.get("kind"),
+        )
         kept = seen.get(key)
         if kept is None:
             seen[key] = dict(row)
@@ -187,17 +234,21 @@ def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
     def body(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, Any]:
         hidden = (*header, *skip)
         symbol_rows = _merge_uses([_symbol_row(owner[id(m)], m) for m in members if owner[id(m)].symbol is not None])
-        others = [(owner[id(m)], _strip(m, (*hidden, *(("repo",) if m["repo"] == repository else ()))))
-                  for m in members if owner[id(m)].symbol is None]
+        others = [
+            (owner[id(m)], _strip(m, (*hidden, *(("repo",) if m["repo"] == repository else ()))))
+            for m in members
+            if owner[id(m)].symbol is None
+        ]
         out: dict[str, Any] = {}
         if symbol_rows:
             groups = views.file_groups(
-                symbol_rows, [views.tail_entry(r["label"], r, _SYMBOL_TAIL, hidden) for r in symbol_rows],
-                repository)
+                symbol_rows, [views.tail_entry(r["label"], r, _SYMBOL_TAIL, hidden) for r in symbol_rows], repository
+            )
             packages: dict[tuple[str, str], tuple[str, list[str]]] = {}
             for r in symbol_rows:
                 packages.setdefault((r["repository"], r["file_path"]), (r["package"], []))[1].append(
-                    r["qualified_name"])
+                    r["qualified_name"]
+                )
             for group in groups:
                 package, names = packages[(group.get("repo", repository), group["file"])]
                 if package and not views.implied_package(package, names):
@@ -233,21 +284,32 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
     check_repository(gen, repo)
     subject = resolve(gen, selector)
     found = find_consumers(gen, subject, repo=repo, language=language)
-    cursor_scope = scope("find_cross_repo_consumers", "consumers-v1", subject=subject.key, repo=repo,
-                         language=language)
+    cursor_scope = scope("find_cross_repo_consumers", "consumers-v1", subject=subject.key, repo=repo, language=language)
     total = len(found.rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = found.rows[start:end]
     if view == "full":
-        results: dict[str, Any] = {"subject": _subject_full(subject),
-                                    "consumers": [_row(c) for c in page] if page else None}
+        results: dict[str, Any] = {
+            "subject": _subject_full(subject),
+            "consumers": [_row(c) for c in page] if page else None,
+        }
     else:
         results = _compact(subject, page)
     guidance = None
     if total == 0:
-        guidance = ("no other repository consumes this symbol; check graph_status in case a consumer was never "
-                    "indexed, and use find_references for uses in its own repository")
+        guidance = (
+            "no other repository consumes this symbol; check graph_status in case a consumer was never "
+            "indexed, and use find_references for uses in its own repository"
+        )
     elif len(page) < total:
         guidance = truncation_guidance(len(page), total, "in_repository or in_language")
-    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
-                coverage=found.coverage, results=results, guidance=guidance)
+    return wrap(
+        gen,
+        compact=view != "full",
+        total=total,
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=found.coverage,
+        results=results,
+        guidance=guidance,
+    )

@@ -46,13 +46,23 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     unusable = gen.lexicon_unusable()
     indexed = unusable is None
     roles = FileRoles(gen)
-    ranked = query(gen, text, repository=repository, language=language, kinds=kinds, is_test=roles.is_test
-                   ) if indexed else []
+    ranked = (
+        query(gen, text, repository=repository, language=language, kinds=kinds, is_test=roles.is_test)
+        if indexed
+        else []
+    )
     tests = [m for m in ranked if m.test]
     if not include_tests:
         ranked = [m for m in ranked if not m.test]
-    cursor_scope = scope("find_by_intent", "intent-bm25-v1", terms=wanted, repository=repository,
-                         language=language, kind=kinds_echo, include_tests=include_tests)
+    cursor_scope = scope(
+        "find_by_intent",
+        "intent-bm25-v1",
+        terms=wanted,
+        repository=repository,
+        language=language,
+        kind=kinds_echo,
+        include_tests=include_tests,
+    )
     total = len(ranked)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = ranked[start:end]
@@ -73,8 +83,10 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
             file_kinds = {sym.kind for sym in m.symbols}
             if len(file_kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
                 entry["kind"] = next(iter(file_kinds))
-                entry["symbols"] = [views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line)
-                                    for sym in m.symbols]
+                entry["symbols"] = [
+                    views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line)
+                    for sym in m.symbols
+                ]
             else:
                 entry["symbols"] = _symbols(m)
         files.append(entry)
@@ -83,8 +95,18 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     if unusable is not None:
         guidance = unusable
     elif total == 0 and not (tests and not include_tests):
-        guidance = ("no indexed file matches these words; try other words or a name fragment with "
-                    "find_symbol mode substring")
+        guidance = (
+            "no indexed file matches these words; try other words or a name fragment with find_symbol mode substring"
+        )
     left_out = 0 if include_tests else len(tests)
-    return wrap(gen, compact=True, total=total, returned=len(page), next_cursor=next_cursor, coverage=Coverage(),
-                results=results, guidance=guidance, tests=tests_note(left_out, left_out) if left_out else None)
+    return wrap(
+        gen,
+        compact=True,
+        total=total,
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=Coverage(),
+        results=results,
+        guidance=guidance,
+        tests=tests_note(left_out, left_out) if left_out else None,
+    )

@@ -27,10 +27,21 @@ def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
     view = read_view(args, files_allowed=True)
     detailed = view == "full"
     paging = read_paging(args, gen, 200)
-    found = outline(gen, repository, path, kinds=kinds if kinds_echo != ["*"] else None,
-                    include_members=include_members or kinds_echo == ["*"])
-    cursor_scope = scope("get_file_outline", "file-order-v1", repository=repository, path=path, kind=kinds_echo,
-                         include_members=include_members)
+    found = outline(
+        gen,
+        repository,
+        path,
+        kinds=kinds if kinds_echo != ["*"] else None,
+        include_members=include_members or kinds_echo == ["*"],
+    )
+    cursor_scope = scope(
+        "get_file_outline",
+        "file-order-v1",
+        repository=repository,
+        path=path,
+        kind=kinds_echo,
+        include_members=include_members,
+    )
     total = len(found.symbols)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = found.symbols[start:end]
@@ -48,8 +59,15 @@ def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
         results = _full(repository, display_path, found.files, page, detailed)
     else:
         results = _compact(repository, display_path, found.files, page, detailed)
-    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
-                coverage=Coverage(), results=results)
+    return wrap(
+        gen,
+        compact=view != "full",
+        total=total,
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=Coverage(),
+        results=results,
+    )
 
 
 def _packages(files: list[File], page: list[Symbol]) -> list[str]:
@@ -85,8 +103,9 @@ def _full(repository: str, path: str, files: list[File], page: list[Symbol], det
 
 def _compact(repository: str, path: str, files: list[File], page: list[Symbol], detailed: bool) -> dict[str, Any]:
     # exported is left off where the name says it (views.exported_is_implied), so it neither groups nor hoists
-    rows = [{"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s}
-            for s in page]
+    rows = [
+        {"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s} for s in page
+    ]
     hoisted = views.hoist(rows, ("kind", "exported"))
     head: dict[str, Any] = {"repository": repository, "path": path}
     packages = _packages(files, page)
@@ -103,12 +122,14 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             "kind": s.kind if "kind" in loose and "kind" not in skip else "",
             "exported": ("exported" if s.exported else "unexported")
-            if "exported" in loose and "exported" not in skip and row["exported"] is not None else "",
+            if "exported" in loose and "exported" not in skip and row["exported"] is not None
+            else "",
             "signature": s.signature if detailed and s.signature else "",
             "stable_key": s.key if detailed else "",
         }
-        return views.tail_entry(views.module_label(s), tail,
-                                ("name", "kind", "exported", "signature", "stable_key"), ())
+        return views.tail_entry(
+            views.module_label(s), tail, ("name", "kind", "exported", "signature", "stable_key"), ()
+        )
 
     # One file outlined: its path is the header's, so the labels go straight under ``at`` (a deviation from
     # the reference system's ``files: [{file, at}]``, which would repeat the header's path in every group;

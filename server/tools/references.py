@@ -17,9 +17,7 @@ from server.queries.references import (
     Reference,
     References,
 )
-from server.queries.references import (
-    find_references as query,
-)
+from server.queries.references import find_references as query
 from server.queries.repositories import analyses
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.tools.common import (
@@ -36,8 +34,17 @@ from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
 FIND_REFERENCES_ARGS = (
-    *SELECTOR_FIELDS, "direction", "in_repository", "in_language", "edge_kinds", "confidence", "include_derived",
-    "include_tests", "limit", "cursor", "view",
+    *SELECTOR_FIELDS,
+    "direction",
+    "in_repository",
+    "in_language",
+    "edge_kinds",
+    "confidence",
+    "include_derived",
+    "include_tests",
+    "limit",
+    "cursor",
+    "view",
 )
 DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
@@ -60,7 +67,7 @@ def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
     unknown = [k for k in raw if k not in REFERENCE_VOCABULARY]
     if unknown:
         raise invalid(
-            f"edge_kinds: {unknown[0]!r} is not a reference kind; accepted: {', '.join(REFERENCE_VOCABULARY)} or [\"*\"]"
+            f'edge_kinds: {unknown[0]!r} is not a reference kind; accepted: {", ".join(REFERENCE_VOCABULARY)} or ["*"]'
         )
     names = sorted(set(raw))
     return frozenset(EdgeKind[k] for k in names), names, False
@@ -83,15 +90,28 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     subject = resolve(gen, selector)
     outgoing = direction == "outgoing"
     found = query(
-        gen, subject, outgoing=outgoing, kinds=kinds, repo=repo, language=language,
-        confidence=Confidence[confidence_name] if confidence_name else None, include_derived=include_derived,
+        gen,
+        subject,
+        outgoing=outgoing,
+        kinds=kinds,
+        repo=repo,
+        language=language,
+        confidence=Confidence[confidence_name] if confidence_name else None,
+        include_derived=include_derived,
     )
-    split = split_tests(gen, found.rows, lambda r: (r.other.repository, r.other.path, r.other.language),
-                        include_tests)
+    split = split_tests(gen, found.rows, lambda r: (r.other.repository, r.other.path, r.other.language), include_tests)
     rows: list[Reference] = split.kept
-    cursor_scope = scope("find_references", "references-v1", subject=subject.key, direction=direction, repo=repo,
-                         language=language, edge_kinds=kinds_identity, confidence=confidence_name,
-                         include_tests=include_tests)
+    cursor_scope = scope(
+        "find_references",
+        "references-v1",
+        subject=subject.key,
+        direction=direction,
+        repo=repo,
+        language=language,
+        edge_kinds=kinds_identity,
+        confidence=confidence_name,
+        include_tests=include_tests,
+    )
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
@@ -106,10 +126,17 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         results = _full(subject, direction, page, extras)
     else:
         results = _compact(subject, direction, page, extras)
-    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
-                coverage=_coverage(found, rows), results=results,
-                guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
-                tests=split.note())
+    return wrap(
+        gen,
+        compact=view != "full",
+        total=total,
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=_coverage(found, rows),
+        results=results,
+        guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
+        tests=split.note(),
+    )
 
 
 def _coverage(found: References, rows: list[Reference]) -> Coverage:
@@ -120,8 +147,9 @@ def _coverage(found: References, rows: list[Reference]) -> Coverage:
     return coverage
 
 
-def _guidance(gen: Generation, subject: Symbol, found: References, total: int, returned: int, outgoing: bool,
-              test_rows: int) -> str | None:
+def _guidance(
+    gen: Generation, subject: Symbol, found: References, total: int, returned: int, outgoing: bool, test_rows: int
+) -> str | None:
     if total and returned < total:
         return truncation_guidance(returned, total, "edge_kinds, confidence, in_repository or in_language")
     if total:
@@ -134,19 +162,32 @@ def _guidance(gen: Generation, subject: Symbol, found: References, total: int, r
     modes = {a["mode"] for a in analyses(repo) if a["language"] == subject.language} if repo else set()
     blind = found.coverage.unresolved_related
     if blind:
-        return (f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
-                "file that does not parse, a dynamic use or a failed analyzer run), so this is not proof of "
-                "absence; get_blast_radius lists them as blind spots")
+        return (
+            f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
+            "file that does not parse, a dynamic use or a failed analyzer run), so this is not proof of "
+            "absence; get_blast_radius lists them as blind spots"
+        )
     if modes == {"exact"}:
-        return ("nothing references this symbol: the edges are type-checked, so this is an absence rather than "
-                "a miss; check graph_status for repositories that were never indexed")
-    return ("nothing references this symbol in the graph, but its language was analysed without a type "
-            "checker here, so this is not proof of absence; confirm with grep or check graph_status")
+        return (
+            "nothing references this symbol: the edges are type-checked, so this is an absence rather than "
+            "a miss; check graph_status for repositories that were never indexed"
+        )
+    return (
+        "nothing references this symbol in the graph, but its language was analysed without a type "
+        "checker here, so this is not proof of absence; confirm with grep or check graph_status"
+    )
 
 
 def _subject_full(s: Symbol) -> dict[str, Any]:
-    return {"stable_key": s.key, "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind,
-            "repository": s.repository, "file_path": s.path, "start_line": s.start_line}
+    return {
+        "stable_key": s.key,
+        "name": s.name,
+        "qualified_name": s.qualified_name,
+        "kind": s.kind,
+        "repository": s.repository,
+        "file_path": s.path,
+        "start_line": s.start_line,
+    }
 
 
 def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
@@ -154,9 +195,16 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
     for r in page:
         o = r.other
         row: dict[str, Any] = {
-            "name": o.name, "qualified_name": o.qualified_name, "kind": o.kind, "repository": o.repository,
-            "file_path": o.path, "start_line": o.start_line, "end_line": o.end_line, "language": o.language,
-            "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
+            "name": o.name,
+            "qualified_name": o.qualified_name,
+            "kind": o.kind,
+            "repository": o.repository,
+            "file_path": o.path,
+            "start_line": o.start_line,
+            "end_line": o.end_line,
+            "language": o.language,
+            "edge_kind": EdgeKind(r.kind).name,
+            "confidence": Confidence(r.confidence).name,
             "provenance": provenance_name(r.provenance),
         }
         if r.via:
@@ -192,8 +240,11 @@ def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[
 def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
     rows = [
         {
-            "repository": r.other.repository, "file_path": r.other.path, "kind": r.other.kind,
-            "edge_kind": EdgeKind(r.kind).name, "confidence": Confidence(r.confidence).name,
+            "repository": r.other.repository,
+            "file_path": r.other.path,
+            "kind": r.other.kind,
+            "edge_kind": EdgeKind(r.kind).name,
+            "confidence": Confidence(r.confidence).name,
             "via": f"via {r.via}" if r.via else "",
             "label": views.module_label(r.other),
         }

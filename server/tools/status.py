@@ -16,8 +16,7 @@ from snapshot_format.reader import Generation
 def graph_status(gen: Generation, arguments: object) -> dict[str, Any]:
     """The published generation: identity, counts, breakdowns, per-repository freshness."""
     Args(arguments, ())
-    return wrap(gen, compact=False, total=1, returned=1, next_cursor=None, coverage=Coverage(),
-                results=status_of(gen))
+    return wrap(gen, compact=False, total=1, returned=1, next_cursor=None, coverage=Coverage(), results=status_of(gen))
 
 
 def list_repositories(gen: Generation, arguments: object) -> dict[str, Any]:
@@ -27,5 +26,12 @@ def list_repositories(gen: Generation, arguments: object) -> dict[str, Any]:
     repos = gen.repositories()
     start, end, next_cursor = paging.window(gen, len(repos), scope("list_repositories", "registry-order-v1"))
     rows = [freshness_row(repo) for repo in repos[start:end]]
-    return wrap(gen, compact=False, total=len(repos), returned=len(rows), next_cursor=next_cursor,
-                coverage=Coverage(), results=rows)
+    return wrap(
+        gen,
+        compact=False,
+        total=len(repos),
+        returned=len(rows),
+        next_cursor=next_cursor,
+        coverage=Coverage(),
+        results=rows,
+    )

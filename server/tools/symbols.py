@@ -20,20 +20,22 @@ from server.queries.symbols import (
 )
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.testfiles import FileRoles, tests_note
-from server.tools.common import (
-    read_in_language,
-    read_paging,
-    read_path_prefix,
-    read_symbol_kinds,
-    read_view,
-    wrap,
-)
+from server.tools.common import read_in_language, read_paging, read_path_prefix, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
 FIND_SYMBOL_ARGS = (
-    "name", "mode", "symbol_kinds", "in_repository", "in_path", "in_language", "include_tests", "include_derived",
-    "limit", "cursor", "view",
+    "name",
+    "mode",
+    "symbol_kinds",
+    "in_repository",
+    "in_path",
+    "in_language",
+    "include_tests",
+    "include_derived",
+    "limit",
+    "cursor",
+    "view",
 )
 
 
@@ -66,10 +68,27 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
         return True
 
     filtering = language is not None or not include_tests
-    matches = match_symbols(gen, name, mode=mode, kinds=kinds, repo=repo, path_prefix=path_prefix,
-                            include_derived=include_derived, keep_file=keep_file if filtering else None)
-    cursor_scope = scope("find_symbol", SORTING_VERSION, name=name, mode=mode, kind=kinds_echo, repo=repo,
-                         path_prefix=path_prefix, language=language, include_tests=include_tests)
+    matches = match_symbols(
+        gen,
+        name,
+        mode=mode,
+        kinds=kinds,
+        repo=repo,
+        path_prefix=path_prefix,
+        include_derived=include_derived,
+        keep_file=keep_file if filtering else None,
+    )
+    cursor_scope = scope(
+        "find_symbol",
+        SORTING_VERSION,
+        name=name,
+        mode=mode,
+        kind=kinds_echo,
+        repo=repo,
+        path_prefix=path_prefix,
+        language=language,
+        include_tests=include_tests,
+    )
     start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
     page = load(gen, matches[start:end])
     coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
@@ -78,9 +97,17 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     else:
         results = _compact(page)
     guidance = _unparsed_guidance(gen, name) if not matches and not left_out else None
-    return wrap(gen, compact=view == "compact", total=len(matches), returned=len(page), next_cursor=next_cursor,
-                coverage=coverage, results=results, guidance=guidance,
-                tests=tests_note(left_out, len(in_tests)) if left_out else None)
+    return wrap(
+        gen,
+        compact=view == "compact",
+        total=len(matches),
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=coverage,
+        results=results,
+        guidance=guidance,
+        tests=tests_note(left_out, len(in_tests)) if left_out else None,
+    )
 
 
 def _unparsed_guidance(gen: Generation, name: str) -> str | None:
@@ -93,8 +120,10 @@ def _unparsed_guidance(gen: Generation, name: str) -> str | None:
                 break
     if not files:
         return None
-    return (f"no declaration named {name!r} was found, but the name occurs on lines that do not parse, where a "
-            f"declaration may be: {', '.join(files)}; open those lines, or re-index once the file parses")
+    return (
+        f"no declaration named {name!r} was found, but the name occurs on lines that do not parse, where a "
+        f"declaration may be: {', '.join(files)}; open those lines, or re-index once the file parses"
+    )
 
 
 def _full_row(s: Symbol) -> dict[str, Any]:
@@ -129,13 +158,18 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
     rows = []
     for s in page:
         sig = concise_signature(s)
-        rows.append({
-            "repository": s.repository, "file_path": s.path, "name": s.name, "kind": s.kind,
-            "exported": "" if views.exported_is_implied(s) else "exported" if s.exported else "unexported",
-            "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
-            "label": views.module_label(s),
-            "implied": views.name_is_implied(s.name, s.qualified_name),
-        })
+        rows.append(
+            {
+                "repository": s.repository,
+                "file_path": s.path,
+                "name": s.name,
+                "kind": s.kind,
+                "exported": "" if views.exported_is_implied(s) else "exported" if s.exported else "unexported",
+                "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
+                "label": views.module_label(s),
+                "implied": views.name_is_implied(s.name, s.qualified_name),
+            }
+        )
     header = views.hoist(rows, ("name", "kind", "exported", "sig"))
     if "exported" in header:
         header["exported"] = header["exported"] == "exported"
@@ -169,5 +203,12 @@ def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     args = Args(arguments, SELECTOR_FIELDS)
     selector = parse_selector(args)
     sym = resolve(gen, selector)
-    return wrap(gen, compact=False, total=1, returned=1, next_cursor=None, coverage=Coverage(),
-                results=symbol_detail(gen, sym, detailed=True))
+    return wrap(
+        gen,
+        compact=False,
+        total=1,
+        returned=1,
+        next_cursor=None,
+        coverage=Coverage(),
+        results=symbol_detail(gen, sym, detailed=True),
+    )

@@ -42,8 +42,17 @@ DEADLINE_SECONDS = 5.0
 
 CONFIDENCES = tuple(c.name for c in Confidence)
 COMMON_ARGS = (
-    *SELECTOR_FIELDS, "depth", "max_nodes", "edge_kinds", "confidence", "in_repository", "in_language",
-    "include_derived", "limit", "cursor", "view",
+    *SELECTOR_FIELDS,
+    "depth",
+    "max_nodes",
+    "edge_kinds",
+    "confidence",
+    "in_repository",
+    "in_language",
+    "include_derived",
+    "limit",
+    "cursor",
+    "view",
 )
 TRACE_ARGS = COMMON_ARGS
 BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds")
@@ -89,8 +98,10 @@ def read_walk_args(args: Args) -> WalkArgs:
     else:
         unknown = [k for k in raw if k not in REFERENCE_VOCABULARY]
         if unknown:
-            raise invalid(f"edge_kinds: {unknown[0]!r} is not a reference kind; accepted: "
-                          f"{', '.join(REFERENCE_VOCABULARY)} or [\"*\"]")
+            raise invalid(
+                f"edge_kinds: {unknown[0]!r} is not a reference kind; accepted: "
+                f'{", ".join(REFERENCE_VOCABULARY)} or ["*"]'
+            )
         identity = sorted(set(raw))
         kinds = frozenset(int(EdgeKind[k]) for k in identity)
     confidence = args.enum("confidence", CONFIDENCES, "") or None
@@ -101,9 +112,14 @@ def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: 
     deadline = time.monotonic() + DEADLINE_SECONDS
     try:
         return traverse.walk(
-            gen, seeds, outgoing=outgoing, depth=walk_args.depth, max_nodes=walk_args.max_nodes,
+            gen,
+            seeds,
+            outgoing=outgoing,
+            depth=walk_args.depth,
+            max_nodes=walk_args.max_nodes,
             kinds=walk_args.kinds,
-            confidence=Confidence[walk_args.confidence] if walk_args.confidence else None, deadline=deadline,
+            confidence=Confidence[walk_args.confidence] if walk_args.confidence else None,
+            deadline=deadline,
         )
     except traverse.TraversalDeadline:
         raise ToolError(
@@ -116,9 +132,11 @@ def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: 
 def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]) -> list[Row]:
     """Records for every reached node (and the node it was reached from), in walk order."""
     symbols = dict(known)
-    wanted = list(dict.fromkeys(
-        k for r in walked.reached for k in (r.key16, r.reached_from, r.dispatch_via) if k and k not in symbols
-    ))
+    wanted = list(
+        dict.fromkeys(
+            k for r in walked.reached for k in (r.key16, r.reached_from, r.dispatch_via) if k and k not in symbols
+        )
+    )
     found = list(gen.symbols_by_raw(wanted))
     if len(found) == len(wanted):  # every key has its record (the invariant): pair them without re-encoding keys
         symbols.update(zip(wanted, found, strict=True))
@@ -128,8 +146,9 @@ def load_rows(gen: Generation, walked: traverse.Walk, known: dict[bytes, Symbol]
     for r in walked.reached:
         sym = symbols.get(r.key16)
         if sym is not None:
-            rows.append(Row(sym, r, symbols.get(r.reached_from),
-                            symbols.get(r.dispatch_via) if r.dispatch_via else None))
+            rows.append(
+                Row(sym, r, symbols.get(r.reached_from), symbols.get(r.dispatch_via) if r.dispatch_via else None)
+            )
     return rows
 
 
@@ -149,10 +168,19 @@ def full_node(row: Row) -> dict[str, Any]:
     s = row.symbol
     kind, confidence, provenance = _via(row)
     node: dict[str, Any] = {
-        "name": s.name, "qualified_name": s.qualified_name, "kind": s.kind, "depth": row.reached.depth,
-        "repository": s.repository, "language": s.language, "file_path": s.path, "start_line": s.start_line,
-        "end_line": s.end_line, "reached_from": row.reached_from.qualified_name if row.reached_from else "",
-        "via_kind": kind, "via_confidence": confidence, "via_provenance": provenance,
+        "name": s.name,
+        "qualified_name": s.qualified_name,
+        "kind": s.kind,
+        "depth": row.reached.depth,
+        "repository": s.repository,
+        "language": s.language,
+        "file_path": s.path,
+        "start_line": s.start_line,
+        "end_line": s.end_line,
+        "reached_from": row.reached_from.qualified_name if row.reached_from else "",
+        "via_kind": kind,
+        "via_confidence": confidence,
+        "via_provenance": provenance,
     }
     if row.dispatch_via is not None:
         node["dispatch_via"] = row.dispatch_via.qualified_name
@@ -161,8 +189,9 @@ def full_node(row: Row) -> dict[str, Any]:
     return node
 
 
-def compact_nodes(page: list[Row], implied_from: str | None = None, tests: list[Row] | None = None
-                  ) -> tuple[dict[str, Any], dict[str, Any]]:
+def compact_nodes(
+    page: list[Row], implied_from: str | None = None, tests: list[Row] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(hoisted header, {"files": …} or {"groups": …}, plus ``tests``) whichever serializes smaller.
 
     ``implied_from``: a ``reached_from`` left off the rows because the header already implies it (blast radius:
@@ -176,15 +205,22 @@ def compact_nodes(page: list[Row], implied_from: str | None = None, tests: list[
         s = row.symbol
         kind, confidence, _provenance = _via(row)
         reached_from = row.reached_from.qualified_name if row.reached_from else ""
-        rows.append({
-            "repository": s.repository, "file_path": s.path, "kind": s.kind, "hop_depth": row.reached.depth,
-            "reached_from": "" if implied_from is not None and reached_from == implied_from
-            and row.reached.depth == 1 else reached_from,
-            "dispatch_via": f"via {row.dispatch_via.qualified_name}" if row.dispatch_via is not None else "",
-            "via_kind": kind, "via_confidence": confidence,
-            "label": views.module_label(s),
-            "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
-        })
+        rows.append(
+            {
+                "repository": s.repository,
+                "file_path": s.path,
+                "kind": s.kind,
+                "hop_depth": row.reached.depth,
+                "reached_from": ""
+                if implied_from is not None and reached_from == implied_from and row.reached.depth == 1
+                else reached_from,
+                "dispatch_via": f"via {row.dispatch_via.qualified_name}" if row.dispatch_via is not None else "",
+                "via_kind": kind,
+                "via_confidence": confidence,
+                "label": views.module_label(s),
+                "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
+            }
+        )
     header = views.hoist(rows, _HOISTABLE)
     repository = views.default_repository(rows)
     if repository is not None:
@@ -215,8 +251,10 @@ def _guidance(total: int, returned: int, truncated_walk: bool, max_nodes: int) -
     if returned < total:
         return truncation_guidance(returned, total, NARROW_WITH)
     if truncated_walk:
-        return (f"max_nodes {max_nodes} stopped the walk, so counts are lower bounds; raise max_nodes or "
-                "narrow edge_kinds or confidence")
+        return (
+            f"max_nodes {max_nodes} stopped the walk, so counts are lower bounds; raise max_nodes or "
+            "narrow edge_kinds or confidence"
+        )
     return None
 
 
@@ -244,34 +282,56 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     walked = run_walk(gen, seeds, outgoing=True, walk_args=walk_args)
     known = {root16: root}
     rows = [
-        r for r in load_rows(gen, walked, known)
+        r
+        for r in load_rows(gen, walked, known)
         if (repo is None or r.symbol.repository == repo)
         and (language is None or r.symbol.language == language)
         and (include_derived or repo is not None or not is_derived(r.symbol.repository))
     ]
     rows.sort(key=Row.sort_key)
-    cursor_scope = scope("trace_dependencies", "dependencies-v1", subject=root.key, depth=walk_args.depth,
-                         max_nodes=walk_args.max_nodes, repo=repo, language=language,
-                         edge_kinds=walk_args.kinds_identity, confidence=walk_args.confidence)
+    cursor_scope = scope(
+        "trace_dependencies",
+        "dependencies-v1",
+        subject=root.key,
+        depth=walk_args.depth,
+        max_nodes=walk_args.max_nodes,
+        repo=repo,
+        language=language,
+        edge_kinds=walk_args.kinds_identity,
+        confidence=walk_args.confidence,
+    )
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
     head: dict[str, Any] = {
-        "root_key": root.key, "root_repository": root.repository, "depth": walk_args.depth,
-        "max_nodes": walk_args.max_nodes, "reached": len(walked.reached),
+        "root_key": root.key,
+        "root_repository": root.repository,
+        "depth": walk_args.depth,
+        "max_nodes": walk_args.max_nodes,
+        "reached": len(walked.reached),
         "deepest_depth": max((r.reached.depth for r in rows), default=0),
     }
     if view == "full":
-        results: dict[str, Any] = {**head, "traversal_truncated": walked.truncated,
-                                   "nodes": [full_node(r) for r in page]}
+        results: dict[str, Any] = {
+            **head,
+            "traversal_truncated": walked.truncated,
+            "nodes": [full_node(r) for r in page],
+        }
     else:
         if walked.truncated:
             head["traversal_truncated"] = True
         header, body = compact_nodes(page)
         results = {**head, **header, **body}
-    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
-                coverage=_coverage(rows), results=results,
-                guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes))
+    return wrap(
+        gen,
+        compact=view != "full",
+        total=total,
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=_coverage(rows),
+        results=results,
+        guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
+    )
 
 
 # --- get_blast_radius -------------------------------------------------------------------------------------------
@@ -301,8 +361,9 @@ def completeness_block(c: traverse.Completeness) -> dict[str, Any]:
     if c.candidate_edges:
         block["candidate_edges"] = c.candidate_edges
     if c.missing_analyzers:
-        block["missing_analyzers"] = [{"repository": r, "language": lang, "reason": reason}
-                                      for r, lang, reason in c.missing_analyzers]
+        block["missing_analyzers"] = [
+            {"repository": r, "language": lang, "reason": reason} for r, lang, reason in c.missing_analyzers
+        ]
     if c.dispatch_unknown:
         block["dispatch_unknown"] = c.dispatch_unknown
     if c.fallback is not None:
@@ -310,8 +371,16 @@ def completeness_block(c: traverse.Completeness) -> dict[str, Any]:
     return block
 
 
-def _compact_blast_head(root: Symbol, walk_args: WalkArgs, filters: dict[str, Any], total: int, returned: int,
-                        deepest: int, truncated: bool, agg: traverse.Aggregates) -> dict[str, Any]:
+def _compact_blast_head(
+    root: Symbol,
+    walk_args: WalkArgs,
+    filters: dict[str, Any],
+    total: int,
+    returned: int,
+    deepest: int,
+    truncated: bool,
+    agg: traverse.Aggregates,
+) -> dict[str, Any]:
     """The compact blast-radius header: root, bounds, filters and the aggregates that say something.
 
     Deviations from the reference system's compact header (docs/surface.md §6.3 item 4), each keeping the facts:
@@ -365,7 +434,8 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     walked = run_walk(gen, [root16], outgoing=False, walk_args=walk_args)
     excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
     rows = [
-        r for r in load_rows(gen, walked, {root16: root})
+        r
+        for r in load_rows(gen, walked, {root16: root})
         if (r.symbol.kind in kinds if kinds is not None else kinds_echo is not None or r.symbol.kind not in excluded)
         and (include_derived or repo is not None or not is_derived(r.symbol.repository))
         and (repo is None or r.symbol.repository == repo)
@@ -376,32 +446,49 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
     verdict = traverse.completeness(gen, root, walked)
-    cursor_scope = scope("get_blast_radius", "blast-radius-v2", subject=root.key, depth=walk_args.depth,
-                         max_nodes=walk_args.max_nodes, edge_kinds=walk_args.kinds_identity,
-                         confidence=walk_args.confidence, kinds=kinds_echo, repo=repo, language=language)
+    cursor_scope = scope(
+        "get_blast_radius",
+        "blast-radius-v2",
+        subject=root.key,
+        depth=walk_args.depth,
+        max_nodes=walk_args.max_nodes,
+        edge_kinds=walk_args.kinds_identity,
+        confidence=walk_args.confidence,
+        kinds=kinds_echo,
+        repo=repo,
+        language=language,
+    )
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
     page_main = [r for r in page if id(r) not in in_tests]
     page_tests = [r for r in page if id(r) in in_tests]
     filters: dict[str, Any] = (
-        {"symbol_kinds": kinds_echo} if kinds_echo is not None
-        else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)} if view == "full"
+        {"symbol_kinds": kinds_echo}
+        if kinds_echo is not None
+        else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+        if view == "full"
         else {}
     )
     deepest = max((r.reached.depth for r in rows), default=0)
     if view == "full":
         results: dict[str, Any] = {
-            "root_key": root.key, "root_repository": root.repository, "depth": walk_args.depth,
-            "max_nodes": walk_args.max_nodes, **filters, "affected": total, "affected_in_tests": len(in_tests),
-            "deepest_depth": deepest, "traversal_truncated": walked.truncated,
-            "symbols": [full_node(r) for r in page_main], "tests": [full_node(r) for r in page_tests],
+            "root_key": root.key,
+            "root_repository": root.repository,
+            "depth": walk_args.depth,
+            "max_nodes": walk_args.max_nodes,
+            **filters,
+            "affected": total,
+            "affected_in_tests": len(in_tests),
+            "deepest_depth": deepest,
+            "traversal_truncated": walked.truncated,
+            "symbols": [full_node(r) for r in page_main],
+            "tests": [full_node(r) for r in page_tests],
             "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
             "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
             "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
             "by_package": [
-                {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_,
-                 "count": n}
+                {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_, "count": n}
                 for (lang, repo_, pkg), n in sorted(agg.by_package.items())
             ],
         }
@@ -414,6 +501,14 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         results["dispatch_through"] = [s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)]
     coverage = _coverage(rows)
     coverage.unresolved_related += verdict.unresolved_count
-    return wrap(gen, compact=view != "full", total=total, returned=len(page), next_cursor=next_cursor,
-                coverage=coverage, results=results, completeness=completeness_block(verdict),
-                guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes))
+    return wrap(
+        gen,
+        compact=view != "full",
+        total=total,
+        returned=len(page),
+        next_cursor=next_cursor,
+        coverage=coverage,
+        results=results,
+        completeness=completeness_block(verdict),
+        guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
+    )

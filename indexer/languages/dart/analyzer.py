@@ -52,7 +52,7 @@ from indexer.languages.dart.modules import LANGUAGE, package_of
 from indexer.languages.dart.resolve import edge_kind
 from indexer.languages.npm_tool import cause
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
-from indexer.scip.decode import Index, decode_index
+from indexer.scip.decode import Document, Index, decode_index
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, parse_symbol
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -63,11 +63,26 @@ ADAPTER_VERSION = "scip-dart-join-1"  # part of the cache key: bump on any chang
 DART_ENV = "KIVGRAPH_DART"
 ABSENT = "no dart executable on PATH: Dart answers are CANDIDATE"
 
-SOURCE_KINDS = frozenset({"module", "class", "mixin", "enum", "extension", "extension_type", "type_alias",
-                          "function", "method", "getter", "setter", "constructor", "field", "variable",
-                          "enum_member"})
+SOURCE_KINDS = frozenset(
+    {
+        "module",
+        "class",
+        "mixin",
+        "enum",
+        "extension",
+        "extension_type",
+        "type_alias",
+        "function",
+        "method",
+        "getter",
+        "setter",
+        "constructor",
+        "field",
+        "variable",
+        "enum_member",
+    }
+)
 _CTOR = "<constructor>"
-
 
 
 def dart_executable() -> Path:
@@ -94,13 +109,18 @@ def probe(timeout: float = 60) -> str:
     """A detail line for doctor: scip_dart's version, or AnalyzerFailed with the reason."""
     dart = dart_executable()
     try:
-        code, out, err = children.run([str(dart), "--suppress-analytics", "pub", "global", "run", PUB_PACKAGE,
-                                       "--version"], timeout=timeout, env=_env())
+        code, out, err = children.run(
+            [str(dart), "--suppress-analytics", "pub", "global", "run", PUB_PACKAGE, "--version"],
+            timeout=timeout,
+            env=_env(),
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AnalyzerFailed(f"{ANALYZER} could not run: {exc}") from None
     if code != 0:
-        raise AnalyzerFailed(f"{ANALYZER} is not usable ({cause(err.decode(errors='replace'))}); "
-                             f"activate it with `dart pub global activate {PUB_PACKAGE} {PINNED_VERSION}`")
+        raise AnalyzerFailed(
+            f"{ANALYZER} is not usable ({cause(err.decode(errors='replace'))}); "
+            f"activate it with `dart pub global activate {PUB_PACKAGE} {PINNED_VERSION}`"
+        )
     return f"{ANALYZER} {out.decode(errors='replace').strip()} on {dart}"
 
 
@@ -177,12 +197,23 @@ def run_index(package_root: Path, *, timeout: float) -> Index:
     """Run scip-dart over one package (its package config must exist) and decode the index it writes."""
     dart = dart_executable()
     if not (package_root / ".dart_tool" / "package_config.json").is_file():
-        raise AnalyzerFailed(f"{package_root} has no .dart_tool/package_config.json; run `dart pub get` there "
-                             "(kivgraph never writes into a repository)")
+        raise AnalyzerFailed(
+            f"{package_root} has no .dart_tool/package_config.json; run `dart pub get` there "
+            "(kivgraph never writes into a repository)"
+        )
     with tempfile.TemporaryDirectory(prefix="kivgraph-scip-dart-") as tmp:
         out = Path(tmp) / "index.scip"
-        cmd = [str(dart), "--suppress-analytics", "pub", "global", "run", PUB_PACKAGE, str(package_root.resolve()),
-               "--output", str(out)]
+        cmd = [
+            str(dart),
+            "--suppress-analytics",
+            "pub",
+            "global",
+            "run",
+            PUB_PACKAGE,
+            str(package_root.resolve()),
+            "--output",
+            str(out),
+        ]
         try:
             code, stdout, stderr = children.run(cmd, timeout=timeout, cwd=tmp, env=_env())
         except OSError as exc:
@@ -190,8 +221,9 @@ def run_index(package_root: Path, *, timeout: float) -> Index:
         except subprocess.TimeoutExpired:
             raise AnalyzerFailed(f"{ANALYZER} timed out after {timeout:g}s") from None
         if code != 0:
-            raise AnalyzerFailed(f"{ANALYZER} exited {code}: "
-                                 f"{cause(stderr.decode(errors='replace') or stdout.decode(errors='replace'))}")
+            raise AnalyzerFailed(
+                f"{ANALYZER} exited {code}: {cause(stderr.decode(errors='replace') or stdout.decode(errors='replace'))}"
+            )
         if not out.is_file():
             raise AnalyzerFailed(f"{ANALYZER} wrote no index")
         try:
@@ -224,8 +256,13 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         external.extend(joined.external)
     if len(problems) == len(dirs):
         raise AnalyzerFailed("no package of the repository could be analysed: " + "; ".join(p for _d, p in problems))
-    return RepositoryDartFacts(analyzer_version=version or ANALYZER, uses=tuple(uses), external=tuple(external),
-                               problems=tuple(problems), packages=len(dirs) - len(problems))
+    return RepositoryDartFacts(
+        analyzer_version=version or ANALYZER,
+        uses=tuple(uses),
+        external=tuple(external),
+        problems=tuple(problems),
+        packages=len(dirs) - len(problems),
+    )
 
 
 # -- join ------------------------------------------------------------------------------------------------
@@ -250,6 +287,28 @@ def _symbol_target(symbol: str) -> tuple[str, str, str] | None:
     if not path:
         return None
     return parsed.package, "/".join(path), ".".join(members)
+
+
+def _target_of(found: tuple[str, SymbolFact]) -> tuple[str, str, str]:
+    """(path, qualified name, kind) of a declaration of this repository, as a use names its target."""
+    return found[0], found[1].qualified_name, found[1].kind
+
+
+def _overrides(path: str, doc: Document, defined: Mapping[str, tuple[str, SymbolFact]]) -> list[DartUse]:
+    """Members overriding or implementing another: the relationships on one document's definitions."""
+    out: list[DartUse] = []
+    for info in doc.symbols:
+        child = defined.get(info.symbol)
+        if child is None or child[1].kind not in ("method", "getter", "setter", "field"):
+            continue
+        decl = child[1]
+        for rel in info.relationships:
+            parent = defined.get(rel.symbol)
+            if parent is None or not rel.is_implementation:
+                continue
+            site = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, "override", "")
+            out.append(DartUse(*site, *_target_of(parent)))
+    return out
 
 
 def join_index(index: Index, repo: RepositoryFacts, package_dir: str) -> RepositoryDartFacts:
@@ -300,15 +359,17 @@ def join_index(index: Index, repo: RepositoryFacts, package_dir: str) -> Reposit
                 continue  # a name our sites do not hold (a local, a declaration's own name)
             source = decls[path].enclosing(line, col)
             src_qn = site.enclosing or (source.qualified_name if source is not None else "")
-            src = files[path].symbols[0] if not site.enclosing else next(
-                (s for s in files[path].symbols if s.qualified_name == site.enclosing), None)
+            src = (
+                files[path].symbols[0]
+                if not site.enclosing
+                else next((s for s in files[path].symbols if s.qualified_name == site.enclosing), None)
+            )
             if src is None:
                 continue
             how = site.extra[2] if site.kind == S.SHOW and len(site.extra) > 2 else ""
             local = defined.get(occ.symbol)
             if local is not None:
-                uses.append(DartUse(path, line, col, src_qn, src.kind, site.kind, how, local[0],
-                                    local[1].qualified_name, local[1].kind))
+                uses.append(DartUse(path, line, col, src_qn, src.kind, site.kind, how, *_target_of(local)))
                 continue
             target = _symbol_target(occ.symbol)
             if target is None:
@@ -316,23 +377,28 @@ def join_index(index: Index, repo: RepositoryFacts, package_dir: str) -> Reposit
             if target[0].startswith("dart:"):
                 external.append(CoveredSite(path, line, col, src.qualified_name, src.kind))
                 continue
-            uses.append(DartUse(path, line, col, src.qualified_name, src.kind, site.kind, how,
-                                package=target[0], namespace=target[1], member=target[2]))
-        for info in doc.symbols:
-            child = defined.get(info.symbol)
-            if child is None:
-                continue
-            for rel in info.relationships:
-                parent = defined.get(rel.symbol)
-                if parent is None or not rel.is_implementation or child[1].kind not in (
-                        "method", "getter", "setter", "field"):
-                    continue
-                uses.append(DartUse(path, child[1].start_line, child[1].start_col, child[1].qualified_name,
-                                    child[1].kind, "override", "", parent[0], parent[1].qualified_name,
-                                    parent[1].kind))
+            uses.append(
+                DartUse(
+                    path,
+                    line,
+                    col,
+                    src.qualified_name,
+                    src.kind,
+                    site.kind,
+                    how,
+                    package=target[0],
+                    namespace=target[1],
+                    member=target[2],
+                )
+            )
+        uses += _overrides(path, doc, defined)
     meta = index.metadata
-    return RepositoryDartFacts(analyzer_version=f"{meta.tool_name or ANALYZER} {meta.tool_version}".strip(),
-                               uses=tuple(uses), external=tuple(external), packages=1)
+    return RepositoryDartFacts(
+        analyzer_version=f"{meta.tool_name or ANALYZER} {meta.tool_version}".strip(),
+        uses=tuple(uses),
+        external=tuple(external),
+        packages=1,
+    )
 
 
 # -- bind ------------------------------------------------------------------------------------------------
@@ -362,8 +428,16 @@ def bind(facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleT
     """EXACT_TYPECHECKED edges for every use whose target one registered package declares."""
     out = ExactOutcome(repository=repo)
     for directory, why in facts.problems:
-        out.unresolved.append(UnresolvedFact(name=directory or ".", reason="PACKAGE_NOT_LOADED", repository=repo,
-                                             language=LANGUAGE, package=directory, detail=why))
+        out.unresolved.append(
+            UnresolvedFact(
+                name=directory or ".",
+                reason="PACKAGE_NOT_LOADED",
+                repository=repo,
+                language=LANGUAGE,
+                package=directory,
+                detail=why,
+            )
+        )
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
@@ -383,13 +457,22 @@ def bind(facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleT
             places = own[:1] or places
             if len(places) != 1:
                 if u.use != "override":
-                    out.unresolved.append(UnresolvedFact(
-                        name=u.member or u.namespace, reason="AMBIGUOUS_PACKAGE_PROVIDER" if places else
-                        "DART_TARGET_NOT_INDEXED", repository=repo, path=u.path, line=u.line, col=u.col,
-                        language=LANGUAGE, source=source, package=u.package,
-                        detail=(f"package {u.package} is in " + ", ".join(sorted(r for r, _d in places))) if places
-                        else f"the analyzer resolved it into package {u.package}, which no repository registers",
-                    ))
+                    out.unresolved.append(
+                        UnresolvedFact(
+                            name=u.member or u.namespace,
+                            reason="AMBIGUOUS_PACKAGE_PROVIDER" if places else "DART_TARGET_NOT_INDEXED",
+                            repository=repo,
+                            path=u.path,
+                            line=u.line,
+                            col=u.col,
+                            language=LANGUAGE,
+                            source=source,
+                            package=u.package,
+                            detail=(f"package {u.package} is in " + ", ".join(sorted(r for r, _d in places)))
+                            if places
+                            else f"the analyzer resolved it into package {u.package}, which no repository registers",
+                        )
+                    )
                     out.covered.add((source, u.line, u.col))
                     out.covered_positions.add((u.path, u.line, u.col))
                 continue
@@ -399,18 +482,27 @@ def bind(facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleT
             if not u.member:
                 target, target_kind = None, ""
             elif not found:
-                out.unresolved.append(UnresolvedFact(
-                    name=u.member, reason="DART_TARGET_NOT_INDEXED", repository=repo, path=u.path, line=u.line,
-                    col=u.col, language=LANGUAGE, source=source, package=u.package,
-                    detail=f"the analyzer resolved {u.package}/{u.namespace} {u.member}, which {target_repo} "
-                           "does not declare in an indexed file",
-                ))
+                out.unresolved.append(
+                    UnresolvedFact(
+                        name=u.member,
+                        reason="DART_TARGET_NOT_INDEXED",
+                        repository=repo,
+                        path=u.path,
+                        line=u.line,
+                        col=u.col,
+                        language=LANGUAGE,
+                        source=source,
+                        package=u.package,
+                        detail=f"the analyzer resolved {u.package}/{u.namespace} {u.member}, which {target_repo} "
+                        "does not declare in an indexed file",
+                    )
+                )
                 out.covered.add((source, u.line, u.col))
                 out.covered_positions.add((u.path, u.line, u.col))
                 continue
             else:
                 decl = _readable(found)
-                target, target_kind = corpus.key_of(target_repo, path, decl.qualified_name, decl.kind), decl.kind
+                target, target_kind = (corpus.key_of(target_repo, path, decl.qualified_name, decl.kind), decl.kind)
         if target is None:
             continue
         if u.use != "override":
@@ -425,8 +517,9 @@ def bind(facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleT
             provenance = Provenance.DART_ANALYZER_USE
         else:
             kind, provenance = edge_kind(u.use, target_kind, u.source_kind), Provenance.DART_ANALYZER_USE
-        out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance),
-                                  u.line, u.col))
+        out.edges.append(
+            EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col)
+        )
     return out
 
 
@@ -436,8 +529,10 @@ def install() -> str:
         dart = dart_executable()
     except AnalyzerFailed as exc:
         return f"{ANALYZER}: skipped ({exc}; no Dart SDK can be installed on this machine)"
-    return (f"{ANALYZER}: dart found at {dart}; activate the analyzer with "
-            f"`dart pub global activate {PUB_PACKAGE} {PINNED_VERSION}` (kivgraph checks it with `kivgraph doctor`)")
+    return (
+        f"{ANALYZER}: dart found at {dart}; activate the analyzer with "
+        f"`dart pub global activate {PUB_PACKAGE} {PINNED_VERSION}` (kivgraph checks it with `kivgraph doctor`)"
+    )
 
 
 def version() -> str:

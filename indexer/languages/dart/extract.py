@@ -42,31 +42,74 @@ EXTRACTOR_VERSION = "dart-ts-1"
 GRAMMAR = grammar.load()
 
 _TYPE_DECLS = {
-    "class_definition": "class", "mixin_declaration": "mixin", "extension_declaration": "extension",
-    "extension_type_declaration": "extension_type", "enum_declaration": "enum",
+    "class_definition": "class",
+    "mixin_declaration": "mixin",
+    "extension_declaration": "extension",
+    "extension_type_declaration": "extension_type",
+    "enum_declaration": "enum",
 }
-_CTOR_SIGNATURES = frozenset({"constructor_signature", "constant_constructor_signature",
-                              "factory_constructor_signature", "redirecting_factory_constructor_signature"})
-_CALLABLE_SIGNATURES = frozenset({"function_signature", "getter_signature", "setter_signature",
-                                  "operator_signature", *_CTOR_SIGNATURES})
+_CTOR_SIGNATURES = frozenset(
+    {
+        "constructor_signature",
+        "constant_constructor_signature",
+        "factory_constructor_signature",
+        "redirecting_factory_constructor_signature",
+    }
+)
+_CALLABLE_SIGNATURES = frozenset(
+    {"function_signature", "getter_signature", "setter_signature", "operator_signature", *_CTOR_SIGNATURES}
+)
 _VARIABLE_LISTS = frozenset({"initialized_identifier_list", "static_final_declaration_list"})
 # Siblings that belong to the declaration that follows them (modifiers, annotations, a declared type).
-_LEADING = frozenset({"annotation", "final_builtin", "const_builtin", "inferred_type", "type_identifier",
-                      "type_arguments", "nullable_type", "void_type", "function_type", "record_type", ".",
-                      "late", "static", "external", "covariant", "abstract", "var"})
-_TYPE_NODES = frozenset({"type_identifier", "void_type", "function_type", "record_type", "type_arguments",
-                         "nullable_type", "type_parameters", "type_bound", "parameter_type_list",
-                         "normal_parameter_type", "optional_parameter_types", "named_parameter_types",
-                         "optional_positional_parameter_types", "record_type_field", "record_type_named_field",
-                         "type_test", "type_cast"})
+_LEADING = frozenset(
+    {
+        "annotation",
+        "final_builtin",
+        "const_builtin",
+        "inferred_type",
+        "type_identifier",
+        "type_arguments",
+        "nullable_type",
+        "void_type",
+        "function_type",
+        "record_type",
+        ".",
+        "late",
+        "static",
+        "external",
+        "covariant",
+        "abstract",
+        "var",
+    }
+)
+_TYPE_NODES = frozenset(
+    {
+        "type_identifier",
+        "void_type",
+        "function_type",
+        "record_type",
+        "type_arguments",
+        "nullable_type",
+        "type_parameters",
+        "type_bound",
+        "parameter_type_list",
+        "normal_parameter_type",
+        "optional_parameter_types",
+        "named_parameter_types",
+        "optional_positional_parameter_types",
+        "record_type_field",
+        "record_type_named_field",
+        "type_test",
+        "type_cast",
+    }
+)
 _SELECTOR_MEMBER = frozenset({"unconditional_assignable_selector", "conditional_assignable_selector"})
 _SCOPES = frozenset({"function_expression", "lambda_expression"})
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one Dart file; a syntax error makes it partial (see extract_tree)."""
-    return extract_tree(GRAMMAR, LANGUAGE, path, source, package,
-                        lambda root, text: _Extractor(text, path).run(root))
+    return extract_tree(GRAMMAR, LANGUAGE, path, source, package, lambda root, text: _Extractor(text, path).run(root))
 
 
 def exported_name(name: str) -> bool:
@@ -111,35 +154,63 @@ class _Extractor:
 
     def run(self, root: Node) -> tuple[tuple[SymbolFact, ...], tuple[Site, ...]]:
         qn = module_qualified_name(self.path)
-        self.symbols.append(SymbolFact(name=qn.rsplit(".", 1)[-1], qualified_name=qn, kind="module",
-                                       start_line=1, start_col=0, end_line=root.end_point[0] + 1,
-                                       end_col=root.end_point[1]))
+        self.symbols.append(
+            SymbolFact(
+                name=qn.rsplit(".", 1)[-1],
+                qualified_name=qn,
+                kind="module",
+                start_line=1,
+                start_col=0,
+                end_line=root.end_point[0] + 1,
+                end_col=root.end_point[1],
+            )
+        )
         self._members(root.children, "")
         self.sites.sort(key=lambda s: (s.line, s.col))
         return tuple(self.symbols), tuple(self.sites)
 
     # -- declarations -------------------------------------------------------------------------------
 
-    def _declare(self, name: str, qn: str, kind: str, start: Node, end: Node, signature: str, doc: str,
-                 container: str, exported: bool | None = None) -> str:
+    def _declare(
+        self,
+        name: str,
+        qn: str,
+        kind: str,
+        start: Node,
+        end: Node,
+        signature: str,
+        doc: str,
+        container: str,
+        exported: bool | None = None,
+    ) -> str:
         n = self.seen.get((qn, kind), 0) + 1
         self.seen[(qn, kind)] = n
         if n > 1:
             qn = f"{qn}#{n}"
         if exported is None:
             exported = exported_name(name) and (not container or self._exported(container))
-        self.symbols.append(SymbolFact(
-            name=name, qualified_name=qn, kind=kind, start_line=start.start_point[0] + 1,
-            start_col=start.start_point[1], end_line=end.end_point[0] + 1, end_col=end.end_point[1],
-            signature=collapse(signature), doc=doc, exported=exported, container=container,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                start_line=start.start_point[0] + 1,
+                start_col=start.start_point[1],
+                end_line=end.end_point[0] + 1,
+                end_col=end.end_point[1],
+                signature=collapse(signature),
+                doc=doc,
+                exported=exported,
+                container=container,
+            )
+        )
         return qn
 
     def _exported(self, qn: str) -> bool:
         return next((s.exported for s in reversed(self.symbols) if s.qualified_name == qn), False)
 
     def _text(self, start: Node, end_byte: int) -> str:
-        return self.source[start.start_byte:end_byte].decode("utf-8", "replace")
+        return self.source[start.start_byte : end_byte].decode("utf-8", "replace")
 
     def _doc(self, siblings: Sequence[Node], first: int) -> str:
         """The ``///`` or ``/** */`` comment right above sibling ``first`` (annotations skipped), first paragraph."""
@@ -232,7 +303,8 @@ class _Extractor:
         named = node.named_children
         name_node = node.child_by_field_name("name")
         body = node.child_by_field_name("body") or next(
-            (c for c in named if c.type in ("class_body", "extension_body", "enum_body")), None)
+            (c for c in named if c.type in ("class_body", "extension_body", "enum_body")), None
+        )
         mixin_app = next((c for c in named if c.type == "mixin_application_class"), None)
         if name_node is None and t == "mixin_declaration":
             name_node = next((c for c in named if c.type == "identifier"), None)
@@ -248,11 +320,21 @@ class _Extractor:
         else:
             return
         end_byte = body.start_byte if body is not None else node.end_byte
-        qn = self._declare(name, name, kind, node, node, self._text(node, end_byte).strip(),
-                           self._doc(siblings, first), owner, exported)
+        qn = self._declare(
+            name,
+            name,
+            kind,
+            node,
+            node,
+            self._text(node, end_byte).strip(),
+            self._doc(siblings, first),
+            owner,
+            exported,
+        )
         saved_params = set(self.type_params)
         tparams = node.child_by_field_name("type_parameters") or next(
-            (c for c in named if c.type == "type_parameters"), None)
+            (c for c in named if c.type == "type_parameters"), None
+        )
         if tparams is not None:
             self.type_params |= self._type_parameter_names(tparams)
             self._in(qn, None, lambda: self._types(tparams.children))
@@ -292,7 +374,7 @@ class _Extractor:
             on_at = next((i for i, c in enumerate(children) if c.type == "on"), None)
             if on_at is not None:
                 run: list[Node] = []
-                for c in children[on_at + 1:]:
+                for c in children[on_at + 1 :]:
                     if c.type in ("interfaces", "class_body"):
                         break
                     run.append(c)
@@ -313,14 +395,16 @@ class _Extractor:
         rep = node.child_by_field_name("representation")
         if rep is None:
             return
-        ctor = next((c for c in rep.named_children if c.type == "identifier" and c != rep.child_by_field_name("name")),
-                    None)
+        ctor = next(
+            (c for c in rep.named_children if c.type == "identifier" and c != rep.child_by_field_name("name")), None
+        )
         ctor_name = node_text(ctor) if ctor is not None else "new"
         self._declare(ctor_name, f"{qn}.{ctor_name}", "constructor", rep, rep, f"{qn}{node_text(rep)}", "", qn)
         fname = rep.child_by_field_name("name")
         if fname is not None:
-            fqn = self._declare(node_text(fname), f"{qn}.{node_text(fname)}", "field", rep, rep,
-                                node_text(rep).strip("()"), "", qn)
+            fqn = self._declare(
+                node_text(fname), f"{qn}.{node_text(fname)}", "field", rep, rep, node_text(rep).strip("()"), "", qn
+            )
             typ = rep.child_by_field_name("type")
             if typ is not None:
                 self._in(fqn, None, lambda: self._types([typ]))
@@ -332,7 +416,7 @@ class _Extractor:
         eq = next((i for i, c in enumerate(children) if c.type == "="), None)
         if eq is not None:  # typedef Name<T> = Type;
             name_node = next((c for c in children[:eq] if c.type == "type_identifier"), None)
-            rest = children[eq + 1:]
+            rest = children[eq + 1 :]
         else:  # typedef Ret Name(params);
             before = [c for c in named if c.type != "formal_parameter_list"]
             idents = [c for c in before if c.type == "type_identifier"]
@@ -341,8 +425,9 @@ class _Extractor:
         if name_node is None:
             return
         name = node_text(name_node)
-        qn = self._declare(name, name, "type_alias", node, node, node_text(node).rstrip(";"),
-                           self._doc(siblings, first), owner)
+        qn = self._declare(
+            name, name, "type_alias", node, node, node_text(node).rstrip(";"), self._doc(siblings, first), owner
+        )
         tparams = next((c for c in named if c.type == "type_parameters"), None)
         saved = set(self.type_params)
         if tparams is not None:
@@ -350,8 +435,9 @@ class _Extractor:
         self._in(qn, _Scope(), lambda: self._types([c for c in rest if c.type != "type_parameters"]))
         self.type_params = saved
 
-    def _member(self, node: Node, lead: Sequence[Node], body: Node | None, siblings: Sequence[Node], first: int,
-                owner: str) -> None:
+    def _member(
+        self, node: Node, lead: Sequence[Node], body: Node | None, siblings: Sequence[Node], first: int, owner: str
+    ) -> None:
         """A method, getter, setter, operator, constructor or field list (inside ``declaration`` too)."""
         inner = list(node.children) if node.type in ("method_signature", "declaration") else [node]
         sig = next((c for c in inner if c.type in _CALLABLE_SIGNATURES), None)
@@ -361,8 +447,15 @@ class _Extractor:
             lists = [c for c in inner if c.type in _VARIABLE_LISTS]
             if lists:
                 at = inner.index(lists[0])
-                self._variables(lists[0], [*lead, *inner[:at]], siblings, first, owner,
-                                "variable" if not owner else "field", start=start)
+                self._variables(
+                    lists[0],
+                    [*lead, *inner[:at]],
+                    siblings,
+                    first,
+                    owner,
+                    "variable" if not owner else "field",
+                    start=start,
+                )
             return
         end = body if body is not None else node
         saved = set(self.type_params)
@@ -374,8 +467,18 @@ class _Extractor:
         finally:
             self.type_params = saved
 
-    def _callable_member(self, sig: Node, inner: Sequence[Node], lead: Sequence[Node], body: Node | None,
-                         start: Node, end: Node, siblings: Sequence[Node], first: int, owner: str) -> None:
+    def _callable_member(
+        self,
+        sig: Node,
+        inner: Sequence[Node],
+        lead: Sequence[Node],
+        body: Node | None,
+        start: Node,
+        end: Node,
+        siblings: Sequence[Node],
+        first: int,
+        owner: str,
+    ) -> None:
         qn = self._callable(sig, start, end, siblings, first, owner, lead)
         if qn is None:
             return
@@ -388,8 +491,9 @@ class _Extractor:
             self._collect_locals(body, scope)
             self._in(qn, scope, lambda: self._expr(body))
 
-    def _callable(self, sig: Node, start: Node, end: Node, siblings: Sequence[Node], first: int, owner: str,
-                  lead: Sequence[Node]) -> str | None:
+    def _callable(
+        self, sig: Node, start: Node, end: Node, siblings: Sequence[Node], first: int, owner: str, lead: Sequence[Node]
+    ) -> str | None:
         t = sig.type
         doc = self._doc(siblings, first)
         signature = self._text(start, sig.end_byte).strip()
@@ -409,8 +513,11 @@ class _Extractor:
             return qn
         if t == "operator_signature":
             op = next((c for c in sig.named_children if c.type == "binary_operator"), None)
-            name = node_text(op) if op is not None else collapse(self._text(sig, params.start_byte if params else
-                                                                               sig.end_byte)).removeprefix("operator ")
+            name = (
+                node_text(op)
+                if op is not None
+                else collapse(self._text(sig, params.start_byte if params else sig.end_byte)).removeprefix("operator ")
+            )
             name = name.strip()
             kind = "method"
         else:
@@ -419,7 +526,8 @@ class _Extractor:
                 return None
             name = node_text(name_node)
             kind = {"getter_signature": "getter", "setter_signature": "setter"}.get(
-                t, "method" if owner else "function")
+                t, "method" if owner else "function"
+            )
         qn = self._declare(name, f"{owner}.{name}" if owner else name, kind, start, end, signature, doc, owner)
         self._signature_types(sig, qn)
         self._header_types([c for c in lead if c.type != "annotation"], qn)
@@ -456,8 +564,16 @@ class _Extractor:
                 continue
             stack.extend(cur.named_children)
 
-    def _variables(self, lst: Node, lead: Sequence[Node], siblings: Sequence[Node], first: int, owner: str,
-                   kind: str, start: Node | None = None) -> None:
+    def _variables(
+        self,
+        lst: Node,
+        lead: Sequence[Node],
+        siblings: Sequence[Node],
+        first: int,
+        owner: str,
+        kind: str,
+        start: Node | None = None,
+    ) -> None:
         """Fields or top-level variables: one declaration per name, the declared type owned by the first."""
         if start is None:
             start = next((c for c in siblings[first:] if c.type != "annotation"), lst)
@@ -472,9 +588,16 @@ class _Extractor:
             if name_node is None:
                 continue
             name = node_text(name_node)
-            qn = self._declare(name, f"{owner}.{name}" if owner else name, kind, start if not firsts else item,
-                               item if len(lst.named_children) > 1 else lst,
-                               f"{prefix} {node_text(name_node)}".strip(), doc, owner)
+            qn = self._declare(
+                name,
+                f"{owner}.{name}" if owner else name,
+                kind,
+                start if not firsts else item,
+                item if len(lst.named_children) > 1 else lst,
+                f"{prefix} {node_text(name_node)}".strip(),
+                doc,
+                owner,
+            )
             firsts.append(qn)
             value = [c for c in item.children if c.start_byte > name_node.end_byte and c.type != "="]
             scope = _Scope()
@@ -494,8 +617,9 @@ class _Extractor:
         if name_node is None or not owner:
             return
         name = node_text(name_node)
-        qn = self._declare(name, f"{owner}.{name}", "enum_member", node, node, node_text(node),
-                           self._doc(siblings, i), owner)
+        qn = self._declare(
+            name, f"{owner}.{name}", "enum_member", node, node, node_text(node), self._doc(siblings, i), owner
+        )
         args = [c for c in node.children if c.type in ("argument_part", "arguments", "type_arguments")]
         if args:
             self._in(qn, _Scope(), lambda: self._seq(args))
@@ -527,8 +651,13 @@ class _Extractor:
         uri = self._first_uri(body)
         if uri is None:
             return
-        alternatives = [_unquote(node_text(u)) for c in _walk(body) if c.type == "configuration_uri"
-                        for u in c.named_children if u.type == "uri"]
+        alternatives = [
+            _unquote(node_text(u))
+            for c in _walk(body)
+            if c.type == "configuration_uri"
+            for u in c.named_children
+            if u.type == "uri"
+        ]
         prefix = next((node_text(c) for c in body.named_children if c.type == "identifier"), "")
         deferred = any(c.type == "deferred" for c in body.children)
         shows: list[Node] = []
@@ -538,8 +667,13 @@ class _Extractor:
             target = hides if words and words[0].type == "hide" else shows
             target.extend(c for c in comb.named_children if c.type == "identifier")
         name = _unquote(node_text(uri))
-        extra = (prefix, ",".join(node_text(n) for n in shows), ",".join(node_text(n) for n in hides),
-                 "deferred" if deferred else "", ",".join(alternatives))
+        extra = (
+            prefix,
+            ",".join(node_text(n) for n in shows),
+            ",".join(node_text(n) for n in hides),
+            "deferred" if deferred else "",
+            ",".join(alternatives),
+        )
         self._site(S.IMPORT if is_import else S.EXPORT, uri, extra, name=name)
         for n in shows:
             self._site(S.SHOW, n, (name, prefix, "import" if is_import else "export"))
@@ -660,8 +794,12 @@ class _Extractor:
                 name = node_text(n)
                 if not self._is_local(name):
                     self._site(kind, n, ("", "", ""))
-            elif n.type in _TYPE_NODES or n.type in ("formal_parameter_list", "formal_parameter",
-                                                     "optional_formal_parameters", "type_parameter"):
+            elif n.type in _TYPE_NODES or n.type in (
+                "formal_parameter_list",
+                "formal_parameter",
+                "optional_formal_parameters",
+                "type_parameter",
+            ):
                 self._types(n.children, S.TYPE)
             elif n.type in ("constructor_param", "super_formal_parameter"):
                 pass
@@ -687,8 +825,11 @@ class _Extractor:
 
     def _initializers(self, node: Node) -> None:
         """A constructor's initializer list or redirection: field initializers, ``super(...)``, ``this.x(...)``."""
-        entries = [node] if node.type == "redirection" else [
-            c for c in node.named_children if c.type == "initializer_list_entry"]
+        entries = (
+            [node]
+            if node.type == "redirection"
+            else [c for c in node.named_children if c.type == "initializer_list_entry"]
+        )
         for entry in entries:
             children = list(entry.children)
             head = next((c for c in children if c.type in ("super", "this")), None)
@@ -765,11 +906,17 @@ class _Extractor:
         i = 0
         while i < len(nodes):
             n = nodes[i]
-            if n.type in ("identifier", "this", "super") or (n.type == "type_identifier" and i + 1 < len(nodes)
-                                                             and nodes[i + 1].type == "selector"):
+            if n.type in ("identifier", "this", "super") or (
+                n.type == "type_identifier" and i + 1 < len(nodes) and nodes[i + 1].type == "selector"
+            ):
                 j = i + 1
-                while j < len(nodes) and nodes[j].type in ("selector", "cascade_section", *_SELECTOR_MEMBER,
-                                                           "argument_part", "arguments"):
+                while j < len(nodes) and nodes[j].type in (
+                    "selector",
+                    "cascade_section",
+                    *_SELECTOR_MEMBER,
+                    "argument_part",
+                    "arguments",
+                ):
                     j += 1
                 self._chain(nodes[i:j], kind_if_bare)
                 i = j
@@ -777,8 +924,13 @@ class _Extractor:
             if n.type in ("selector", "cascade_section", "argument_part", "arguments", *_SELECTOR_MEMBER):
                 # a chain whose primary is an expression: its members have unknown receivers
                 j = i
-                while j < len(nodes) and nodes[j].type in ("selector", "cascade_section", "argument_part",
-                                                           "arguments", *_SELECTOR_MEMBER):
+                while j < len(nodes) and nodes[j].type in (
+                    "selector",
+                    "cascade_section",
+                    "argument_part",
+                    "arguments",
+                    *_SELECTOR_MEMBER,
+                ):
                     j += 1
                 self._chain(nodes[i:j], kind_if_bare, head_is_expr=True)
                 i = j
@@ -802,9 +954,14 @@ class _Extractor:
                 continue
             parts = [c for c in arg.children if c.type not in ("label", ",")]
             named = [c for c in parts if c.is_named]
-            simple = bool(named) and named[0].type in ("identifier", "this", "super") and all(
-                c.type == "selector" and any(x.type in _SELECTOR_MEMBER for x in c.named_children)
-                for c in named[1:])
+            simple = (
+                bool(named)
+                and named[0].type in ("identifier", "this", "super")
+                and all(
+                    c.type == "selector" and any(x.type in _SELECTOR_MEMBER for x in c.named_children)
+                    for c in named[1:]
+                )
+            )
             self._seq(parts, S.CALLBACK if simple else S.REF)
 
     def _chain(self, nodes: Sequence[Node], kind_if_bare: str, head_is_expr: bool = False) -> None:
@@ -828,15 +985,21 @@ class _Extractor:
             if sel.type == "cascade_section":
                 cascades.append(sel)
                 continue
-            member = sel if sel.type in _SELECTOR_MEMBER else next(
-                (c for c in sel.named_children if c.type in _SELECTOR_MEMBER), None)
+            member = (
+                sel
+                if sel.type in _SELECTOR_MEMBER
+                else next((c for c in sel.named_children if c.type in _SELECTOR_MEMBER), None)
+            )
             if member is not None:
                 ident = next((c for c in member.named_children if c.type == "identifier"), None)
                 if ident is not None:
                     steps.append((ident, False))
                 continue
-            argp = sel if sel.type in ("argument_part", "arguments") else next(
-                (c for c in sel.named_children if c.type == "argument_part"), None)
+            argp = (
+                sel
+                if sel.type in ("argument_part", "arguments")
+                else next((c for c in sel.named_children if c.type == "argument_part"), None)
+            )
             if argp is not None:
                 if steps:
                     steps[-1] = (steps[-1][0], True)
@@ -850,8 +1013,9 @@ class _Extractor:
         # emit sites
         expr_after = binding == S.EXPR
         qualifier_words = list(words)
-        last_name = max((k for k, (n, _c) in enumerate(steps) if n.type not in ("argument_part", "arguments")),
-                        default=-1)
+        last_name = max(
+            (k for k, (n, _c) in enumerate(steps) if n.type not in ("argument_part", "arguments")), default=-1
+        )
         constructed: tuple[str, str] | None = None  # (call chain, type) of ``T(...)`` / ``p.T.named(...)``
         for k, (n, called) in enumerate(steps):
             if n.type in ("argument_part", "arguments"):
@@ -890,10 +1054,14 @@ class _Extractor:
             if argp.type == "arguments":
                 self._args(argp)
         for cas in cascades:
-            self._cascade(cas, ".".join(words + [node_text(n) for n, _c in steps
-                                                 if n.type not in ("argument_part", "arguments")])
-                          if not head_is_expr and all(not c for _n, c in steps) else "?",
-                          binding if steps or words else S.EXPR, qtype)
+            self._cascade(
+                cas,
+                ".".join(words + [node_text(n) for n, _c in steps if n.type not in ("argument_part", "arguments")])
+                if not head_is_expr and all(not c for _n, c in steps)
+                else "?",
+                binding if steps or words else S.EXPR,
+                qtype,
+            )
 
     def _cascade(self, section: Node, receiver: str, binding: str, qtype: str) -> None:
         sel = next((c for c in section.named_children if c.type == "cascade_selector"), None)
@@ -903,8 +1071,9 @@ class _Extractor:
             if receiver == "?" or not receiver:
                 self._site(S.CALL if called else S.REF, ident, ("?", S.EXPR, ""))
             else:
-                self._site(S.CALL if called else S.REF, ident,
-                           (receiver, binding, qtype if "." not in receiver else ""))
+                self._site(
+                    S.CALL if called else S.REF, ident, (receiver, binding, qtype if "." not in receiver else "")
+                )
         for c in section.named_children:
             if c.type == "argument_part":
                 for a in c.named_children:
@@ -953,7 +1122,7 @@ def _unquote(text: str) -> str:
     text = text.strip()
     for q in ('"""', "'''", '"', "'"):
         if text.startswith(q) and text.endswith(q) and len(text) >= 2 * len(q):
-            return text[len(q):-len(q)]
+            return text[len(q) : -len(q)]
     return text
 
 

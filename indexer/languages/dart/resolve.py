@@ -170,7 +170,7 @@ class _Resolver:
         if uri.startswith("dart:"):
             return None, "sdk", uri
         if uri.startswith("package:"):
-            name, _, rest = uri[len("package:"):].partition("/")
+            name, _, rest = uri[len("package:") :].partition("/")
             places = self.providers.get(name, [])
             own = [p for p in places if p[0] == f.repo]
             if own:
@@ -178,8 +178,11 @@ class _Resolver:
             if not places:
                 return None, "unregistered", f"no registered repository has a package named {name}"
             if len(places) > 1:
-                return None, "AMBIGUOUS_PACKAGE_PROVIDER", f"package {name} is in " + ", ".join(
-                    sorted(r for r, _d in places))
+                return (
+                    None,
+                    "AMBIGUOUS_PACKAGE_PROVIDER",
+                    f"package {name} is in " + ", ".join(sorted(r for r, _d in places)),
+                )
             repo, directory = places[0]
             path = posixpath.join(directory, "lib", rest) if directory else posixpath.join("lib", rest)
             key = (repo, path)
@@ -319,8 +322,9 @@ class _Resolver:
         for _i, site in ranked:
             if t.kind == "extension" and site.kind == S.ON:
                 continue  # an extension is no subtype of what it extends
-            found = [c for c in self.resolve_type(f, site.name, site.extra[0] if site.extra else "")
-                     if c.kind in TYPE_KINDS]
+            found = [
+                c for c in self.resolve_type(f, site.name, site.extra[0] if site.extra else "") if c.kind in TYPE_KINDS
+            ]
             if found:
                 out.append((site.kind, found[0]))
             elif site.name not in S.DART_CORE:
@@ -359,12 +363,15 @@ class _Resolver:
             if inherited or (skip_self and depth == 0):
                 queue.extend((s, depth + 1) for _rel, s in self.supers(cur))
             if cur.kind == "extension" and depth == 0:
-                on = next((s for s in self.file_of(cur).heritage.get(cur.symbol.qualified_name, [])
-                           if s.kind == S.ON), None)
+                on = next(
+                    (s for s in self.file_of(cur).heritage.get(cur.symbol.qualified_name, []) if s.kind == S.ON), None
+                )
                 if on is not None:
-                    queue.extend((c, depth + 1) for c in self.resolve_type(self.file_of(cur), on.name,
-                                                                             on.extra[0] if on.extra else "")
-                                 if c.kind in TYPE_KINDS)
+                    queue.extend(
+                        (c, depth + 1)
+                        for c in self.resolve_type(self.file_of(cur), on.name, on.extra[0] if on.extra else "")
+                        if c.kind in TYPE_KINDS
+                    )
         return []
 
     def enclosing_type(self, f: _File, qn: str) -> Target | None:
@@ -427,8 +434,9 @@ class _Resolver:
         elif binding == S.OUTER:
             self._on_outer(f, site, qualifier.split("."))
         else:
-            self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", "the receiver is an expression whose type syntax "
-                            "does not give")
+            self.unresolved(
+                f, site, "RECEIVER_NOT_RESOLVED", "the receiver is an expression whose type syntax does not give"
+            )
 
     def _directive(self, f: _File, site: Site) -> None:
         target, why, detail = self.resolve_uri(f, site.name)
@@ -440,10 +448,16 @@ class _Resolver:
             return  # the part's own ``part of`` makes the PART_OF edge
         other = self.files[target]
         if other.package != f.package or other.repo != f.repo:
-            self.out.package_dependencies.append(PackageDependencyFact(
-                consumer_repository=f.repo, consumer_package=f.package, provider_repository=other.repo,
-                provider_package=other.package, path=f.path, line=site.line,
-            ))
+            self.out.package_dependencies.append(
+                PackageDependencyFact(
+                    consumer_repository=f.repo,
+                    consumer_package=f.package,
+                    provider_repository=other.repo,
+                    provider_package=other.package,
+                    path=f.path,
+                    line=site.line,
+                )
+            )
 
     def _part_of(self, f: _File, site: Site) -> None:
         lib = self.library(f)
@@ -453,8 +467,9 @@ class _Resolver:
                 if target is None and why == "IMPORT_NOT_RESOLVED":
                     self.unresolved(f, site, why, detail)
                     return
-            self.unresolved(f, site, "IMPORT_NOT_RESOLVED",
-                            f"no indexed library names {f.path} as its part ({site.name})")
+            self.unresolved(
+                f, site, "IMPORT_NOT_RESOLVED", f"no indexed library names {f.path} as its part ({site.name})"
+            )
             return
         owner = self.files[lib]
         self.edge(f, site, EdgeKind.PART_OF, Target(owner.repo, owner.path, owner.module))
@@ -473,7 +488,9 @@ class _Resolver:
             self.edge(f, site, kind, t)
 
     def _heritage(self, f: _File, site: Site) -> None:
-        found = [c for c in self.resolve_type(f, site.name, site.extra[0] if site.extra else "") if c.kind in TYPE_KINDS]
+        found = [
+            c for c in self.resolve_type(f, site.name, site.extra[0] if site.extra else "") if c.kind in TYPE_KINDS
+        ]
         if not found:
             self._missing_name(f, site, site.extra[0] if site.extra else "")
             return
@@ -513,13 +530,21 @@ class _Resolver:
         if prefix and not blind and prefix not in self.scope(self.library(f)).prefixed:
             self.unresolved(f, site, "NAME_NOT_RESOLVED", f"{prefix} is no import prefix of {f.path}")
             return
-        if prefix and blind and all(sdk for _u, sdk in self.scope(self.library(f)).blind.get(prefix, [])) \
-                and prefix not in self.scope(self.library(f)).prefixed:
+        if (
+            prefix
+            and blind
+            and all(sdk for _u, sdk in self.scope(self.library(f)).blind.get(prefix, []))
+            and prefix not in self.scope(self.library(f)).prefixed
+        ):
             return  # p.X of an SDK library (import 'dart:math' as p): nobody's declaration
         if blind or types:
             where = ", ".join([*blind[:3], *(f"supertype {t}" for t in types[:3])])
-            self.unresolved(f, site, "DART_TARGET_NOT_INDEXED",
-                            f"{site.name} is not declared in what is indexed; it may come from {where}")
+            self.unresolved(
+                f,
+                site,
+                "DART_TARGET_NOT_INDEXED",
+                f"{site.name} is not declared in what is indexed; it may come from {where}",
+            )
             return
         self.unresolved(f, site, "NAME_NOT_RESOLVED", f"{site.name} is declared nowhere in the scope of {f.path}")
 
@@ -575,10 +600,15 @@ class _Resolver:
         found = self._receiver_type(f, site, qtype)
         if found is None:
             return
-        called = qualifier[len(qtype):].lstrip(".")
+        called = qualifier[len(qtype) :].lstrip(".")
         if called and not any(m.kind == "constructor" for m in self.own_members(found, called)):
-            self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", f"{qualifier}(...) is not a constructor of "
-                            f"{found.symbol.qualified_name}: what it returns is not known from syntax")
+            self.unresolved(
+                f,
+                site,
+                "RECEIVER_NOT_RESOLVED",
+                f"{qualifier}(...) is not a constructor of "
+                f"{found.symbol.qualified_name}: what it returns is not known from syntax",
+            )
             return
         self._member_use(f, site, found, qualifier + "()")
 
@@ -587,8 +617,12 @@ class _Resolver:
         if prefix and blind and all(sdk for _u, sdk in self.scope(self.library(f)).blind.get(prefix, [])):
             return
         if blind:
-            self.unresolved(f, site, "DART_TARGET_NOT_INDEXED", f"type {qtype} is not indexed; it may come from "
-                            + ", ".join(blind[:3]))
+            self.unresolved(
+                f,
+                site,
+                "DART_TARGET_NOT_INDEXED",
+                f"type {qtype} is not indexed; it may come from " + ", ".join(blind[:3]),
+            )
         else:
             self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", f"type {qtype} is declared nowhere in the scope")
 
@@ -606,8 +640,9 @@ class _Resolver:
             found = self.resolve_type(f, rest[0], head)
             if not found:
                 if rest[0] not in S.DART_CORE:
-                    self._missing_name(f, Site(site.kind, rest[0], site.line, site.col, site.enclosing, site.extra),
-                                       head)
+                    self._missing_name(
+                        f, Site(site.kind, rest[0], site.line, site.col, site.enclosing, site.extra), head
+                    )
                 return
             rest = rest[1:]
         else:
@@ -619,15 +654,17 @@ class _Resolver:
                 if head in S.DART_CORE:
                     return  # a member of a dart:core type (String.fromCharCode): nobody's declaration
                 blind_types = self.unindexed_supertypes(owner) if owner is not None else []
-                self._missing_name(f, Site(site.kind, head, site.line, site.col, site.enclosing, site.extra), "",
-                                   blind_types)
+                self._missing_name(
+                    f, Site(site.kind, head, site.line, site.col, site.enclosing, site.extra), "", blind_types
+                )
                 return
         receiver = found[0]
         for w in rest:
             step = self._step(receiver, w)
             if step is None:
-                self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", f"the type of {'.'.join(words)} is not known "
-                                "from syntax")
+                self.unresolved(
+                    f, site, "RECEIVER_NOT_RESOLVED", f"the type of {'.'.join(words)} is not known from syntax"
+                )
                 return
             receiver = step
         if receiver.kind in TYPE_KINDS:
@@ -637,8 +674,13 @@ class _Resolver:
         if not types:
             if self._core_typed(receiver):
                 return  # a member of a dart:core type (a List field's add): nobody's declaration
-            self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", f"the type of {'.'.join(words)} "
-                            f"({receiver.kind} {receiver.symbol.qualified_name}) is not known from syntax")
+            self.unresolved(
+                f,
+                site,
+                "RECEIVER_NOT_RESOLVED",
+                f"the type of {'.'.join(words)} "
+                f"({receiver.kind} {receiver.symbol.qualified_name}) is not known from syntax",
+            )
             return
         self._member_use(f, site, types[0], ".".join(words))
 
@@ -656,8 +698,9 @@ class _Resolver:
         found = self.member(types[0], name)
         return found[0] if found else None
 
-    def _member_use(self, f: _File, site: Site, owner: Target, qualifier: str, *, static: bool = False,
-                    skip_self: bool = False) -> None:
+    def _member_use(
+        self, f: _File, site: Site, owner: Target, qualifier: str, *, static: bool = False, skip_self: bool = False
+    ) -> None:
         found = self.member(owner, site.name, inherited=not static or owner.kind == "enum", skip_self=skip_self)
         if static and not found and owner.kind != "enum":
             found = self.member(owner, site.name)  # an instance member through the type: still that member
@@ -668,11 +711,20 @@ class _Resolver:
             return
         blind = self.unindexed_supertypes(owner)
         if blind:
-            self.unresolved(f, site, "DART_TARGET_NOT_INDEXED", f"{owner.symbol.qualified_name} declares no "
-                            f"{site.name}; its supertypes {', '.join(sorted(set(blind))[:3])} are not indexed")
+            self.unresolved(
+                f,
+                site,
+                "DART_TARGET_NOT_INDEXED",
+                f"{owner.symbol.qualified_name} declares no "
+                f"{site.name}; its supertypes {', '.join(sorted(set(blind))[:3])} are not indexed",
+            )
         else:
-            self.unresolved(f, site, "MEMBER_NOT_RESOLVED",
-                            f"{owner.symbol.qualified_name} (via {qualifier}) declares no {site.name}")
+            self.unresolved(
+                f,
+                site,
+                "MEMBER_NOT_RESOLVED",
+                f"{owner.symbol.qualified_name} (via {qualifier}) declares no {site.name}",
+            )
 
     def use(self, f: _File, site: Site, found: list[Target]) -> None:
         """The edge of a use site to the best of its targets (a getter before a setter, a constructor for a call)."""
@@ -701,8 +753,11 @@ class _Resolver:
                         continue
                     done: set[tuple[str, str, str]] = set()
                     for rel, sup in supers:
-                        found = [m for m in self.member(sup, name) if _matches(decl.kind, m.kind)
-                                 and not m.symbol.signature.startswith("static ")]
+                        found = [
+                            m
+                            for m in self.member(sup, name)
+                            if _matches(decl.kind, m.kind) and not m.symbol.signature.startswith("static ")
+                        ]
                         if not found:
                             continue
                         t = found[0]
@@ -735,10 +790,20 @@ class _Resolver:
         self.out.edges.append(EdgeFact(int(kind), source, key, _CANDIDATE, provenance, line, col))
 
     def unresolved(self, f: _File, site: Site, reason: str, detail: str) -> None:
-        self.out.unresolved.append(UnresolvedFact(
-            name=site.name, reason=reason, repository=f.repo, path=f.path, line=site.line, col=site.col,
-            language=LANGUAGE, source=self.source_key(f, site.enclosing) or "", package=f.package, detail=detail,
-        ))
+        self.out.unresolved.append(
+            UnresolvedFact(
+                name=site.name,
+                reason=reason,
+                repository=f.repo,
+                path=f.path,
+                line=site.line,
+                col=site.col,
+                language=LANGUAGE,
+                source=self.source_key(f, site.enclosing) or "",
+                package=f.package,
+                detail=detail,
+            )
+        )
 
 
 def _matches(kind: str, other: str) -> bool:

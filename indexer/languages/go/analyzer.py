@@ -85,8 +85,9 @@ def executable() -> Path:
 def _go_env(extra: Mapping[str, str] = ()) -> dict[str, str]:  # type: ignore[assignment]
     env = dict(os.environ)
     env.pop(GO_ENV, None)
-    env.update({"GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
-                "GOWORK": "off"})
+    env.update(
+        {"GOPROXY": "off", "GOFLAGS": "-mod=readonly", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0", "GOWORK": "off"}
+    )
     env.update(extra)
     return env
 
@@ -100,8 +101,14 @@ def build_helper(timeout: float = 300) -> Path:
     exe.parent.mkdir(parents=True, exist_ok=True)
     tmp = exe.with_name(f".{HELPER_NAME}.{os.getpid()}")
     try:
-        proc = subprocess.run([str(go), "build", "-trimpath", "-o", str(tmp), "."], cwd=HELPER_DIR,
-                              env=_go_env(), capture_output=True, text=True, timeout=timeout)
+        proc = subprocess.run(
+            [str(go), "build", "-trimpath", "-o", str(tmp), "."],
+            cwd=HELPER_DIR,
+            env=_go_env(),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AnalyzerFailed(f"building {HELPER_NAME} failed: {exc}") from None
     if proc.returncode != 0 or not tmp.exists():
@@ -132,8 +139,9 @@ def version(timeout: float = 60) -> str:
     """``go version`` of the toolchain the helper is built and run with."""
     go = go_executable()
     try:
-        proc = subprocess.run([str(go), "env", "GOVERSION"], capture_output=True, text=True, timeout=timeout,
-                              env=_go_env())
+        proc = subprocess.run(
+            [str(go), "env", "GOVERSION"], capture_output=True, text=True, timeout=timeout, env=_go_env()
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise AnalyzerFailed(f"go env GOVERSION failed: {exc}") from None
     if proc.returncode != 0:
@@ -242,8 +250,9 @@ def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) 
     return target
 
 
-def run_helper(root: Path, *, timeout: float, gowork: Path | None = None,
-               emit: list[Path] | None = None) -> dict[str, object]:
+def run_helper(
+    root: Path, *, timeout: float, gowork: Path | None = None, emit: list[Path] | None = None
+) -> dict[str, object]:
     """Run the helper over the module at ``root``; its decoded JSON output.
 
     With ``emit``, only the packages in those directories are printed with their uses (the others are
@@ -333,8 +342,10 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         analyzer_version=parts[0].analyzer_version,
         uses=tuple(u for p in parts for u in p.uses),
         problems=tuple(pr for p in parts for pr in p.problems) + tuple(failed),
-        packages=sum(p.packages for p in parts), type_errors=sum(p.type_errors for p in parts),
-        workspace=workspace, package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
+        packages=sum(p.packages for p in parts),
+        type_errors=sum(p.type_errors for p in parts),
+        workspace=workspace,
+        package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
     )
 
 
@@ -362,16 +373,19 @@ def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -
             reason = "PACKAGE_NOT_LOADED" if p.get("target") else "MODULE_NOT_LOADED"
             problems.append(GoPackageProblem(p["path"], reason, " ".join(str(p["load_error"]).split())[:300]))
     return RepositoryGoFacts(
-        analyzer_version=f"{ANALYZER} {raw.get('go_version', '')}".strip(), uses=tuple(sorted(uses, key=use_order)),
-        problems=tuple(problems), packages=n_packages, type_errors=n_errors, workspace=workspace,
+        analyzer_version=f"{ANALYZER} {raw.get('go_version', '')}".strip(),
+        uses=tuple(sorted(uses, key=use_order)),
+        problems=tuple(problems),
+        packages=n_packages,
+        type_errors=n_errors,
+        workspace=workspace,
         package_errors=tuple(sorted(errors)),
     )
 
 
 def use_order(u: GoUse) -> tuple[object, ...]:
     """One order for uses whichever packages a run printed: a partial run's merge equals a whole run."""
-    return (u.path, u.line, u.col, u.use, u.source_qn, u.source_kind, u.package, u.qualified_name, u.kind,
-            u.standard)
+    return (u.path, u.line, u.col, u.use, u.source_qn, u.source_kind, u.package, u.qualified_name, u.kind, u.standard)
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
@@ -401,11 +415,16 @@ def probe(timeout: float = 120) -> str:
         (root / "a" / "a.go").write_text("package a\n\nfunc Target() int { return 1 }\n")
         (root / "b").mkdir()
         (root / "b" / "b.go").write_text(
-            'package b\n\nimport "example.com/probe/a"\n\nfunc Caller() int { return a.Target() }\n')
+            'package b\n\nimport "example.com/probe/a"\n\nfunc Caller() int { return a.Target() }\n'
+        )
         facts = facts_from_output(run_helper(root, timeout=timeout), root.resolve())
         for u in facts.uses:
-            if u.path == "b/b.go" and u.use == "call" and u.package == "example.com/probe/a" \
-                    and u.qualified_name == "Target":
+            if (
+                u.path == "b/b.go"
+                and u.use == "call"
+                and u.package == "example.com/probe/a"
+                and u.qualified_name == "Target"
+            ):
                 return f"{facts.analyzer_version} resolved a cross-package call"
         raise AnalyzerFailed(f"{HELPER_NAME} ran but did not resolve the probe's cross-package call")
 
@@ -442,8 +461,11 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
     """EXACT_TYPECHECKED edges for every use whose target one registered repository declares."""
     out = ExactOutcome(repository=repo)
     for p in facts.problems:
-        out.unresolved.append(UnresolvedFact(name=p.package, reason=p.reason, repository=repo, language=LANGUAGE,
-                                             package=p.package, detail=p.detail))
+        out.unresolved.append(
+            UnresolvedFact(
+                name=p.package, reason=p.reason, repository=repo, language=LANGUAGE, package=p.package, detail=p.detail
+            )
+        )
     for u in facts.uses:
         source_qn = u.source_qn or module_qualified_name(u.path)
         source = corpus.key_of(repo, u.path, source_qn, u.source_kind)
@@ -458,33 +480,54 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if len(providers) != 1:
             if u.use != "implements":
                 reason = "AMBIGUOUS_MODULE_PROVIDER" if providers else "MODULE_PROVIDER_NOT_FOUND"
-                out.unresolved.append(UnresolvedFact(
-                    name=u.qualified_name, reason=reason, repository=repo, path=u.path, line=u.line, col=u.col,
-                    language=LANGUAGE, source=source, package=u.package,
-                    detail=(f"{module} is provided by " + ", ".join(sorted(providers))) if providers
-                    else f"no registered repository provides {u.package}",
-                ))
+                out.unresolved.append(
+                    UnresolvedFact(
+                        name=u.qualified_name,
+                        reason=reason,
+                        repository=repo,
+                        path=u.path,
+                        line=u.line,
+                        col=u.col,
+                        language=LANGUAGE,
+                        source=source,
+                        package=u.package,
+                        detail=(f"{module} is provided by " + ", ".join(sorted(providers)))
+                        if providers
+                        else f"no registered repository provides {u.package}",
+                    )
+                )
             continue
         provider = providers[0]
         path = modules.declared.get((provider, u.package), {}).get((u.qualified_name, u.kind))
         target = corpus.key_of(provider, path, u.qualified_name, u.kind) if path else None
         if target is None:
             if u.use != "implements":
-                out.unresolved.append(UnresolvedFact(
-                    name=u.qualified_name, reason="DECLARATION_NOT_RESOLVED", repository=repo, path=u.path,
-                    line=u.line, col=u.col, language=LANGUAGE, source=source, package=u.package,
-                    detail=f"go/types resolved {u.package}.{u.qualified_name}, which {provider} does not declare "
-                           "in an indexed file",
-                ))
+                out.unresolved.append(
+                    UnresolvedFact(
+                        name=u.qualified_name,
+                        reason="DECLARATION_NOT_RESOLVED",
+                        repository=repo,
+                        path=u.path,
+                        line=u.line,
+                        col=u.col,
+                        language=LANGUAGE,
+                        source=source,
+                        package=u.package,
+                        detail=f"go/types resolved {u.package}.{u.qualified_name}, which {provider} does not declare "
+                        "in an indexed file",
+                    )
+                )
             continue
         if provider != repo:
             out.cross_repository += 1
         kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
         if u.use == "callback" and u.kind not in ("func", "method"):
             kind, provenance = _EDGES["ref"]
-        out.edges.append(EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance),
-                                  u.line, u.col))
+        out.edges.append(
+            EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col)
+        )
     return out
+
 
 class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     """Our go/types helper behind the language seam."""
@@ -519,8 +562,15 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
 
-    def update(self, previous: RepositoryGoFacts, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus,
-               *, timeout: float) -> RepositoryGoFacts | None:
+    def update(
+        self,
+        previous: RepositoryGoFacts,
+        changed: Collection[str],
+        repo: RepositoryFacts,
+        corpus: Corpus,
+        *,
+        timeout: float,
+    ) -> RepositoryGoFacts | None:
         from indexer.languages.go.incremental import update
 
         return update(previous, changed, repo, corpus, timeout=timeout)

@@ -39,8 +39,9 @@ _LOCAL_BINDERS = frozenset({"short_var_declaration", "range_clause", "receive_st
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one Go file; a syntax error makes it partial (see extract_tree)."""
-    return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
-                        lambda root, text: _Extractor(text, path).run(root))
+    return extract_tree(
+        _TS_LANGUAGE, LANGUAGE, path, source, package, lambda root, text: _Extractor(text, path).run(root)
+    )
 
 
 def _exported(name: str) -> bool:
@@ -101,8 +102,15 @@ class _Extractor:
 
     def _module_symbol(self, root: Node) -> SymbolFact:
         qn = module_qualified_name(self.path)
-        return SymbolFact(name=qn.rsplit(".", 1)[-1], qualified_name=qn, kind="module", start_line=1, start_col=0,
-                          end_line=root.end_point[0] + 1, end_col=root.end_point[1])
+        return SymbolFact(
+            name=qn.rsplit(".", 1)[-1],
+            qualified_name=qn,
+            kind="module",
+            start_line=1,
+            start_col=0,
+            end_line=root.end_point[0] + 1,
+            end_col=root.end_point[1],
+        )
 
     # -- declarations ---------------------------------------------------------------------------
 
@@ -129,23 +137,34 @@ class _Extractor:
             para.append(line)
         return _collapse(" ".join(para))
 
-    def _declare(self, name: str, qn: str, kind: str, span: Node, signature: str, doc: str = "",
-                 container: str = "") -> str:
+    def _declare(
+        self, name: str, qn: str, kind: str, span: Node, signature: str, doc: str = "", container: str = ""
+    ) -> str:
         n = self.seen_qn.get(qn, 0) + 1
         self.seen_qn[qn] = n
         if n > 1:
             qn = f"{qn}#{n}"
-        self.symbols.append(SymbolFact(
-            name=name, qualified_name=qn, kind=kind, start_line=span.start_point[0] + 1, start_col=span.start_point[1],
-            end_line=span.end_point[0] + 1, end_col=span.end_point[1], signature=_collapse(signature), doc=doc,
-            exported=_exported(name), container=container,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                start_line=span.start_point[0] + 1,
+                start_col=span.start_point[1],
+                end_line=span.end_point[0] + 1,
+                end_col=span.end_point[1],
+                signature=_collapse(signature),
+                doc=doc,
+                exported=_exported(name),
+                container=container,
+            )
+        )
         return qn
 
     def _signature_of_func(self, node: Node, prefix: str) -> str:
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        return prefix + self.source[node.start_byte:end].decode("utf-8", "replace").strip()[len(prefix):]
+        return prefix + self.source[node.start_byte : end].decode("utf-8", "replace").strip()[len(prefix) :]
 
     def _function(self, node: Node, doc_node: Node) -> None:
         name = _text(node.child_by_field_name("name"))
@@ -157,8 +176,15 @@ class _Extractor:
         receiver = node.child_by_field_name("receiver")
         recv_decl = receiver.named_children[0] if receiver is not None and receiver.named_children else None
         recv_type = type_name_of(recv_decl.child_by_field_name("type")) if recv_decl is not None else ""
-        qn = self._declare(name, f"{recv_type}.{name}" if recv_type else name, "method", node,
-                           self._signature_of_func(node, ""), self._doc(node), container=recv_type)
+        qn = self._declare(
+            name,
+            f"{recv_type}.{name}" if recv_type else name,
+            "method",
+            node,
+            self._signature_of_func(node, ""),
+            self._doc(node),
+            container=recv_type,
+        )
         self._body(node, qn, receiver=recv_decl)
 
     def _type_spec(self, spec: Node, decl: Node) -> None:
@@ -198,17 +224,29 @@ class _Extractor:
                 if not names:  # embedded: the field is named by its type
                     tname = type_name_of(ftype).rsplit(".", 1)[-1]
                     if tname:
-                        self._declare(tname, f"{owner}.{tname}", "field", fdecl, _text(ftype), self._doc(fdecl),
-                                      container=owner)
+                        self._declare(
+                            tname, f"{owner}.{tname}", "field", fdecl, _text(ftype), self._doc(fdecl), container=owner
+                        )
                     self._in(owner, fn, lambda t=ftype: self._type(t, embed=True))
                     continue
-                fqns = [self._declare(_text(n), f"{owner}.{_text(n)}", "field", fdecl, f"{_text(n)} {_text(ftype)}",
-                                      self._doc(fdecl), container=owner) for n in names]
+                fqns = [
+                    self._declare(
+                        _text(n),
+                        f"{owner}.{_text(n)}",
+                        "field",
+                        fdecl,
+                        f"{_text(n)} {_text(ftype)}",
+                        self._doc(fdecl),
+                        container=owner,
+                    )
+                    for n in names
+                ]
                 for fqn in fqns[:1]:  # the type is one use, owned by the first name (as go/types sees it)
                     inner = ftype
                     while inner is not None and inner.type in ("pointer_type", "slice_type", "array_type"):
                         inner = inner.child_by_field_name("element") or (
-                            inner.named_children[-1] if inner.named_children else None)
+                            inner.named_children[-1] if inner.named_children else None
+                        )
                     if inner is not None and inner.type == "struct_type":
                         self._struct(inner, fqn, fn)
                     else:
@@ -218,8 +256,9 @@ class _Extractor:
         for elem in iface.named_children:
             if elem.type == "method_elem":
                 mname = _text(elem.child_by_field_name("name"))
-                mqn = self._declare(mname, f"{owner}.{mname}", "method", elem, _text(elem), self._doc(elem),
-                                    container=owner)
+                mqn = self._declare(
+                    mname, f"{owner}.{mname}", "method", elem, _text(elem), self._doc(elem), container=owner
+                )
                 inner = _Function(set(fn.names))
                 for part in ("parameters", "result"):
                     node = elem.child_by_field_name(part)
@@ -446,8 +485,19 @@ class _Extractor:
                 self._type(node.child_by_field_name(part))
             self._expr(node.child_by_field_name("body"))
             return
-        if t in ("type_identifier", "qualified_type", "pointer_type", "slice_type", "array_type", "map_type",
-                 "channel_type", "function_type", "struct_type", "interface_type", "generic_type"):
+        if t in (
+            "type_identifier",
+            "qualified_type",
+            "pointer_type",
+            "slice_type",
+            "array_type",
+            "map_type",
+            "channel_type",
+            "function_type",
+            "struct_type",
+            "interface_type",
+            "generic_type",
+        ):
             self._type(node)
             return
         if t in ("field_identifier", "label_name", "package_identifier"):
@@ -515,8 +565,15 @@ class _Extractor:
             self._expr(node.child_by_field_name("length"))
             self._type(node.child_by_field_name("element"))
             return
-        if t in ("identifier", "selector_expression", "call_expression", "binary_expression", "unary_expression",
-                 "int_literal", "parenthesized_expression"):
+        if t in (
+            "identifier",
+            "selector_expression",
+            "call_expression",
+            "binary_expression",
+            "unary_expression",
+            "int_literal",
+            "parenthesized_expression",
+        ):
             self._expr(node)
             return
         for child in node.named_children:
@@ -528,8 +585,19 @@ def _same(a: Node | None, b: Node | None) -> bool:
 
 
 def _is_type_node(node: Node) -> bool:
-    return node.type in ("slice_type", "map_type", "channel_type", "pointer_type", "array_type", "function_type",
-                         "struct_type", "interface_type", "qualified_type", "type_identifier", "generic_type")
+    return node.type in (
+        "slice_type",
+        "map_type",
+        "channel_type",
+        "pointer_type",
+        "array_type",
+        "function_type",
+        "struct_type",
+        "interface_type",
+        "qualified_type",
+        "type_identifier",
+        "generic_type",
+    )
 
 
 def _constructed_type(value: Node) -> str:

@@ -51,8 +51,9 @@ def affected_packages(changed: Collection[str], repo: RepositoryFacts) -> set[st
     return affected
 
 
-def update(previous: RepositoryGoFacts, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus, *,
-           timeout: float) -> RepositoryGoFacts | None:
+def update(
+    previous: RepositoryGoFacts, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus, *, timeout: float
+) -> RepositoryGoFacts | None:
     """The repository's facts after ``changed``: see the module docstring; None when it must run whole."""
     root = Path(repo.root).resolve()
     if module_roots(repo) != [root]:
@@ -64,13 +65,19 @@ def update(previous: RepositoryGoFacts, changed: Collection[str], repo: Reposito
     fresh = facts_from_output(raw, root, str(gowork) if gowork else "")
     printed = set(directories)
     present = {ff.path for ff in repo.files}
-    kept = [u for u in previous.uses if u.use != "implements" and u.path in present
-            and posixpath.dirname(u.path) not in printed]
+    kept = [
+        u
+        for u in previous.uses
+        if u.use != "implements" and u.path in present and posixpath.dirname(u.path) not in printed
+    ]
     checked = {name for name, _n in fresh.package_errors}
-    errors = sorted([e for e in previous.package_errors if e[0] not in checked and _listed(e[0], raw)]
-                    + list(fresh.package_errors))
+    errors = sorted(
+        [e for e in previous.package_errors if e[0] not in checked and _listed(e[0], raw)] + list(fresh.package_errors)
+    )
     return msgspec.structs.replace(
-        fresh, uses=tuple(sorted([*kept, *fresh.uses], key=use_order)), package_errors=tuple(errors),
+        fresh,
+        uses=tuple(sorted([*kept, *fresh.uses], key=use_order)),
+        package_errors=tuple(errors),
         type_errors=sum(n for _name, n in errors),
     )
 

@@ -133,7 +133,7 @@ class ModuleRegistry:
                 best = mod
         if not best:
             return "", [], ""
-        rest = import_path[len(best) + 1:] if import_path != best else "."
+        rest = import_path[len(best) + 1 :] if import_path != best else "."
         return best, self.providers[best], rest
 
 
@@ -163,8 +163,9 @@ class _Resolver:
         for repo in self.corpus.repositories:
             for ff in repo.files:
                 if ff.parsed:
-                    self.out.guarded(repo.name, ff, "go",
-                                     lambda repo=repo, ff=ff: [self._site(repo.name, ff, s) for s in ff.sites])
+                    self.out.guarded(
+                        repo.name, ff, "go", lambda repo=repo, ff=ff: [self._site(repo.name, ff, s) for s in ff.sites]
+                    )
         return self.out
 
     # -- tables -----------------------------------------------------------------------------------
@@ -242,8 +243,13 @@ class _Resolver:
             pkg = self.packages[(repo, ff.package)]
             target = pkg.top.get(site.name)
             if target is None:
-                self._unresolved(repo, ff, site, "NAME_NOT_RESOLVED", detail=f"{site.name} is declared nowhere in "
-                                 f"package {ff.package} of {repo}")
+                self._unresolved(
+                    repo,
+                    ff,
+                    site,
+                    "NAME_NOT_RESOLVED",
+                    detail=f"{site.name} is declared nowhere in package {ff.package} of {repo}",
+                )
             else:
                 self._edge(repo, ff, site, target)
             return
@@ -264,37 +270,63 @@ class _Resolver:
                 _, providers, _ = self.registry.provider(ipath)
                 t_dir = ipath
                 if len(providers) != 1:
-                    self._unresolved(repo, ff, site, "RECEIVER_NOT_RESOLVED", detail=f"type {qtype} has no single provider")
+                    self._unresolved(
+                        repo, ff, site, "RECEIVER_NOT_RESOLVED", detail=f"type {qtype} has no single provider"
+                    )
                     return
                 t_repo = providers[0]
             target = self._member(t_repo, t_dir, type_name, site.name)
             if target is not None:
                 self._edge(repo, ff, site, target)
             else:
-                self._unresolved(repo, ff, site, "DECLARATION_NOT_RESOLVED",
-                                 detail=f"no member {site.name} on {qtype} or its embedded types")
+                self._unresolved(
+                    repo,
+                    ff,
+                    site,
+                    "DECLARATION_NOT_RESOLVED",
+                    detail=f"no member {site.name} on {qtype} or its embedded types",
+                )
             return
-        self._unresolved(repo, ff, site, "RECEIVER_NOT_RESOLVED",
-                         detail=f"the type of {qualifier} is not known from syntax")
+        self._unresolved(
+            repo, ff, site, "RECEIVER_NOT_RESOLVED", detail=f"the type of {qualifier} is not known from syntax"
+        )
 
     def _qualified(self, repo: str, ff: FileFacts, site: Site, import_path: str) -> None:
         if is_standard(import_path):
             return
         module, providers, _ = self.registry.provider(import_path)
         if not providers:
-            self._unresolved(repo, ff, site, "MODULE_PROVIDER_NOT_FOUND", package=import_path,
-                             detail=f"no registered repository provides {import_path}")
+            self._unresolved(
+                repo,
+                ff,
+                site,
+                "MODULE_PROVIDER_NOT_FOUND",
+                package=import_path,
+                detail=f"no registered repository provides {import_path}",
+            )
             return
         if len(providers) > 1:
-            self._unresolved(repo, ff, site, "AMBIGUOUS_MODULE_PROVIDER", package=import_path,
-                             detail=f"{module} is provided by " + ", ".join(sorted(providers)))
+            self._unresolved(
+                repo,
+                ff,
+                site,
+                "AMBIGUOUS_MODULE_PROVIDER",
+                package=import_path,
+                detail=f"{module} is provided by " + ", ".join(sorted(providers)),
+            )
             return
         pkg = self.packages.get((providers[0], import_path))
         target = pkg.top.get(site.name) if pkg is not None else None
         if target is None:
             reason = "PACKAGE_PROVIDER_NOT_FOUND" if pkg is None else "DECLARATION_NOT_RESOLVED"
-            self._unresolved(repo, ff, site, reason, package=import_path,
-                             detail=f"{providers[0]} declares no {site.name} in {import_path}")
+            self._unresolved(
+                repo,
+                ff,
+                site,
+                reason,
+                package=import_path,
+                detail=f"{providers[0]} declares no {site.name} in {import_path}",
+            )
             return
         self._edge(repo, ff, site, target)
 
@@ -305,32 +337,62 @@ class _Resolver:
         if not providers:
             return  # an unregistered module: its uses carry the MODULE_PROVIDER_NOT_FOUND rows
         if len(providers) > 1:
-            self._unresolved(repo, ff, site, "AMBIGUOUS_MODULE_PROVIDER", package=site.name,
-                             detail=f"{module} is provided by " + ", ".join(sorted(providers)))
+            self._unresolved(
+                repo,
+                ff,
+                site,
+                "AMBIGUOUS_MODULE_PROVIDER",
+                package=site.name,
+                detail=f"{module} is provided by " + ", ".join(sorted(providers)),
+            )
             return
         if providers[0] == repo and site.name == ff.package:
             return
-        self.out.package_dependencies.append(PackageDependencyFact(
-            consumer_repository=repo, consumer_package=ff.package, provider_repository=providers[0],
-            provider_package=site.name, path=ff.path, line=site.line,
-        ))
+        self.out.package_dependencies.append(
+            PackageDependencyFact(
+                consumer_repository=repo,
+                consumer_package=ff.package,
+                provider_repository=providers[0],
+                provider_package=site.name,
+                path=ff.path,
+                line=site.line,
+            )
+        )
 
     def _edge(self, repo: str, ff: FileFacts, site: Site, target: Target) -> None:
         source = self._source_key(repo, ff, site.enclosing)
         key = self.corpus.key_of(target.repository, target.path, target.qualified_name, target.kind)
         if source is None or key is None:
             return
-        self.out.edges.append(EdgeFact(int(edge_kind(site.kind, target.kind)), source, key,
-                                       int(Confidence.CANDIDATE), int(Provenance.TREE_SITTER_SYNTAX),
-                                       site.line, site.col))
+        self.out.edges.append(
+            EdgeFact(
+                int(edge_kind(site.kind, target.kind)),
+                source,
+                key,
+                int(Confidence.CANDIDATE),
+                int(Provenance.TREE_SITTER_SYNTAX),
+                site.line,
+                site.col,
+            )
+        )
 
-    def _unresolved(self, repo: str, ff: FileFacts, site: Site, reason: str, package: str = "",
-                    detail: str = "") -> None:
-        self.out.unresolved.append(UnresolvedFact(
-            name=site.name, reason=reason, repository=repo, path=ff.path, line=site.line, col=site.col,
-            language=LANGUAGE, source=self._source_key(repo, ff, site.enclosing) or "", package=package,
-            detail=detail,
-        ))
+    def _unresolved(
+        self, repo: str, ff: FileFacts, site: Site, reason: str, package: str = "", detail: str = ""
+    ) -> None:
+        self.out.unresolved.append(
+            UnresolvedFact(
+                name=site.name,
+                reason=reason,
+                repository=repo,
+                path=ff.path,
+                line=site.line,
+                col=site.col,
+                language=LANGUAGE,
+                source=self._source_key(repo, ff, site.enclosing) or "",
+                package=package,
+                detail=detail,
+            )
+        )
 
 
 def edge_kind(use: str, target_kind: str) -> EdgeKind:

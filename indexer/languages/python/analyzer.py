@@ -84,12 +84,21 @@ _STDLIB_PACKAGES = frozenset({"python-stdlib"})
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _IDENTIFIERS = Query(_TS_LANGUAGE, "(identifier) @id")
-_TYPE_STOP = frozenset({"block", "module", "function_definition", "class_definition", "lambda", "call",
-                        "expression_statement", "argument_list"})
+_TYPE_STOP = frozenset(
+    {
+        "block",
+        "module",
+        "function_definition",
+        "class_definition",
+        "lambda",
+        "call",
+        "expression_statement",
+        "argument_list",
+    }
+)
 
 
-TOOL = NpmTool(ANALYZER, NPM_PACKAGE, PINNED_VERSION, EXECUTABLE_ENV,
-               "Python stays on the CANDIDATE fallback")
+TOOL = NpmTool(ANALYZER, NPM_PACKAGE, PINNED_VERSION, EXECUTABLE_ENV, "Python stays on the CANDIDATE fallback")
 install_dir = TOOL.install_dir
 executable = TOOL.executable
 install = TOOL.install
@@ -146,10 +155,13 @@ def providers(repo: RepositoryFacts, corpus: Corpus) -> list[ProvidedPackage]:
         for top, files in sorted(by_top.items()):
             for root in import_roots(RepositoryFacts(other.name, other.root, files)):
                 rel_root = root.relative_to(other.root).as_posix() if root != Path(other.root) else ""
-                rel = tuple(sorted(
-                    ff.path[len(rel_root) + 1:] if rel_root else ff.path for ff in files
-                    if not rel_root or ff.path.startswith(rel_root + "/")
-                ))
+                rel = tuple(
+                    sorted(
+                        ff.path[len(rel_root) + 1 :] if rel_root else ff.path
+                        for ff in files
+                        if not rel_root or ff.path.startswith(rel_root + "/")
+                    )
+                )
                 if rel:
                     out.append(ProvidedPackage(other.name, top, root, rel))
                 break  # one import root per package: the one most of its files live under
@@ -193,9 +205,16 @@ def _shadow(root: Path, shadow: Path, include: list[str]) -> Path:
     return shadow
 
 
-def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | None = None,
-              own_roots: list[Path] | None = None, timeout: float, exe: Path | None = None,
-              include: list[str] | None = None) -> Index:
+def run_index(
+    root: Path,
+    project: str,
+    *,
+    provided: list[ProvidedPackage] | None = None,
+    own_roots: list[Path] | None = None,
+    timeout: float,
+    exe: Path | None = None,
+    include: list[str] | None = None,
+) -> Index:
     """Run scip-python over ``root`` and decode its index (written outside the repository).
 
     With ``include``, only those repository-relative files are analysed (see ``_shadow``).
@@ -220,8 +239,21 @@ def run_index(root: Path, project: str, *, provided: list[ProvidedPackage] | Non
                 paths.append(where)
         env["PYTHONPATH"] = os.pathsep.join(paths)  # never the caller's own PYTHONPATH
         env.pop(EXECUTABLE_ENV, None)
-        cmd = [str(exe), "index", "--quiet", "--project-name", project or "project", "--project-version", "0",
-               "--environment", str(env_file), "--output", str(out), "--cwd", str(root.resolve())]
+        cmd = [
+            str(exe),
+            "index",
+            "--quiet",
+            "--project-name",
+            project or "project",
+            "--project-version",
+            "0",
+            "--environment",
+            str(env_file),
+            "--output",
+            str(out),
+            "--cwd",
+            str(root.resolve()),
+        ]
         try:
             returncode, stdout, stderr = children.run(cmd, timeout=timeout, cwd=root, env=env)
         except OSError as exc:
@@ -318,8 +350,11 @@ def _classify(ident: Node) -> _Syntax | None:
     elif up.type == "argument_list" and up.parent is not None and up.parent.type == "class_definition":
         use = "base"
     elif up.type == "argument_list" or (
-        up.type == "keyword_argument" and up.parent is not None and up.parent.type == "argument_list"
-        and up.parent.parent is not None and up.parent.parent.type == "call"
+        up.type == "keyword_argument"
+        and up.parent is not None
+        and up.parent.type == "argument_list"
+        and up.parent.parent is not None
+        and up.parent.parent.type == "call"
     ):
         use = "callback"
     else:
@@ -386,20 +421,25 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
 
 
-def _overrides(doc: Document, path: str, defined: Mapping[str, SymbolFact],
-               defined_path: Mapping[str, str]) -> list[ScipUse]:
+def _indentation(src: bytes, line0: int) -> int:
+    text = src.split(b"\n")[line0]
+    return len(text) - len(text.lstrip())
+
+
+def _overrides(doc: Document, path: str, defined: Mapping[str, tuple[str, SymbolFact]]) -> list[ScipUse]:
     """Methods overriding a base method: the relationships on the definitions of one document."""
     out: list[ScipUse] = []
     for info in doc.symbols:
         child = defined.get(info.symbol)
-        if child is None or child.kind != "method":
+        if child is None or child[1].kind != "method":
             continue
+        decl = child[1]
         for rel in info.relationships:
             parent = defined.get(rel.symbol)
-            if parent is None or parent.kind != "method" or not (rel.is_implementation or rel.is_reference):
+            if parent is None or parent[1].kind != "method" or not (rel.is_implementation or rel.is_reference):
                 continue
-            out.append(ScipUse(path, child.start_line, child.start_col, child.qualified_name, child.kind,
-                               "override", False, defined_path[rel.symbol], parent.qualified_name, parent.kind))
+            site = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, "override", False)
+            out.append(ScipUse(*site, parent[0], parent[1].qualified_name, parent[1].kind))
     return out
 
 
@@ -408,10 +448,7 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
     files = {ff.path: ff for ff in repo.files if ff.parsed}
     root = Path(repo.root)
     decls: dict[str, FileDeclarations] = {p: FileDeclarations(ff.symbols, SOURCE_KINDS) for p, ff in files.items()}
-    unit = "utf-16"  # Pyright counts UTF-16 code units; newer indexes say so in position_encoding
     sources: dict[str, bytes] = {}
-    defined: dict[str, SymbolFact] = {}
-    defined_path: dict[str, str] = {}
 
     def source_of(path: str) -> bytes:
         if path not in sources:
@@ -422,98 +459,128 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
         return sources[path]
 
     docs = [d for d in index.documents if d.relative_path in files]
-    synthesized: dict[str, list[SymbolFact]] = {}
-    # 1. definitions: SCIP symbol -> our declaration, by position and name
-    for doc in docs:
-        cmap = ColumnMap(source_of(doc.relative_path), _unit_of(doc.position_encoding, unit))
-        fd = decls[doc.relative_path]
-        for occ in doc.occurrences:
-            if not occ.is_definition or occ.symbol in defined:
-                continue
-            parsed = parse_symbol(occ.symbol)
-            if parsed is None:
-                continue
-            path_parts = descriptor_path(parsed)
-            if path_parts is None:
-                continue
-            if path_parts[1] == "":
-                target = fd.module
-            else:
-                line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
-                target = fd.declared_at(line0 + 1, col, parsed.descriptors[-1].name)
-                ff = files[doc.relative_path]
-                if (target is None and ff.status == "partial" and path_parts[0] == ff.package
-                        and names_at(line_of(source_of(doc.relative_path), line0), occ, cmap,
-                                     parsed.descriptors[-1].name)):
-                    # a line tree-sitter could not parse: the analyzer's declaration stands in
-                    span = occ.enclosing_range or occ.range
-                    target = analyzer_declaration(
-                        ff.package, path_parts[1], parsed.descriptors[-1].suffix,
-                        line_of(source_of(doc.relative_path), line0), (span[0] + 1, cmap.byte_col(span[0], span[1])),
-                        (span[2] + 1, cmap.byte_col(span[2], span[3])), python=True)
-                    synthesized.setdefault(doc.relative_path, []).append(target)
-            if target is not None:
-                defined[occ.symbol] = target
-                defined_path[occ.symbol] = doc.relative_path
-
+    defined, synthesized = _definitions(docs, files, decls, source_of)
     for path, extra_decls in synthesized.items():  # enclosing lookups see them too
         decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
-
-    # 2. uses
     uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     overrides: list[ScipUse] = []
     n_occ = 0
     for doc in docs:
-        path = doc.relative_path
-        src = source_of(path)
-        cmap = ColumnMap(src, _unit_of(doc.position_encoding, unit))
-        idents, blanked = _identifiers(src)
-        fd = decls[path]
-        for occ in doc.occurrences:
-            n_occ += 1
-            if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-                continue
-            line0 = occ.range[0]
-            col = cmap.byte_col(line0, occ.range[1])
-            node = idents.get((line0, col))
-            if node is None and line0 + 1 in blanked:
-                # a line that does not parse: the analyzer still resolved it, but no syntax says how it is used
-                syntax: _Syntax | None = _Syntax("reference", line0 + 1, col, True)
-            elif node is None:
-                continue  # inside a string annotation or a docstring: no syntax to classify it with
-            else:
-                syntax = _classify(node)
-            if syntax is None:
-                continue
-            # On a blanked line only the indentation's ``pass`` is left: look the enclosing declaration up there.
-            at_col = syntax.col if node is not None else len(src.split(b"\n")[line0]) - len(
-                src.split(b"\n")[line0].lstrip())
-            source = fd.enclosing(syntax.line, at_col)
-            if source is None:
-                continue
-            target = defined.get(occ.symbol)
-            if target is not None:
-                uses.append(ScipUse(path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use,
-                                    syntax.final, defined_path[occ.symbol], target.qualified_name, target.kind))
-                continue
-            parsed = parse_symbol(occ.symbol)
-            parts = descriptor_path(parsed) if parsed is not None else None
-            if parsed is None or parts is None:
-                continue  # a parameter, a type parameter: nothing we declare
-            if parsed.package in _STDLIB_PACKAGES:
-                if syntax.final:
-                    external.append(CoveredSite(path, syntax.line, syntax.col, source.qualified_name, source.kind))
-                continue
-            uses.append(ScipUse(path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use,
-                                syntax.final, namespace=parts[0], member=parts[1]))
-        overrides += _overrides(doc, path, defined, defined_path)
+        n_occ += _document_uses(doc, source_of(doc.relative_path), decls[doc.relative_path], defined, uses, external)
+        overrides += _overrides(doc, doc.relative_path, defined)
     return RepositoryScipFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
-        uses=tuple(uses), external=tuple(external), overrides=tuple(overrides),
-        documents=len(docs), occurrences=n_occ,
+        uses=tuple(uses),
+        external=tuple(external),
+        overrides=tuple(overrides),
+        documents=len(docs),
+        occurrences=n_occ,
         declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
     )
+
+
+# Pyright counts UTF-16 code units; newer indexes say so in position_encoding.
+_DEFAULT_UNIT = "utf-16"
+
+
+def _definitions(
+    docs: list[Document],
+    files: Mapping[str, FileFacts],
+    decls: Mapping[str, FileDeclarations],
+    source_of: Callable[[str], bytes],
+) -> tuple[dict[str, tuple[str, SymbolFact]], dict[str, list[SymbolFact]]]:
+    """SCIP symbol -> (path, our declaration), by position and name; and the declarations taken from the
+    analyzer where tree-sitter could not parse the line (path -> declarations)."""
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    synthesized: dict[str, list[SymbolFact]] = {}
+    for doc in docs:
+        cmap = ColumnMap(source_of(doc.relative_path), _unit_of(doc.position_encoding, _DEFAULT_UNIT))
+        fd = decls[doc.relative_path]
+        for occ in doc.occurrences:
+            if not occ.is_definition or occ.symbol in defined:
+                continue
+            parsed = parse_symbol(occ.symbol)
+            path_parts = descriptor_path(parsed) if parsed is not None else None
+            if parsed is None or path_parts is None:
+                continue
+            if path_parts[1] == "":
+                target = fd.module
+            else:
+                line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
+                name = parsed.descriptors[-1].name
+                target = fd.declared_at(line0 + 1, col, name)
+                ff = files[doc.relative_path]
+                line = line_of(source_of(doc.relative_path), line0)
+                if (
+                    target is None
+                    and ff.status == "partial"
+                    and path_parts[0] == ff.package
+                    and names_at(line, occ, cmap, name)
+                ):
+                    # a line tree-sitter could not parse: the analyzer's declaration stands in
+                    span = occ.enclosing_range or occ.range
+                    start, end = (
+                        (span[0] + 1, cmap.byte_col(span[0], span[1])),
+                        (span[2] + 1, cmap.byte_col(span[2], span[3])),
+                    )
+                    suffix = parsed.descriptors[-1].suffix
+                    target = analyzer_declaration(ff.package, path_parts[1], suffix, line, start, end, python=True)
+                    synthesized.setdefault(doc.relative_path, []).append(target)
+            if target is not None:
+                defined[occ.symbol] = (doc.relative_path, target)
+    return defined, synthesized
+
+
+def _document_uses(
+    doc: Document,
+    src: bytes,
+    fd: FileDeclarations,
+    defined: Mapping[str, tuple[str, SymbolFact]],
+    uses: list[ScipUse],
+    external: list[CoveredSite],
+) -> int:
+    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has."""
+    path = doc.relative_path
+    cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
+    idents, blanked = _identifiers(src)
+    n_occ = 0
+    for occ in doc.occurrences:
+        n_occ += 1
+        if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+            continue
+        line0 = occ.range[0]
+        col = cmap.byte_col(line0, occ.range[1])
+        node = idents.get((line0, col))
+        if node is None and line0 + 1 in blanked:
+            # a line that does not parse: the analyzer still resolved it, but no syntax says how it is used
+            syntax: _Syntax | None = _Syntax("reference", line0 + 1, col, True)
+        elif node is None:
+            continue  # inside a string annotation or a docstring: no syntax to classify it with
+        else:
+            syntax = _classify(node)
+        if syntax is None:
+            continue
+        # On a blanked line only the indentation's ``pass`` is left: look the enclosing declaration up there.
+        at_col = syntax.col if node is not None else _indentation(src, line0)
+        source = fd.enclosing(syntax.line, at_col)
+        if source is None:
+            continue
+        site = (path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use, syntax.final)
+        found = defined.get(occ.symbol)
+        if found is not None:
+            uses.append(ScipUse(*site, found[0], found[1].qualified_name, found[1].kind))
+            continue
+        parsed = parse_symbol(occ.symbol)
+        parts = descriptor_path(parsed) if parsed is not None else None
+        if parsed is None or parts is None:
+            continue  # a parameter, a type parameter: nothing we declare
+        if parsed.package in _STDLIB_PACKAGES:
+            if syntax.final:
+                external.append(CoveredSite(path, syntax.line, syntax.col, source.qualified_name, source.kind))
+            continue
+        uses.append(ScipUse(*site, namespace=parts[0], member=parts[1]))
+    return n_occ
 
 
 def _unit_of(position_encoding: int, default: str) -> str:
@@ -561,8 +628,11 @@ def import_roots(repo: RepositoryFacts) -> list[Path]:
 
 
 _EDGE_OF_USE = {
-    "call": EdgeKind.CALLS_DIRECT, "decorator": EdgeKind.CALLS_DIRECT, "import": EdgeKind.IMPORTS_SYMBOL,
-    "type": EdgeKind.TYPE_USES, "override": EdgeKind.OVERRIDES,
+    "call": EdgeKind.CALLS_DIRECT,
+    "decorator": EdgeKind.CALLS_DIRECT,
+    "import": EdgeKind.IMPORTS_SYMBOL,
+    "type": EdgeKind.TYPE_USES,
+    "override": EdgeKind.OVERRIDES,
 }
 
 
@@ -580,11 +650,17 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
     """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
     out = ExactOutcome(repository=repo, excluded=dict(facts.excluded))
     for path, why in facts.excluded:
-        out.unresolved.append(UnresolvedFact(
-            name="", reason="ANALYZER_FAILED", repository=repo, path=path, language=LANGUAGE,
-            package=package_for(path, frozenset()),
-            detail=f"{ANALYZER} crashed on this file, so it was analysed without it ({why}); its uses are CANDIDATE",
-        ))
+        out.unresolved.append(
+            UnresolvedFact(
+                name="",
+                reason="ANALYZER_FAILED",
+                repository=repo,
+                path=path,
+                language=LANGUAGE,
+                package=package_for(path, frozenset()),
+                detail=f"{ANALYZER} crashed on this file, so it was analysed without it ({why}); its uses are CANDIDATE",
+            )
+        )
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
@@ -611,11 +687,20 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
                 continue
             if len(providers) > 1:
                 if u.final:
-                    out.unresolved.append(UnresolvedFact(
-                        name=u.member or u.namespace, reason="AMBIGUOUS_PACKAGE_PROVIDER", repository=repo,
-                        path=u.path, line=u.line, col=u.col, language=LANGUAGE, source=source,
-                        package=u.namespace, detail="provided by " + ", ".join(sorted(providers)),
-                    ))
+                    out.unresolved.append(
+                        UnresolvedFact(
+                            name=u.member or u.namespace,
+                            reason="AMBIGUOUS_PACKAGE_PROVIDER",
+                            repository=repo,
+                            path=u.path,
+                            line=u.line,
+                            col=u.col,
+                            language=LANGUAGE,
+                            source=source,
+                            package=u.namespace,
+                            detail="provided by " + ", ".join(sorted(providers)),
+                        )
+                    )
                     out.covered.add((source, u.line, u.col))
                     out.covered_positions.add((u.path, u.line, u.col))
                 continue
@@ -624,8 +709,11 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
             for prov_repo, ff in modules.by_module.get(u.namespace, []):
                 if prov_repo != target_repo:
                     continue
-                decl = ff.symbols[0] if not u.member and ff.symbols and ff.symbols[0].kind == "module" else \
-                    modules.declaration(prov_repo, ff, f"{u.namespace}.{u.member}" if u.member else u.namespace)
+                decl = (
+                    ff.symbols[0]
+                    if not u.member and ff.symbols and ff.symbols[0].kind == "module"
+                    else modules.declaration(prov_repo, ff, f"{u.namespace}.{u.member}" if u.member else u.namespace)
+                )
                 if decl is not None:
                     target = corpus.key_of(prov_repo, ff.path, decl.qualified_name, decl.kind)
                     target_kind = decl.kind
@@ -638,8 +726,17 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
         if target_repo != repo:
             out.cross_repository += 1
         provenance = Provenance.PYTHON_INDEXER_DEF if u.use == "override" else Provenance.PYTHON_INDEXER_USE
-        out.edges.append(EdgeFact(int(_edge_kind(u.use, target_kind)), source, target,
-                                  int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col))
+        out.edges.append(
+            EdgeFact(
+                int(_edge_kind(u.use, target_kind)),
+                source,
+                target,
+                int(Confidence.EXACT_TYPECHECKED),
+                int(provenance),
+                u.line,
+                u.col,
+            )
+        )
     return out
 
 
@@ -683,8 +780,9 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     provided, roots = providers(repo, corpus), import_roots(repo)
 
     def run(include: list[str] | None) -> Index:
-        return run_index(Path(repo.root), repo.name, provided=provided, own_roots=roots, timeout=timeout,
-                         include=include)
+        return run_index(
+            Path(repo.root), repo.name, provided=provided, own_roots=roots, timeout=timeout, include=include
+        )
 
     try:
         return join_repository(run(None), repo)
@@ -720,7 +818,7 @@ def salvage(files: list[str], run: Callable[[list[str] | None], Index], message:
     runs = 0
 
     def attempt(subset: list[str]) -> str:
-        """"" when the analyzer passed on ``subset`` (its index is kept), else its message."""
+        """ "" when the analyzer passed on ``subset`` (its index is kept), else its message."""
         nonlocal runs
         runs += 1
         try:

@@ -40,20 +40,57 @@ _SPACE_AFTER_OPEN = re.compile(r"([(\[]) ")
 _SPACE_BEFORE_CLOSE = re.compile(r",? ([)\]])")
 
 # Receivers whose type is a builtin literal: "".join(...) is no reference to anything of ours.
-_LITERALS = frozenset({
-    "string", "concatenated_string", "integer", "float", "true", "false", "none", "list", "dictionary",
-    "set", "tuple", "list_comprehension", "dictionary_comprehension", "set_comprehension",
-})
+_LITERALS = frozenset(
+    {
+        "string",
+        "concatenated_string",
+        "integer",
+        "float",
+        "true",
+        "false",
+        "none",
+        "list",
+        "dictionary",
+        "set",
+        "tuple",
+        "list_comprehension",
+        "dictionary_comprehension",
+        "set_comprehension",
+    }
+)
 # A literal's value is an instance of a builtin type: followed as a call of that builtin.
 _LITERAL_TYPES = {
-    "string": "str", "concatenated_string": "str", "integer": "int", "float": "float", "true": "bool",
-    "false": "bool", "list": "list", "dictionary": "dict", "set": "set", "tuple": "tuple",
-    "list_comprehension": "list", "dictionary_comprehension": "dict", "set_comprehension": "set",
+    "string": "str",
+    "concatenated_string": "str",
+    "integer": "int",
+    "float": "float",
+    "true": "bool",
+    "false": "bool",
+    "list": "list",
+    "dictionary": "dict",
+    "set": "set",
+    "tuple": "tuple",
+    "list_comprehension": "list",
+    "dictionary_comprehension": "dict",
+    "set_comprehension": "set",
 }
-_COMPREHENSIONS = frozenset({"list_comprehension", "set_comprehension", "dictionary_comprehension",
-                             "generator_expression"})
-_PATTERNS = frozenset({"pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list",
-                       "parenthesized_expression", "list_splat_pattern", "as_pattern_target", "list_splat"})
+_COMPREHENSIONS = frozenset(
+    {"list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"}
+)
+_PATTERNS = frozenset(
+    {
+        "pattern_list",
+        "tuple_pattern",
+        "list_pattern",
+        "tuple",
+        "list",
+        "expression_list",
+        "parenthesized_expression",
+        "list_splat_pattern",
+        "as_pattern_target",
+        "list_splat",
+    }
+)
 _CLAUSES = frozenset({"elif_clause", "else_clause", "except_clause", "except_group_clause", "finally_clause"})
 _SCOPE_OWNERS = frozenset({"function_definition", "lambda", "class_definition", "module"})
 _PROPERTY_ACCESSORS = frozenset({"setter", "getter", "deleter"})
@@ -69,8 +106,15 @@ _TYPED = "typed"
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one Python file; a syntax error makes it partial (see extract_tree)."""
-    return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
-                        lambda root, text: _Extractor(text, package).run(root), python=True)
+    return extract_tree(
+        _TS_LANGUAGE,
+        LANGUAGE,
+        path,
+        source,
+        package,
+        lambda root, text: _Extractor(text, package).run(root),
+        python=True,
+    )
 
 
 @dataclass(eq=False)
@@ -161,9 +205,16 @@ class _Extractor:
             lines.pop()
         name = self.package.rsplit(".", 1)[-1]
         return SymbolFact(
-            name=name, qualified_name=self.package, kind="module", start_line=1, start_col=0,
-            end_line=max(len(lines), 1), end_col=len(lines[-1]) if lines else 0,
-            doc=self._docstring(root), exported=_exported(name), container="",
+            name=name,
+            qualified_name=self.package,
+            kind="module",
+            start_line=1,
+            start_col=0,
+            end_line=max(len(lines), 1),
+            end_col=len(lines[-1]) if lines else 0,
+            doc=self._docstring(root),
+            exported=_exported(name),
+            container="",
         )
 
     def _index_walrus(self, root: Node) -> None:
@@ -399,8 +450,16 @@ class _Extractor:
                 # Bound only by other forms (for targets, with/except names, walrus): known, value unknown.
                 self.sites.append(Site(S.BIND, name, line, col, "", ("", "", "", S.VALUE)))
 
-    def _bind_site(self, kind: str, name: str, parts: list[str] | None, mode: str, node: Node,
-                   enclosing: str, binding: tuple[str, str] | None = None) -> None:
+    def _bind_site(
+        self,
+        kind: str,
+        name: str,
+        parts: list[str] | None,
+        mode: str,
+        node: Node,
+        enclosing: str,
+        binding: tuple[str, str] | None = None,
+    ) -> None:
         line, col = self._pos(node)
         if not parts:
             self.sites.append(Site(kind, name, line, col, enclosing, ("", "", "", mode)))
@@ -473,8 +532,15 @@ class _Extractor:
                 self._store(target)
         elif t == "type_alias_statement":
             self._type_alias(node)
-        elif t in ("global_statement", "nonlocal_statement", "future_import_statement", "pass_statement",
-                   "break_statement", "continue_statement", "comment"):
+        elif t in (
+            "global_statement",
+            "nonlocal_statement",
+            "future_import_statement",
+            "pass_statement",
+            "break_statement",
+            "continue_statement",
+            "comment",
+        ):
             return
         else:
             self._compound(node)
@@ -690,20 +756,41 @@ class _Extractor:
         self.module_vars.add(name)
         qn = self._unique(f"{self.package}.{name}")
         (sl, sc), (el, ec) = stmt.start_point, stmt.end_point
-        self.symbols.append(SymbolFact(
-            name=name, qualified_name=qn, kind="variable", start_line=sl + 1, start_col=sc,
-            end_line=el + 1, end_col=ec, signature=signature, exported=_exported(name), container=self.package,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=name,
+                qualified_name=qn,
+                kind="variable",
+                start_line=sl + 1,
+                start_col=sc,
+                end_line=el + 1,
+                end_col=ec,
+                signature=signature,
+                exported=_exported(name),
+                container=self.package,
+            )
+        )
 
     def _declare(self, node: Node, start: Node, kind: str, signature: str, doc: str) -> str:
         name = _text(node.child_by_field_name("name"))
         container = self._prefix()
         qn = self._unique(f"{container}.{name}")
         (sl, sc), (el, ec) = start.start_point, node.end_point
-        self.symbols.append(SymbolFact(
-            name=name, qualified_name=qn, kind=kind, start_line=sl + 1, start_col=sc, end_line=el + 1,
-            end_col=ec, signature=signature, doc=doc, exported=_exported(name), container=container,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                start_line=sl + 1,
+                start_col=sc,
+                end_line=el + 1,
+                end_col=ec,
+                signature=signature,
+                doc=doc,
+                exported=_exported(name),
+                container=container,
+            )
+        )
         return qn
 
     def _function(self, node: Node, start: Node, decorators: list[Node]) -> None:
@@ -722,8 +809,9 @@ class _Extractor:
             # declaration (so its name leads to its body); the stub's annotations are its uses.
             qn = f"{self._prefix()}.{name}"
         else:
-            qn = self._declare(node, start, "method" if is_method else "function", _collapse(sig),
-                               self._docstring(body))
+            qn = self._declare(
+                node, start, "method" if is_method else "function", _collapse(sig), self._docstring(body)
+            )
 
         saved, self.enclosing = self.enclosing, qn
         decorator_names: set[str] = set()
@@ -772,8 +860,9 @@ class _Extractor:
                 line, col = self._pos(node) if node is not None else (1, 0)
                 self.sites.append(Site(S.BIND, name, line, col, "", ("", "", "", S.VALUE)))
 
-    def _parameters(self, params: Node | None, first_binding: str
-                    ) -> tuple[dict[str, str], list[tuple[str, Node, list[str], tuple[str, str]]]]:
+    def _parameters(
+        self, params: Node | None, first_binding: str
+    ) -> tuple[dict[str, str], list[tuple[str, Node, list[str], tuple[str, str]]]]:
         """Visit defaults and annotations (in the outer scope); return param bindings and typed binds."""
         bindings: dict[str, str] = {}
         binds: list[tuple[str, Node, list[str], tuple[str, str]]] = []
@@ -993,8 +1082,14 @@ class _Extractor:
         fn = node.child_by_field_name("function")
         args = node.child_by_field_name("arguments")
         parts = self._chain(fn) if fn is not None else None
-        if (self.dynamic is None and parts is not None and len(parts) == 1 and parts[0] in _NAMESPACE_WRITERS
-                and parts[0] not in self.stack[0].names and fn is not None):
+        if (
+            self.dynamic is None
+            and parts is not None
+            and len(parts) == 1
+            and parts[0] in _NAMESPACE_WRITERS
+            and parts[0] not in self.stack[0].names
+            and fn is not None
+        ):
             line, col = self._pos(fn)
             self.dynamic = Site(S.DYNAMIC, parts[0], line, col, "", ())
         if fn is None:
@@ -1006,8 +1101,7 @@ class _Extractor:
             obj = fn.child_by_field_name("object")
             attr = _text(fn.child_by_field_name("attribute"))
             if obj is not None and obj.type not in _LITERALS and attr:
-                self._chain_site(kind, [S.UNKNOWN_HEAD, attr], fn,
-                                 text=_collapse(_text(fn), _MAX_DETAIL))
+                self._chain_site(kind, [S.UNKNOWN_HEAD, attr], fn, text=_collapse(_text(fn), _MAX_DETAIL))
             self._expr(obj)
         else:
             self._expr(fn)
@@ -1100,8 +1194,11 @@ class _Extractor:
                     self._chain_site(S.TYPE, dotted.split("."), n)
             elif t in ("generic_type", "subscript"):
                 base = n.child_by_field_name("value") if t == "subscript" else n.named_children[0]
-                params = (list(n.children_by_field_name("subscript")) if t == "subscript"
-                          else [c for p in n.named_children[1:] for c in p.named_children])
+                params = (
+                    list(n.children_by_field_name("subscript"))
+                    if t == "subscript"
+                    else [c for p in n.named_children[1:] for c in p.named_children]
+                )
                 parts = self._chain(base) if base is not None else None
                 if parts and base is not None:
                     self._chain_site(S.TYPE, parts, base)
@@ -1132,8 +1229,11 @@ class _Extractor:
                 return dotted.split(".") if dotted else None
             elif t in ("generic_type", "subscript"):
                 base = n.child_by_field_name("value") if t == "subscript" else n.named_children[0]
-                params = (list(n.children_by_field_name("subscript")) if t == "subscript"
-                          else [c for p in n.named_children[1:] for c in p.named_children])
+                params = (
+                    list(n.children_by_field_name("subscript"))
+                    if t == "subscript"
+                    else [c for p in n.named_children[1:] for c in p.named_children]
+                )
                 parts = self._chain(base)
                 last = parts[-1] if parts else ""
                 params = [p for p in params if not _is_none(p)]
@@ -1179,8 +1279,12 @@ class _Extractor:
         single = len(parts) == 1
         if single and not calls and kind == S.REF and binding[0] == S.LOCAL and self._lookup(name)[2] == _TYPED:
             return  # reading a typed local names no declaration
-        if (binding[0] == S.MODULE and name in S.IMPLICIT_NAMES and name not in self.stack[0].names
-                and not (kind == S.BASE and name != "object")):
+        if (
+            binding[0] == S.MODULE
+            and name in S.IMPLICIT_NAMES
+            and name not in self.stack[0].names
+            and not (kind == S.BASE and name != "object")
+        ):
             return  # builtins are silent, except as a base: a dict subclass has members we do not index
         if binding[0] == S.UNTYPED and (kind not in (S.CALL, S.DECORATOR) or (single and not calls)):
             return  # a local of unknown value: only a call on it is worth an unresolved row
@@ -1204,7 +1308,7 @@ class _Extractor:
                     children = string.children
                     if any(c.type == "interpolation" for c in children) or len(children) < 2:
                         return ""
-                    raw = self.source[children[0].end_byte: children[-1].start_byte]
+                    raw = self.source[children[0].end_byte : children[-1].start_byte]
                     return _doc_summary(raw.decode("utf-8", "replace"))
             return ""
         return ""

@@ -11,7 +11,7 @@ def package_for(path: str, all_paths: frozenset[str]) -> str:
     rel = path.replace("\\", "/")
     # A src/ layout keeps the import root one level down, unless src is itself a package.
     if rel.startswith("src/") and "src/__init__.py" not in all_paths and "src/__init__.pyi" not in all_paths:
-        rel = rel[len("src/"):]
+        rel = rel[len("src/") :]
     for ext in EXTENSIONS:
         if rel.endswith(ext):
             rel = rel[: -len(ext)]

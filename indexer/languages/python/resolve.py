@@ -50,8 +50,8 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 _CALLABLE = frozenset({"function", "method"})
 # Plain ints: enum member lookups are measurable on the per-site path.
 _CANDIDATE = int(Confidence.CANDIDATE)
-_CALLS, _REFERENCES, _IMPORTS = int(EdgeKind.CALLS_DIRECT), int(EdgeKind.REFERENCES), int(EdgeKind.IMPORTS_SYMBOL)
-_CALLBACK, _TYPE_USES, _EXTENDS = int(EdgeKind.PASSES_AS_CALLBACK), int(EdgeKind.TYPE_USES), int(EdgeKind.EXTENDS)
+_CALLS, _REFERENCES, _IMPORTS = (int(EdgeKind.CALLS_DIRECT), int(EdgeKind.REFERENCES), int(EdgeKind.IMPORTS_SYMBOL))
+_CALLBACK, _TYPE_USES, _EXTENDS = (int(EdgeKind.PASSES_AS_CALLBACK), int(EdgeKind.TYPE_USES), int(EdgeKind.EXTENDS))
 _SYNTAX_CALL, _SYNTAX = int(Provenance.PYTHON_SYNTAX_CALL), int(Provenance.TREE_SITTER_SYNTAX)
 # Sites that only inform other lookups; they are never edges themselves.
 _HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS, S.DYNAMIC})
@@ -134,8 +134,9 @@ class _Resolver:
         self.providers: dict[str, list[str]] = {}  # module name or prefix -> repos providing it
         self.keys: dict[tuple[int, str], str | None] = {}
         self.source_keys: dict[tuple[int, str], str | None] = {}
-        self.outcomes: dict[tuple[object, ...], tuple[tuple[tuple[int, str, str], ...],
-                                                      tuple[str, str, str, str] | None]] = {}
+        self.outcomes: dict[
+            tuple[object, ...], tuple[tuple[tuple[int, str, str], ...], tuple[str, str, str, str] | None]
+        ] = {}
         self.memo_module: dict[tuple[str, str], tuple[str, str]] = {}
         self.memo: dict[tuple[object, ...], object] = {}
         self.cycles = 0
@@ -173,8 +174,9 @@ class _Resolver:
         return self.out
 
     def _index(self, repo: str, facts: FileFacts) -> _File:
-        f = _File(repo=repo, facts=facts, module=facts.package, is_init=is_package_init(facts.path),
-                  failed=not facts.parsed)
+        f = _File(
+            repo=repo, facts=facts, module=facts.package, is_init=is_package_init(facts.path), failed=not facts.parsed
+        )
         for sym in facts.symbols:
             f.symbols.setdefault(sym.qualified_name, sym.kind)
         for site in facts.sites:
@@ -463,8 +465,7 @@ class _Resolver:
         order = [_T("sym", f.repo, f, qn, "class")]
         seen = {(id(f), qn)}
         # Members we cannot list: a metaclass, or attribute hooks, may supply any name.
-        uncertain = (qn in f.metaclasses or f"{qn}.__getattr__" in f.symbols
-                     or f"{qn}.__getattribute__" in f.symbols)
+        uncertain = qn in f.metaclasses or f"{qn}.__getattr__" in f.symbols or f"{qn}.__getattribute__" in f.symbols
         for base_site in f.bases.get(qn, ()):
             base = self._walk(f, base_site.extra[0], base_site.extra[1], base_site.name).target
             if base is None or base.tag != "sym" or base.kind != "class" or base.file is None:
@@ -640,11 +641,20 @@ class _Resolver:
         self.out.edges.append(EdgeFact(kind, source, target, _CANDIDATE, provenance, site.line, site.col))
 
     def _unresolved(self, f: _File, site: Site, name: str, reason: str, package: str = "", detail: str = "") -> None:
-        self.out.unresolved.append(UnresolvedFact(
-            name=name, reason=reason, repository=f.repo, path=f.path, line=site.line, col=site.col,
-            language=LANGUAGE, source=self._source_key(f, site.enclosing) or "", package=package,
-            detail=detail,
-        ))
+        self.out.unresolved.append(
+            UnresolvedFact(
+                name=name,
+                reason=reason,
+                repository=f.repo,
+                path=f.path,
+                line=site.line,
+                col=site.col,
+                language=LANGUAGE,
+                source=self._source_key(f, site.enclosing) or "",
+                package=package,
+                detail=detail,
+            )
+        )
 
     def _depend(self, f: _File, provider: str, module: str, site: Site) -> None:
         dep = (f.repo, f.module.split(".")[0], provider, module.split(".")[0])
@@ -707,8 +717,9 @@ class _Resolver:
             name, reason, package, detail = row
             self._unresolved(f, site, name, reason, package, detail)
 
-    def _reference_outcome(self, f: _File, site: Site) -> tuple[tuple[tuple[int, str, str], ...],
-                                                                 tuple[str, str, str, str] | None]:
+    def _reference_outcome(
+        self, f: _File, site: Site
+    ) -> tuple[tuple[tuple[int, str, str], ...], tuple[str, str, str, str] | None]:
         """What a reference site yields, position aside: (kind, source, target) edges and at most one row."""
         binding, scope = site.extra[0], site.extra[1]
         walk = self._walk(f, binding, scope, site.name)
@@ -731,8 +742,12 @@ class _Resolver:
             return tuple(edges), None
         tag = target.tag
         if tag == "failed":
-            return tuple(edges), (site.name.rsplit(".", 1)[-1], "TARGET_NOT_INDEXED", target.name,
-                                  f"{target.name} failed to parse")
+            return tuple(edges), (
+                site.name.rsplit(".", 1)[-1],
+                "TARGET_NOT_INDEXED",
+                target.name,
+                f"{target.name} failed to parse",
+            )
         if tag == "unk":
             if is_call and ("." in site.name or site.name.endswith(S.CALLED)):
                 detail = site.extra[2] if len(site.extra) > 2 else site.name
@@ -755,4 +770,3 @@ class _Resolver:
             edge = _REFERENCES
         edges.append((edge, source, target_key))
         return tuple(edges), None
-

@@ -89,15 +89,42 @@ VALUE = "value"
 
 # Names every module sees without binding them: never edges, never unresolved rows.
 IMPLICIT_NAMES: frozenset[str] = frozenset(dir(builtins)) | {
-    "__file__", "__path__", "__cached__", "__builtins__", "__annotations__", "__dict__",
-    "__name__", "__doc__", "__package__", "__spec__", "__loader__", "__qualname__", "__module__",
+    "__file__",
+    "__path__",
+    "__cached__",
+    "__builtins__",
+    "__annotations__",
+    "__dict__",
+    "__name__",
+    "__doc__",
+    "__package__",
+    "__spec__",
+    "__loader__",
+    "__qualname__",
+    "__module__",
 }
 
 # Members every class inherits from object: a miss on them is not a missing member.
 OBJECT_MEMBERS: frozenset[str] = frozenset(dir(object)) | {
-    "__init__", "__new__", "__call__", "__enter__", "__exit__", "__dict__", "__weakref__", "__module__",
-    "__slots__", "__annotations__", "__qualname__", "__name__", "__mro__", "__bases__", "__wrapped__",
-    "__orig_bases__", "__match_args__", "__dataclass_fields__", "__dataclass_params__",
+    "__init__",
+    "__new__",
+    "__call__",
+    "__enter__",
+    "__exit__",
+    "__dict__",
+    "__weakref__",
+    "__module__",
+    "__slots__",
+    "__annotations__",
+    "__qualname__",
+    "__name__",
+    "__mro__",
+    "__bases__",
+    "__wrapped__",
+    "__orig_bases__",
+    "__match_args__",
+    "__dataclass_fields__",
+    "__dataclass_params__",
 }
 
 

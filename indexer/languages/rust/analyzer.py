@@ -94,17 +94,34 @@ ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
 # Declarations that can be the source of an edge: everything but a field (a field's type belongs to its type).
 SOURCE_KINDS = frozenset(monikers.SUFFIX_OF_KIND) - {"field"}
-_LEAVES = frozenset({"identifier", "type_identifier", "field_identifier", "shorthand_field_identifier", "self",
-                     "crate", "super"})
+_LEAVES = frozenset(
+    {"identifier", "type_identifier", "field_identifier", "shorthand_field_identifier", "self", "crate", "super"}
+)
 _PATHS = frozenset({"scoped_identifier", "scoped_type_identifier"})
 _GENERIC = frozenset({"generic_type", "generic_type_with_turbofish", "generic_function"})
 # Tree-sitter sites that are references a missing dependency may explain (a row each when it is not resolved).
-_BLIND_SITE_KINDS = frozenset({S.CALL, S.REF, S.CALLBACK, S.TYPE, S.FIELD, S.MACRO, S.USE, S.IMPL, S.INHERENT,
-                               S.SUPERTRAIT})
+_BLIND_SITE_KINDS = frozenset(
+    {S.CALL, S.REF, S.CALLBACK, S.TYPE, S.FIELD, S.MACRO, S.USE, S.IMPL, S.INHERENT, S.SUPERTRAIT}
+)
 # SCIP SymbolInformation kinds (scip.proto) of the declarations rust-analyzer defines where tree-sitter sees none.
-_SCIP_KINDS = {3: "associated_type", 8: "const", 11: "enum", 12: "enum_member", 15: "field", 17: "function",
-               25: "macro", 26: "method", 29: "module", 49: "struct", 53: "trait", 55: "type_alias", 59: "union",
-               70: "method", 80: "method", 82: "static"}
+_SCIP_KINDS = {
+    3: "associated_type",
+    8: "const",
+    11: "enum",
+    12: "enum_member",
+    15: "field",
+    17: "function",
+    25: "macro",
+    26: "method",
+    29: "module",
+    49: "struct",
+    53: "trait",
+    55: "type_alias",
+    59: "union",
+    70: "method",
+    80: "method",
+    82: "static",
+}
 
 DEPENDENCIES_NOT_LOADED = "DEPENDENCIES_NOT_LOADED"
 
@@ -126,13 +143,21 @@ class WorkspaceRun:
 def _real_cargo() -> Path:
     found = toolchain.cargo()
     if found is None:
-        raise AnalyzerFailed(f"cargo not found (PATH or ${toolchain.CARGO_ENV}): rust-analyzer needs it to load a "
-                             "workspace")
+        raise AnalyzerFailed(
+            f"cargo not found (PATH or ${toolchain.CARGO_ENV}): rust-analyzer needs it to load a workspace"
+        )
     return found
 
 
-def run_workspace(root: Path, workspace: ws.Workspace, repository: str, providers: ws.Providers, *,
-                  timeout: float, exe: Path | None = None) -> WorkspaceRun:
+def run_workspace(
+    root: Path,
+    workspace: ws.Workspace,
+    repository: str,
+    providers: ws.Providers,
+    *,
+    timeout: float,
+    exe: Path | None = None,
+) -> WorkspaceRun:
     """rust-analyzer over one workspace, offline, writing only under the state and scratch directories."""
     exe = exe or toolchain.executable()
     toolchain.identity()
@@ -150,25 +175,32 @@ def run_workspace(root: Path, workspace: ws.Workspace, repository: str, provider
         except OSError as exc:
             raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
         except subprocess.TimeoutExpired:
-            return WorkspaceRun(workspace, None, failure=f"{ANALYZER} timed out after {timeout:g}s",
-                                seconds=time.monotonic() - started)
+            return WorkspaceRun(
+                workspace, None, failure=f"{ANALYZER} timed out after {timeout:g}s", seconds=time.monotonic() - started
+            )
         problems = ws.load_problems(ws.read_calls(log), manifest)
         if code != 0 or not out.exists():
             detail = stderr.decode(errors="replace") or stdout.decode(errors="replace")
-            return WorkspaceRun(workspace, None, problems, f"{ANALYZER} exited {code}: {_failure_line(detail)}",
-                                time.monotonic() - started)
+            return WorkspaceRun(
+                workspace,
+                None,
+                problems,
+                f"{ANALYZER} exited {code}: {_failure_line(detail)}",
+                time.monotonic() - started,
+            )
         try:
             index = decode_index(out.read_bytes())
         except ValueError as exc:
-            return WorkspaceRun(workspace, None, problems, f"{ANALYZER} wrote an unreadable index: {exc}",
-                                time.monotonic() - started)
+            return WorkspaceRun(
+                workspace, None, problems, f"{ANALYZER} wrote an unreadable index: {exc}", time.monotonic() - started
+            )
         return WorkspaceRun(workspace, index, problems, seconds=time.monotonic() - started)
 
 
 def _failure_line(text: str) -> str:
     for line in text.splitlines():
         if line.startswith(("Error:", "error:")):
-            rest = text[text.index(line):]
+            rest = text[text.index(line) :]
             return tail(" ".join(rest.split()[:60]), 400)
     return cause(text)
 
@@ -204,14 +236,25 @@ def probe(timeout: float = 180) -> str:
 def _path_top(node: Node) -> tuple[Node, bool]:
     """The whole path a segment ends (``a::b::c`` for ``c``), and whether the segment only qualifies a path."""
     top = node
-    while top.parent is not None and top.parent.type in _PATHS and same_node(top.parent.child_by_field_name("name"), top):
+    while (
+        top.parent is not None and top.parent.type in _PATHS and same_node(top.parent.child_by_field_name("name"), top)
+    ):
         top = top.parent
     parent = top.parent
-    if parent is not None and parent.type in (*_PATHS, "scoped_use_list") and same_node(
-            parent.child_by_field_name("path"), top):
+    if (
+        parent is not None
+        and parent.type in (*_PATHS, "scoped_use_list")
+        and same_node(parent.child_by_field_name("path"), top)
+    ):
         return top, True
-    while top.parent is not None and top.parent.type in _GENERIC and (
-            same_node(top.parent.child_by_field_name("type"), top) or same_node(top.parent.child_by_field_name("function"), top)):
+    while (
+        top.parent is not None
+        and top.parent.type in _GENERIC
+        and (
+            same_node(top.parent.child_by_field_name("type"), top)
+            or same_node(top.parent.child_by_field_name("function"), top)
+        )
+    ):
         top = top.parent
     return top, False
 
@@ -237,8 +280,11 @@ def classify(node: Node) -> str:
         if t == "use_declaration":
             if _path_top(node)[1]:
                 return "qualifier"
-            return "reexport" if any(c.type == "visibility_modifier" and (c.text or b"") == b"pub"
-                                     for c in cur.children) else "import"
+            return (
+                "reexport"
+                if any(c.type == "visibility_modifier" and (c.text or b"") == b"pub" for c in cur.children)
+                else "import"
+            )
         if t == "extern_crate_declaration":
             return "import"
         if t == "token_tree":
@@ -259,14 +305,20 @@ def classify(node: Node) -> str:
         return "macro"
     if pt == "field_expression" and same_node(parent.child_by_field_name("field"), top):
         up = parent.parent
-        return "call" if up is not None and up.type == "call_expression" and same_node(
-            up.child_by_field_name("function"), parent) else "field"
+        return (
+            "call"
+            if up is not None and up.type == "call_expression" and same_node(up.child_by_field_name("function"), parent)
+            else "field"
+        )
     if pt == "call_expression" and same_node(parent.child_by_field_name("function"), top):
         return "call"
     if pt == "struct_expression" and same_node(parent.child_by_field_name("name"), top):
         return "type"
-    if pt in ("field_initializer", "field_pattern") or node.type == "shorthand_field_identifier" or (
-            pt == "shorthand_field_initializer"):
+    if (
+        pt in ("field_initializer", "field_pattern")
+        or node.type == "shorthand_field_identifier"
+        or (pt == "shorthand_field_initializer")
+    ):
         return "field"
     if pt == "arguments":
         return "callback"
@@ -392,7 +444,7 @@ def _spells(source: bytes, occ: Occurrence) -> bool:
     if sym is None or not sym.descriptors or occ.range[0] != occ.range[2]:
         return False
     raw = line_of(source, occ.range[0]).encode("utf-8")
-    return raw[occ.range[1]:occ.range[3]].decode("utf-8", "replace") == sym.descriptors[-1].name
+    return raw[occ.range[1] : occ.range[3]].decode("utf-8", "replace") == sym.descriptors[-1].name
 
 
 def _module_at(ff: FileFacts, line: int, col: int) -> str:
@@ -400,8 +452,12 @@ def _module_at(ff: FileFacts, line: int, col: int) -> str:
     best, best_start = ff.package, (0, 0)
     for s in ff.symbols:
         start = (s.start_line, s.start_col)
-        if s.kind == "module" and s.qualified_name != ff.package and start <= (line, col) < (s.end_line, s.end_col) \
-                and start >= best_start:
+        if (
+            s.kind == "module"
+            and s.qualified_name != ff.package
+            and start <= (line, col) < (s.end_line, s.end_col)
+            and start >= best_start
+        ):
             best, best_start = s.qualified_name, start
     return best
 
@@ -433,9 +489,17 @@ def _impl_prefix(node: Node, fd: FileDeclarations) -> tuple[str, str] | None:
     return None
 
 
-def analyzer_declaration(ff: FileFacts, symbol: str, span: tuple[int, int, int, int], source: bytes, *,
-                         kind_code: int = 0, impl: tuple[str, str] | None = None,
-                         trait_like: bool = False, exported: bool | None = None) -> SymbolFact | None:
+def analyzer_declaration(
+    ff: FileFacts,
+    symbol: str,
+    span: tuple[int, int, int, int],
+    source: bytes,
+    *,
+    kind_code: int = 0,
+    impl: tuple[str, str] | None = None,
+    trait_like: bool = False,
+    exported: bool | None = None,
+) -> SymbolFact | None:
     """A declaration rust-analyzer defines where tree-sitter sees none, named the way extract.py names it.
 
     ``span`` is 0-based (the definition's name on a line that did not parse, a name token in a macro's
@@ -455,26 +519,41 @@ def analyzer_declaration(ff: FileFacts, symbol: str, span: tuple[int, int, int, 
             prefix, container = impl
         else:
             container = f"{module}::{key.self_type}" if key.self_type != "_" else ""
-            prefix = (f"{container}::<{key.trait}>" if key.trait else container) if container else \
-                f"{module}::<impl {key.trait or '?'} for _>"
+            prefix = (
+                (f"{container}::<{key.trait}>" if key.trait else container)
+                if container
+                else f"{module}::<impl {key.trait or '?'} for _>"
+            )
         kind = {METHOD: "method", TYPE: "associated_type"}.get(key.suffix, "const")
         qn, is_pub = f"{prefix}::{name}", bool(key.trait) or text.lstrip().startswith("pub ")
     elif isinstance(key, monikers.ItemKey) and key.members:
         qn = monikers.join_path([module, *key.members])
         container = monikers.join_path([module, *key.members[:-1]])
         top = len(key.members) == 1
-        by_suffix = {METHOD: "function" if top else "method", MACRO: "macro",
-                     TYPE: "trait" if trait_like else ("type" if top else "associated_type"),
-                     TERM: "const" if top else "field"}
+        by_suffix = {
+            METHOD: "function" if top else "method",
+            MACRO: "macro",
+            TYPE: "trait" if trait_like else ("type" if top else "associated_type"),
+            TERM: "const" if top else "field",
+        }
         kind = _SCIP_KINDS.get(kind_code) or by_suffix.get(key.suffix, "const")
         if kind == "method" and top:
             kind = "function"
         is_pub = text.lstrip().startswith("pub ") or not top
     else:
         return None
-    return SymbolFact(name=name, qualified_name=qn, kind=kind, start_line=span[0] + 1, start_col=span[1],
-                      end_line=span[2] + 1, end_col=span[3], signature=" ".join(text.split())[:200],
-                      exported=is_pub if exported is None else exported, container=container)
+    return SymbolFact(
+        name=name,
+        qualified_name=qn,
+        kind=kind,
+        start_line=span[0] + 1,
+        start_col=span[1],
+        end_line=span[2] + 1,
+        end_col=span[3],
+        signature=" ".join(text.split())[:200],
+        exported=is_pub if exported is None else exported,
+        container=container,
+    )
 
 
 def _definition(fd: FileDeclarations, ff: FileFacts, occ: Occurrence, doc_lines: int) -> SymbolFact | None:
@@ -487,8 +566,16 @@ def _definition(fd: FileDeclarations, ff: FileFacts, occ: Occurrence, doc_lines:
     if last.suffix == NAMESPACE:
         if occ.range[:2] == (0, 0) and occ.range[2] >= doc_lines - 1:
             return fd.module
-        return next((s for s in ff.symbols if s.kind == "module" and s.name == last.name
-                     and (s.start_line, s.start_col) <= (line, col) < (s.end_line, s.end_col)), None)
+        return next(
+            (
+                s
+                for s in ff.symbols
+                if s.kind == "module"
+                and s.name == last.name
+                and (s.start_line, s.start_col) <= (line, col) < (s.end_line, s.end_col)
+            ),
+            None,
+        )
     decl = fd.declared_at(line, col, last.name)
     if decl is None or monikers.SUFFIX_OF_KIND.get(decl.kind) != last.suffix:
         return None
@@ -497,11 +584,12 @@ def _definition(fd: FileDeclarations, ff: FileFacts, occ: Occurrence, doc_lines:
 
 def _trait_item_symbol(trait_symbol: str, name: str, kind: str) -> str:
     """The symbol of the trait's item an impl member implements: ``…Trait#`` + ``name().``/``NAME.``/``Name#``."""
-    return f"{trait_symbol}{name}{ {'method': '().', 'const': TERM}.get(kind, TYPE)}"
+    return f"{trait_symbol}{name}{ {'method': '().', 'const': TERM}.get(kind, TYPE) }"
 
 
-def _documents(runs: list[WorkspaceRun], files: Mapping[str, FileFacts], source_of: Callable[[str], bytes]
-               ) -> tuple[list[_Doc], dict[str, int]]:
+def _documents(
+    runs: list[WorkspaceRun], files: Mapping[str, FileFacts], source_of: Callable[[str], bytes]
+) -> tuple[list[_Doc], dict[str, int]]:
     """Each indexed file of the repository once (the first workspace that checked it), and definition kinds."""
     docs: list[_Doc] = []
     seen: set[str] = set()
@@ -521,9 +609,17 @@ def _documents(runs: list[WorkspaceRun], files: Mapping[str, FileFacts], source_
     return docs, kind_of
 
 
-def _document_uses(d: _Doc, fd: FileDeclarations, live: set[int],
-                   inactive: list[tuple[tuple[int, int], tuple[int, int]]], defined: Mapping[str, list[tuple[str, SymbolFact]]], at: dict[tuple[int, int], str],
-                   resolved: set[tuple[int, int]], uses: list[RustUse], external: list[CoveredSite]) -> int:
+def _document_uses(
+    d: _Doc,
+    fd: FileDeclarations,
+    live: set[int],
+    inactive: list[tuple[tuple[int, int], tuple[int, int]]],
+    defined: Mapping[str, list[tuple[str, SymbolFact]]],
+    at: dict[tuple[int, int], str],
+    resolved: set[tuple[int, int]],
+    uses: list[RustUse],
+    external: list[CoveredSite],
+) -> int:
     """The uses of one document's occurrences (into ``uses``/``external``); how many occurrences it has."""
     n_occ = 0
     for occ in d.occurrences:
@@ -543,8 +639,11 @@ def _document_uses(d: _Doc, fd: FileDeclarations, live: set[int],
         resolved.add((line0, col))
         at.setdefault((line0, col), occ.symbol)
         source = _source(fd, node, use, line0, col)
-        if source is None or (source.kind != "module" and id(source) not in live) or any(
-                a <= (line0, col) < b for a, b in inactive):
+        if (
+            source is None
+            or (source.kind != "module" and id(source) not in live)
+            or any(a <= (line0, col) < b for a, b in inactive)
+        ):
             continue  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
         if occ.symbol.startswith("local "):
             if use != "qualifier":
@@ -577,6 +676,106 @@ def _problems(runs: list[WorkspaceRun]) -> list[RustProblem]:
     return problems
 
 
+@dataclass
+class _Definitions:
+    """SCIP symbol -> every (path, declaration) it names, and the declarations only rust-analyzer saw."""
+
+    docs: list[_Doc]
+    defined: dict[str, list[tuple[str, SymbolFact]]] = field(default_factory=dict)
+    synthesized: dict[str, list[SymbolFact]] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
+    owners: set[str] = field(default_factory=set)  # types with items of their own (``Trait#method().``)
+
+    def __post_init__(self) -> None:
+        self.used = {
+            occ.symbol for d in self.docs for occ in d.occurrences if occ.symbol and not occ.symbol.startswith("local ")
+        }
+        self.owners = {
+            s.rsplit("#", 1)[0] + "#"
+            for s in self.used
+            if s.endswith(").") and "#" in s and "/impl#" not in s and " impl#" not in s
+        }
+
+    def define(self, d: _Doc, symbol: str, decl: SymbolFact, new: bool) -> None:
+        if new:
+            self.synthesized.setdefault(d.path, []).append(decl)
+        hits = self.defined.setdefault(symbol, [])
+        if all(h[1] is not decl for h in hits):
+            hits.append((d.path, decl))
+
+    def direct(self, decls: Mapping[str, FileDeclarations], kind_of: Mapping[str, int]) -> None:
+        """Definition occurrences: our declaration at the position, else rust-analyzer's where we have none."""
+        for d in self.docs:
+            lines = d.source.count(b"\n") + 1
+            for occ in d.occurrences:
+                if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+                    continue
+                decl = _definition(decls[d.path], d.facts, occ, lines)
+                if decl is not None:
+                    self.define(d, occ.symbol, decl, False)
+                    continue
+                node = d.leaves.get((occ.range[0], occ.range[1]))
+                trait_like, kind = occ.symbol in self.owners, kind_of.get(occ.symbol, 0)
+                if node is None and occ.range[0] + 1 in d.blanked and _spells(d.source, occ):
+                    span = occ.enclosing_range or occ.range  # a line that did not parse: the analyzer's whole span
+                    decl = analyzer_declaration(
+                        d.facts, occ.symbol, span, d.source, kind_code=kind, trait_like=trait_like
+                    )
+                elif node is not None and _macro_call(node) is not None:  # a name a macro's arguments give an item
+                    impl = _impl_prefix(node, decls[d.path])
+                    decl = analyzer_declaration(
+                        d.facts, occ.symbol, occ.range, d.source, kind_code=kind, impl=impl, trait_like=trait_like
+                    )
+                if decl is not None:
+                    self.define(d, occ.symbol, decl, True)
+
+    def macro_generated(self, own: set[tuple[str, str]]) -> None:
+        """Items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
+        rust-analyzer gives their uses in the invoking file the invocation as the definition's range."""
+        invoked: dict[str, tuple[_Doc, tuple[int, int, int, int]]] = {}  # symbol -> the invocation declaring it
+        for d in self.docs:
+            for occ in d.occurrences:
+                if occ.is_definition or occ.symbol in self.defined or occ.enclosing_range is None:
+                    continue
+                if not occ.symbol or occ.symbol.startswith("local "):
+                    continue
+                sym = monikers.parse(occ.symbol)
+                if sym is None or (sym.package, sym.version) not in own:
+                    continue
+                span = _invocation_span(d, occ.enclosing_range)
+                if span is None:
+                    continue
+                # what the macro's body declares is its own: an invocation is mostly there to declare public items
+                decl = analyzer_declaration(
+                    d.facts, occ.symbol, span, d.source, trait_like=occ.symbol in self.owners, exported=True
+                )
+                if decl is not None:
+                    self.define(d, occ.symbol, decl, True)
+                    invoked[occ.symbol] = (d, span)
+        # the items of such a trait or type that are only used elsewhere: declared by the same invocation
+        for symbol in sorted(self.used - self.defined.keys()):
+            cut = symbol.rfind("#", 0, len(symbol) - 1)
+            parent = (
+                symbol[: cut + 1] if cut > 0 and "/" not in symbol[cut:] and "#" not in symbol[cut + 1 : -1] else ""
+            )
+            if parent in invoked:
+                d, span = invoked[parent]
+                decl = analyzer_declaration(d.facts, symbol, span, d.source, exported=True)
+                if decl is not None:
+                    self.define(d, symbol, decl, True)
+
+
+def _invocation_span(d: _Doc, enclosing: tuple[int, ...]) -> tuple[int, int, int, int] | None:
+    """The macro invocation whose path starts at ``enclosing``'s start, as a 0-based span, or None."""
+    head = d.leaves.get((enclosing[0], enclosing[1]))
+    call = head.parent if head is not None else None
+    while call is not None and call.type in _PATHS:
+        call = call.parent
+    if head is None or call is None or call.type != "macro_invocation" or call.start_point != head.start_point:
+        return None
+    return (call.start_point[0], call.start_point[1], call.end_point[0], call.end_point[1])
+
+
 def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> RepositoryRustFacts:
     """Tie every workspace index's occurrences to the repository's declarations and classify each use."""
     root = Path(repo.root)
@@ -596,74 +795,10 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
     decls = {d.path: FileDeclarations(d.facts.symbols, SOURCE_KINDS) for d in docs}
     # 1. definitions: symbol -> every (path, declaration) it names, in document order. Where tree-sitter has no
     # declaration (a line that did not parse, a macro's arguments), rust-analyzer's stands in.
-    defined: dict[str, list[tuple[str, SymbolFact]]] = {}
-    synthesized: dict[str, list[SymbolFact]] = {}
-    used = {occ.symbol for d in docs for occ in d.occurrences if occ.symbol and not occ.symbol.startswith("local ")}
-    # types with items of their own (``Trait#method().``): traits, when their kind is not known otherwise
-    owners = {s.rsplit("#", 1)[0] + "#" for s in used if s.endswith(").") and "#" in s and "/impl#" not in s
-              and " impl#" not in s}
-
-    def define(d: _Doc, symbol: str, decl: SymbolFact, new: bool) -> None:
-        if new:
-            synthesized.setdefault(d.path, []).append(decl)
-        hits = defined.setdefault(symbol, [])
-        if all(h[1] is not decl for h in hits):
-            hits.append((d.path, decl))
-
-    for d in docs:
-        lines = d.source.count(b"\n") + 1
-        for occ in d.occurrences:
-            if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-                continue
-            decl = _definition(decls[d.path], d.facts, occ, lines)
-            if decl is not None:
-                define(d, occ.symbol, decl, False)
-                continue
-            node = d.leaves.get((occ.range[0], occ.range[1]))
-            if node is None and occ.range[0] + 1 in d.blanked and _spells(d.source, occ):
-                span = occ.enclosing_range or occ.range  # a line that did not parse: the analyzer's whole span
-                decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, kind_code=kind_of.get(occ.symbol, 0),
-                                            trait_like=occ.symbol in owners)
-            elif node is not None and _macro_call(node) is not None:  # a name a macro's arguments give an item
-                decl = analyzer_declaration(d.facts, occ.symbol, occ.range, d.source,
-                                            kind_code=kind_of.get(occ.symbol, 0),
-                                            impl=_impl_prefix(node, decls[d.path]), trait_like=occ.symbol in owners)
-            if decl is not None:
-                define(d, occ.symbol, decl, True)
-    # items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
-    # rust-analyzer gives their uses in the invoking file the invocation as the definition's range
-    own = {(p.name, p.version) for run in runs for p in run.workspace.packages}
-    invoked: dict[str, tuple[_Doc, tuple[int, int, int, int]]] = {}  # symbol -> the invocation declaring it
-    for d in docs:
-        for occ in d.occurrences:
-            if occ.is_definition or occ.symbol in defined or occ.enclosing_range is None or \
-                    occ.symbol.startswith("local ") or not occ.symbol:
-                continue
-            sym = monikers.parse(occ.symbol)
-            if sym is None or (sym.package, sym.version) not in own:
-                continue
-            head = d.leaves.get((occ.enclosing_range[0], occ.enclosing_range[1]))
-            call = head.parent if head is not None else None
-            while call is not None and call.type in _PATHS:
-                call = call.parent
-            if head is None or call is None or call.type != "macro_invocation" or call.start_point != head.start_point:
-                continue
-            span = (call.start_point[0], call.start_point[1], call.end_point[0], call.end_point[1])
-            # what the macro's body declares is its own: an invocation is mostly there to declare public items
-            decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, trait_like=occ.symbol in owners,
-                                        exported=True)
-            if decl is not None:
-                define(d, occ.symbol, decl, True)
-                invoked[occ.symbol] = (d, span)
-    # the items of such a trait or type that are only used elsewhere: declared by the same invocation
-    for symbol in sorted(used - defined.keys()):
-        cut = symbol.rfind("#", 0, len(symbol) - 1)
-        parent = symbol[:cut + 1] if cut > 0 and "/" not in symbol[cut:] and "#" not in symbol[cut + 1:-1] else ""
-        if parent in invoked:
-            d, span = invoked[parent]
-            decl = analyzer_declaration(d.facts, symbol, span, d.source, exported=True)
-            if decl is not None:
-                define(d, symbol, decl, True)
+    table = _Definitions(docs)
+    table.direct(decls, kind_of)
+    table.macro_generated({(p.name, p.version) for run in runs for p in run.workspace.packages})
+    defined, synthesized = table.defined, table.synthesized
     for path, extra in synthesized.items():
         decls[path] = FileDeclarations((*files[path].symbols, *extra), SOURCE_KINDS)
     # Declarations rust-analyzer defined: a use inside any other (code behind an inactive #[cfg], which it only
@@ -674,8 +809,9 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
     external: list[CoveredSite] = []
     blind: list[RustBlind] = []
     n_occ = 0
-    dependencies_missing = {run.workspace.directory for run in runs if run.index is not None
-                            and run.problems.dependencies}
+    dependencies_missing = {
+        run.workspace.directory for run in runs if run.index is not None and run.problems.dependencies
+    }
     for d in docs:
         fd = decls[d.path]
         inactive = _inactive_impls(d.root, fd, live)
@@ -688,8 +824,14 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
             blind.extend(_blind_sites(d, resolved))
     problems = _problems(runs)
     return RepositoryRustFacts(
-        analyzer_version=ANALYZER_VERSION, uses=tuple(uses), external=tuple(external), problems=tuple(problems),
-        blind=tuple(blind), workspaces=len(runs), documents=len(docs), occurrences=n_occ,
+        analyzer_version=ANALYZER_VERSION,
+        uses=tuple(uses),
+        external=tuple(external),
+        problems=tuple(problems),
+        blind=tuple(blind),
+        workspaces=len(runs),
+        documents=len(docs),
+        occurrences=n_occ,
         declarations=tuple((p, s) for p, ds in synthesized.items() for s in ds),
     )
 
@@ -710,15 +852,26 @@ def _pick(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> 
     if len(hits) == 1:
         return hits[0]
     here = [h for h in hits if h[0] == path]
-    inner = [h for h in here if h[1].container and (source.qualified_name == h[1].container
-                                                     or source.qualified_name.startswith(h[1].container + "::"))]
+    inner = [
+        h
+        for h in here
+        if h[1].container
+        and (source.qualified_name == h[1].container or source.qualified_name.startswith(h[1].container + "::"))
+    ]
     if len(inner) == 1:
         return inner[0]
     return here[0] if len(here) == 1 else None
 
 
-def _use(path: str, line: int, col: int, source: SymbolFact, use: str, symbol: str,
-         defined: Mapping[str, list[tuple[str, SymbolFact]]]) -> RustUse | CoveredSite | None:
+def _use(
+    path: str,
+    line: int,
+    col: int,
+    source: SymbolFact,
+    use: str,
+    symbol: str,
+    defined: Mapping[str, list[tuple[str, SymbolFact]]],
+) -> RustUse | CoveredSite | None:
     hits = defined.get(symbol)
     if hits:
         picked = _pick(hits, path, source)
@@ -729,8 +882,9 @@ def _use(path: str, line: int, col: int, source: SymbolFact, use: str, symbol: s
             if target.kind == "module":
                 return None
             use = "type" if monikers.SUFFIX_OF_KIND.get(target.kind) == TYPE else "ref"
-        return RustUse(path, line, col, source.qualified_name, source.kind, use, target_path,
-                       target.qualified_name, target.kind)
+        return RustUse(
+            path, line, col, source.qualified_name, source.kind, use, target_path, target.qualified_name, target.kind
+        )
     sym = monikers.parse(symbol)
     if sym is None:
         return None
@@ -746,9 +900,15 @@ def _use(path: str, line: int, col: int, source: SymbolFact, use: str, symbol: s
     return RustUse(path, line, col, source.qualified_name, source.kind, use, symbol=symbol)
 
 
-def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int], str],
-           defined: Mapping[str, list[tuple[str, SymbolFact]]], generated: list[SymbolFact],
-           live: set[int]) -> list[RustUse]:
+def _impls(
+    d: _Doc,
+    root: Node,
+    fd: FileDeclarations,
+    at: Mapping[tuple[int, int], str],
+    defined: Mapping[str, list[tuple[str, SymbolFact]]],
+    generated: list[SymbolFact],
+    live: set[int],
+) -> list[RustUse]:
     """IMPLEMENTS and METHOD_OF from each impl header of the file, as rust-analyzer resolved its trait and type."""
     out: list[RustUse] = []
     for node in _nodes(root, "impl_item"):
@@ -759,8 +919,9 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
             base = base.child_by_field_name("type")
         if base is not None and base.type in _GENERIC:
             base = base.child_by_field_name("type")
-        type_symbol = at.get(_last(base).start_point) if base is not None and base.type in (
-            "type_identifier", *_PATHS) else None
+        type_symbol = (
+            at.get(_last(base).start_point) if base is not None and base.type in ("type_identifier", *_PATHS) else None
+        )
         type_target = _local(type_symbol, defined, d.path)
         trait_symbol = at.get(_last(trait_node).start_point) if trait_node is not None else None
         body = node.child_by_field_name("body")
@@ -770,38 +931,81 @@ def _impls(d: _Doc, root: Node, fd: FileDeclarations, at: Mapping[tuple[int, int
         members = [m for m in written if id(m) in live]
         for call in body.named_children if body is not None else ():
             if call.type == "macro_invocation":  # members the invocation generates (rust-analyzer's)
-                members += [g for g in generated if call.start_point <= (g.start_line - 1, g.start_col) < call.end_point
-                            and g.kind in ("method", "const", "associated_type")]
+                members += [
+                    g
+                    for g in generated
+                    if call.start_point <= (g.start_line - 1, g.start_col) < call.end_point
+                    and g.kind in ("method", "const", "associated_type")
+                ]
         if trait_symbol is not None and type_target is not None:
             tpath, tdecl = type_target
             ident = _last(trait_node)
-            line, col = (ident.start_point[0] + 1, ident.start_point[1]) if tpath == d.path else (
-                tdecl.start_line, tdecl.start_col)
+            line, col = (
+                (ident.start_point[0] + 1, ident.start_point[1])
+                if tpath == d.path
+                else (tdecl.start_line, tdecl.start_col)
+            )
             out.append(_relation(d.path, line, col, tpath, tdecl, "implements", trait_symbol, defined))
         if trait_symbol is not None:  # the header names the trait: a type use of it in this file too
             ident = _last(trait_node)
             source = fd.enclosing(ident.start_point[0] + 1, ident.start_point[1])
             if source is not None:
-                found = _use(d.path, ident.start_point[0] + 1, ident.start_point[1], source, "type", trait_symbol,
-                             defined)
+                found = _use(
+                    d.path, ident.start_point[0] + 1, ident.start_point[1], source, "type", trait_symbol, defined
+                )
                 if isinstance(found, RustUse):
                     out.append(found)
         for decl in members:
             if trait_symbol is not None:
-                out.append(_relation(d.path, decl.start_line, decl.start_col, d.path, decl, "implements",
-                                     _trait_item_symbol(trait_symbol, decl.name, decl.kind), defined))
+                out.append(
+                    _relation(
+                        d.path,
+                        decl.start_line,
+                        decl.start_col,
+                        d.path,
+                        decl,
+                        "implements",
+                        _trait_item_symbol(trait_symbol, decl.name, decl.kind),
+                        defined,
+                    )
+                )
             if type_target is not None:
                 tpath, tdecl = type_target
-                out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
-                                   "method_of", tpath, tdecl.qualified_name, tdecl.kind))
+                out.append(
+                    RustUse(
+                        d.path,
+                        decl.start_line,
+                        decl.start_col,
+                        decl.qualified_name,
+                        decl.kind,
+                        "method_of",
+                        tpath,
+                        tdecl.qualified_name,
+                        tdecl.kind,
+                    )
+                )
             elif type_symbol is not None and not type_symbol.startswith("local "):
-                out.append(RustUse(d.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
-                                   "method_of", symbol=type_symbol))
+                out.append(
+                    RustUse(
+                        d.path,
+                        decl.start_line,
+                        decl.start_col,
+                        decl.qualified_name,
+                        decl.kind,
+                        "method_of",
+                        symbol=type_symbol,
+                    )
+                )
     return out
 
 
-def _expanded_arguments(d: _Doc, fd: FileDeclarations, resolved: set[tuple[int, int]], live: set[int],
-                        inactive: list[tuple[tuple[int, int], tuple[int, int]]]) -> list[CoveredSite]:
+def _expanded_arguments(
+    d: _Doc,
+    fd: FileDeclarations,
+    resolved: set[tuple[int, int]],
+    live: set[int],
+    inactive: list[tuple[tuple[int, int], tuple[int, int]]],
+) -> list[CoveredSite]:
     """The identifiers in the arguments of every macro rust-analyzer expanded (it resolved the macro's name)
     that it gave no occurrence: the expansion uses them as no reference (a keyword of the macro, a name it
     discards), so the fallback's "not expanded" is no blind spot there."""
@@ -816,8 +1020,11 @@ def _expanded_arguments(d: _Doc, fd: FileDeclarations, resolved: set[tuple[int, 
             if cur.type == "identifier" and cur.start_point not in resolved:
                 line0, col = cur.start_point
                 source = fd.enclosing(line0 + 1, col)
-                if source is not None and (source.kind == "module" or id(source) in live) and not any(
-                        a <= (line0, col) < b for a, b in inactive):
+                if (
+                    source is not None
+                    and (source.kind == "module" or id(source) in live)
+                    and not any(a <= (line0, col) < b for a, b in inactive)
+                ):
                     out.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
                 continue
             if cur.type != "macro_invocation":  # a nested invocation is visited on its own
@@ -858,8 +1065,9 @@ def _last(node: Node | None) -> Node:
     return node
 
 
-def _local(symbol: str | None, defined: Mapping[str, list[tuple[str, SymbolFact]]],
-           path: str) -> tuple[str, SymbolFact] | None:
+def _local(
+    symbol: str | None, defined: Mapping[str, list[tuple[str, SymbolFact]]], path: str
+) -> tuple[str, SymbolFact] | None:
     """The nominal type of this repository an impl is for (by its definition), or None."""
     hits = defined.get(symbol or "")
     if not hits:
@@ -871,15 +1079,41 @@ def _local(symbol: str | None, defined: Mapping[str, list[tuple[str, SymbolFact]
     return picked
 
 
-def _relation(path: str, line: int, col: int, source_path: str, source: SymbolFact, use: str, symbol: str,
-              defined: Mapping[str, list[tuple[str, SymbolFact]]]) -> RustUse:
+def _relation(
+    path: str,
+    line: int,
+    col: int,
+    source_path: str,
+    source: SymbolFact,
+    use: str,
+    symbol: str,
+    defined: Mapping[str, list[tuple[str, SymbolFact]]],
+) -> RustUse:
     hits = defined.get(symbol)
     if hits and len(hits) == 1:
         tpath, target = hits[0]
-        return RustUse(path, line, col, source.qualified_name, source.kind, use, tpath, target.qualified_name,
-                       target.kind, source_path=source_path if source_path != path else "")
-    return RustUse(path, line, col, source.qualified_name, source.kind, use, symbol=symbol,
-                   source_path=source_path if source_path != path else "")
+        return RustUse(
+            path,
+            line,
+            col,
+            source.qualified_name,
+            source.kind,
+            use,
+            tpath,
+            target.qualified_name,
+            target.kind,
+            source_path=source_path if source_path != path else "",
+        )
+    return RustUse(
+        path,
+        line,
+        col,
+        source.qualified_name,
+        source.kind,
+        use,
+        symbol=symbol,
+        source_path=source_path if source_path != path else "",
+    )
 
 
 def _blind_sites(d: _Doc, resolved: set[tuple[int, int]]) -> list[RustBlind]:
@@ -914,16 +1148,30 @@ class ModuleTable:
             kinds = self._kinds.setdefault(repo.name, monikers.declarations_by_kind(repo.files))
             files = monikers.files_of_package(Path(repo.root), repo.files, provided.package.directory)
             self._tables[key] = monikers.table(
-                files, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds)
+                files, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds
+            )
         return self._tables[key]
 
 
-_EDGE_OF_USE = {"call": S.CALL, "ref": S.REF, "callback": S.CALLBACK, "type": S.TYPE, "field": S.FIELD,
-                "macro": S.MACRO, "extends": S.SUPERTRAIT, "attribute": S.REF}
-_PROVENANCE = {"call": Provenance.RUST_SYNTAX_CALL, "macro": Provenance.RUST_SYNTAX_CALL,
-               "type": Provenance.RUST_SYNTAX_TYPE, "extends": Provenance.RUST_SYNTAX_TYPE,
-               "callback": Provenance.RUST_SYNTAX_CALLBACK, "implements": Provenance.RUST_SYNTAX_IMPL,
-               "method_of": Provenance.RUST_SYNTAX_IMPL}
+_EDGE_OF_USE = {
+    "call": S.CALL,
+    "ref": S.REF,
+    "callback": S.CALLBACK,
+    "type": S.TYPE,
+    "field": S.FIELD,
+    "macro": S.MACRO,
+    "extends": S.SUPERTRAIT,
+    "attribute": S.REF,
+}
+_PROVENANCE = {
+    "call": Provenance.RUST_SYNTAX_CALL,
+    "macro": Provenance.RUST_SYNTAX_CALL,
+    "type": Provenance.RUST_SYNTAX_TYPE,
+    "extends": Provenance.RUST_SYNTAX_TYPE,
+    "callback": Provenance.RUST_SYNTAX_CALLBACK,
+    "implements": Provenance.RUST_SYNTAX_IMPL,
+    "method_of": Provenance.RUST_SYNTAX_IMPL,
+}
 
 
 def edge_kind(use: str, target_kind: str) -> EdgeKind:
@@ -943,20 +1191,37 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
     """EXACT_TYPECHECKED edges for every use whose target a registered repository declares; rows for the rest."""
     out = ExactOutcome(repository=repo)
     for p in facts.problems:
-        out.unresolved.append(UnresolvedFact(name=p.workspace, reason=p.reason, repository=repo, language=LANGUAGE,
-                                             package=p.workspace, detail=_problem_detail(p)))
-    missing = [p for p in facts.problems if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED",
-                                                         "SYSROOT_NOT_LOADED")]
+        out.unresolved.append(
+            UnresolvedFact(
+                name=p.workspace,
+                reason=p.reason,
+                repository=repo,
+                language=LANGUAGE,
+                package=p.workspace,
+                detail=_problem_detail(p),
+            )
+        )
+    missing = [
+        p for p in facts.problems if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED")
+    ]
     if missing:
         out.notes.append("; ".join(_note(p) for p in missing))
     for b in facts.blind:
         source = corpus.key_of(repo, b.path, b.source_qn, b.source_kind)
-        out.unresolved.append(UnresolvedFact(
-            name=b.name, reason=DEPENDENCIES_NOT_LOADED, repository=repo, path=b.path, line=b.line, col=b.col,
-            language=LANGUAGE, source=source or "",
-            detail=f"rust-analyzer did not resolve this: cargo could not load the dependencies of workspace "
-                   f"{b.workspace or '.'} offline, so none of them was analysed",
-        ))
+        out.unresolved.append(
+            UnresolvedFact(
+                name=b.name,
+                reason=DEPENDENCIES_NOT_LOADED,
+                repository=repo,
+                path=b.path,
+                line=b.line,
+                col=b.col,
+                language=LANGUAGE,
+                source=source or "",
+                detail=f"rust-analyzer did not resolve this: cargo could not load the dependencies of workspace "
+                f"{b.workspace or '.'} offline, so none of them was analysed",
+            )
+        )
         out.covered_positions.add((b.path, b.line, b.col))
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
@@ -989,31 +1254,47 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
             out.covered_positions.add((u.path, u.line, u.col))
         cross = target_repo != repo
         out.cross_repository += cross
-        provenance = Provenance.RUST_ANALYZER_MONIKER if cross else _PROVENANCE.get(u.use,
-                                                                                    Provenance.RUST_ANALYZER_USE)
-        out.edges.append(EdgeFact(int(edge_kind(u.use, target_kind)), source, target,
-                                  int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col))
+        provenance = Provenance.RUST_ANALYZER_MONIKER if cross else _PROVENANCE.get(u.use, Provenance.RUST_ANALYZER_USE)
+        out.edges.append(
+            EdgeFact(
+                int(edge_kind(u.use, target_kind)),
+                source,
+                target,
+                int(Confidence.EXACT_TYPECHECKED),
+                int(provenance),
+                u.line,
+                u.col,
+            )
+        )
     return out
 
 
 def _problem_detail(p: RustProblem) -> str:
     if p.reason == DEPENDENCIES_NOT_LOADED:
-        return (f"cargo could not resolve the dependencies of workspace {p.workspace} offline ({p.detail}); "
-                "rust-analyzer analysed it without any of them: their uses are unresolved")
+        return (
+            f"cargo could not resolve the dependencies of workspace {p.workspace} offline ({p.detail}); "
+            "rust-analyzer analysed it without any of them: their uses are unresolved"
+        )
     if p.reason == "SYSROOT_NOT_LOADED":
-        return (f"cargo could not resolve the standard library's crate graph offline ({p.detail}): rust-analyzer "
-                "loaded std, alloc and core unlinked, so methods of their types (Vec, Box, iterators) are not "
-                "resolved; `make setup` fetches what it needs")
+        return (
+            f"cargo could not resolve the standard library's crate graph offline ({p.detail}): rust-analyzer "
+            "loaded std, alloc and core unlinked, so methods of their types (Vec, Box, iterators) are not "
+            "resolved; `make setup` fetches what it needs"
+        )
     if p.reason == "BUILD_SCRIPTS_NOT_BUILT":
-        return (f"cargo could not build the build scripts and proc macros of workspace {p.workspace} ({p.detail}); "
-                "what they generate is not analysed")
+        return (
+            f"cargo could not build the build scripts and proc macros of workspace {p.workspace} ({p.detail}); "
+            "what they generate is not analysed"
+        )
     return f"rust-analyzer could not load workspace {p.workspace}: {p.detail}; its files are on the fallback"
 
 
 def _note(p: RustProblem) -> str:
     if p.reason == DEPENDENCIES_NOT_LOADED:
-        return (f"dependencies of {p.workspace} not loaded offline ({p.detail}): their uses are "
-                f"{DEPENDENCIES_NOT_LOADED} rows")
+        return (
+            f"dependencies of {p.workspace} not loaded offline ({p.detail}): their uses are "
+            f"{DEPENDENCIES_NOT_LOADED} rows"
+        )
     if p.reason == "SYSROOT_NOT_LOADED":
         return f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`"
     return f"workspace {p.workspace} not loaded ({p.detail}): its edges are CANDIDATE"
@@ -1030,8 +1311,17 @@ def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, Sym
     own = [o for o in owners if o.repository == repo]
 
     def row(reason: str, detail: str) -> UnresolvedFact:
-        return UnresolvedFact(name=name, reason=reason, repository=repo, path=u.path, line=u.line, col=u.col,
-                              language=LANGUAGE, package=sym.package, detail=detail)
+        return UnresolvedFact(
+            name=name,
+            reason=reason,
+            repository=repo,
+            path=u.path,
+            line=u.line,
+            col=u.col,
+            language=LANGUAGE,
+            package=sym.package,
+            detail=detail,
+        )
 
     if own:
         owners = own
@@ -1040,24 +1330,38 @@ def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, Sym
             return row("CRATE_PROVIDER_NOT_FOUND", f"no registered repository provides crate {sym.package}")
         return None
     elif len(owners) > 1:
-        return row("AMBIGUOUS_CRATE_PROVIDER", f"crate {sym.package} is provided by "
-                   + ", ".join(sorted({o.repository for o in owners})))
+        return row(
+            "AMBIGUOUS_CRATE_PROVIDER",
+            f"crate {sym.package} is provided by " + ", ".join(sorted({o.repository for o in owners})),
+        )
     provided = owners[0]
     if provided.repository != repo and provided.package.version and sym.version != provided.package.version:
-        return row("CRATE_VERSION_MISMATCH", f"rust-analyzer resolved {sym.package} {sym.version}, and "
-                   f"{provided.repository} holds {provided.package.version}: the index names another copy")
+        return row(
+            "CRATE_VERSION_MISMATCH",
+            f"rust-analyzer resolved {sym.package} {sym.version}, and "
+            f"{provided.repository} holds {provided.package.version}: the index names another copy",
+        )
     hits = modules.table(provided).lookup(key)
     if len(hits) == 1:
         path, decl = hits[0]
         return provided.repository, path, decl
     descriptor = u.symbol.split(" ", 4)[-1]
     if provided.repository == repo:
-        return row("TARGET_NOT_INDEXED", f"rust-analyzer resolved {descriptor}, which kivgraph's syntax does not "
-                   "declare (code a macro generates?)" if not hits else
-                   f"rust-analyzer names {len(hits)} declarations {descriptor}")
-    return row("CRATE_SYMBOL_NOT_MATCHED", f"rust-analyzer resolved {sym.package} {descriptor}, which "
-               + (f"{provided.repository} does not declare where kivgraph reads it" if not hits else
-                  f"names {len(hits)} declarations of {provided.repository}"))
+        return row(
+            "TARGET_NOT_INDEXED",
+            f"rust-analyzer resolved {descriptor}, which kivgraph's syntax does not declare (code a macro generates?)"
+            if not hits
+            else f"rust-analyzer names {len(hits)} declarations {descriptor}",
+        )
+    return row(
+        "CRATE_SYMBOL_NOT_MATCHED",
+        f"rust-analyzer resolved {sym.package} {descriptor}, which "
+        + (
+            f"{provided.repository} does not declare where kivgraph reads it"
+            if not hits
+            else f"names {len(hits)} declarations of {provided.repository}"
+        ),
+    )
 
 
 # -- the pass over a corpus ---------------------------------------------------------------------------------
@@ -1070,14 +1374,25 @@ def _digest(path: Path) -> bytes:
         return b"-"
 
 
-def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str,
-              corpus_roots: Iterable[tuple[str, str]] = ()) -> bytes:
+def cache_key(
+    repo: RepositoryFacts,
+    hashes: Mapping[str, Mapping[str, str]],
+    analyzer_identity: str,
+    corpus_roots: Iterable[tuple[str, str]] = (),
+) -> bytes:
     """Adapter and analyzer identity + every Rust file of the corpus + the manifests and lockfiles the runs read
     + the state of the local registry cache (a dependency fetched since makes the run worth repeating)."""
     h = hashlib.blake2b(digest_size=20)
     real = toolchain.cargo()
-    for part in ("rust", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root, str(real),
-                 str(real.stat().st_mtime_ns) if real is not None else "-"):
+    for part in (
+        "rust",
+        ADAPTER_VERSION,
+        analyzer_identity,
+        repo.name,
+        repo.root,
+        str(real),
+        str(real.stat().st_mtime_ns) if real is not None else "-",
+    ):
         h.update(part.encode() + b"\0")
     registry = ws.real_cargo_home() / "registry" / "cache"
     try:
@@ -1105,14 +1420,17 @@ def _manifests(root: Path) -> list[str]:
     return out
 
 
-def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float,
-                       providers: ws.Providers | None = None) -> RepositoryRustFacts:
+def analyze_repository(
+    repo: RepositoryFacts, corpus: Corpus, *, timeout: float, providers: ws.Providers | None = None
+) -> RepositoryRustFacts:
     """rust-analyzer over each Cargo workspace of one repository, then the join."""
     root = Path(repo.root)
     spaces = ws.workspaces(root, [ff.path for ff in repo.files])
     if not spaces:
-        raise AnalyzerFailed(f"no Cargo.toml with a [package] governs the Rust files of {repo.name}: "
-                             "rust-analyzer has no workspace to load (WORKSPACE_NOT_LOADED)")
+        raise AnalyzerFailed(
+            f"no Cargo.toml with a [package] governs the Rust files of {repo.name}: "
+            "rust-analyzer has no workspace to load (WORKSPACE_NOT_LOADED)"
+        )
     providers = providers or ws.Providers.of(corpus)
     deadline = time.monotonic() + timeout
     runs = []

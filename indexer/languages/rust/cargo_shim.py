@@ -75,7 +75,7 @@ def rewrite(args: list[str], patch: str = "") -> tuple[list[str], str]:
         added += ["-Zlockfile-path", "--config", f"resolver.lockfile-path={json.dumps(lockfile)}"]
     if patch:
         added += ["--config", patch]
-    return kept[: at + 1] + added + kept[at + 1:], lockfile
+    return kept[: at + 1] + added + kept[at + 1 :], lockfile
 
 
 def main() -> int:

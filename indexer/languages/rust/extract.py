@@ -50,21 +50,46 @@ EXTRACTOR_VERSION = "rust-ts-1"
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
 _SMART_POINTERS = frozenset({"Box", "Rc", "Arc"})
 _PATTERN_PATHS = frozenset({"scoped_identifier", "scoped_type_identifier", "generic_type"})
-_ITEM_KINDS = frozenset({
-    "function_item", "function_signature_item", "struct_item", "enum_item", "union_item", "trait_item",
-    "impl_item", "const_item", "static_item", "type_item", "macro_definition", "mod_item", "use_declaration",
-    "extern_crate_declaration", "foreign_mod_item",
-})
-_LITERALS = frozenset({
-    "string_literal", "raw_string_literal", "char_literal", "integer_literal", "float_literal", "boolean_literal",
-    "array_expression", "tuple_expression", "unit_expression", "range_expression",
-})
+_ITEM_KINDS = frozenset(
+    {
+        "function_item",
+        "function_signature_item",
+        "struct_item",
+        "enum_item",
+        "union_item",
+        "trait_item",
+        "impl_item",
+        "const_item",
+        "static_item",
+        "type_item",
+        "macro_definition",
+        "mod_item",
+        "use_declaration",
+        "extern_crate_declaration",
+        "foreign_mod_item",
+    }
+)
+_LITERALS = frozenset(
+    {
+        "string_literal",
+        "raw_string_literal",
+        "char_literal",
+        "integer_literal",
+        "float_literal",
+        "boolean_literal",
+        "array_expression",
+        "tuple_expression",
+        "unit_expression",
+        "range_expression",
+    }
+)
 
 
 def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one Rust file; a syntax error makes it partial (see extract_tree)."""
-    return extract_tree(_TS_LANGUAGE, LANGUAGE, path, source, package,
-                        lambda root, text: _Extractor(text, package).run(root))
+    return extract_tree(
+        _TS_LANGUAGE, LANGUAGE, path, source, package, lambda root, text: _Extractor(text, package).run(root)
+    )
 
 
 # -- paths -------------------------------------------------------------------------------------------
@@ -78,8 +103,17 @@ def path_segments(node: Node | None) -> list[str]:
     if node is None:
         return []
     t = node.type
-    if t in ("identifier", "type_identifier", "field_identifier", "primitive_type", "self", "super", "crate",
-             "metavariable", "shorthand_field_identifier"):
+    if t in (
+        "identifier",
+        "type_identifier",
+        "field_identifier",
+        "primitive_type",
+        "self",
+        "super",
+        "crate",
+        "metavariable",
+        "shorthand_field_identifier",
+    ):
         return [_text(node)]
     if t in ("scoped_identifier", "scoped_type_identifier", "scoped_use_list"):
         path = node.child_by_field_name("path")
@@ -156,12 +190,20 @@ class _Extractor:
         self.declared: dict[str, set[str]] = {}
 
     def run(self, root: Node) -> tuple[tuple[SymbolFact, ...], tuple[Site, ...]]:
-        self.symbols.append(SymbolFact(
-            name=self.package.rsplit("::", 1)[-1], qualified_name=self.package, kind="module", start_line=1,
-            start_col=0, end_line=root.end_point[0] + 1, end_col=root.end_point[1],
-            signature=f"mod {self.package.rsplit('::', 1)[-1]}", doc=self._inner_doc(root),
-            exported=self.package == self.crate,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=self.package.rsplit("::", 1)[-1],
+                qualified_name=self.package,
+                kind="module",
+                start_line=1,
+                start_col=0,
+                end_line=root.end_point[0] + 1,
+                end_col=root.end_point[1],
+                signature=f"mod {self.package.rsplit('::', 1)[-1]}",
+                doc=self._inner_doc(root),
+                exported=self.package == self.crate,
+            )
+        )
         self._prescan(root, self.package)
         self._items(root, _Scope(module=self.package, prefix=self.package), self.package)
         self.sites.sort(key=lambda s: (s.line, s.col))
@@ -254,26 +296,45 @@ class _Extractor:
             prev = prev.prev_named_sibling
         return out
 
-    def _declare(self, name: str, qn: str, kind: str, span: Node, signature: str, doc: str = "",
-                 container: str = "", exported: bool = False) -> str:
+    def _declare(
+        self,
+        name: str,
+        qn: str,
+        kind: str,
+        span: Node,
+        signature: str,
+        doc: str = "",
+        container: str = "",
+        exported: bool = False,
+    ) -> str:
         # Fields have a namespace of their own: a field and a method ``len`` are both ``S::len``, told apart by kind.
         seen = (qn, kind == "field")
         n = self.seen_qn.get(seen, 0) + 1
         self.seen_qn[seen] = n
         if n > 1:
             qn = f"{qn}#{n}"
-        self.symbols.append(SymbolFact(
-            name=name, qualified_name=qn, kind=kind, start_line=span.start_point[0] + 1, start_col=span.start_point[1],
-            end_line=span.end_point[0] + 1, end_col=span.end_point[1], signature=_collapse(signature), doc=doc,
-            exported=exported, container=container,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                start_line=span.start_point[0] + 1,
+                start_col=span.start_point[1],
+                end_line=span.end_point[0] + 1,
+                end_col=span.end_point[1],
+                signature=_collapse(signature),
+                doc=doc,
+                exported=exported,
+                container=container,
+            )
+        )
         return qn
 
     def _head(self, node: Node) -> str:
         """A declaration's text up to its body."""
         body = node.child_by_field_name("body")
         end = body.start_byte if body is not None else node.end_byte
-        return self.source[node.start_byte:end].decode("utf-8", "replace").strip().rstrip(";").strip()
+        return self.source[node.start_byte : end].decode("utf-8", "replace").strip().rstrip(";").strip()
 
     def _items(self, container: Node, scope: _Scope, owner: str) -> None:
         for child in container.named_children:
@@ -287,14 +348,23 @@ class _Extractor:
             name = node.child_by_field_name("name")
             alias = _text(node.child_by_field_name("alias"))
             if name is not None:
-                self._site_at(S.USE, name, (scope.module, f"::{_text(name)}", alias, _visibility(node), scope.block),
-                              owner)
+                self._site_at(
+                    S.USE, name, (scope.module, f"::{_text(name)}", alias, _visibility(node), scope.block), owner
+                )
         elif t == "mod_item":
             self._mod(node, scope, owner)
         elif t in ("function_item", "function_signature_item"):
             name = _text(node.child_by_field_name("name"))
-            qn = self._declare(name, f"{scope.prefix}::{name}", "function", node, self._head(node), self._doc(node),
-                               owner, _is_pub(node))
+            qn = self._declare(
+                name,
+                f"{scope.prefix}::{name}",
+                "function",
+                node,
+                self._head(node),
+                self._doc(node),
+                owner,
+                _is_pub(node),
+            )
             self._function(node, qn, scope)
         elif t in ("struct_item", "union_item"):
             self._struct(node, scope, owner, "struct" if t == "struct_item" else "union")
@@ -308,8 +378,16 @@ class _Extractor:
             self._value(node, scope, owner, "const" if t == "const_item" else "static")
         elif t == "type_item":
             name = _text(node.child_by_field_name("name"))
-            qn = self._declare(name, f"{scope.prefix}::{name}", "type_alias", node, _text(node).rstrip(";"),
-                               self._doc(node), owner, _is_pub(node))
+            qn = self._declare(
+                name,
+                f"{scope.prefix}::{name}",
+                "type_alias",
+                node,
+                _text(node).rstrip(";"),
+                self._doc(node),
+                owner,
+                _is_pub(node),
+            )
             inner = scope.child(generics={**scope.generics, **self._generics(node, scope)})
             self._type_params(node, inner, qn)
             self._typeof(node, qn, self.type_encoding(node.child_by_field_name("type"), inner), inner)
@@ -318,8 +396,16 @@ class _Extractor:
             name = _text(node.child_by_field_name("name"))
             exported = any("macro_export" in _text(a) for a in self._attributes(node))
             prefix = self.crate if exported else scope.prefix
-            self._declare(name, f"{prefix}::{name}", "macro", node, f"macro_rules! {name}", self._doc(node),
-                          owner if not exported else "", exported)
+            self._declare(
+                name,
+                f"{prefix}::{name}",
+                "macro",
+                node,
+                f"macro_rules! {name}",
+                self._doc(node),
+                owner if not exported else "",
+                exported,
+            )
         elif t == "foreign_mod_item":
             body = node.child_by_field_name("body")
             if body is not None:
@@ -339,8 +425,9 @@ class _Extractor:
             if ident is not None:
                 self._site_at(S.MOD, ident, (scope.module, self._path_attribute(node), S.PATH, "", scope.block), owner)
             return
-        qn = self._declare(name, f"{scope.module}::{name}", "module", node, f"mod {name}", self._doc(node), owner,
-                           _is_pub(node))
+        qn = self._declare(
+            name, f"{scope.module}::{name}", "module", node, f"mod {name}", self._doc(node), owner, _is_pub(node)
+        )
         self._items(body, _Scope(module=qn, prefix=qn), qn)
 
     def _path_attribute(self, node: Node) -> str:
@@ -366,8 +453,9 @@ class _Extractor:
 
     def _struct(self, node: Node, scope: _Scope, owner: str, kind: str) -> None:
         name = _text(node.child_by_field_name("name"))
-        qn = self._declare(name, f"{scope.prefix}::{name}", kind, node, self._head(node), self._doc(node), owner,
-                           _is_pub(node))
+        qn = self._declare(
+            name, f"{scope.prefix}::{name}", kind, node, self._head(node), self._doc(node), owner, _is_pub(node)
+        )
         self._derives(node, scope, qn)
         inner = scope.child(generics={**scope.generics, **self._generics(node, scope)})
         self._type_params(node, inner, qn)
@@ -385,16 +473,25 @@ class _Extractor:
                 continue
             fname = _text(fdecl.child_by_field_name("name"))
             ftype = fdecl.child_by_field_name("type")
-            fqn = self._declare(fname, f"{owner}::{fname}", "field", fdecl, f"{fname}: {_text(ftype)}",
-                                self._doc(fdecl), owner, _is_pub(fdecl))
+            fqn = self._declare(
+                fname,
+                f"{owner}::{fname}",
+                "field",
+                fdecl,
+                f"{fname}: {_text(ftype)}",
+                self._doc(fdecl),
+                owner,
+                _is_pub(fdecl),
+            )
             self._typeof(fdecl, fqn, self.type_encoding(ftype, scope), scope, "field")
             self._type(ftype, scope, owner)  # owned by the type: a field never encloses a site (see _declare)
 
     def _enum(self, node: Node, scope: _Scope, owner: str) -> None:
         name = _text(node.child_by_field_name("name"))
         public = _is_pub(node)
-        qn = self._declare(name, f"{scope.prefix}::{name}", "enum", node, self._head(node), self._doc(node), owner,
-                           public)
+        qn = self._declare(
+            name, f"{scope.prefix}::{name}", "enum", node, self._head(node), self._doc(node), owner, public
+        )
         self._derives(node, scope, qn)
         inner = scope.child(generics={**scope.generics, **self._generics(node, scope)})
         self._type_params(node, inner, qn)
@@ -403,8 +500,9 @@ class _Extractor:
             if variant.type != "enum_variant":
                 continue
             vname = _text(variant.child_by_field_name("name"))
-            vqn = self._declare(vname, f"{qn}::{vname}", "enum_member", variant, _text(variant), self._doc(variant),
-                                qn, public)
+            vqn = self._declare(
+                vname, f"{qn}::{vname}", "enum_member", variant, _text(variant), self._doc(variant), qn, public
+            )
             self._fields(variant.child_by_field_name("body"), inner, vqn, public)
             value = variant.child_by_field_name("value")
             if value is not None:
@@ -413,8 +511,9 @@ class _Extractor:
     def _trait(self, node: Node, scope: _Scope, owner: str) -> None:
         name = _text(node.child_by_field_name("name"))
         public = _is_pub(node)
-        qn = self._declare(name, f"{scope.prefix}::{name}", "trait", node, self._head(node), self._doc(node), owner,
-                           public)
+        qn = self._declare(
+            name, f"{scope.prefix}::{name}", "trait", node, self._head(node), self._doc(node), owner, public
+        )
         generics = {**scope.generics, **self._generics(node, scope)}
         inner = scope.child(self_path=name, self_encoding=f"bound:{name}", generics=generics, prefix=qn)
         self._type_params(node, inner, qn)
@@ -431,26 +530,51 @@ class _Extractor:
         t = member.type
         if t in ("function_item", "function_signature_item"):
             mname = _text(member.child_by_field_name("name"))
-            mqn = self._declare(mname, f"{prefix}::{mname}", "method", member, self._head(member), self._doc(member),
-                                container, public or _is_pub(member))
+            mqn = self._declare(
+                mname,
+                f"{prefix}::{mname}",
+                "method",
+                member,
+                self._head(member),
+                self._doc(member),
+                container,
+                public or _is_pub(member),
+            )
             self._function(member, mqn, scope)
         elif t in ("associated_type", "type_item"):
             mname = _text(member.child_by_field_name("name"))
-            mqn = self._declare(mname, f"{prefix}::{mname}", "associated_type", member, _text(member).rstrip(";"),
-                                self._doc(member), container, public or _is_pub(member))
+            mqn = self._declare(
+                mname,
+                f"{prefix}::{mname}",
+                "associated_type",
+                member,
+                _text(member).rstrip(";"),
+                self._doc(member),
+                container,
+                public or _is_pub(member),
+            )
             value = member.child_by_field_name("type")
             bounds = member.child_by_field_name("bounds")
             paths = self._bound_paths(bounds)
-            encoding = self.type_encoding(value, scope) if value is not None else (
-                f"bound:{'+'.join(paths)}" if paths else "")
+            encoding = (
+                self.type_encoding(value, scope) if value is not None else (f"bound:{'+'.join(paths)}" if paths else "")
+            )
             self._typeof(member, mqn, encoding, scope)
             self._type(value, scope, mqn)
             for bound in bounds.named_children if bounds is not None else ():
                 self._type(bound, scope, mqn)
         elif t == "const_item":
             mname = _text(member.child_by_field_name("name"))
-            mqn = self._declare(mname, f"{prefix}::{mname}", "const", member, self._head(member).split("=")[0].strip(),
-                                self._doc(member), container, public or _is_pub(member))
+            mqn = self._declare(
+                mname,
+                f"{prefix}::{mname}",
+                "const",
+                member,
+                self._head(member).split("=")[0].strip(),
+                self._doc(member),
+                container,
+                public or _is_pub(member),
+            )
             ctype = member.child_by_field_name("type")
             self._typeof(member, mqn, self.type_encoding(ctype, scope), scope)
             self._type(ctype, scope, mqn)
@@ -485,18 +609,23 @@ class _Extractor:
         elif trait_node is not None:
             # ``impl<T: Visitor> Expected for T``: Self is bounded by the trait and by T's own bounds
             own = generics.get(segments[0], "") if len(segments) == 1 else ""
-            bounds = ["::".join(trait_segments), *(own[len("bound:"):].split("+") if own else [])]
+            bounds = ["::".join(trait_segments), *(own[len("bound:") :].split("+") if own else [])]
             self_encoding = f"bound:{'+'.join(bounds)}"
         else:
             self_encoding = self.type_encoding(type_node, scope.child(generics=generics))
-        inner = scope.child(self_path=self_path, self_encoding=self_encoding, generics=generics,
-                            self_trait="::".join(trait_segments) if trait_node is not None and nominal else "")
+        inner = scope.child(
+            self_path=self_path,
+            self_encoding=self_encoding,
+            generics=generics,
+            self_trait="::".join(trait_segments) if trait_node is not None and nominal else "",
+        )
         where = scope.block or scope.module
         self._type_params(node, inner, where)
         if trait_node is not None:
             ident = last_identifier(trait_node)
-            self._site_at(S.IMPL, ident, (scope.module, "::".join(trait_segments), self_path, prefix, scope.block),
-                          where)
+            self._site_at(
+                S.IMPL, ident, (scope.module, "::".join(trait_segments), self_path, prefix, scope.block), where
+            )
             self._type(_type_arguments(trait_node), inner, where)
         if base is not None and nominal:
             ident = last_identifier(base)
@@ -582,8 +711,11 @@ class _Extractor:
         if t == "generic_type":
             base = path_segments(node.child_by_field_name("type"))
             args = node.child_by_field_name("type_arguments")
-            first = next((a for a in args.named_children if a.type not in ("lifetime", "type_binding")), None) \
-                if args is not None else None
+            first = (
+                next((a for a in args.named_children if a.type not in ("lifetime", "type_binding")), None)
+                if args is not None
+                else None
+            )
             if base and base[-1] in _SMART_POINTERS and first is not None:
                 return self.type_encoding(first, scope)
         if t in ("dynamic_type", "abstract_type", "bounded_type"):
@@ -685,8 +817,11 @@ class _Extractor:
             if param.type == "self_parameter":
                 fn.bind("self", inner.self_encoding)
             elif param.type == "parameter":
-                self._bind_pattern(param.child_by_field_name("pattern"), fn,
-                                   self.type_encoding(param.child_by_field_name("type"), inner))
+                self._bind_pattern(
+                    param.child_by_field_name("pattern"),
+                    fn,
+                    self.type_encoding(param.child_by_field_name("type"), inner),
+                )
         body = node.child_by_field_name("body")
         if body is not None:
             self._collect_locals(body, fn, inner)
@@ -729,8 +864,9 @@ class _Extractor:
             if t == "let_declaration":
                 ltype = cur.child_by_field_name("type")
                 value = cur.child_by_field_name("value")
-                encoding = self.type_encoding(ltype, scope) if ltype is not None else self.value_encoding(value, scope,
-                                                                                                           fn)
+                encoding = (
+                    self.type_encoding(ltype, scope) if ltype is not None else self.value_encoding(value, scope, fn)
+                )
                 self._bind_pattern(cur.child_by_field_name("pattern"), fn, encoding)
             elif t in ("let_condition", "for_expression", "match_arm"):
                 pattern = cur.child_by_field_name("pattern")
@@ -739,8 +875,11 @@ class _Extractor:
             elif t == "closure_parameters":
                 for param in cur.named_children:
                     if param.type == "parameter":
-                        self._bind_pattern(param.child_by_field_name("pattern"), fn,
-                                           self.type_encoding(param.child_by_field_name("type"), scope))
+                        self._bind_pattern(
+                            param.child_by_field_name("pattern"),
+                            fn,
+                            self.type_encoding(param.child_by_field_name("type"), scope),
+                        )
                     else:
                         self._bind_pattern(param, fn, "")
             stack.extend(reversed(cur.named_children))
@@ -849,8 +988,13 @@ class _Extractor:
     def _qualifier_site(self, node: Node, scope: _Scope, owner: str) -> None:
         """``Type`` of ``Type::f`` is a type use; the resolver drops it when the qualifier is a module."""
         qualifier = node.child_by_field_name("path")
-        if qualifier is None or qualifier.type not in ("identifier", "scoped_identifier", "type_identifier",
-                                                       "scoped_type_identifier", "generic_type"):
+        if qualifier is None or qualifier.type not in (
+            "identifier",
+            "scoped_identifier",
+            "type_identifier",
+            "scoped_type_identifier",
+            "generic_type",
+        ):
             return
         base = qualifier.child_by_field_name("type") if qualifier.type == "generic_type" else qualifier
         if base is None:
@@ -861,8 +1005,12 @@ class _Extractor:
         if len(segments) == 1 and (segments[0] in scope.generics or segments[0] in S.PRELUDE):
             return
         ident = last_identifier(base)
-        self._site_at(S.QUALIFIER, ident, (scope.module, "::".join(self._self_path(segments[:-1], scope)), S.PATH,
-                                           "", scope.block), owner)
+        self._site_at(
+            S.QUALIFIER,
+            ident,
+            (scope.module, "::".join(self._self_path(segments[:-1], scope)), S.PATH, "", scope.block),
+            owner,
+        )
 
     def _qualified_site(self, kind: str, node: Node, bracketed: Node, scope: _Scope, owner: str) -> None:
         """``<T as Trait>::f``: the site names the trait; the type's encoding says which impl."""
@@ -885,8 +1033,16 @@ class _Extractor:
         vis = _visibility(node)
         for leaf, segments, alias, ident in self._use_leaves(node.child_by_field_name("argument"), []):
             row, col = ident.start_point
-            self.sites.append(Site(S.USE, leaf, row + 1, col, scope.block or scope.module,
-                                   (scope.module, "::".join(segments), alias, vis, scope.block)))
+            self.sites.append(
+                Site(
+                    S.USE,
+                    leaf,
+                    row + 1,
+                    col,
+                    scope.block or scope.module,
+                    (scope.module, "::".join(segments), alias, vis, scope.block),
+                )
+            )
 
     def _use_leaves(self, node: Node | None, prefix: list[str]) -> list[tuple[str, list[str], str, Node]]:
         """(name, full path, alias, identifier node) of every leaf of a use tree; a glob's name is ``*``."""
@@ -932,8 +1088,12 @@ class _Extractor:
         if len(segments) > 1 or name not in S.STANDARD_MACROS:
             qualifier = segments[:-1]
             if qualifier[:1] != ["$crate"]:
-                self._site_at(S.MACRO, last_identifier(macro), (scope.module, "::".join(qualifier), S.PATH, "",
-                                                                 scope.block), owner)
+                self._site_at(
+                    S.MACRO,
+                    last_identifier(macro),
+                    (scope.module, "::".join(qualifier), S.PATH, "", scope.block),
+                    owner,
+                )
         seen: set[tuple[str, int]] = set()
         stack = [c for c in node.named_children if c.type == "token_tree"]
         while stack:
@@ -1123,9 +1283,19 @@ class _Extractor:
                 else:
                     self._expr(child, scope, owner)
             return
-        if t in ("field_identifier", "label", "lifetime", "self", "super", "crate", "metavariable", "line_comment",
-                 "block_comment", "attribute_item", "inner_attribute_item") or t in _LITERALS - {
-                     "array_expression", "tuple_expression", "range_expression"}:
+        if t in (
+            "field_identifier",
+            "label",
+            "lifetime",
+            "self",
+            "super",
+            "crate",
+            "metavariable",
+            "line_comment",
+            "block_comment",
+            "attribute_item",
+            "inner_attribute_item",
+        ) or t in _LITERALS - {"array_expression", "tuple_expression", "range_expression"}:
             return
         if t in ("type_identifier", "scoped_type_identifier", "generic_type", "reference_type", "tuple_type"):
             self._type(node, scope, owner)
@@ -1212,9 +1382,11 @@ def _pattern_bindings(pattern: Node) -> list[str]:
         for i, child in enumerate(cur.named_children):
             if (typ is not None and same_node(child, typ)) or (guard is not None and same_node(child, guard)):
                 continue
-            if t == "field_pattern" and cur.field_name_for_named_child(i) == "name" \
-                    and cur.child_by_field_name("pattern") is not None:
+            if (
+                t == "field_pattern"
+                and cur.field_name_for_named_child(i) == "name"
+                and cur.child_by_field_name("pattern") is not None
+            ):
                 continue
             stack.append(child)
     return out
-

@@ -81,8 +81,14 @@ def read_manifest(cargo_toml: Path, directory: str) -> Manifest | None:
         for entry in data.get("bin", []) if isinstance(data.get("bin"), list) else []:
             if isinstance(entry, dict) and isinstance(entry.get("name"), str) and isinstance(entry.get("path"), str):
                 bins.append((_normal(entry["path"]), crate_ident(entry["name"])))
-        manifest = Manifest(directory=directory, package=name, lib_name=crate_ident(lib_name),
-                            lib_path=_normal(lib_path), dependencies=frozenset(deps), bins=tuple(bins))
+        manifest = Manifest(
+            directory=directory,
+            package=name,
+            lib_name=crate_ident(lib_name),
+            lib_path=_normal(lib_path),
+            dependencies=frozenset(deps),
+            bins=tuple(bins),
+        )
     _MANIFESTS[cargo_toml] = (st.st_mtime_ns, st.st_size, manifest)
     return manifest
 
@@ -124,7 +130,7 @@ def module_path(manifest: Manifest | None, path: str) -> str:
     if manifest is None:
         return fallback_module_path(rel)
     if manifest.directory:
-        rel = rel[len(manifest.directory) + 1:]
+        rel = rel[len(manifest.directory) + 1 :]
     if rel == manifest.lib_path:
         return manifest.lib_name
     for bin_path, bin_name in manifest.bins:
@@ -139,7 +145,7 @@ def module_path(manifest: Manifest | None, path: str) -> str:
         return _target_module(parts[1:])
     base = manifest.lib_path.rsplit("/", 1)[0] if "/" in manifest.lib_path else ""
     if base and parts[: base.count("/") + 1] == base.split("/"):
-        parts = parts[base.count("/") + 1:]
+        parts = parts[base.count("/") + 1 :]
     return "::".join([manifest.lib_name, *_modules(parts)])
 
 
@@ -155,7 +161,7 @@ def fallback_module_path(path: str) -> str:
     if "src" in parts[:-1]:
         at = len(parts) - 1 - parts[::-1].index("src")
         crate = crate_ident(parts[at - 1]) if at > 0 else FALLBACK_CRATE
-        return "::".join([crate, *_modules(parts[at + 1:], ("lib.rs", "main.rs"))])
+        return "::".join([crate, *_modules(parts[at + 1 :], ("lib.rs", "main.rs"))])
     return "::".join([FALLBACK_CRATE, *_modules(parts)])
 
 
@@ -199,6 +205,6 @@ def child_module_paths(path: str, package: str, scope: str, name: str, attribute
     if not root_like:
         parts.append(base[:-3] if base.endswith(".rs") else base)
     if scope != package and scope.startswith(package + "::"):
-        parts.extend(scope[len(package) + 2:].split("::"))
+        parts.extend(scope[len(package) + 2 :].split("::"))
     stem = "/".join([*parts, name])
     return [f"{stem}.rs", f"{stem}/mod.rs"]

@@ -28,23 +28,24 @@ from pathlib import Path
 from indexer.facts import FileFacts, SymbolFact
 from indexer.languages.rust import modules as cargo
 from indexer.languages.rust import sites as S
-from indexer.scip.join import (
-    MACRO,
-    METHOD,
-    NAMESPACE,
-    TERM,
-    TYPE,
-    TYPE_PARAMETER,
-    Descriptor,
-    ScipSymbol,
-    parse_symbol,
-)
+from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, TYPE_PARAMETER, Descriptor, ScipSymbol, parse_symbol
 
 # The descriptor suffix of each kind of declaration.
 SUFFIX_OF_KIND = {
-    "module": NAMESPACE, "struct": TYPE, "enum": TYPE, "union": TYPE, "trait": TYPE, "type_alias": TYPE,
-    "associated_type": TYPE, "enum_member": TYPE, "function": METHOD, "method": METHOD, "const": TERM,
-    "static": TERM, "field": TERM, "macro": MACRO,
+    "module": NAMESPACE,
+    "struct": TYPE,
+    "enum": TYPE,
+    "union": TYPE,
+    "trait": TYPE,
+    "type_alias": TYPE,
+    "associated_type": TYPE,
+    "enum_member": TYPE,
+    "function": METHOD,
+    "method": METHOD,
+    "const": TERM,
+    "static": TERM,
+    "field": TERM,
+    "macro": MACRO,
 }
 _IMPL_MEMBER_KINDS = frozenset({"method", "const", "associated_type"})
 # Containers whose members are never an impl's: a trait's items, a module's or a body's own declarations.
@@ -84,7 +85,7 @@ def bare_name(text: str) -> str:
             text = text.split(" ", 1)[1] if " " in text else ""
         for word in ("mut ", "const ", "dyn "):
             if text.startswith(word):
-                text = text[len(word):]
+                text = text[len(word) :]
     text = text.split("<", 1)[0].strip()
     return text.rsplit("::", 1)[-1]
 
@@ -192,7 +193,7 @@ def module_paths(files: dict[str, FileFacts], lib_root: str) -> dict[str, tuple[
             if site.kind != S.MOD:
                 continue
             scope, attribute = site.extra[0], site.extra[1]
-            inner = scope[len(ff.package) + 2:].split("::") if scope.startswith(ff.package + "::") else []
+            inner = scope[len(ff.package) + 2 :].split("::") if scope.startswith(ff.package + "::") else []
             for child in cargo.child_module_paths(path, ff.package, scope, site.name, attribute):
                 if child in files:
                     queue.append((child, (*module, *inner, site.name)))
@@ -211,7 +212,8 @@ def _innermost_module(ff: FileFacts, decl: SymbolFact, modules: list[SymbolFact]
         if m is decl:
             continue
         inside = (m.start_line, m.start_col) <= (decl.start_line, decl.start_col) and (
-            (decl.end_line, decl.end_col) <= (m.end_line, m.end_col) or m.qualified_name == ff.package)
+            (decl.end_line, decl.end_col) <= (m.end_line, m.end_col) or m.qualified_name == ff.package
+        )
         if inside and (best is None or (m.start_line, m.start_col) >= (best.start_line, best.start_col)):
             best = m
     return best
@@ -232,7 +234,7 @@ def table(files: dict[str, FileFacts], lib_root: str, kinds: dict[str, str]) -> 
             if suffix is None:
                 continue
             owner = _innermost_module(ff, decl, mods) if decl.qualified_name != ff.package else None
-            inline = split_path(owner.qualified_name)[len(split_path(ff.package)):] if owner is not None else []
+            inline = split_path(owner.qualified_name)[len(split_path(ff.package)) :] if owner is not None else []
             where = (*module, *inline)
             if decl.kind == "module":
                 mod_path = module if decl.qualified_name == ff.package else (*where, decl.name)
@@ -252,7 +254,7 @@ def table(files: dict[str, FileFacts], lib_root: str, kinds: dict[str, str]) -> 
             prefix = split_path(base)
             if segments[: len(prefix)] != prefix or len(segments) == len(prefix):
                 continue
-            out.items.setdefault(ItemKey(where, tuple(segments[len(prefix):]), suffix), []).append((path, decl))
+            out.items.setdefault(ItemKey(where, tuple(segments[len(prefix) :]), suffix), []).append((path, decl))
     return out
 
 
@@ -263,7 +265,7 @@ def _impl_parts(decl: SymbolFact, module_qn: str) -> tuple[str, str] | None:
         return None
     owner = segments[-2]
     if owner.startswith("<impl ") and owner.endswith(">"):  # a blanket impl: ``<impl Tr for T>``
-        trait = owner[len("<impl "):-1].split(" for ", 1)[0]
+        trait = owner[len("<impl ") : -1].split(" for ", 1)[0]
         return "_", bare_name(trait)
     if owner.startswith("<") and owner.endswith(">"):  # ``Type::<Trait<..>>::m``
         if len(segments) < 3:
@@ -300,5 +302,8 @@ def iter_keys(tbl: PackageTable) -> Iterator[tuple[Key, str, SymbolFact]]:
 
 def files_of_package(root: Path, files: Iterable[FileFacts], directory: str) -> dict[str, FileFacts]:
     """The files a package's Cargo.toml governs (nearest manifest), by path."""
-    return {ff.path: ff for ff in files
-            if ff.parsed and (m := cargo.manifest_for(root, ff.path)) is not None and m.directory == directory}
+    return {
+        ff.path: ff
+        for ff in files
+        if ff.parsed and (m := cargo.manifest_for(root, ff.path)) is not None and m.directory == directory
+    }

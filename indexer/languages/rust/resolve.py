@@ -242,7 +242,9 @@ class _Resolver:
             if sym.container in module_qns:
                 self._module(repo, sym.container).items.setdefault(sym.name, []).append(target)
             elif sym.kind == "macro" and not sym.container:  # #[macro_export]: at the crate root
-                self._module(repo, cargo.parent_module(sym.qualified_name)).items.setdefault(sym.name, []).append(target)
+                self._module(repo, cargo.parent_module(sym.qualified_name)).items.setdefault(sym.name, []).append(
+                    target
+                )
             if sym.kind == "macro":  # textual scope and #[macro_use]: a macro_rules is seen across its crate
                 crate = self.macros.setdefault((repo, cargo.crate_of(ff.package)), {})
                 crate.setdefault(sym.name, []).append(target)
@@ -389,8 +391,10 @@ class _Resolver:
         if found is not None:
             return found
         return self._macro_miss(ctx.file.repo, ctx.scope, name) or _Miss(
-            "NAME_NOT_RESOLVED", f"{name} is declared nowhere in module {ctx.scope} of {ctx.file.repo} and not imported",
-            ctx.scope)
+            "NAME_NOT_RESOLVED",
+            f"{name} is declared nowhere in module {ctx.scope} of {ctx.file.repo} and not imported",
+            ctx.scope,
+        )
 
     def _textual(self, ctx: _Ctx, rules: list[Target]) -> tuple[Target, ...]:
         """Of several ``macro_rules`` of one name, a use in their file sees those defined above it (textual
@@ -404,8 +408,11 @@ class _Resolver:
     def _macro_miss(self, repo: str, module: str, name: str) -> _Miss | None:
         """A name a macro invoked at item level in ``module`` mentions: the macro may declare it."""
         if name in self.macro_named_in.get((repo, module), set()):
-            return _Miss("MACRO_NOT_EXPANDED", f"{name} may be declared by a macro invoked in {module}, which the "
-                         "syntax fallback does not expand", module)
+            return _Miss(
+                "MACRO_NOT_EXPANDED",
+                f"{name} may be declared by a macro invoked in {module}, which the syntax fallback does not expand",
+                module,
+            )
         return None
 
     def _imported(self, mod: _Module, block: str, name: str, ns: str, from_scope: str) -> Found | None:
@@ -448,8 +455,11 @@ class _Resolver:
             return globbed
         for f in mod.files:
             if f.facts.status == "partial" and any(word == name for word, _l, _c in f.facts.unparsed):
-                return _Miss("TARGET_NOT_INDEXED", f"{f.facts.path} parsed only in part and {name} is on a line that "
-                             f"did not parse ({f.facts.reason})", mod.path)
+                return _Miss(
+                    "TARGET_NOT_INDEXED",
+                    f"{f.facts.path} parsed only in part and {name} is on a line that did not parse ({f.facts.reason})",
+                    mod.path,
+                )
         return None
 
     def _from_globs(self, mod: _Module, block: str, name: str, ns: str, from_scope: str) -> Found | None:
@@ -513,8 +523,9 @@ class _Resolver:
         if len(providers) == 1:
             return self._module_found(providers[0], name)
         if len(providers) > 1:
-            return _Miss("AMBIGUOUS_CRATE_PROVIDER", f"crate {name} is provided by " + ", ".join(sorted(providers)),
-                         name)
+            return _Miss(
+                "AMBIGUOUS_CRATE_PROVIDER", f"crate {name} is provided by " + ", ".join(sorted(providers)), name
+            )
         if name in S.TOOLCHAIN_CRATES:
             return EXTERNAL
         manifest = ctx.file.manifest
@@ -534,17 +545,29 @@ class _Resolver:
                 found = self._member_of_module(mod, name, ns, ctx.scope) if mod is not None else None
                 if found is None:
                     found = self._macro_miss(t.repository, t.qualified_name, name) or _Miss(
-                        "DECLARATION_NOT_RESOLVED", f"{t.repository} declares no {name} in {t.qualified_name}",
-                        t.qualified_name)
+                        "DECLARATION_NOT_RESOLVED",
+                        f"{t.repository} declares no {name} in {t.qualified_name}",
+                        t.qualified_name,
+                    )
             elif t.kind in _NOMINAL or t.kind in ("trait", "type_alias"):
                 found = self._associated(ctx, t, name, "any")
             elif t.kind == "associated_type":  # ``Self::Unsigned::f``: through what the type is or its bounds
                 info = self._declared_type(t)
-                found = self._member_of(ctx, info, name, "any") if info.tag != "unknown" else _Miss(
-                    "DECLARATION_NOT_RESOLVED", f"what {t.qualified_name} is, is not known from syntax", t.qualified_name)
+                found = (
+                    self._member_of(ctx, info, name, "any")
+                    if info.tag != "unknown"
+                    else _Miss(
+                        "DECLARATION_NOT_RESOLVED",
+                        f"what {t.qualified_name} is, is not known from syntax",
+                        t.qualified_name,
+                    )
+                )
             else:
-                found = _Miss("DECLARATION_NOT_RESOLVED", f"{t.qualified_name} is a {t.kind}: it has no member {name}",
-                              t.qualified_name)
+                found = _Miss(
+                    "DECLARATION_NOT_RESOLVED",
+                    f"{t.qualified_name} is a {t.kind}: it has no member {name}",
+                    t.qualified_name,
+                )
             if isinstance(found, tuple):
                 targets.extend(x for x in found if _in(x, ns) and x not in targets)
             elif isinstance(found, _External):
@@ -570,8 +593,13 @@ class _Resolver:
         if t.kind == "type_alias":
             info = self._declared_type(t)
             if info.tag != "nominal":
-                return EXTERNAL if info.tag == "external" else _Miss(
-                    "MEMBER_NOT_RESOLVED", f"what type alias {t.qualified_name} names is not known from syntax")
+                return (
+                    EXTERNAL
+                    if info.tag == "external"
+                    else _Miss(
+                        "MEMBER_NOT_RESOLVED", f"what type alias {t.qualified_name} names is not known from syntax"
+                    )
+                )
             found: list[Target] = []
             for n in info.targets:
                 r = self._associated(ctx, n, name, want)
@@ -584,16 +612,28 @@ class _Resolver:
             items = self._trait_items(t, name)
             if items:
                 return tuple(items)
-            return EXTERNAL if self._trait_is_open(t) else _Miss(
-                "MEMBER_NOT_RESOLVED", f"trait {t.qualified_name} and its supertraits declare no {name}",
-                t.qualified_name)
-        own = [c for c in self._children(t) if c.name == name and (
-            c.kind == "field" if want == "field" else c.kind == "enum_member" and want == "any")]
+            return (
+                EXTERNAL
+                if self._trait_is_open(t)
+                else _Miss(
+                    "MEMBER_NOT_RESOLVED",
+                    f"trait {t.qualified_name} and its supertraits declare no {name}",
+                    t.qualified_name,
+                )
+            )
+        own = [
+            c
+            for c in self._children(t)
+            if c.name == name and (c.kind == "field" if want == "field" else c.kind == "enum_member" and want == "any")
+        ]
         if own:
             return tuple(own)
         if want == "field":
-            return EXTERNAL if self._is_open(t, name) else _Miss(
-                "MEMBER_NOT_RESOLVED", f"{t.qualified_name} has no field {name}", t.qualified_name)
+            return (
+                EXTERNAL
+                if self._is_open(t, name)
+                else _Miss("MEMBER_NOT_RESOLVED", f"{t.qualified_name} has no field {name}", t.qualified_name)
+            )
         kinds = frozenset({"method"}) if want == "method" else _ASSOCIATED
         impls = self.impls.get(t, [])
         inherent = [m for i in impls if i.trait is None for m in i.members if m.name == name and m.kind in kinds]
@@ -604,8 +644,11 @@ class _Resolver:
         if len(by_impl) == 1:
             return tuple(by_impl[0])
         if len(by_impl) > 1:
-            return _Miss("AMBIGUOUS_MEMBER", f"{len(by_impl)} trait impls of {t.qualified_name} declare {name}; "
-                         "syntax cannot choose", t.qualified_name)
+            return _Miss(
+                "AMBIGUOUS_MEMBER",
+                f"{len(by_impl)} trait impls of {t.qualified_name} declare {name}; syntax cannot choose",
+                t.qualified_name,
+            )
         provided: list[Target] = []
         for i in impls:
             for trait in i.trait if isinstance(i.trait, tuple) else ():
@@ -614,12 +657,18 @@ class _Resolver:
         if len(provided) == 1:
             return (provided[0],)
         if len(provided) > 1:
-            return _Miss("AMBIGUOUS_MEMBER", f"several traits {t.qualified_name} implements declare {name}; syntax "
-                         "cannot choose", t.qualified_name)
+            return _Miss(
+                "AMBIGUOUS_MEMBER",
+                f"several traits {t.qualified_name} implements declare {name}; syntax cannot choose",
+                t.qualified_name,
+            )
         if self._is_open(t, name):
             return EXTERNAL
-        return _Miss("MEMBER_NOT_RESOLVED", f"{t.qualified_name}, its impls and the traits it implements declare no "
-                     f"{name}", t.qualified_name)
+        return _Miss(
+            "MEMBER_NOT_RESOLVED",
+            f"{t.qualified_name}, its impls and the traits it implements declare no {name}",
+            t.qualified_name,
+        )
 
     def _is_open(self, t: Target, name: str) -> bool:
         """Members of ``t`` may come from what is not indexed: derives, impls of unindexed traits, macros."""
@@ -628,8 +677,9 @@ class _Resolver:
         if (t.repository, t.name) in self.macro_named:
             return True
         for impl in self.impls.get(t, []):
-            if impl.trait is not None and not (isinstance(impl.trait, tuple) and
-                                               all(x.kind == "trait" for x in impl.trait)):
+            if impl.trait is not None and not (
+                isinstance(impl.trait, tuple) and all(x.kind == "trait" for x in impl.trait)
+            ):
                 return True
             for trait in impl.trait if isinstance(impl.trait, tuple) else ():
                 if self._trait_is_open(trait):
@@ -646,8 +696,9 @@ class _Resolver:
         open_ = False
         for f, site in self.supertraits.get((trait.repository, trait.path, trait.qualified_name), []):
             scope, qualifier, _b, _e, block = site.extra
-            found = self._path(_Ctx(f, scope, block), [*qualifier.split("::"), site.name] if qualifier else [site.name],
-                               "type")
+            found = self._path(
+                _Ctx(f, scope, block), [*qualifier.split("::"), site.name] if qualifier else [site.name], "type"
+            )
             if isinstance(found, tuple):
                 out.extend(t for t in found if t.kind == "trait")
             else:
@@ -657,8 +708,11 @@ class _Resolver:
 
     def _trait_items(self, trait: Target, name: str, seen: frozenset[Target] = frozenset()) -> list[Target]:
         """The items named ``name`` of a trait, else of its supertraits (transitively)."""
-        own = [c for c in self._children(trait) if c.name == name and c.kind in _ASSOCIATED
-               and c.qualified_name == f"{trait.qualified_name}::{name}"]
+        own = [
+            c
+            for c in self._children(trait)
+            if c.name == name and c.kind in _ASSOCIATED and c.qualified_name == f"{trait.qualified_name}::{name}"
+        ]
         if own:
             return own
         out: list[Target] = []
@@ -742,8 +796,13 @@ class _Resolver:
         if base_info.tag in ("external", "unknown"):
             return base_info
         if tag == "field":
-            members = [m for t in base_info.targets if t.kind in _NOMINAL
-                       for m in self._children(t) if m.kind == "field" and m.name == name]
+            members = [
+                m
+                for t in base_info.targets
+                if t.kind in _NOMINAL
+                for m in self._children(t)
+                if m.kind == "field" and m.name == name
+            ]
             return self._single_declared(tuple(members), f"field {name}") if members else _UNKNOWN
         if tag == "method":
             found = self._member_of(ctx, base_info, name, "method")
@@ -794,8 +853,12 @@ class _Resolver:
         if kind in (S.TYPEOF, S.DERIVE):
             return
         if kind == S.MACRO_ARG:
-            self._row(f, site, "MACRO_NOT_EXPANDED", f"inside the arguments of {site.extra[0]}!(..), which kivgraph's "
-                      "syntax fallback does not expand")
+            self._row(
+                f,
+                site,
+                "MACRO_NOT_EXPANDED",
+                f"inside the arguments of {site.extra[0]}!(..), which kivgraph's syntax fallback does not expand",
+            )
             return
         if kind == S.USE:
             self._use(f, site)
@@ -825,9 +888,16 @@ class _Resolver:
                     detail = info.detail or "it is not known from syntax"
                     self._row(f, site, "RECEIVER_NOT_RESOLVED", f"the type of {what} is not known: {detail}")
                 return
-            found = self._member_of(ctx, info, site.name, "field" if kind == S.FIELD else
-                                    "method" if kind == S.CALL and qualifier not in ("Self",) and
-                                    not qualifier[:1].isupper() else "any")
+            found = self._member_of(
+                ctx,
+                info,
+                site.name,
+                "field"
+                if kind == S.FIELD
+                else "method"
+                if kind == S.CALL and qualifier not in ("Self",) and not qualifier[:1].isupper()
+                else "any",
+            )
         if isinstance(found, tuple):
             for target in found:
                 if kind == S.QUALIFIER and target.kind == "module":
@@ -846,8 +916,9 @@ class _Resolver:
                 for impl in self.impls.get(t, []):
                     if isinstance(impl.trait, tuple) and trait in impl.trait:
                         # an associated type named this way is the trait's (rustc and rust-analyzer read it so)
-                        out.extend(m for m in impl.members if m.name == name and m not in out
-                                   and m.kind != "associated_type")
+                        out.extend(
+                            m for m in impl.members if m.name == name and m not in out and m.kind != "associated_type"
+                        )
             if not out:
                 out.extend(x for x in self._trait_items(trait, name) if x not in out)
         if out:
@@ -864,8 +935,14 @@ class _Resolver:
         scope, path, alias, vis, block = site.extra
         mod = self._module(f.repo, scope)
         bound = alias or site.name
-        use = next((u for u in (mod.globs.get(block, []) if site.name == "*" else mod.uses.get((block, bound), []))
-                    if u.site is site), None)
+        use = next(
+            (
+                u
+                for u in (mod.globs.get(block, []) if site.name == "*" else mod.uses.get((block, bound), []))
+                if u.site is site
+            ),
+            None,
+        )
         if use is None:  # ``use x as _``: bound to no name, resolved all the same
             use = _Use(f, site, tuple(path.split("::")), vis == "pub", scope, block)
         found = self._use_target(use)
@@ -885,8 +962,7 @@ class _Resolver:
         members = _members(f, prefix) if self.impl_first.get((f.repo, f.facts.path, prefix)) is site else []
         type_path = first if site.kind == S.INHERENT else self_path
         types = self._path(ctx, type_path.split("::"), "type") if type_path else ()
-        nominal = tuple(t for t in types if t.kind in _NOMINAL or t.kind == "trait") \
-            if isinstance(types, tuple) else ()
+        nominal = tuple(t for t in types if t.kind in _NOMINAL or t.kind == "trait") if isinstance(types, tuple) else ()
         if site.kind == S.INHERENT:
             if isinstance(types, _Miss):
                 self._row(f, site, types.reason, types.detail, types.package)
@@ -902,8 +978,14 @@ class _Resolver:
                 if not nominal:  # ``impl Tr for u64``: no type to implement from, the trait is still used here
                     self._edge(f, site, EdgeKind.TYPE_USES, trait)
                 for t in nominal:  # the position is read in the source's file: the type's, when it is elsewhere
-                    self._edge(f, site, EdgeKind.IMPLEMENTS, trait, source=t,
-                               at=None if t.path == f.facts.path and t.repository == f.repo else t)
+                    self._edge(
+                        f,
+                        site,
+                        EdgeKind.IMPLEMENTS,
+                        trait,
+                        source=t,
+                        at=None if t.path == f.facts.path and t.repository == f.repo else t,
+                    )
                 for member in members:
                     for item in self._children(trait):
                         if item.name == member.name and item.kind in _ASSOCIATED:
@@ -922,8 +1004,15 @@ class _Resolver:
         kind = f.kinds.get(qn)
         return self.corpus.key_of(f.repo, f.facts.path, qn, kind) if kind else None
 
-    def _edge(self, f: _File, site: Site, kind: EdgeKind, target: Target, source: Target | None = None,
-              at: Target | None = None) -> None:
+    def _edge(
+        self,
+        f: _File,
+        site: Site,
+        kind: EdgeKind,
+        target: Target,
+        source: Target | None = None,
+        at: Target | None = None,
+    ) -> None:
         src = self._key(source) if source is not None else self._source_key(f, site.enclosing)
         dst = self._key(target)
         if src is None or dst is None or src == dst:
@@ -931,14 +1020,25 @@ class _Resolver:
         line, col = site.line, site.col
         if at is not None:
             line, col = self.files[(at.repository, at.path)].positions.get((at.qualified_name, at.kind), (line, col))
-        self.out.edges.append(EdgeFact(int(kind), src, dst, int(Confidence.CANDIDATE),
-                                       int(Provenance.TREE_SITTER_SYNTAX), line, col))
+        self.out.edges.append(
+            EdgeFact(int(kind), src, dst, int(Confidence.CANDIDATE), int(Provenance.TREE_SITTER_SYNTAX), line, col)
+        )
 
     def _row(self, f: _File, site: Site, reason: str, detail: str, package: str = "") -> None:
-        self.out.unresolved.append(UnresolvedFact(
-            name=site.name, reason=reason, repository=f.repo, path=f.facts.path, line=site.line, col=site.col,
-            language=LANGUAGE, source=self._source_key(f, site.enclosing) or "", package=package, detail=detail,
-        ))
+        self.out.unresolved.append(
+            UnresolvedFact(
+                name=site.name,
+                reason=reason,
+                repository=f.repo,
+                path=f.facts.path,
+                line=site.line,
+                col=site.col,
+                language=LANGUAGE,
+                source=self._source_key(f, site.enclosing) or "",
+                package=package,
+                detail=detail,
+            )
+        )
 
     def _depend(self, f: _File, site: Site, target: Target) -> None:
         """A ``use`` into another crate is a package dependency (consumer module → provider module)."""
@@ -949,10 +1049,16 @@ class _Resolver:
         if key in self.dependencies:
             return
         self.dependencies.add(key)
-        self.out.package_dependencies.append(PackageDependencyFact(
-            consumer_repository=f.repo, consumer_package=f.facts.package, provider_repository=target.repository,
-            provider_package=provider.facts.package, path=f.facts.path, line=site.line,
-        ))
+        self.out.package_dependencies.append(
+            PackageDependencyFact(
+                consumer_repository=f.repo,
+                consumer_package=f.facts.package,
+                provider_repository=target.repository,
+                provider_package=provider.facts.package,
+                path=f.facts.path,
+                line=site.line,
+            )
+        )
 
 
 def _members(f: _File, prefix: str) -> list[Target]:

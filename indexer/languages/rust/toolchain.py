@@ -136,8 +136,10 @@ def unavailable_reason() -> str:
     if running is not None:
         return f"{CANDIDATE_UNTIL_BUILT} (building since {running.since}, log {lay.log})"
     if lay.failed.exists():
-        return (f"{CANDIDATE_UNTIL_BUILT}: its build failed (log {lay.log}); remove {lay.failed} and run "
-                "`make setup` to build it again")
+        return (
+            f"{CANDIDATE_UNTIL_BUILT}: its build failed (log {lay.log}); remove {lay.failed} and run "
+            "`make setup` to build it again"
+        )
     return f"{CANDIDATE_UNTIL_BUILT}: it is not built yet (`make setup` builds it in the background)"
 
 
@@ -191,21 +193,28 @@ def install() -> str:
         return f"{label}: already built in {lay.final}; {sysroot}"
     running = building(lay)
     if running is not None:
-        return f"{label}: still building (pid {running.pid}, since {running.since}, log {lay.log}); " \
-               f"{CANDIDATE_UNTIL_BUILT}"
+        return (
+            f"{label}: still building (pid {running.pid}, since {running.since}, log {lay.log}); "
+            f"{CANDIDATE_UNTIL_BUILT}"
+        )
     if lay.failed.exists():
-        return f"{label}: not built, its background build failed (log {lay.log}; remove {lay.failed} to retry); " \
-               f"{CANDIDATE_UNTIL_BUILT}"
+        return (
+            f"{label}: not built, its background build failed (log {lay.log}; remove {lay.failed} to retry); "
+            f"{CANDIDATE_UNTIL_BUILT}"
+        )
     cargo_exe = cargo()
     if cargo_exe is None:
         return f"{label}: not built (no cargo on PATH); {CANDIDATE_UNTIL_BUILT}"
     pid = start_build(lay, cargo_exe)
     if pid is None:
         running = building(lay)
-        return f"{label}: still building (pid {running.pid if running else '?'}, log {lay.log}); " \
-               f"{CANDIDATE_UNTIL_BUILT}"
-    return (f"{label}: building in the background at low priority (pid {pid}, log {lay.log}; about an hour on "
-            f"two cores); {CANDIDATE_UNTIL_BUILT}")
+        return (
+            f"{label}: still building (pid {running.pid if running else '?'}, log {lay.log}); {CANDIDATE_UNTIL_BUILT}"
+        )
+    return (
+        f"{label}: building in the background at low priority (pid {pid}, log {lay.log}; about an hour on "
+        f"two cores); {CANDIDATE_UNTIL_BUILT}"
+    )
 
 
 def sysroot_library() -> Path | None:
@@ -237,18 +246,39 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
     base = [str(cargo_exe), "--quiet"]
     env = {**os.environ, "RUSTC_BOOTSTRAP": "1"}
     try:
-        offline = subprocess.run([*base, "metadata", "--format-version", "1", "--locked", "--offline",
-                                  "--manifest-path", str(manifest), "--filter-platform", _host()],
-                                 capture_output=True, env=env, timeout=timeout)
+        offline = subprocess.run(
+            [
+                *base,
+                "metadata",
+                "--format-version",
+                "1",
+                "--locked",
+                "--offline",
+                "--manifest-path",
+                str(manifest),
+                "--filter-platform",
+                _host(),
+            ],
+            capture_output=True,
+            env=env,
+            timeout=timeout,
+        )
         if offline.returncode == 0:
             return "the standard library's dependencies are in the cargo cache"
-        fetched = subprocess.run([*base, "fetch", "--locked", "--manifest-path", str(manifest), "--target", _host()],
-                                 capture_output=True, text=True, env=env, timeout=timeout)
+        fetched = subprocess.run(
+            [*base, "fetch", "--locked", "--manifest-path", str(manifest), "--target", _host()],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=timeout,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"the standard library's dependencies could not be fetched ({exc}): std is analysed without them"
     if fetched.returncode != 0:
-        return (f"the standard library's dependencies could not be fetched ({tail(fetched.stderr, 200)}): "
-                "std is analysed without them")
+        return (
+            f"the standard library's dependencies could not be fetched ({tail(fetched.stderr, 200)}): "
+            "std is analysed without them"
+        )
     return "fetched the standard library's dependencies into the cargo cache"
 
 
@@ -258,8 +288,10 @@ def _host() -> str:
         out = subprocess.run([rustc or "rustc", "-vV"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.TimeoutExpired):
         return "x86_64-unknown-linux-gnu"
-    return next((line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("host:")),
-                "x86_64-unknown-linux-gnu")
+    return next(
+        (line.split(":", 1)[1].strip() for line in out.splitlines() if line.startswith("host:")),
+        "x86_64-unknown-linux-gnu",
+    )
 
 
 def start_build(lay: Layout, cargo_exe: Path) -> int | None:
@@ -275,7 +307,11 @@ def start_build(lay: Layout, cargo_exe: Path) -> int | None:
         with open(lay.log, "ab") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "indexer.languages.rust.toolchain", "build", str(fd), str(cargo_exe)],
-                stdin=subprocess.DEVNULL, stdout=log, stderr=log, pass_fds=(fd,), start_new_session=True,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                pass_fds=(fd,),
+                start_new_session=True,
                 cwd=lay.root,
             )
         lay.building.write_text(json.dumps({"pid": proc.pid, "since": since}))
@@ -294,8 +330,18 @@ def build(lay: Layout, cargo_exe: Path) -> int:
         os.nice(19)
     started = time.monotonic()
     shutil.rmtree(lay.partial, ignore_errors=True)
-    cmd = [str(cargo_exe), "install", CRATE, "--version", PINNED_VERSION, "--locked", "--root", str(lay.partial),
-           "--target-dir", str(lay.target)]
+    cmd = [
+        str(cargo_exe),
+        "install",
+        CRATE,
+        "--version",
+        PINNED_VERSION,
+        "--locked",
+        "--root",
+        str(lay.partial),
+        "--target-dir",
+        str(lay.target),
+    ]
     print(f"[{_now()}] {' '.join(cmd)}", flush=True)
     env = {k: v for k, v in os.environ.items() if k not in ("CARGO_TARGET_DIR", "CARGO_NET_OFFLINE")}
     code = subprocess.run(cmd, env=env, stdin=subprocess.DEVNULL, check=False).returncode

@@ -60,13 +60,7 @@ from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import repair
 from indexer.languages.typescript import projects as projects_mod
 from indexer.languages.typescript.extract import extract, grammar_for
-from indexer.languages.typescript.modules import (
-    EXTENSIONS,
-    language_of,
-    module_name,
-    package_for,
-    strip_extension,
-)
+from indexer.languages.typescript.modules import EXTENSIONS, language_of, module_name, package_for, strip_extension
 from indexer.languages.typescript.outputs import is_declaration
 from indexer.languages.typescript.package_map import NotMapped, PublishedBuilds
 from indexer.languages.typescript.packages import package_dirs
@@ -94,22 +88,58 @@ TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
 ADAPTER_VERSION = "scip-typescript-join-6"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
-SOURCE_KINDS = frozenset({"module", "class", "interface", "function", "method", "namespace", "enum", "type",
-                          "variable", "property"})
+SOURCE_KINDS = frozenset(
+    {"module", "class", "interface", "function", "method", "namespace", "enum", "type", "variable", "property"}
+)
 _CALLABLE = frozenset({"function", "method"})
 _EXTERNAL_PACKAGES = frozenset({"typescript", "@types/node"})
-_OCCURRENCE_NODES = frozenset({"identifier", "property_identifier", "type_identifier", "private_property_identifier",
-                               "shorthand_property_identifier", "shorthand_property_identifier_pattern", "string",
-                               "this", "super"})
-_TYPE_PARENTS = frozenset({"nested_type_identifier", "generic_type", "type_query", "type_annotation",
-                           "type_arguments", "union_type", "intersection_type", "array_type", "tuple_type",
-                           "function_type", "constraint", "default_type", "lookup_type", "index_type_query",
-                           "readonly_type", "conditional_type", "infer_type", "type_predicate", "satisfies_expression",
-                           "as_expression"})
+_OCCURRENCE_NODES = frozenset(
+    {
+        "identifier",
+        "property_identifier",
+        "type_identifier",
+        "private_property_identifier",
+        "shorthand_property_identifier",
+        "shorthand_property_identifier_pattern",
+        "string",
+        "this",
+        "super",
+    }
+)
+_TYPE_PARENTS = frozenset(
+    {
+        "nested_type_identifier",
+        "generic_type",
+        "type_query",
+        "type_annotation",
+        "type_arguments",
+        "union_type",
+        "intersection_type",
+        "array_type",
+        "tuple_type",
+        "function_type",
+        "constraint",
+        "default_type",
+        "lookup_type",
+        "index_type_query",
+        "readonly_type",
+        "conditional_type",
+        "infer_type",
+        "type_predicate",
+        "satisfies_expression",
+        "as_expression",
+    }
+)
 
 
-TOOL = NpmTool(ANALYZER, NPM_PACKAGE, PINNED_VERSION, EXECUTABLE_ENV,
-               "TypeScript stays on the CANDIDATE fallback", companions=(f"typescript@{TYPESCRIPT_VERSION}",))
+TOOL = NpmTool(
+    ANALYZER,
+    NPM_PACKAGE,
+    PINNED_VERSION,
+    EXECUTABLE_ENV,
+    "TypeScript stays on the CANDIDATE fallback",
+    companions=(f"typescript@{TYPESCRIPT_VERSION}",),
+)
 install_dir = TOOL.install_dir
 executable = TOOL.executable
 install = TOOL.install
@@ -137,13 +167,28 @@ def _node() -> str:
     return node
 
 
-_NO_EMIT: dict[str, object] = {"noEmit": True, "allowJs": True, "skipLibCheck": True, "composite": False,
-                               "incremental": False, "declaration": False, "declarationMap": False,
-                               "emitDeclarationOnly": False}
-INFERRED_OPTIONS: dict[str, object] = {"target": "es2022", "module": "esnext", "moduleResolution": "bundler",
-                                       "jsx": "preserve", "strict": False, "esModuleInterop": True,
-                                       "resolveJsonModule": True, "allowJs": True, "noEmit": True,
-                                       "skipLibCheck": True}
+_NO_EMIT: dict[str, object] = {
+    "noEmit": True,
+    "allowJs": True,
+    "skipLibCheck": True,
+    "composite": False,
+    "incremental": False,
+    "declaration": False,
+    "declarationMap": False,
+    "emitDeclarationOnly": False,
+}
+INFERRED_OPTIONS: dict[str, object] = {
+    "target": "es2022",
+    "module": "esnext",
+    "moduleResolution": "bundler",
+    "jsx": "preserve",
+    "strict": False,
+    "esModuleInterop": True,
+    "resolveJsonModule": True,
+    "allowJs": True,
+    "noEmit": True,
+    "skipLibCheck": True,
+}
 
 
 def project_config(root: Path, files: list[str], project: Project | None = None) -> dict[str, object]:
@@ -152,7 +197,10 @@ def project_config(root: Path, files: list[str], project: Project | None = None)
     listed = [str(root / f) for f in files]
     if project is None:
         inferred = Project(config=str(root / "tsconfig.json"), file_names=frozenset())
-        return {"files": listed, "compilerOptions": {**INFERRED_OPTIONS, "typeRoots": type_roots_for(inferred, str(root))}}
+        return {
+            "files": listed,
+            "compilerOptions": {**INFERRED_OPTIONS, "typeRoots": type_roots_for(inferred, str(root))},
+        }
     # ambient declarations the project claims (global .d.ts) stay in its program
     listed += sorted(f for f in project.file_names if f.endswith((".d.ts", ".d.mts", ".d.cts")) and f not in listed)
     options = dict(_NO_EMIT)
@@ -166,14 +214,14 @@ def plan(root: Path, files: list[str], *, timeout: float, exe: Path | None = Non
     if not projects_mod.config_files(root):
         return projects_mod.assign(Plan(), str(root), files)
     try:
-        return plan_projects(str(root), files, node=_node(), typescript_module=_typescript_module(exe),
-                             timeout=timeout)
+        return plan_projects(str(root), files, node=_node(), typescript_module=_typescript_module(exe), timeout=timeout)
     except ProjectsFailed as exc:
         raise AnalyzerFailed(str(exc)) from None
 
 
-def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None = None,
-              projects: Plan | None = None) -> Index:
+def run_index(
+    root: Path, files: list[str], *, timeout: float, exe: Path | None = None, projects: Plan | None = None
+) -> Index:
     """One scip-typescript process over every project of ``root`` that checks some of ``files`` (each file in
     its own project, the unclaimed ones in the inferred project); configs and index live outside the
     repository."""
@@ -210,8 +258,9 @@ def run_index(root: Path, files: list[str], *, timeout: float, exe: Path | None 
         printed = stdout.decode(errors="replace")
         skipped = [c for c in configs if f"+ {c} (" not in printed]
         if skipped:
-            raise AnalyzerFailed(f"{ANALYZER} did not check {len(skipped)} of {len(configs)} projects: "
-                                 f"{_tail(printed)}")
+            raise AnalyzerFailed(
+                f"{ANALYZER} did not check {len(skipped)} of {len(configs)} projects: {_tail(printed)}"
+            )
         try:
             return decode_index(out.read_bytes())
         except ValueError as exc:
@@ -247,8 +296,13 @@ def classify(node: Node) -> str | None:
     if parent is None:
         return None
     cur: Node | None = node
-    while cur is not None and cur.type not in ("import_statement", "export_statement", "program",
-                                                "statement_block", "class_body"):
+    while cur is not None and cur.type not in (
+        "import_statement",
+        "export_statement",
+        "program",
+        "statement_block",
+        "class_body",
+    ):
         cur = cur.parent
     if cur is not None and cur.type == "import_statement":
         return "import"
@@ -259,13 +313,13 @@ def classify(node: Node) -> str | None:
             return "export"
     if node.type == "string":
         return None
-    expr = parent if parent.type == "member_expression" and _is(parent.child_by_field_name("property"), node) \
-        else node
+    expr = parent if parent.type == "member_expression" and _is(parent.child_by_field_name("property"), node) else node
     up = expr.parent
     if up is None:
         return "reference"
-    if (up.type == "call_expression" and _is(up.child_by_field_name("function"), expr)) or \
-            (up.type == "new_expression" and _is(up.child_by_field_name("constructor"), expr)):
+    if (up.type == "call_expression" and _is(up.child_by_field_name("function"), expr)) or (
+        up.type == "new_expression" and _is(up.child_by_field_name("constructor"), expr)
+    ):
         return "call"
     if up.type == "extends_clause" or up.type == "extends_type_clause":
         return "extends"
@@ -363,10 +417,14 @@ def _first_of_each_path(documents: Iterable[Document]) -> list[Document]:
     return out
 
 
-def _definitions(documents: list[Document], files: Mapping[str, FileFacts],
-                 facts_of: Callable[[str], FileFacts | None], source_of: Callable[[str], bytes],
-                 decls: dict[str, FileDeclarations], defined: dict[str, tuple[str, SymbolFact]]
-                 ) -> dict[str, list[SymbolFact]]:
+def _definitions(
+    documents: list[Document],
+    files: Mapping[str, FileFacts],
+    facts_of: Callable[[str], FileFacts | None],
+    source_of: Callable[[str], bytes],
+    decls: dict[str, FileDeclarations],
+    defined: dict[str, tuple[str, SymbolFact]],
+) -> dict[str, list[SymbolFact]]:
     """Fill ``defined`` (SCIP symbol -> (path, our declaration)); returns the declarations taken from the checker."""
     synthesized: dict[str, list[SymbolFact]] = {}
     for doc in documents:
@@ -395,8 +453,9 @@ def _definitions(documents: list[Document], files: Mapping[str, FileFacts],
     return synthesized
 
 
-def _relationships(doc: Document, path: str, defined: Mapping[str, tuple[str, SymbolFact]],
-                   decls: Mapping[str, FileDeclarations]) -> list[TsUse]:
+def _relationships(
+    doc: Document, path: str, defined: Mapping[str, tuple[str, SymbolFact]], decls: Mapping[str, FileDeclarations]
+) -> list[TsUse]:
     """Methods (and classes) of this document implementing or overriding others: its definitions' relationships."""
     out: list[TsUse] = []
     for info in doc.symbols:
@@ -412,19 +471,44 @@ def _relationships(doc: Document, path: str, defined: Mapping[str, tuple[str, Sy
                 use = "implements" if _is_interface_member(parent, decls) else "override"
                 if decl.kind == "class":
                     use = "implements" if parent[1].kind == "interface" else "extends"
-                out.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, use,
-                                 parent[0], parent[1].qualified_name, parent[1].kind))
+                out.append(
+                    TsUse(
+                        path,
+                        decl.start_line,
+                        decl.start_col,
+                        decl.qualified_name,
+                        decl.kind,
+                        use,
+                        parent[0],
+                        parent[1].qualified_name,
+                        parent[1].kind,
+                    )
+                )
             else:
                 t = symbol_target(rel.symbol)
                 if t is not None and t[0] not in _EXTERNAL_PACKAGES:
-                    out.append(TsUse(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind,
-                                     "implements" if decl.kind == "class" else "override",
-                                     package=t[0], file=t[1], member=t[2]))
+                    out.append(
+                        TsUse(
+                            path,
+                            decl.start_line,
+                            decl.start_col,
+                            decl.qualified_name,
+                            decl.kind,
+                            "implements" if decl.kind == "class" else "override",
+                            package=t[0],
+                            file=t[1],
+                            member=t[2],
+                        )
+                    )
     return out
 
 
-def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[str, str]] | tuple[()] = (),
-                    project_files: list[str] | tuple[()] = ()) -> RepositoryTsFacts:
+def join_repository(
+    index: Index,
+    repo: RepositoryFacts,
+    redirects: list[tuple[str, str]] | tuple[()] = (),
+    project_files: list[str] | tuple[()] = (),
+) -> RepositoryTsFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use.
 
     ``redirects`` are (output directory, source root) pairs of the repository's projects: a symbol declared
@@ -466,7 +550,7 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
             prefix = f"{out_dir}/" if out_dir else ""
             if not rel.startswith(prefix):
                 continue
-            stem = strip_extension(rel[len(prefix):])
+            stem = strip_extension(rel[len(prefix) :])
             for ext in EXTENSIONS:
                 candidate = f"{src_dir}/{stem}{ext}" if src_dir else f"{stem}{ext}"
                 if candidate in files or (root / candidate).is_file():
@@ -502,43 +586,61 @@ def join_repository(index: Index, repo: RepositoryFacts, redirects: list[tuple[s
     n_occ = 0
     docs = [d for d in documents if d.relative_path in files]
     for doc in docs:
-        path = doc.relative_path
-        src = source_of(path)
-        cmap = ColumnMap(src, "utf-16")
-        grammar = grammar_for(path)  # hook (issue 11): what the grammar lacks is parsed as extract parses it
-        fixed = repair(grammar, prepare(grammar, src, jsx=not path.endswith((".ts", ".mts", ".cts")))[0])
-        nodes = _occurrence_nodes(fixed.root)
-        blanked = frozenset(fixed.blanked)
-        fd = decls[path]
-        for occ in doc.occurrences:
-            n_occ += 1
-            if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-                continue
-            line0 = occ.range[0]
-            col = cmap.byte_col(line0, occ.range[1])
-            node = nodes.get((line0, col))
-            if node is None and line0 + 1 in blanked:
-                use: str | None = "reference"  # resolved by the checker on a line tree-sitter could not parse
-            elif node is None:
-                continue
-            else:
-                use = classify(node)
-            if use is None:
-                continue
-            source = fd.enclosing(line0 + 1, col)
-            if source is None:
-                continue
-            uses_or_cover = _target_use(occ.symbol, defined, path, line0 + 1, col, source, use, local_target)
-            if isinstance(uses_or_cover, TsUse):
-                uses.append(uses_or_cover)
-            elif uses_or_cover is not None:
-                external.append(uses_or_cover)
-        uses += _relationships(doc, path, defined, decls)
+        n_occ += _document_uses(
+            doc, source_of(doc.relative_path), decls[doc.relative_path], defined, local_target, uses, external
+        )
+        uses += _relationships(doc, doc.relative_path, defined, decls)
     return RepositoryTsFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
-        uses=tuple(uses), external=tuple(external), documents=len(docs), occurrences=n_occ,
+        uses=tuple(uses),
+        external=tuple(external),
+        documents=len(docs),
+        occurrences=n_occ,
         declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
     )
+
+
+def _document_uses(
+    doc: Document,
+    src: bytes,
+    fd: FileDeclarations,
+    defined: Mapping[str, tuple[str, SymbolFact]],
+    local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None],
+    uses: list[TsUse],
+    external: list[CoveredSite],
+) -> int:
+    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has."""
+    path = doc.relative_path
+    cmap = ColumnMap(src, "utf-16")
+    grammar = grammar_for(path)  # what the grammar lacks is parsed as extract parses it
+    fixed = repair(grammar, prepare(grammar, src, jsx=not path.endswith((".ts", ".mts", ".cts")))[0])
+    nodes = _occurrence_nodes(fixed.root)
+    blanked = frozenset(fixed.blanked)
+    n_occ = 0
+    for occ in doc.occurrences:
+        n_occ += 1
+        if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+            continue
+        line0 = occ.range[0]
+        col = cmap.byte_col(line0, occ.range[1])
+        node = nodes.get((line0, col))
+        if node is None and line0 + 1 in blanked:
+            use: str | None = "reference"  # resolved by the checker on a line tree-sitter could not parse
+        elif node is None:
+            continue
+        else:
+            use = classify(node)
+        if use is None:
+            continue
+        source = fd.enclosing(line0 + 1, col)
+        if source is None:
+            continue
+        uses_or_cover = _target_use(occ.symbol, defined, path, line0 + 1, col, source, use, local_target)
+        if isinstance(uses_or_cover, TsUse):
+            uses.append(uses_or_cover)
+        elif uses_or_cover is not None:
+            external.append(uses_or_cover)
+    return n_occ
 
 
 def _lost_declaration(path: str, occ: Occurrence, member: str, cmap: ColumnMap, source: bytes) -> SymbolFact | None:
@@ -558,14 +660,24 @@ def _lost_declaration(path: str, occ: Occurrence, member: str, cmap: ColumnMap, 
 def _is_interface_member(target: tuple[str, SymbolFact], decls: Mapping[str, FileDeclarations]) -> bool:
     path, decl = target
     fd = decls.get(path)
-    owner = fd.declared_at(decl.start_line, decl.start_col, decl.qualified_name.rsplit(".", 2)[-2]) \
-        if fd is not None and decl.qualified_name.count(".") >= 1 else None
+    owner = (
+        fd.declared_at(decl.start_line, decl.start_col, decl.qualified_name.rsplit(".", 2)[-2])
+        if fd is not None and decl.qualified_name.count(".") >= 1
+        else None
+    )
     return owner is not None and owner.kind == "interface"
 
 
-def _target_use(symbol: str, defined: Mapping[str, tuple[str, SymbolFact]], path: str, line: int, col: int,
-                source: SymbolFact, use: str,
-                local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None]) -> TsUse | CoveredSite | None:
+def _target_use(
+    symbol: str,
+    defined: Mapping[str, tuple[str, SymbolFact]],
+    path: str,
+    line: int,
+    col: int,
+    source: SymbolFact,
+    use: str,
+    local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None],
+) -> TsUse | CoveredSite | None:
     local = defined.get(symbol)
     if local is None:
         found = symbol_target(symbol)
@@ -575,8 +687,9 @@ def _target_use(symbol: str, defined: Mapping[str, tuple[str, SymbolFact]], path
         cls = local[1].qualified_name.rsplit(".", 1)[0]
         return TsUse(path, line, col, source.qualified_name, source.kind, use, local[0], cls, "class")
     if local is not None:
-        return TsUse(path, line, col, source.qualified_name, source.kind, use, local[0], local[1].qualified_name,
-                     local[1].kind)
+        return TsUse(
+            path, line, col, source.qualified_name, source.kind, use, local[0], local[1].qualified_name, local[1].kind
+        )
     target = symbol_target(symbol)
     if target is None:
         return None  # a parameter or type parameter: nothing we declare
@@ -602,8 +715,9 @@ class ModuleTable:
                 self.providers.setdefault(name, []).append((repo.name, d))
         self._qn: dict[tuple[str, str], dict[str, SymbolFact]] = {}
         # Hook (issue 11): a provider's published build (node_modules/<name>) maps to its source declarations.
-        self.published = PublishedBuilds({r.name: r.root for r in corpus.repositories},
-                                         lambda repo, path: self.files.get((repo, path)))
+        self.published = PublishedBuilds(
+            {r.name: r.root for r in corpus.repositories}, lambda repo, path: self.files.get((repo, path))
+        )
 
     def declaration(self, repo: str, path: str, qn: str) -> SymbolFact | None:
         table = self._qn.get((repo, path))
@@ -617,9 +731,14 @@ class ModuleTable:
 
 
 _EDGE_OF_USE = {
-    "call": EdgeKind.CALLS_DIRECT, "import": EdgeKind.IMPORTS_SYMBOL, "export": EdgeKind.EXPORTS,
-    "reexport": EdgeKind.REEXPORTS, "type": EdgeKind.TYPE_USES, "extends": EdgeKind.EXTENDS,
-    "implements": EdgeKind.IMPLEMENTS, "override": EdgeKind.OVERRIDES,
+    "call": EdgeKind.CALLS_DIRECT,
+    "import": EdgeKind.IMPORTS_SYMBOL,
+    "export": EdgeKind.EXPORTS,
+    "reexport": EdgeKind.REEXPORTS,
+    "type": EdgeKind.TYPE_USES,
+    "extends": EdgeKind.EXTENDS,
+    "implements": EdgeKind.IMPLEMENTS,
+    "override": EdgeKind.OVERRIDES,
 }
 
 
@@ -659,14 +778,23 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 settle(source, u)  # a package nobody registered: no edge, but the site is settled
                 continue
             if len(providers) > 1:
-                out.unresolved.append(UnresolvedFact(
-                    name=u.member or u.file, reason="AMBIGUOUS_PACKAGE_PROVIDER", repository=repo, path=u.path,
-                    line=u.line, col=u.col, language=language_of(u.path), source=source, package=u.package,
-                    detail="provided by " + ", ".join(sorted(r for r, _ in providers)),
-                ))
+                out.unresolved.append(
+                    UnresolvedFact(
+                        name=u.member or u.file,
+                        reason="AMBIGUOUS_PACKAGE_PROVIDER",
+                        repository=repo,
+                        path=u.path,
+                        line=u.line,
+                        col=u.col,
+                        language=language_of(u.path),
+                        source=source,
+                        package=u.package,
+                        detail="provided by " + ", ".join(sorted(r for r, _ in providers)),
+                    )
+                )
                 settle(source, u)
                 continue
-            (target_repo, directory), = providers
+            ((target_repo, directory),) = providers
             target_path = f"{directory}/{u.file}" if directory else u.file
             qn = module_name(target_path) + (f".{u.member}" if u.member else "")
             decl = modules.declaration(target_repo, target_path, qn)
@@ -674,31 +802,53 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 other = module_declaration(corpus, target_repo, target_path, qn)
                 decl = other
             if decl is None and is_declaration(u.file):  # hook (issue 11): a published build -> its source
-                mapped = modules.published.map(repo, u.path, u.package, u.file, u.member, u.use,
-                                               (target_repo, directory))
+                mapped = modules.published.map(
+                    repo, u.path, u.package, u.file, u.member, u.use, (target_repo, directory)
+                )
                 if isinstance(mapped, NotMapped):
                     # named by the declaration's own name, as every unresolved use is: answers about a symbol
                     # of that name (each candidate's, with its file as the package) then know they may miss it
                     wanted = [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]
                     for qualified, package in wanted:
                         name = qualified.rsplit(".", 1)[-1]
-                        out.unresolved.append(UnresolvedFact(
-                            name=name, reason=mapped.reason, repository=repo, path=u.path, line=u.line,
-                            col=u.col, language=language_of(u.path), source=source, package=package,
-                            detail=mapped.detail,
-                        ))
+                        out.unresolved.append(
+                            UnresolvedFact(
+                                name=name,
+                                reason=mapped.reason,
+                                repository=repo,
+                                path=u.path,
+                                line=u.line,
+                                col=u.col,
+                                language=language_of(u.path),
+                                source=source,
+                                package=package,
+                                detail=mapped.detail,
+                            )
+                        )
                     settle(source, u)
                     continue
                 target_path, decl = mapped.path, mapped.declaration
-                confidence, provenance = Confidence.EXACT_PACKAGE_MAPPED, Provenance.TYPESCRIPT_PROJECT_REFERENCE
+                confidence, provenance = (Confidence.EXACT_PACKAGE_MAPPED, Provenance.TYPESCRIPT_PROJECT_REFERENCE)
             if decl is None:
-                reason = "DECLARATION_SOURCE_NOT_MAPPED" if u.file.endswith((".d.ts", ".d.mts", ".d.cts")) \
+                reason = (
+                    "DECLARATION_SOURCE_NOT_MAPPED"
+                    if u.file.endswith((".d.ts", ".d.mts", ".d.cts"))
                     else "PROVIDER_SOURCE_UNAVAILABLE"
-                out.unresolved.append(UnresolvedFact(
-                    name=u.member or u.file, reason=reason, repository=repo, path=u.path, line=u.line, col=u.col,
-                    language=language_of(u.path), source=source, package=u.package,
-                    detail=f"{target_repo} has no declaration {qn} in {target_path}",
-                ))
+                )
+                out.unresolved.append(
+                    UnresolvedFact(
+                        name=u.member or u.file,
+                        reason=reason,
+                        repository=repo,
+                        path=u.path,
+                        line=u.line,
+                        col=u.col,
+                        language=language_of(u.path),
+                        source=source,
+                        package=u.package,
+                        detail=f"{target_repo} has no declaration {qn} in {target_path}",
+                    )
+                )
                 settle(source, u)
                 continue
             target = corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind)
@@ -708,8 +858,11 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         settle(source, u)
         if target_repo != repo:
             out.cross_repository += 1
-        out.edges.append(EdgeFact(int(edge_kind(u.use, target_kind)), source, target,
-                                  int(confidence), int(provenance), u.line, u.col))
+        out.edges.append(
+            EdgeFact(
+                int(edge_kind(u.use, target_kind)), source, target, int(confidence), int(provenance), u.line, u.col
+            )
+        )
     return out
 
 
@@ -753,6 +906,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     projects = plan(root, files, timeout=timeout)
     index = run_index(root, files, timeout=timeout, projects=projects)
     return join_repository(index, repo, projects.output_redirects(str(root)), projects.files(str(root)))
+
 
 class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
     """scip-typescript (with the pinned TypeScript checker) behind the language seam."""

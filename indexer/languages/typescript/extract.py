@@ -47,7 +47,6 @@ def grammar_for(path: str) -> Language:
     return _TS if path.endswith(_TS_ONLY) else _TSX
 
 
-
 def _text(node: Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
 
@@ -108,18 +107,19 @@ class _Extractor:
             value = node.child_by_field_name("value")
             if value is not None and value.type in _FUNCTION_VALUES:
                 vbody = value.child_by_field_name("body")
-                head = self.source[value.start_byte: vbody.start_byte if vbody is not None else value.end_byte]
+                head = self.source[value.start_byte : vbody.start_byte if vbody is not None else value.end_byte]
                 return _collapse(f"{name} = {head.decode('utf-8', 'replace')}".rstrip("{ "), _MAX_SIGNATURE)
             end = value.start_byte if value is not None else node.end_byte
             word = node.parent.children[0] if node.parent is not None and node.parent.children else None
             prefix = _text(word) + " " if word is not None and word.type in ("const", "let", "var") else ""
-            text = prefix + self.source[node.start_byte:end].decode("utf-8", "replace")
+            text = prefix + self.source[node.start_byte : end].decode("utf-8", "replace")
             return _collapse(text.rstrip().rstrip("=").rstrip(), _MAX_SIGNATURE)
-        text = self.source[node.start_byte:end].decode("utf-8", "replace").rstrip().rstrip("=;{").rstrip()
+        text = self.source[node.start_byte : end].decode("utf-8", "replace").rstrip().rstrip("=;{").rstrip()
         return _collapse(text, _MAX_SIGNATURE)
 
-    def _add(self, node: Node, name: str, qn: str, kind: str, container: str, exported: bool,
-             span: Node | None = None) -> None:
+    def _add(
+        self, node: Node, name: str, qn: str, kind: str, container: str, exported: bool, span: Node | None = None
+    ) -> None:
         span = span or node
         key = (qn, kind)
         prior = self.index.get(key)
@@ -129,27 +129,49 @@ class _Extractor:
             old = self.symbols[prior]
             has_body = node.child_by_field_name("body") is not None
             self.symbols[prior] = SymbolFact(
-                name=name, qualified_name=qn, kind=kind, start_line=old.start_line, start_col=old.start_col,
-                end_line=span.end_point[0] + 1, end_col=span.end_point[1],
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                start_line=old.start_line,
+                start_col=old.start_col,
+                end_line=span.end_point[0] + 1,
+                end_col=span.end_point[1],
                 signature=self._signature(node, kind, name) if has_body else old.signature,
-                doc=old.doc or self._doc(node), exported=old.exported or exported, container=container,
+                doc=old.doc or self._doc(node),
+                exported=old.exported or exported,
+                container=container,
             )
             return
         self.index[key] = len(self.symbols)
-        self.symbols.append(SymbolFact(
-            name=name, qualified_name=qn, kind=kind,
-            start_line=span.start_point[0] + 1, start_col=span.start_point[1],
-            end_line=span.end_point[0] + 1, end_col=span.end_point[1],
-            signature=self._signature(node, kind, name), doc=self._doc(node), exported=exported,
-            container=container,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                start_line=span.start_point[0] + 1,
+                start_col=span.start_point[1],
+                end_line=span.end_point[0] + 1,
+                end_col=span.end_point[1],
+                signature=self._signature(node, kind, name),
+                doc=self._doc(node),
+                exported=exported,
+                container=container,
+            )
+        )
 
     def run(self, root: Node) -> None:
-        self.symbols.append(SymbolFact(
-            name=self.module.rsplit(".", 1)[-1], qualified_name=self.module, kind="module",
-            start_line=1, start_col=0, end_line=root.end_point[0] + 1, end_col=root.end_point[1],
-            exported=True,
-        ))
+        self.symbols.append(
+            SymbolFact(
+                name=self.module.rsplit(".", 1)[-1],
+                qualified_name=self.module,
+                kind="module",
+                start_line=1,
+                start_col=0,
+                end_line=root.end_point[0] + 1,
+                end_col=root.end_point[1],
+                exported=True,
+            )
+        )
         self.index[(self.module, "module")] = 0
         for child in root.named_children:
             self.statement(child, self.module, "", top=True, exported=False)
@@ -170,8 +192,11 @@ class _Extractor:
                 if child.type != "module":  # `declare module "x" {}` describes another module
                     self.statement(child, scope, source, top=top, exported=exported)
             return
-        if t == "expression_statement" and node.named_child_count == 1 and \
-                node.named_children[0].type == "internal_module":
+        if (
+            t == "expression_statement"
+            and node.named_child_count == 1
+            and node.named_children[0].type == "internal_module"
+        ):
             self.statement(node.named_children[0], scope, source, top=top, exported=exported)
             return
         name_node = node.child_by_field_name("name")
@@ -248,7 +273,8 @@ class _Extractor:
             if member.type in _METHODS | _PROPERTIES and m_name_node is not None:
                 m_name = _text(m_name_node) if m_name_node.type != "string" else _string_value(m_name_node)
                 private = m_name.startswith("#") or any(
-                    c.type == "accessibility_modifier" and _text(c) == "private" for c in member.children)
+                    c.type == "accessibility_modifier" and _text(c) == "private" for c in member.children
+                )
                 m_kind = "method" if member.type in _METHODS else "property"
                 if m_kind == "property":
                     value = member.child_by_field_name("value")
@@ -263,8 +289,16 @@ class _Extractor:
     # -- imports and exports ------------------------------------------------------------------------
 
     def _site(self, kind: str, name: str, at: Node, enclosing: str, extra: tuple[str, ...]) -> None:
-        self.sites.append(Site(kind, name, at.start_point[0] + 1, at.start_point[1],
-                               "" if enclosing == self.module else enclosing, extra))
+        self.sites.append(
+            Site(
+                kind,
+                name,
+                at.start_point[0] + 1,
+                at.start_point[1],
+                "" if enclosing == self.module else enclosing,
+                extra,
+            )
+        )
 
     def import_statement(self, node: Node) -> None:
         spec = _string_value(node.child_by_field_name("source"))
@@ -275,8 +309,9 @@ class _Extractor:
             require = next((c for c in node.named_children if c.type == "import_require_clause"), None)
             if require is not None and require.named_child_count:
                 ident = require.named_children[0]
-                self._site(S.IMPORT, "*", ident, self.module, (spec or _string_value(require.named_children[-1]),
-                                                               _text(ident)))
+                self._site(
+                    S.IMPORT, "*", ident, self.module, (spec or _string_value(require.named_children[-1]), _text(ident))
+                )
             return
         for part in clause.named_children:
             if part.type == "identifier":
@@ -391,8 +426,11 @@ class _Extractor:
     def walk(self, node: Node, enclosing: str) -> None:
         """Reference sites under ``node``; nested declarations become symbols."""
         t = node.type
-        if t in _FUNCTIONS or t in _CLASSES or t in ("interface_declaration", "type_alias_declaration",
-                                                    "enum_declaration", "internal_module"):
+        if (
+            t in _FUNCTIONS
+            or t in _CLASSES
+            or t in ("interface_declaration", "type_alias_declaration", "enum_declaration", "internal_module")
+        ):
             scope = enclosing or self.module
             self.statement(node, scope, enclosing, top=False, exported=False)
             return
@@ -428,8 +466,9 @@ class _Extractor:
         if t in ("lexical_declaration", "variable_declaration"):
             for decl in node.named_children:
                 name = decl.child_by_field_name("name")
-                self.walk_children(decl, enclosing, skip=name if name is not None and name.type == "identifier"
-                                   else None)
+                self.walk_children(
+                    decl, enclosing, skip=name if name is not None and name.type == "identifier" else None
+                )
             return
         for child in node.named_children:
             self.walk(child, enclosing)
@@ -458,5 +497,11 @@ def extract(path: str, source: bytes, package: str) -> FileFacts:
     """Declarations and reference sites of one TypeScript or JavaScript file (partial on a syntax error)."""
     grammar = grammar_for(path)
     parsed, spans = prepare(grammar, source, jsx=grammar is _TSX)  # what the grammar lacks; texts keep it
-    return extract_tree(grammar, language_of(path), path, parsed, package,
-                        lambda root, text: _walk(path, restore(text, source, spans), root))
+    return extract_tree(
+        grammar,
+        language_of(path),
+        path,
+        parsed,
+        package,
+        lambda root, text: _walk(path, restore(text, source, spans), root),
+    )

@@ -11,7 +11,7 @@ _STRIP = (".d.ts", ".d.mts", ".d.cts", *EXTENSIONS)
 
 
 def language_of(path: str) -> str:
-    """"javascript" for ``.js .jsx .mjs .cjs``, "typescript" otherwise."""
+    """ "javascript" for ``.js .jsx .mjs .cjs``, "typescript" otherwise."""
     return "javascript" if path.endswith(JS_EXTENSIONS) else "typescript"
 
 

@@ -217,8 +217,9 @@ def output_directories(root: Path, paths: Iterable[str]) -> list[OutputDirectory
             d = f"{base}/{name}" if base else name
             if (root / d).is_dir() and not holds_source(d) and sources_elsewhere(d):
                 dirs.setdefault(d, (2, f"a conventional build directory ({name}/) beside TypeScript sources"))
-    return sorted((OutputDirectory(d, why, rank) for d, (rank, why) in dirs.items()),
-                  key=lambda o: (o.rank, -len(o.path), o.path))
+    return sorted(
+        (OutputDirectory(d, why, rank) for d, (rank, why) in dirs.items()), key=lambda o: (o.rank, -len(o.path), o.path)
+    )
 
 
 def generated_reason(path: str, outputs: list[OutputDirectory]) -> str:

@@ -50,13 +50,7 @@ from indexer.discover import discover
 from indexer.facts import FileFacts, Site, SymbolFact
 from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.extract import extract
-from indexer.languages.typescript.modules import (
-    EXTENSIONS,
-    TS_EXTENSIONS,
-    module_name,
-    package_for,
-    strip_extension,
-)
+from indexer.languages.typescript.modules import EXTENSIONS, TS_EXTENSIONS, module_name, package_for, strip_extension
 from indexer.languages.typescript.outputs import (
     DECLARATION_SUFFIXES,
     config_dirs,
@@ -73,11 +67,22 @@ _AMBIGUOUS: Binding = ("", "\0ambiguous")  # two ``export *`` give the name: Typ
 _MAX_DEPTH = 64
 _EXPORT_KEYWORD = re.compile(rb"\bexport\b")
 # A relative specifier's file, in TypeScript's order: ``./x.js`` names x.ts or x.d.ts, and so on.
-_JS_TO_TS = ((".js", (".ts", ".tsx", ".d.ts", ".js")), (".mjs", (".mts", ".d.mts", ".mjs")),
-             (".cjs", (".cts", ".d.cts", ".cjs")), (".jsx", (".tsx", ".jsx")))
+_JS_TO_TS = (
+    (".js", (".ts", ".tsx", ".d.ts", ".js")),
+    (".mjs", (".mts", ".d.mts", ".mjs")),
+    (".cjs", (".cts", ".d.cts", ".cjs")),
+    (".jsx", (".tsx", ".jsx")),
+)
 _PROBE = (".ts", ".tsx", ".d.ts", ".mts", ".d.mts", ".cts", ".d.cts", ".js", ".jsx", ".mjs", ".cjs")
-_DECLARATION_OF = ((".d.ts", ".d.ts"), (".d.mts", ".d.mts"), (".d.cts", ".d.cts"), (".mjs", ".d.mts"),
-                   (".cjs", ".d.cts"), (".js", ".d.ts"), (".jsx", ".d.ts"))
+_DECLARATION_OF = (
+    (".d.ts", ".d.ts"),
+    (".d.mts", ".d.mts"),
+    (".d.cts", ".d.cts"),
+    (".mjs", ".d.mts"),
+    (".cjs", ".d.cts"),
+    (".js", ".d.ts"),
+    (".jsx", ".d.ts"),
+)
 _ENTRY_FIELDS = ("types", "typings", "main", "module")
 _TYPE_LITERAL = re.compile(r"(^|\.)typeLiteral\d+(\.|$)")  # scip-typescript's name for `{ kind: string }`
 
@@ -310,8 +315,7 @@ class InstalledPackage:
 class ProviderSource:
     """A registered provider's source: its entries mapped from build files to sources, and its export graph."""
 
-    def __init__(self, repository: str, root: str, directory: str,
-                 files: Callable[[str], FileFacts | None]) -> None:
+    def __init__(self, repository: str, root: str, directory: str, files: Callable[[str], FileFacts | None]) -> None:
         self.repository = repository
         self.root = Path(root)
         self.directory = directory
@@ -333,8 +337,7 @@ class ProviderSource:
         if path not in self._disk:
             self._disk[path] = None
             full = self.root / path
-            if path.endswith(EXTENSIONS) and not is_declaration(path) and not self.in_output(path) \
-                    and full.is_file():
+            if path.endswith(EXTENSIONS) and not is_declaration(path) and not self.in_output(path) and full.is_file():
                 self._disk[path] = extract(path, full.read_bytes(), package_for(path, frozenset()))
         return self._disk[path]
 
@@ -376,7 +379,7 @@ class ProviderSource:
         for out, src in self.output_roots():
             if not build_file.startswith(out + "/"):
                 continue
-            stem = strip_extension(build_file[len(out) + 1:])
+            stem = strip_extension(build_file[len(out) + 1 :])
             base = f"{src}/{stem}" if src not in ("", ".") else stem
             return [c for c in (base + e for e in EXTENSIONS) if self.facts(c) is not None]
         return []
@@ -402,8 +405,12 @@ class ProviderSource:
         found: list[str] = []
         for t in names or []:
             path = self._path(t)
-            if path.endswith(EXTENSIONS) and not is_declaration(path) and self.facts(path) is not None \
-                    and not self.in_output(path):
+            if (
+                path.endswith(EXTENSIONS)
+                and not is_declaration(path)
+                and self.facts(path) is not None
+                and not self.in_output(path)
+            ):
                 found.append(path)
                 continue
             for decl in declaration_of(path):
@@ -429,8 +436,9 @@ class PublishedBuilds:
         self._providers: dict[tuple[str, str], ProviderSource] = {}
         self._where: dict[tuple[str, ...], InstalledPackage | None] = {}
 
-    def installed(self, consumer: str, consumer_path: str, package: str, file: str,
-                  provider: tuple[str, str]) -> InstalledPackage | None:
+    def installed(
+        self, consumer: str, consumer_path: str, package: str, file: str, provider: tuple[str, str]
+    ) -> InstalledPackage | None:
         """The installed copy holding ``file``: ``node_modules/<package>`` from the consumer file's directory
         up to its repository root, else the provider's own tree (a workspace link)."""
         key = (consumer, posixpath.dirname(consumer_path), package, file, *provider)
@@ -438,8 +446,9 @@ class PublishedBuilds:
             self._where[key] = self._installed_copy(consumer, consumer_path, package, file, provider)
         return self._where[key]
 
-    def _installed_copy(self, consumer: str, consumer_path: str, package: str, file: str,
-                        provider: tuple[str, str]) -> InstalledPackage | None:
+    def _installed_copy(
+        self, consumer: str, consumer_path: str, package: str, file: str, provider: tuple[str, str]
+    ) -> InstalledPackage | None:
         root = Path(self._roots[consumer])
         parent = posixpath.dirname(consumer_path)
         dirs: list[Path] = []
@@ -459,12 +468,21 @@ class PublishedBuilds:
     def provider(self, repository: str, directory: str) -> ProviderSource:
         key = (repository, directory)
         if key not in self._providers:
-            self._providers[key] = ProviderSource(repository, self._roots[repository], directory,
-                                                  lambda p, r=repository: self._files(r, p))
+            self._providers[key] = ProviderSource(
+                repository, self._roots[repository], directory, lambda p, r=repository: self._files(r, p)
+            )
         return self._providers[key]
 
-    def map(self, consumer: str, consumer_path: str, package: str, file: str, member: str, use: str,
-            provider: tuple[str, str]) -> Mapped | NotMapped:
+    def map(
+        self,
+        consumer: str,
+        consumer_path: str,
+        package: str,
+        file: str,
+        member: str,
+        use: str,
+        provider: tuple[str, str],
+    ) -> Mapped | NotMapped:
         """The source declaration of ``member`` (``""``: the module) declared in ``file`` of the package.
 
         A failure of this code (a file that vanished, a tree too deep) costs the use, never the index.
@@ -472,11 +490,22 @@ class PublishedBuilds:
         try:
             return self._map(consumer, consumer_path, package, file, member, use, provider)
         except (OSError, RecursionError, LookupError, ValueError, TypeError, AttributeError) as exc:
-            return NotMapped("RESOLVER_FAILED", f"mapping {package} {file} {member or '(module)'} to "
-                             f"{provider[0]}'s source failed: {type(exc).__name__}: {str(exc)[:200]}")
+            return NotMapped(
+                "RESOLVER_FAILED",
+                f"mapping {package} {file} {member or '(module)'} to "
+                f"{provider[0]}'s source failed: {type(exc).__name__}: {str(exc)[:200]}",
+            )
 
-    def _map(self, consumer: str, consumer_path: str, package: str, file: str, member: str, use: str,
-             provider: tuple[str, str]) -> Mapped | NotMapped:
+    def _map(
+        self,
+        consumer: str,
+        consumer_path: str,
+        package: str,
+        file: str,
+        member: str,
+        use: str,
+        provider: tuple[str, str],
+    ) -> Mapped | NotMapped:
         source = self.provider(*provider)
         installed = self.installed(consumer, consumer_path, package, file, provider)
         top, _, rest = member.partition(".")
@@ -503,25 +532,45 @@ class PublishedBuilds:
                     targets[(path, qn)] = f"mirror {file}"
         if len(targets) > 1:
             shown = ", ".join(f"{p} {qn}" for p, qn in sorted(targets))
-            return NotMapped("AMBIGUOUS_PACKAGE_EXPORT", f"{package} {file} {member or '(module)'} maps to {shown}",
-                             tuple((p, f"{qn}.{rest}" if rest else qn) for p, qn in sorted(targets)))
+            return NotMapped(
+                "AMBIGUOUS_PACKAGE_EXPORT",
+                f"{package} {file} {member or '(module)'} maps to {shown}",
+                tuple((p, f"{qn}.{rest}" if rest else qn) for p, qn in sorted(targets)),
+            )
         if not targets:
             if names:
-                return NotMapped("PROVIDER_SOURCE_UNAVAILABLE", f"{package} exports {top} as "
-                                 + ", ".join(f"{s} {n}" for s, n in names) + ": " + "; ".join(missing))
+                return NotMapped(
+                    "PROVIDER_SOURCE_UNAVAILABLE",
+                    f"{package} exports {top} as "
+                    + ", ".join(f"{s} {n}" for s, n in names)
+                    + ": "
+                    + "; ".join(missing),
+                )
             if installed is None:  # the declaration file itself cannot be read: nothing to follow
-                return NotMapped("DECLARATION_SOURCE_NOT_MAPPED", f"no installed copy of {package} holds {file}, "
-                                 f"and the file mirrors no source of {provider[0]} declaring {top or 'the module'}")
-            return NotMapped("PACKAGE_EXPORT_NOT_MAPPED", f"{package} {file} declares {top or 'the module'}, "
-                             f"exported by no entry of the package, and the file mirrors no source of "
-                             f"{provider[0]} declaring it")
-        ((path, qn), how), = targets.items()
+                return NotMapped(
+                    "DECLARATION_SOURCE_NOT_MAPPED",
+                    f"no installed copy of {package} holds {file}, "
+                    f"and the file mirrors no source of {provider[0]} declaring {top or 'the module'}",
+                )
+            return NotMapped(
+                "PACKAGE_EXPORT_NOT_MAPPED",
+                f"{package} {file} declares {top or 'the module'}, "
+                f"exported by no entry of the package, and the file mirrors no source of "
+                f"{provider[0]} declaring it",
+            )
+        (((path, qn), how),) = targets.items()
         if rest:
             qn = f"{qn}.{rest}"
         decl = source.declaration(path, qn)
         if decl is None:
-            why = " (a member of an anonymous type literal, which declares nothing the graph keeps)" \
-                if _TYPE_LITERAL.search(rest) else ""
-            return NotMapped("PROVIDER_SOURCE_UNAVAILABLE", f"{provider[0]} has no declaration {qn} in {path} "
-                             f"({package} {file} {member}){why}", ((path, qn),))
+            why = (
+                " (a member of an anonymous type literal, which declares nothing the graph keeps)"
+                if _TYPE_LITERAL.search(rest)
+                else ""
+            )
+            return NotMapped(
+                "PROVIDER_SOURCE_UNAVAILABLE",
+                f"{provider[0]} has no declaration {qn} in {path} ({package} {file} {member}){why}",
+                ((path, qn),),
+            )
         return Mapped(path, decl, how)

@@ -151,8 +151,11 @@ def _relative(root: str, path: str) -> str | None:
 def config_files(root: str | Path) -> list[str]:
     """Repository-relative tsconfig-like files discovery keeps (no vendored directory, no ignored path)."""
     found = discover(Path(root), {".json": "json"}, max_file_bytes=4_194_304)
-    return sorted(c.path for c in found.files
-                  if not c.skip_reason.startswith("vendored") and _CONFIG_LIKE.match(c.path.rsplit("/", 1)[-1]))
+    return sorted(
+        c.path
+        for c in found.files
+        if not c.skip_reason.startswith("vendored") and _CONFIG_LIKE.match(c.path.rsplit("/", 1)[-1])
+    )
 
 
 def config_inputs(root: str | Path) -> list[tuple[str, str]]:
@@ -175,8 +178,9 @@ def config_inputs(root: str | Path) -> list[tuple[str, str]]:
             found = _resolve_extends(path.parent, target, root)
             if found is not None:
                 pending.append(found)
-    return sorted((Path(k).relative_to(root).as_posix() if Path(k).is_relative_to(root) else k, v)
-                  for k, v in out.items())
+    return sorted(
+        (Path(k).relative_to(root).as_posix() if Path(k).is_relative_to(root) else k, v) for k, v in out.items()
+    )
 
 
 def source_inputs(root: str | Path, known: Iterable[str]) -> list[tuple[str, str]]:
@@ -205,7 +209,7 @@ def _extends_targets(text: str) -> list[str]:
 
 def _resolve_extends(directory: Path, target: str, root: Path) -> Path | None:
     if target.startswith((".", "/")):
-        base = (directory / target)
+        base = directory / target
         for candidate in (base, base.with_name(base.name + ".json")):
             if candidate.is_file():
                 return candidate
@@ -231,8 +235,14 @@ def list_projects(node: str, typescript_module: str, configs: Iterable[str], *, 
         script.write_text(LIST_PROJECTS_JS)
         request.write_text(json.dumps({"configs": configs}))
         try:
-            proc = subprocess.run([node, str(script), typescript_module, str(request)], cwd=tmp,
-                                  capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                [node, str(script), typescript_module, str(request)],
+                cwd=tmp,
+                capture_output=True,
+                text=True,
+                timeout=timeout,
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ProjectsFailed(f"listing tsconfig projects failed: {exc}") from None
     if proc.returncode != 0:
@@ -247,8 +257,11 @@ def list_projects(node: str, typescript_module: str, configs: Iterable[str], *, 
         config_dir = str(PurePosixPath(config).parent)
         type_roots = p.get("typeRoots")
         plan.projects[config] = Project(
-            config=config, file_names=frozenset(p.get("fileNames", ())), references=tuple(p.get("references", ())),
-            extended=tuple(p.get("extended", ())), errors=tuple(p.get("errors", ())),
+            config=config,
+            file_names=frozenset(p.get("fileNames", ())),
+            references=tuple(p.get("references", ())),
+            extended=tuple(p.get("extended", ())),
+            errors=tuple(p.get("errors", ())),
             out_dirs=tuple(d for d in (p.get("outDir"), p.get("declarationDir")) if d),
             root_dir=p.get("rootDir") or config_dir,
             type_roots=tuple(type_roots) if type_roots is not None else None,

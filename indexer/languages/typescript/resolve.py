@@ -39,19 +39,101 @@ _SYNTAX = int(Provenance.TREE_SITTER_SYNTAX)
 _CALLABLE = frozenset({"function", "method"})
 _TYPES = frozenset({"class", "interface", "enum", "namespace", "type"})
 _MAX_DEPTH = 60
-GLOBALS = frozenset({
-    "console", "Math", "JSON", "Object", "Array", "String", "Number", "Boolean", "Symbol", "BigInt", "Promise",
-    "Date", "RegExp", "Error", "TypeError", "RangeError", "Map", "Set", "WeakMap", "WeakSet", "WeakRef", "Reflect",
-    "Proxy", "Intl", "parseInt", "parseFloat", "isNaN", "isFinite", "setTimeout", "clearTimeout", "setInterval",
-    "clearInterval", "queueMicrotask", "structuredClone", "require", "module", "exports", "process", "globalThis",
-    "window", "document", "fetch", "URL", "URLSearchParams", "AbortController", "Buffer", "encodeURIComponent",
-    "decodeURIComponent", "encodeURI", "decodeURI", "atob", "btoa", "alert", "describe", "it", "test", "expect",
-    "beforeEach", "afterEach", "beforeAll", "afterAll", "jest", "vi", "Function", "undefined", "super",
-    "requestAnimationFrame", "cancelAnimationFrame", "performance", "navigator", "location", "history",
-    "localStorage", "sessionStorage", "addEventListener", "removeEventListener", "dispatchEvent", "Event",
-    "CustomEvent", "TextEncoder", "TextDecoder", "Uint8Array", "ArrayBuffer", "DataView", "Int32Array",
-    "Float64Array", "AggregateError", "Atomics", "SharedArrayBuffer", "eval", "import",
-})
+GLOBALS = frozenset(
+    {
+        "console",
+        "Math",
+        "JSON",
+        "Object",
+        "Array",
+        "String",
+        "Number",
+        "Boolean",
+        "Symbol",
+        "BigInt",
+        "Promise",
+        "Date",
+        "RegExp",
+        "Error",
+        "TypeError",
+        "RangeError",
+        "Map",
+        "Set",
+        "WeakMap",
+        "WeakSet",
+        "WeakRef",
+        "Reflect",
+        "Proxy",
+        "Intl",
+        "parseInt",
+        "parseFloat",
+        "isNaN",
+        "isFinite",
+        "setTimeout",
+        "clearTimeout",
+        "setInterval",
+        "clearInterval",
+        "queueMicrotask",
+        "structuredClone",
+        "require",
+        "module",
+        "exports",
+        "process",
+        "globalThis",
+        "window",
+        "document",
+        "fetch",
+        "URL",
+        "URLSearchParams",
+        "AbortController",
+        "Buffer",
+        "encodeURIComponent",
+        "decodeURIComponent",
+        "encodeURI",
+        "decodeURI",
+        "atob",
+        "btoa",
+        "alert",
+        "describe",
+        "it",
+        "test",
+        "expect",
+        "beforeEach",
+        "afterEach",
+        "beforeAll",
+        "afterAll",
+        "jest",
+        "vi",
+        "Function",
+        "undefined",
+        "super",
+        "requestAnimationFrame",
+        "cancelAnimationFrame",
+        "performance",
+        "navigator",
+        "location",
+        "history",
+        "localStorage",
+        "sessionStorage",
+        "addEventListener",
+        "removeEventListener",
+        "dispatchEvent",
+        "Event",
+        "CustomEvent",
+        "TextEncoder",
+        "TextDecoder",
+        "Uint8Array",
+        "ArrayBuffer",
+        "DataView",
+        "Int32Array",
+        "Float64Array",
+        "AggregateError",
+        "Atomics",
+        "SharedArrayBuffer",
+        "eval",
+        "import",
+    }
+)
 
 Target = tuple[str, str, str, str]  # (repository, path, qualified name, kind)
 
@@ -157,8 +239,13 @@ class _Resolver:
             return None
         if len(providers) > 1:
             if site is not None:
-                self.unresolved(f, site, "AMBIGUOUS_PACKAGE_PROVIDER", name,
-                                "provided by " + ", ".join(sorted(r for r, _ in providers)))
+                self.unresolved(
+                    f,
+                    site,
+                    "AMBIGUOUS_PACKAGE_PROVIDER",
+                    name,
+                    "provided by " + ", ".join(sorted(r for r, _ in providers)),
+                )
             return None
         repo, directory = providers[0]
         stems = [sub] if sub else entry_points(manifest(self.roots[repo], directory))
@@ -167,15 +254,17 @@ class _Resolver:
                 target = self._lookup(repo, posixpath.join(directory, variant) if directory else variant)
                 if target is not None:
                     if repo != f.repo:
-                        self.out.package_dependencies.append(PackageDependencyFact(
-                            f.repo, f.facts.package, repo, name, f.path, site.line if site else 0))
+                        self.out.package_dependencies.append(
+                            PackageDependencyFact(f.repo, f.facts.package, repo, name, f.path, site.line if site else 0)
+                        )
                     return target
         if site is not None:
             self.unresolved(f, site, "MODULE_NOT_RESOLVED", name, f"{spec!r} names no file of {repo}")
         return None
 
-    def export(self, f: _File, name: str, depth: int = 0, seen: frozenset[tuple[str, str, str]] = frozenset()
-               ) -> Target | None:
+    def export(
+        self, f: _File, name: str, depth: int = 0, seen: frozenset[tuple[str, str, str]] = frozenset()
+    ) -> Target | None:
         """The declaration ``f`` exports as ``name`` (``*`` = the module itself), following barrels."""
         key = (f.repo, f.path, name)
         if depth > _MAX_DEPTH or key in seen:
@@ -202,8 +291,9 @@ class _Resolver:
                     return found
         return None
 
-    def binding(self, f: _File, name: str, depth: int = 0, seen: frozenset[tuple[str, str, str]] = frozenset(),
-                scope: str = "") -> Target | None:
+    def binding(
+        self, f: _File, name: str, depth: int = 0, seen: frozenset[tuple[str, str, str]] = frozenset(), scope: str = ""
+    ) -> Target | None:
         """What ``name`` is bound to in ``f`` at ``scope``: a nested or top-level declaration, or an import."""
         parts = scope.split(".") if scope else []
         module_parts = len(f.module.split("."))
@@ -275,13 +365,20 @@ class _Resolver:
     # -- sites -------------------------------------------------------------------------------------
 
     def unresolved(self, f: _File, site: Site, reason: str, package: str, detail: str) -> None:
-        self.out.unresolved.append(UnresolvedFact(
-            name=site.extra[-1] if site.kind in S.CHAIN_KINDS else site.name, reason=reason, repository=f.repo,
-            path=f.path, line=site.line, col=site.col, language=language_of(f.path),
-            source=self.corpus.key_of(f.repo, f.path, site.enclosing or f.module,
-                                      self._source_kind(f, site)) or "",
-            package=package, detail=detail,
-        ))
+        self.out.unresolved.append(
+            UnresolvedFact(
+                name=site.extra[-1] if site.kind in S.CHAIN_KINDS else site.name,
+                reason=reason,
+                repository=f.repo,
+                path=f.path,
+                line=site.line,
+                col=site.col,
+                language=language_of(f.path),
+                source=self.corpus.key_of(f.repo, f.path, site.enclosing or f.module, self._source_kind(f, site)) or "",
+                package=package,
+                detail=detail,
+            )
+        )
 
     def _source_kind(self, f: _File, site: Site) -> str:
         return f.qns.get(site.enclosing, "module") if site.enclosing else "module"
@@ -303,8 +400,9 @@ class _Resolver:
             found = self.export(target_file, site.name)
             if found is None:
                 if not target_file.stars or all(self.module(target_file, s.extra[0], None) for s in target_file.stars):
-                    self.unresolved(f, site, "EXPORT_NOT_FOUND", site.extra[0],
-                                    f"{target_file.path} exports no {site.name!r}")
+                    self.unresolved(
+                        f, site, "EXPORT_NOT_FOUND", site.extra[0], f"{target_file.path} exports no {site.name!r}"
+                    )
                 return
             self.edge(f, site, EdgeKind.IMPORTS_SYMBOL, found)
             return
@@ -314,8 +412,9 @@ class _Resolver:
             if found is not None:
                 self.edge(f, site, EdgeKind.REEXPORTS, found)
             elif target_file is not None:
-                self.unresolved(f, site, "EXPORT_NOT_FOUND", site.extra[0],
-                                f"{target_file.path} exports no {site.extra[1]!r}")
+                self.unresolved(
+                    f, site, "EXPORT_NOT_FOUND", site.extra[0], f"{target_file.path} exports no {site.extra[1]!r}"
+                )
             return
         if k == S.EXPORT:
             found = self.binding(f, site.extra[0])
@@ -356,13 +455,19 @@ class _Resolver:
             if not rest:
                 self.unresolved(f, site, "NAME_NOT_RESOLVED", f.facts.package, f"{head!r} is bound nowhere in the file")
             else:
-                self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", f.facts.package,
-                                f"the value of {head!r} is unknown to syntax")
+                self.unresolved(
+                    f, site, "RECEIVER_NOT_RESOLVED", f.facts.package, f"the value of {head!r} is unknown to syntax"
+                )
         elif rest and bound[3] in ("class", "enum", "namespace", "interface", "module"):
             self.unresolved(f, site, "MEMBER_NOT_RESOLVED", f.facts.package, f"{bound[2]} has no {'.'.join(rest)!r}")
         elif rest:
-            self.unresolved(f, site, "RECEIVER_NOT_RESOLVED", f.facts.package,
-                            f"{bound[2]} is a {bound[3]}: its value is unknown to syntax")
+            self.unresolved(
+                f,
+                site,
+                "RECEIVER_NOT_RESOLVED",
+                f.facts.package,
+                f"{bound[2]} is a {bound[3]}: its value is unknown to syntax",
+            )
 
 
 def resolve(corpus: Corpus) -> Resolution:
