@@ -1,4 +1,4 @@
-"""Start to first answer: a real `kivgraph serve` against a bare MCP SDK server (PRODUCT.md §7).
+"""Start to first answer: a real `kivgraph serve` against a bare MCP SDK server (docs/budgets.md §1.3).
 
 What it measures. For each server, ``--runs`` times: spawn the process, send ``initialize``, then
 ``notifications/initialized`` and one ``tools/call``, and time (from the spawn) the ``initialize``
@@ -222,7 +222,7 @@ def report(data: dict[str, Any]) -> str:
         f"kivgraph answers its first call {abs(data['kivgraph_over_bare_sdk_ms'])} ms "
         f"{'after' if data['kivgraph_over_bare_sdk_ms'] >= 0 else 'sooner than'} the bare SDK server: "
         f"**{verdict}** the budget of {data['budget_ms_over_bare_sdk']:g} ms over the SDK's own start "
-        "(PRODUCT.md §7). `kivgraph_whole_sdk` is serve with the whole SDK imported (server/lean_sdk.py off).",
+        "(docs/budgets.md §1.3). `kivgraph_whole_sdk` is serve with the whole SDK imported (server/lean_sdk.py off).",
         "",
         f"Where serve's start goes (`python -X importtime -m kivgraph_cli serve`, "
         f"{data['serve_imports'][0]['modules_imported']} modules; cumulative ms of the slowest top imports):",
