@@ -404,3 +404,20 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
                 break
             assert "showing 40 of 130" in page["guidance"]
     assert pages == 4 and len(seen) == len(set(seen)) == CALLER_COUNT
+
+
+async def test_a_cursor_is_refused_when_include_derived_changes_the_rows(app: KivgraphApp) -> None:
+    """include_derived decides which rows exist: a page cursor of one setting does not continue the other."""
+    async with connect(app) as (client, _inbox):
+        for tool in ("get_blast_radius", "trace_dependencies", "find_references"):
+            first = await ok(client, tool, qualified_name="lib.core.compute", limit=1)
+            if not first.get("next_cursor"):
+                continue
+            await fails(
+                client,
+                tool,
+                "CURSOR_INVALID",
+                qualified_name="lib.core.compute",
+                include_derived=True,
+                cursor=first["next_cursor"],
+            )

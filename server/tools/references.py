@@ -111,6 +111,7 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         edge_kinds=kinds_identity,
         confidence=confidence_name,
         include_tests=include_tests,
+        include_derived=include_derived,
     )
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)

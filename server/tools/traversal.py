@@ -299,6 +299,7 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         language=language,
         edge_kinds=walk_args.kinds_identity,
         confidence=walk_args.confidence,
+        include_derived=include_derived,
     )
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
@@ -457,6 +458,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         kinds=kinds_echo,
         repo=repo,
         language=language,
+        include_derived=include_derived,
     )
     total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
