@@ -262,7 +262,8 @@ def _find_references(languages: tuple[str, ...]) -> ToolSpec:
                 "in_repository": _IN_REPOSITORY,
                 "in_language": _in_language(languages),
                 "edge_kinds": _edge_kinds(
-                    "every kind but " + " and ".join(DEFAULT_EXCLUDED) + ", which forward a name without using it"
+                    "every kind but " + ", ".join(DEFAULT_EXCLUDED) + ", which forward a name or tie a part file to "
+                    "its library without using it"
                 ),
                 "confidence": _CONFIDENCE,
                 "include_tests": _INCLUDE_TESTS,

@@ -262,7 +262,7 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
 async def test_default_filters_are_declared_in_the_full_answer_and_the_schema(app: KivgraphApp) -> None:
     async with connect(app) as (client, _inbox):
         full = await ok(client, "find_references", name="make_square", view="full")
-        assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
+        assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS", "PART_OF"]
         for view in ("compact", "files"):  # the schema states the default; the short views do not repeat it
             answer = await ok(client, "find_references", name="make_square", view=view)
             assert "edge_kinds_default_excluded" not in answer["results"]
@@ -270,7 +270,7 @@ async def test_default_filters_are_declared_in_the_full_answer_and_the_schema(ap
         assert "edge_kinds_default_excluded" not in explicit["results"]
         tools = {t.name: t for t in (await client.list_tools()).tools}
         edge_kinds = tools["find_references"].input_schema["properties"]["edge_kinds"]["description"]
-        assert "EXPORTS and REEXPORTS" in edge_kinds
+        assert "EXPORTS, REEXPORTS, PART_OF" in edge_kinds
 
 
 async def test_get_source_refuses_paths_and_symlinks_that_leave_the_repository(tmp_path: Path) -> None:

@@ -493,7 +493,7 @@ def test_references_exclude_forwarding_bindings_by_default_and_say_so(gen: Gener
     # The compact view leaves the declared default to the schema; the full view states it.
     assert "edge_kinds_default_excluded" not in default["results"]
     full = call(gen, "find_references", qualified_name="pkg.shapes.make_square", view="full")
-    assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS"]
+    assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS", "PART_OF"]
     assert "pkg@1" not in _labels(default["results"])
     everything = call(gen, "find_references", qualified_name="pkg.shapes.make_square", edge_kinds=["*"])
     assert "edge_kinds_default_excluded" not in everything["results"]

@@ -37,8 +37,9 @@ REFERENCE_VOCABULARY: tuple[str, ...] = (
     "OVERRIDES",
     "PART_OF",
 )
-DEFAULT_EXCLUDED: tuple[str, ...] = ("EXPORTS", "REEXPORTS")
-DEFAULT_KINDS = frozenset(EdgeKind[k] for k in REFERENCE_VOCABULARY if k not in DEFAULT_EXCLUDED and k != "PART_OF")
+# Left out by default, and said so: they forward a name (exports) or tie a part file to its library without using it.
+DEFAULT_EXCLUDED: tuple[str, ...] = ("EXPORTS", "REEXPORTS", "PART_OF")
+DEFAULT_KINDS = frozenset(EdgeKind[k] for k in REFERENCE_VOCABULARY if k not in DEFAULT_EXCLUDED)
 ALL_KINDS = frozenset(EdgeKind[k] for k in REFERENCE_VOCABULARY)
 
 
