@@ -1031,5 +1031,18 @@ class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
     def bind(self, facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
 
+    def update(
+        self,
+        previous: RepositoryTsFacts,
+        changed: Collection[str],
+        repo: RepositoryFacts,
+        corpus: Corpus,
+        *,
+        timeout: float,
+    ) -> RepositoryTsFacts | None:
+        from indexer.languages.typescript.incremental import update  # it builds on this module
+
+        return update(previous, changed, repo, corpus, timeout=timeout)
+
 
 ADAPTER = ScipTypescriptAdapter()
