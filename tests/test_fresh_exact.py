@@ -1,15 +1,19 @@
 """Fresh after every edit, with the real analyzers: a CANDIDATE generation first, then the exact one, which
 equals a full rebuild after every scripted change (add a caller, rename, delete a file, edit a comment,
-revert). Go's exact pass re-analyses only the changed packages and their importers; verify mode checks it
-against a whole run.
+revert). Go's exact pass re-analyses only the changed packages and their importers, TypeScript's only the
+files an edit reaches; verify mode checks both against a whole run.
 """
 
 from __future__ import annotations
 
+import importlib
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import msgspec
 import pytest
 
 from indexer import incremental
@@ -71,25 +75,35 @@ def assert_like_a_full_rebuild(ws: Workspace, tmp_path: Path) -> None:
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
 
 
-@pytest.fixture
-def go_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Workspace, Path]:
+def indexed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, files: dict[str, str], *languages: str
+) -> tuple[Workspace, Path]:
+    """A repository written from ``files``, registered and indexed once (a whole exact run)."""
     monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
     ws = Workspace(tmp_path / "home")
-    repo = write_repo(tmp_path / "m", GO_MODULE)
-    ws.register("m", repo, "go")
+    repo = write_repo(tmp_path / name, files)
+    ws.register(name, repo, *languages)
     assert ws.index().names == ["exact"]
     return ws, repo
 
 
-def go_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:
-    """The scripted change sets, in order: each is applied to the module, then it is re-indexed."""
-    original = {rel: (repo / rel).read_text() for rel in GO_MODULE}
+def reverter(repo: Path, files: dict[str, str]) -> Callable[[], None]:
+    """What puts every file of ``files`` back as it was written (a deleted one too)."""
 
     def revert() -> None:
-        for rel, text in original.items():
-            (repo / rel).parent.mkdir(parents=True, exist_ok=True)
-            (repo / rel).write_text(text)
+        write_repo(repo, files)
 
+    return revert
+
+
+@pytest.fixture
+def go_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Workspace, Path]:
+    return indexed(tmp_path, monkeypatch, "m", GO_MODULE, "go")
+
+
+def go_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:
+    """The scripted change sets, in order: each is applied to the module, then it is re-indexed."""
+    revert = reverter(repo, GO_MODULE)
     return [
         (
             "add a caller",
@@ -111,21 +125,6 @@ def go_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:
         ("edit a comment", lambda: edit(repo / "c" / "c.go", "// Sizer is", "// A comment.\n// Sizer is")),
         ("revert", revert),
     ]
-
-
-def test_go_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
-    go_ws: tuple[Workspace, Path], tmp_path: Path
-) -> None:
-    ws, repo = go_ws
-    for label, change in go_changes(repo):
-        change()
-        run = ws.index()
-        if label == "revert":  # the old bytes: every fact and the analyzer run come from the cache
-            assert run.names == ["exact"] and run.report.index["go"]["analyzer_cache_hits"] == 1, label
-        else:
-            assert run.names == ["candidate", "exact"], label
-            assert run.report.index["go"]["analyzer_incremental"] == 1, label
-        assert_like_a_full_rebuild(ws, tmp_path)
 
 
 def test_go_the_candidate_generation_shows_an_added_caller_at_once_and_keeps_the_other_exact_edges(
@@ -152,28 +151,6 @@ def test_go_the_candidate_generation_shows_an_added_caller_at_once_and_keeps_the
     with ws.generation(exact.result.name) as gen:
         assert callers(gen, "Use") == {"Top": Confidence.EXACT_TYPECHECKED, "Again": Confidence.EXACT_TYPECHECKED}
         assert not pending(gen, "m")
-
-
-def test_go_verify_mode_checks_every_incremental_run_against_a_whole_one(
-    go_ws: tuple[Workspace, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ws, repo = go_ws
-    for label, change in go_changes(repo)[:4]:
-        change()
-        run = ws.index("verify")
-        assert run.names == ["exact"] and run.report.index["go"]["analyzer_incremental"] == 1, label
-    # a wrong incremental route is caught, not published
-    from indexer.languages.go import incremental as go_incremental
-
-    real = go_incremental.update
-    monkeypatch.setattr(
-        go_incremental,
-        "update",
-        lambda previous, *a, **k: real(previous.__class__(analyzer_version=previous.analyzer_version), *a, **k),
-    )  # forgets the old uses
-    edit(repo / "c" / "c.go", "func Size", "func Measure(s Sizer) int { return Size(s) }\n\nfunc Size")
-    with pytest.raises(FactCacheDisagreement, match="incremental go/types run of m disagrees"):
-        ws.index("verify")
 
 
 def test_go_every_few_incremental_runs_a_whole_run_reconciles(
@@ -273,12 +250,177 @@ def test_python_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
         assert_like_a_full_rebuild(ws, tmp_path)
 
 
-# --- TypeScript: scip-typescript over the whole repository in the exact stage ------------------------------
+# --- TypeScript: scip-typescript over the files an edit reaches ----------------------------------------------
+
+TS_PROJECT = {
+    "tsconfig.json": (
+        '{ "compilerOptions": { "target": "es2022", "module": "esnext", "moduleResolution": "bundler", '
+        '"strict": true }, "include": ["src"] }\n'
+    ),
+    "src/shapes.ts": (
+        "export interface Shape {\n  area(): number;\n}\n\nexport type Options = { scale: number };\n\n"
+        "export abstract class Base {\n  describe(): string {\n    return 'shape';\n  }\n}\n\n"
+        "export function square(x: number): number {\n  return x * x;\n}\n"
+    ),
+    "src/circle.ts": (
+        "import { Base, Options, Shape, square } from './shapes';\n\n"
+        "export class Circle extends Base implements Shape {\n"
+        "  constructor(private readonly r: number, private readonly options: Options) {\n    super();\n  }\n\n"
+        "  area(): number {\n    return square(this.r) * this.options.scale;\n  }\n\n"
+        "  describe(): string {\n    return 'circle';\n  }\n}\n"
+    ),
+    "src/report.ts": (
+        "import { Circle } from './circle';\nimport { meters } from './units';\n\n"
+        "export function report(): string {\n  return new Circle(meters(1), { scale: 2 }).describe();\n}\n"
+    ),
+    "src/units.ts": "export function meters(x: number): number {\n  return x;\n}\n",
+    "src/other.ts": "export function alone(): number {\n  return 0;\n}\n",
+}
 
 
-def test_typescript_scripted_changes_end_in_the_answers_of_a_full_rebuild(
+@pytest.fixture
+def ts_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Workspace, Path]:
+    return indexed(tmp_path, monkeypatch, "shapes", TS_PROJECT, "typescript")
+
+
+def ts_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:
+    """The scripted change sets, in order; each reaches only some of the files (the others keep their uses)."""
+    src = repo / "src"
+    return [
+        (
+            "add a caller",  # circle and report are checked again; shapes, which Circle implements, is not
+            lambda: edit(
+                src / "circle.ts",
+                "export class Circle",
+                "export function unit(): Circle {\n  return new Circle(square(1), { scale: 1 });\n}\n\n"
+                "export class Circle",
+            ),
+        ),
+        (
+            "rename",
+            lambda: [
+                edit(src / "shapes.ts", "export function square(", "export function squared("),
+                edit(src / "circle.ts", "{ Base, Options, Shape, square }", "{ Base, Options, Shape, squared }"),
+                edit(src / "circle.ts", "return square(this.r)", "return squared(this.r)"),
+                edit(src / "circle.ts", "new Circle(square(1)", "new Circle(squared(1)"),
+            ],
+        ),
+        ("delete a file", lambda: (src / "units.ts").unlink()),  # report's import of it no longer resolves
+        ("edit a comment", lambda: edit(src / "shapes.ts", "export type Options", "// how big\nexport type Options")),
+        ("revert", reverter(repo, TS_PROJECT)),
+    ]
+
+
+def test_typescript_an_incremental_run_keeps_implements_and_overrides_into_a_file_it_did_not_check(
+    ts_ws: tuple[Workspace, Path],
+) -> None:
+    ws, repo = ts_ws
+    label, change = ts_changes(repo)[0]
+    change()
+    assert ws.index().report.index["typescript"]["analyzer_incremental"] == 1, label
+    with ws.current() as gen:
+
+        def targets(qualified_name: str, kind: EdgeKind) -> set[tuple[str, int]]:
+            (sym,) = gen.symbols_by_qualified_name(qualified_name)
+            return {
+                (gen.symbol(e.target).qualified_name, e.confidence)  # type: ignore[union-attr]
+                for e in gen.edges_out(sym.key, [kind])
+            }
+
+        exact = Confidence.EXACT_TYPECHECKED
+        assert targets("src.circle.Circle.area", EdgeKind.IMPLEMENTS) == {("src.shapes.Shape.area", exact)}
+        assert targets("src.circle.Circle.describe", EdgeKind.OVERRIDES) == {("src.shapes.Base.describe", exact)}
+        assert targets("src.circle.Circle", EdgeKind.IMPLEMENTS) == {("src.shapes.Shape", exact)}
+        assert callers(gen, "src.shapes.square") == {"src.circle.Circle.area": exact, "src.circle.unit": exact}
+
+
+# --- Go and TypeScript: every incremental route against whole runs -----------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """One language's incremental route, as the scripted-change and verify-mode tests drive it."""
+
+    fixture: str
+    language: str
+    analyzer: str
+    repository: str
+    changes: Callable[[Path], list[tuple[str, Callable[[], object]]]]
+    module: str  # where ``update`` lives
+    forget: Callable[[Any], Any]  # the last run's facts without their uses
+    another_edit: Callable[[Path], None]
+
+
+ROUTES = [
+    Route(
+        "go_ws",
+        "go",
+        "go/types",
+        "m",
+        go_changes,
+        "indexer.languages.go.incremental",
+        lambda previous: previous.__class__(analyzer_version=previous.analyzer_version),
+        lambda repo: edit(
+            repo / "c" / "c.go", "func Size", "func Measure(s Sizer) int { return Size(s) }\n\nfunc Size"
+        ),
+    ),
+    Route(
+        "ts_ws",
+        "typescript",
+        "scip-typescript",
+        "shapes",
+        ts_changes,
+        "indexer.languages.typescript.incremental",
+        lambda previous: msgspec.structs.replace(previous, uses=()),
+        lambda repo: edit(
+            repo / "src" / "other.ts",
+            "export function alone",
+            "export function lonely(): number {\n  return 1;\n}\n\nexport function alone",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[r.language for r in ROUTES])
+def test_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
+    route: Route, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    ws, repo = request.getfixturevalue(route.fixture)
+    for label, change in route.changes(repo):
+        change()
+        run = ws.index()
+        if label == "revert":  # the old bytes: every fact and the analyzer run come from the cache
+            assert run.names == ["exact"] and run.report.index[route.language]["analyzer_cache_hits"] == 1, label
+        else:
+            assert run.names == ["candidate", "exact"], label
+            assert run.report.index[route.language]["analyzer_incremental"] == 1, label
+        assert_like_a_full_rebuild(ws, tmp_path)
+
+
+@pytest.mark.parametrize("route", ROUTES, ids=[r.language for r in ROUTES])
+def test_verify_mode_checks_every_incremental_run_against_a_whole_one(
+    route: Route, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws, repo = request.getfixturevalue(route.fixture)
+    for label, change in route.changes(repo)[:4]:
+        change()
+        run = ws.index("verify")
+        assert run.names == ["exact"] and run.report.index[route.language]["analyzer_incremental"] == 1, label
+    # a wrong incremental route is caught, not published
+    module = importlib.import_module(route.module)
+    real = module.update
+    monkeypatch.setattr(module, "update", lambda previous, *a, **k: real(route.forget(previous), *a, **k))
+    route.another_edit(repo)
+    with pytest.raises(
+        FactCacheDisagreement, match=f"incremental {route.analyzer} run of {route.repository} disagrees"
+    ):
+        ws.index("verify")
+
+
+def test_typescript_the_monorepo_fixture_ends_in_the_answers_of_a_full_rebuild(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Projects with references, a paths alias and a JavaScript file: the candidate stage and the exact one."""
     monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
     ws = Workspace(tmp_path / "home")
     repo = copy_fixture("ts_monorepo", tmp_path)

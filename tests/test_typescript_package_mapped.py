@@ -152,7 +152,7 @@ def test_what_does_not_map_uniquely_is_an_unresolved_row_never_a_guess(small_pai
     # declaration of the graph
     literal = [d for r, n, p, d in unresolved if (n, p) == ("kind", "src/types.ts")]
     assert len(literal) == 2 and all(
-        "src.types.Action.typeLiteral6.kind" in d and "anonymous type literal" in d for d in literal
+        "src.types.Action.typeLiteral.kind" in d and "anonymous type literal" in d for d in literal
     )
     assert len(rows) == 5, rows
 

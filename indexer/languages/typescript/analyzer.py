@@ -41,11 +41,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 
 import msgspec
@@ -65,6 +66,7 @@ from indexer.languages.typescript.outputs import is_declaration
 from indexer.languages.typescript.package_map import NotMapped, PublishedBuilds
 from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
+from indexer.languages.typescript.units import FileUnits, units_of
 from indexer.languages.typescript.variance import prepare
 from indexer.scip.decode import Document, Index, Occurrence, decode_index
 from indexer.scip.join import (
@@ -85,7 +87,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-6"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-7"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset(
@@ -372,7 +374,20 @@ class TsUse(msgspec.Struct, array_like=True, frozen=True):
     member: str = ""  # dotted member path in that file, "" = the module itself
 
 
+class TsDefinition(msgspec.Struct, array_like=True, frozen=True):
+    """A definition the checker made, tied to our declaration (its path, qualified name, kind and start)."""
+
+    symbol: str  # canonical (``canonical_symbol``)
+    path: str
+    qualified_name: str
+    kind: str
+    line: int
+    col: int
+
+
 class RepositoryTsFacts(msgspec.Struct, frozen=True):
+    """The joined analyzer output of one repository, every part in path order (what the fact cache stores)."""
+
     analyzer_version: str
     uses: tuple[TsUse, ...] = ()
     external: tuple[CoveredSite, ...] = ()
@@ -380,6 +395,21 @@ class RepositoryTsFacts(msgspec.Struct, frozen=True):
     occurrences: int = 0
     # Declarations the checker defines on lines tree-sitter could not parse: (path, declaration).
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
+    # What the incremental exact pass (``indexer.languages.typescript.incremental``) needs of the last run:
+    # every definition of it, each file's top-level statements, and each document's occurrence count.
+    definitions: tuple[TsDefinition, ...] = ()
+    units: tuple[FileUnits, ...] = ()
+    document_occurrences: tuple[tuple[str, int], ...] = ()
+
+
+# scip-typescript numbers the type literals it meets with the counter of the document it is indexing when
+# it first meets them, so one type literal's name depends on which files the run checked and in what order.
+_TYPE_LITERAL = re.compile(r"typeLiteral\d+:")
+
+
+def canonical_symbol(symbol: str) -> str:
+    """``symbol`` with type-literal numbers dropped: the same declaration's name in every run."""
+    return _TYPE_LITERAL.sub("typeLiteral:", symbol) if "typeLiteral" in symbol else symbol
 
 
 _SOURCE_SUFFIXES = (".d.ts", ".d.mts", ".d.cts", *EXTENSIONS)
@@ -434,9 +464,10 @@ def _definitions(
         fd = decls.setdefault(doc.relative_path, FileDeclarations(ff.symbols, SOURCE_KINDS))
         cmap = ColumnMap(source_of(doc.relative_path), "utf-16")
         for occ in doc.occurrences:
-            if not occ.is_definition or occ.symbol in defined or occ.symbol.startswith("local "):
+            symbol = canonical_symbol(occ.symbol)
+            if not occ.is_definition or symbol in defined or symbol.startswith("local "):
                 continue
-            target = symbol_target(occ.symbol)
+            target = symbol_target(symbol)
             if target is None:
                 continue
             if target[2] == "":
@@ -449,7 +480,7 @@ def _definitions(
                     if decl is not None:
                         synthesized.setdefault(doc.relative_path, []).append(decl)
             if decl is not None:
-                defined[occ.symbol] = (doc.relative_path, decl)
+                defined[symbol] = (doc.relative_path, decl)
     return synthesized
 
 
@@ -459,13 +490,13 @@ def _relationships(
     """Methods (and classes) of this document implementing or overriding others: its definitions' relationships."""
     out: list[TsUse] = []
     for info in doc.symbols:
-        child = defined.get(info.symbol)
+        child = defined.get(canonical_symbol(info.symbol))
         if child is None or child[1].kind not in ("method", "property", "class"):
             continue
         for rel in info.relationships:
             if not rel.is_implementation:
                 continue
-            parent = defined.get(rel.symbol)
+            parent = defined.get(canonical_symbol(rel.symbol))
             decl = child[1]
             if parent is not None:
                 use = "implements" if _is_interface_member(parent, decls) else "override"
@@ -485,7 +516,7 @@ def _relationships(
                     )
                 )
             else:
-                t = symbol_target(rel.symbol)
+                t = symbol_target(canonical_symbol(rel.symbol))
                 if t is not None and t[0] not in _EXTERNAL_PACKAGES:
                     out.append(
                         TsUse(
@@ -503,11 +534,17 @@ def _relationships(
     return out
 
 
+class StaleDefinition(Exception):
+    """A definition kept from the last run names a declaration its file no longer has."""
+
+
 def join_repository(
     index: Index,
     repo: RepositoryFacts,
     redirects: list[tuple[str, str]] | tuple[()] = (),
     project_files: list[str] | tuple[()] = (),
+    known: Iterable[TsDefinition] = (),
+    known_declarations: Mapping[str, Collection[SymbolFact]] | None = None,
 ) -> RepositoryTsFacts:
     """Tie the index's occurrences to the repository's declarations and classify each use.
 
@@ -515,11 +552,14 @@ def join_repository(
     in a ``.d.ts`` output of a referenced project is the declaration in that project's source file.
     A document checked by two projects counts once (the first). ``project_files`` (repository-relative
     files of every project, either language) widen the repository's own npm packages beyond this corpus's
-    files: a ``.js`` file importing a TypeScript package of the same monorepo stays local.
+    files: a ``.js`` file importing a TypeScript package of the same monorepo stays local. ``known`` are
+    definitions of files the run did not check (an incremental run keeps them from the last one; the
+    checker's declarations of their partial lines are ``known_declarations``): their symbols resolve as
+    they did then (``StaleDefinition`` when a declaration is gone).
     """
     root = Path(repo.root)
     files = {ff.path: ff for ff in repo.files if ff.parsed}
-    documents = _first_of_each_path(index.documents)
+    documents = sorted(_first_of_each_path(index.documents), key=lambda d: d.relative_path)
     extra: dict[str, FileFacts] = {}
     sources: dict[str, bytes] = {}
 
@@ -579,25 +619,60 @@ def join_repository(
     synthesized = _definitions(documents, files, facts_of, source_of, decls, defined)
     for path, extra_decls in synthesized.items():  # enclosing lookups see them too
         decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
+    _add_known(known, known_declarations or {}, facts_of, decls, defined)
 
-    # 2. uses in the corpus's own documents
+    # 2. uses in the corpus's own documents, document by document in path order
     uses: list[TsUse] = []
     external: list[CoveredSite] = []
-    n_occ = 0
-    docs = [d for d in documents if d.relative_path in files]
-    for doc in docs:
-        n_occ += _document_uses(
-            doc, source_of(doc.relative_path), decls[doc.relative_path], defined, local_target, uses, external
-        )
-        uses += _relationships(doc, doc.relative_path, defined, decls)
+    counts: list[tuple[str, int]] = []
+    for doc in (d for d in documents if d.relative_path in files):
+        path = doc.relative_path
+        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, local_target, uses, external)))
+        uses += _relationships(doc, path, defined, decls)
     return RepositoryTsFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses),
         external=tuple(external),
-        documents=len(docs),
-        occurrences=n_occ,
-        declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
+        documents=len(counts),
+        occurrences=sum(n for _p, n in counts),
+        declarations=tuple((p, d) for p, ds in sorted(synthesized.items()) for d in ds),
+        definitions=tuple(
+            sorted(
+                (
+                    TsDefinition(sym, p, d.qualified_name, d.kind, d.start_line, d.start_col)
+                    for sym, (p, d) in defined.items()
+                ),
+                key=lambda t: (t.path, t.symbol),
+            )
+        ),
+        document_occurrences=tuple(counts),
     )
+
+
+def _add_known(
+    known: Iterable[TsDefinition],
+    known_declarations: Mapping[str, Collection[SymbolFact]],
+    facts_of: Callable[[str], FileFacts | None],
+    decls: dict[str, FileDeclarations],
+    defined: dict[str, tuple[str, SymbolFact]],
+) -> None:
+    """Definitions of files this run did not check, tied to the same declarations as in the run that did."""
+    by_path: dict[str, dict[tuple[str, str, int, int], SymbolFact]] = {}
+    for t in known:
+        if t.symbol in defined:
+            continue
+        table = by_path.get(t.path)
+        if table is None:
+            ff = facts_of(t.path)
+            symbols = (*(ff.symbols if ff is not None else ()), *known_declarations.get(t.path, ()))
+            table = by_path[t.path] = {
+                (s.qualified_name, s.kind, s.start_line, s.start_col): s for s in reversed(symbols)
+            }
+            decls.setdefault(t.path, FileDeclarations(symbols, SOURCE_KINDS))
+        decl = table.get((t.qualified_name, t.kind, t.line, t.col))
+        if decl is None:
+            raise StaleDefinition(f"{t.path} no longer declares {t.qualified_name} ({t.kind}) at {t.line}:{t.col}")
+        defined[t.symbol] = (t.path, decl)
 
 
 def _document_uses(
@@ -635,7 +710,8 @@ def _document_uses(
         source = fd.enclosing(line0 + 1, col)
         if source is None:
             continue
-        uses_or_cover = _target_use(occ.symbol, defined, path, line0 + 1, col, source, use, local_target)
+        symbol = canonical_symbol(occ.symbol)
+        uses_or_cover = _target_use(symbol, defined, path, line0 + 1, col, source, use, local_target)
         if isinstance(uses_or_cover, TsUse):
             uses.append(uses_or_cover)
         elif uses_or_cover is not None:
@@ -889,7 +965,8 @@ def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], an
         h.update(b"\0")
     for path, digest in projects_mod.config_inputs(repo.root):
         h.update(f"config\0{path}\0{digest}\n".encode())
-    for path, digest in projects_mod.source_inputs(repo.root, hashes.get(repo.name, {})):
+    # the other language's files: every source the checker can read that is not one of this corpus's files
+    for path, digest in projects_mod.source_inputs(repo.root, {ff.path for ff in repo.files}):
         h.update(f"source\0{path}\0{digest}\n".encode())
     for name in sorted(hashes):
         for path, digest in sorted(hashes[name].items()):
@@ -905,7 +982,20 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     root = Path(repo.root)
     projects = plan(root, files, timeout=timeout)
     index = run_index(root, files, timeout=timeout, projects=projects)
-    return join_repository(index, repo, projects.output_redirects(str(root)), projects.files(str(root)))
+    facts = join_repository(index, repo, projects.output_redirects(str(root)), projects.files(str(root)))
+    return msgspec.structs.replace(facts, units=file_units(root, files))
+
+
+def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
+    """The top-level statements of ``files`` (what the next incremental run compares an edit with)."""
+    out = []
+    for path in sorted(files):
+        try:
+            source = (root / path).read_bytes()
+        except OSError:
+            continue
+        out.append(FileUnits(path, units_of(path, source)))
+    return tuple(out)
 
 
 class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
@@ -940,6 +1030,19 @@ class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
 
     def bind(self, facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
+
+    def update(
+        self,
+        previous: RepositoryTsFacts,
+        changed: Collection[str],
+        repo: RepositoryFacts,
+        corpus: Corpus,
+        *,
+        timeout: float,
+    ) -> RepositoryTsFacts | None:
+        from indexer.languages.typescript.incremental import update  # it builds on this module
+
+        return update(previous, changed, repo, corpus, timeout=timeout)
 
 
 ADAPTER = ScipTypescriptAdapter()

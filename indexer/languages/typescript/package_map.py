@@ -84,7 +84,8 @@ _DECLARATION_OF = (
     (".jsx", ".d.ts"),
 )
 _ENTRY_FIELDS = ("types", "typings", "main", "module")
-_TYPE_LITERAL = re.compile(r"(^|\.)typeLiteral\d+(\.|$)")  # scip-typescript's name for `{ kind: string }`
+# scip-typescript's name for `{ kind: string }` (its number dropped: analyzer.canonical_symbol)
+_TYPE_LITERAL = re.compile(r"(^|\.)typeLiteral\d*(\.|$)")
 
 
 @dataclass(frozen=True)
