@@ -249,14 +249,15 @@ def ask_server(home: Path, calls: list[tuple[str, dict[str, Any]]]) -> tuple[lis
 def index_corpora(home: Path, roots: dict[str, Path]) -> dict[str, Any]:
     env = {**os.environ, "KIVGRAPH_HOME": str(home)}
     repos = [arg for name, root in roots.items() for arg in ("--repository", f"{name}={root}")]
-    subprocess.run(
-        [sys.executable, "-m", "kivgraph_cli", "init", *repos, "--languages", "python"],
-        cwd=REPO_ROOT,
-        env=env,
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    if not (home / "kivgraph.toml").exists():
+        subprocess.run(
+            [sys.executable, "-m", "kivgraph_cli", "init", *repos, "--languages", "python"],
+            cwd=REPO_ROOT,
+            env=env,
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
     started = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "kivgraph_cli", "index", "--json"],
@@ -354,12 +355,14 @@ def _ratio(a: float, b: float) -> float | None:
     return round(a / b, 2) if b else None
 
 
-def run(questions_path: Path) -> dict[str, Any]:
+def run(questions_path: Path, keep_home: Path | None = None) -> dict[str, Any]:
+    """Index the corpora (in a temporary home, or in ``keep_home`` when given: re-indexed there, which
+    publishes nothing when nothing changed) and put every question to both sides."""
     spec = json.loads(questions_path.read_text())
     roots = {name: fetch_pypi_sdist(name, version) for name, version in spec["corpora"].items()}
     with tempfile.TemporaryDirectory(prefix="kivgraph-tokens-") as tmp:
-        home, workdir = Path(tmp) / "home", Path(tmp) / "grep"
-        home.mkdir()
+        home, workdir = keep_home or Path(tmp) / "home", Path(tmp) / "grep"
+        home.mkdir(parents=True, exist_ok=True)
         workdir.mkdir()
         for name, root in roots.items():
             (workdir / name).symlink_to(root, target_is_directory=True)
@@ -573,9 +576,12 @@ def report(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument(
+        "--home", type=Path, help="keep the index in this KIVGRAPH_HOME (a second run re-indexes nothing)"
+    )
     args = parser.parse_args(argv)
     assert set(PYPI_CORPORA) >= {"click", "typer"}
-    data = run(args.questions.resolve())
+    data = run(args.questions.resolve(), args.home.resolve() if args.home else None)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "tokens.json").write_text(json.dumps(data, indent=1) + "\n")
     (RESULTS / "tokens.md").write_text(report(data))

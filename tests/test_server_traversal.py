@@ -133,11 +133,18 @@ async def test_a_subject_with_unresolved_references_nearby_is_a_lower_bound_nami
     answer = await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute")
     c = answer["completeness"]
     assert c["verdict"] == "LOWER_BOUND"
-    assert [(s["repository"], s["file_path"], s["start_line"], s["reason"]) for s in c["blind_spots"]] == [
-        ("consumer", "app/extra.py", 1, "IMPORT_NOT_RESOLVED"),
-        ("consumer", "app/main.py", 13, "RECEIVER_NOT_RESOLVED"),
+    # compact: ``at`` is repo:path:line, and requested_symbol is left out where detail ends with it
+    assert [(s["at"], s["reason"]) for s in c["blind_spots"]] == [
+        ("consumer:app/extra.py:1", "IMPORT_NOT_RESOLVED"),
+        ("consumer:app/main.py:13", "RECEIVER_NOT_RESOLVED"),
     ]
-    assert c["blind_spots"][1]["requested_symbol"] == "compute" and c["blind_spots"][1]["detail"] == "obj.compute"
+    assert c["blind_spots"][1]["detail"] == "obj.compute" and "requested_symbol" not in c["blind_spots"][1]
+    full = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", view="full"))["completeness"]
+    assert [(s["repository"], s["file_path"], s["start_line"]) for s in full["blind_spots"]] == [
+        ("consumer", "app/extra.py", 1),
+        ("consumer", "app/main.py", 13),
+    ]
+    assert full["blind_spots"][1]["requested_symbol"] == "compute"
     (scope,) = c["invisible_scopes"]
     assert scope["requested_package"] == "lib.vendored" and "file_path" not in scope
     assert c["candidate_edges"] == 1
@@ -252,8 +259,10 @@ async def test_trace_walks_outgoing_and_filters_rows_after_reachability(app: Kiv
         results = only_provider["results"]
         assert only_provider["total"] == 2 and results["reached"] == 3 and results["repository"] == "provider"
         assert results["root_key"] == cross.key("consumer", "app.main.cli") and "root" not in results
+        # a node reached from one in the same file names it as that file's label does (the group names the
+        # module); one reached from another file names it whole
         assert results["files"] == [
-            {"file": "lib/core.py", "at": [["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "lib.core.compute"]]}
+            {"file": "lib/core.py", "at": [["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "compute"]]}
         ]
         shallow = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
         assert shallow["total"] == 1 and shallow["results"]["deepest_depth"] == 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from indexer.publish import GenerationContent, publish
@@ -71,7 +72,13 @@ def graph(tmp_path: Path) -> tuple[Generation, dict[str, records.Symbol]]:
     ]
     unresolved = [
         records.Unresolved(
-            name="api", reason="RECEIVER_NOT_RESOLVED", repository="B", path="b/x.py", line=3, language="python"
+            name="api",
+            reason="RECEIVER_NOT_RESOLVED",
+            repository="B",
+            path="b/x.py",
+            line=3,
+            language="python",
+            source=s["b.main"].key,
         )
     ]
     content = GenerationContent(
@@ -155,6 +162,27 @@ def test_unresolved_references_naming_the_root_make_the_answer_a_lower_bound(gra
     assert clean.verdict == "COMPLETE" and clean.fallback is None
 
 
+def test_a_blind_spot_on_a_caller_the_walk_went_on_from_makes_a_deeper_answer_a_lower_bound(graph) -> None:
+    # a.core's callers at one hop are all bound (a.api, a.left, a.right, a.loop); at two hops the walk looks
+    # for a.api's callers too, and a use of `api` that failed to bind may be one of them.
+    from server.tools.traversal import completeness_block
+
+    gen, s = graph
+    core = _raw(s["a.core"])
+    one = traverse.completeness(gen, s["a.core"], traverse.walk(gen, [core], outgoing=False, depth=1), 1)
+    assert one.verdict == "COMPLETE"
+    two = traverse.completeness(gen, s["a.core"], traverse.walk(gen, [core], outgoing=False, depth=2), 2)
+    assert two.verdict == "LOWER_BOUND"
+    assert [(u.name, u.path, u.line) for u in two.blind_spots] == [("api", "b/x.py", 3)]
+    assert two.fallback == {"pattern": r"\b(core|api)\b", "paths": ["/b/b/x.py"]}
+    block = completeness_block(two, gen)
+    assert block["blind_spots"][0]["in"] == "b.main"  # the declaration the unbound use is written in
+    compact = completeness_block(two, gen, compact=True)["blind_spots"]
+    assert compact == [
+        {"at": "B:b/x.py:3", "reason": "RECEIVER_NOT_RESOLVED", "in": "b.main", "requested_symbol": "api"}
+    ]
+
+
 def test_aggregates_partition_the_reached_rows(graph) -> None:
     gen, s = graph
     w = traverse.walk(gen, [_raw(s["a.core"])], outgoing=False, depth=5)
@@ -163,3 +191,37 @@ def test_aggregates_partition_the_reached_rows(graph) -> None:
     assert agg.by_repository == {"A": 5, "B": 2}
     assert sum(agg.by_depth.values()) == len(rows)
     assert agg.by_kind == {"CALLS_DIRECT": 7}
+
+
+def test_an_incoming_walk_stops_at_a_module_that_only_imports_the_name(tmp_path: Path) -> None:
+    # m imports f (a module-level `from lib import f`); n imports the module m and calls m.g, not f.
+    # A change to f reaches m (its import breaks), but not n; a module that calls f at import time goes on.
+    f, g = _sym("L", "lib.f"), _sym("L", "m.g", path="m.py", line=5)
+    m = _sym("L", "m", kind="module", path="m.py")
+    n = _sym("L", "n", kind="module", path="n.py")
+    k = _sym("L", "k", kind="module", path="k.py")
+    user = _sym("L", "u", kind="module", path="u.py")
+
+    def edge(kind: EdgeKind, src: records.Symbol, dst: records.Symbol) -> records.Edge:
+        return msgspec.structs.replace(_call(src, dst), kind=kind)
+
+    edges = [
+        edge(EdgeKind.IMPORTS_SYMBOL, m, f),
+        edge(EdgeKind.IMPORTS_SYMBOL, n, m),
+        _call(k, f),  # k runs f when it is imported
+        edge(EdgeKind.IMPORTS_SYMBOL, user, k),
+    ]
+    content = GenerationContent(
+        repositories=[records.Repository(name="L", root="/l")],
+        files=[records.File(repository="L", path=p, language="python") for p in ("m.py", "n.py", "k.py", "u.py")],
+        symbols=[f, g, m, n, k, user],
+        edges=edges,
+    )
+    layout = resolve_layout(state_dir=tmp_path / "state", config=tmp_path / "k.toml")
+    publish(layout, content, indexer_version="test")
+    gen = open_current(layout)
+    try:
+        reached = _by_name(gen, traverse.walk(gen, [_raw(f)], outgoing=False, depth=3))
+        assert reached == {"m": 1, "k": 1, "u": 2}
+    finally:
+        gen.close()

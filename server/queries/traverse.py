@@ -105,6 +105,19 @@ def dispatch_targets(gen: Generation, key16: bytes) -> list[bytes]:
     return out
 
 
+# A module reached only because it imports (or exports) a name: its own importers import the module, not that
+# name (a use of the name through the module binds to the name itself), so an incoming walk stops there.
+_IMPORT_ONLY = frozenset({int(EdgeKind.IMPORTS_SYMBOL), int(EdgeKind.EXPORTS)})
+_MODULE_KINDS = frozenset({"module", "namespace", "package", "file"})
+
+
+def _import_leaf(gen: Generation, node: bytes, relations: set[int]) -> bool:
+    if not relations <= _IMPORT_ONLY:
+        return False
+    sym = gen.symbol_by_raw(node)
+    return sym is not None and sym.kind in _MODULE_KINDS
+
+
 def walk(
     gen: Generation,
     seeds: list[bytes],
@@ -120,7 +133,8 @@ def walk(
     """BFS from ``seeds`` (depth 0, never rows) up to ``depth`` hops and ``max_nodes`` visited nodes.
 
     Incoming walks also cross dispatch (``dispatch``): the users of a method that a node implements or
-    overrides reach the node too, one hop on, with ``dispatch_via`` naming the method they wrote against.
+    overrides reach the node too, one hop on, with ``dispatch_via`` naming the method they wrote against. A
+    module reached only through its imports is a row but not walked on (``_import_leaf``).
     """
     follow = WALK_KINDS if kinds is None else kinds & WALK_KINDS
     # Past the seeds, an override or implementation of a reached node does not use it: only uses propagate.
@@ -185,6 +199,8 @@ def walk(
                 bridged.add(target)
                 if visit(level, node, gen.neighbours_raw(target, outgoing=False, kinds=bridge_kinds), target, nxt):
                     through.append(target)
+        if not outgoing:
+            nxt = [n for n in nxt if not _import_leaf(gen, n, relations[n])]
         if not nxt:
             break
         frontier = nxt
@@ -228,17 +244,39 @@ def scope_directory(detail: str) -> str:
     return detail[at + 4 :].strip() if at >= 0 else ""
 
 
-def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completeness:
-    """COMPLETE only when no recorded failure could touch the root; otherwise the blind spots and a grep.
+def expanded(gen: Generation, root: Symbol, walk_result: Walk, depth: int) -> list[Symbol]:
+    """The symbols whose users the walk looked for: the root and every node reached before the last hop.
 
-    Blind spots are failed references naming the root's unqualified name; invisible scopes are failures
-    that name no file (a package or module that could not be read) in the root's repository. CANDIDATE
-    edges on the walk and repositories whose analyzer was missing also make the answer a lower bound.
+    A reference that failed to bind and names one of them is a user the walk could not see; nodes on the
+    last hop are the depth limit, not a blind spot (their users are outside the question).
     """
-    spots = sorted(
-        (u for u in gen.unresolved_by_name(root.name) if could_reach(u, root)),
-        key=lambda u: (u.repository, u.path, u.line, u.col, u.reason),
-    )
+    out = [root]
+    for r in walk_result.reached:
+        if r.depth < depth:
+            sym = gen.symbol_by_raw(r.key16)
+            if sym is not None and sym.kind not in _MODULE_KINDS:
+                out.append(sym)
+    return out
+
+
+def completeness(gen: Generation, root: Symbol, walk_result: Walk, depth: int = 1) -> Completeness:
+    """COMPLETE only when no recorded failure could touch the walk; otherwise the blind spots and a grep.
+
+    Blind spots are failed references naming the root, or any symbol the walk went on from (``depth`` is the
+    walk's hop limit: a blast radius of two hops is blind where a caller of a hop-one caller failed to bind);
+    invisible scopes are failures that name no file (a package or module that could not be read) in the
+    root's repository. CANDIDATE edges on the walk and repositories whose analyzer was missing also make the
+    answer a lower bound.
+    """
+    nodes = expanded(gen, root, walk_result, depth)
+    found: dict[tuple[str, str, int, int, str, str], Unresolved] = {}
+    blind_names = [root.name]  # the names a grep for what the graph could not see looks for
+    for sym in nodes:
+        for u in gen.unresolved_by_name(sym.name):
+            if could_reach(u, sym):
+                found.setdefault((u.repository, u.path, u.line, u.col, u.reason, u.name), u)
+                blind_names.append(sym.name)
+    spots = [found[k] for k in sorted(found)]
     scopes = sorted(
         (u for u in gen.unresolved_scopes(root.repository) if not u.path), key=lambda u: (u.package, u.reason, u.detail)
     )
@@ -248,7 +286,7 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
         for a in repo.analyses
         if a.mode == "failed" and a.language == root.language
     ]
-    dispatch_unknown = undecided_dispatch(gen, root)
+    dispatch_unknown = next((why for why in (undecided_dispatch(gen, sym) for sym in nodes) if why), "")
     lower = bool(spots or scopes or walk_result.candidate_edges or missing or dispatch_unknown)
     fallback = None
     if lower:
@@ -265,7 +303,9 @@ def completeness(gen: Generation, root: Symbol, walk_result: Walk) -> Completene
                 paths.setdefault(roots[repo_name], None)
         if not paths:
             paths[_on_disk(roots, root.repository, "")] = None
-        fallback = {"pattern": rf"\b{_escape(root.name)}\b", "paths": list(paths)}
+        names = list(dict.fromkeys(blind_names))
+        pattern = _escape(names[0]) if len(names) == 1 else "(" + "|".join(_escape(n) for n in names) + ")"
+        fallback = {"pattern": rf"\b{pattern}\b", "paths": list(paths)}
     return Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
         blind_spots=spots[:COMPLETENESS_LIST_CAP],

@@ -189,6 +189,14 @@ def full_node(row: Row) -> dict[str, Any]:
     return node
 
 
+def _relative_to(other: Symbol, row: Symbol) -> str:
+    """``other``'s qualified name as a row of ``row``'s file group writes it: its label's name when the two
+    share the file (the group names the module), else whole."""
+    if other.repository == row.repository and other.path == row.path:
+        return views.module_relative(other)
+    return other.qualified_name
+
+
 def compact_nodes(
     page: list[Row], implied_from: str | None = None, tests: list[Row] | None = None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -214,6 +222,8 @@ def compact_nodes(
                 "reached_from": ""
                 if implied_from is not None and reached_from == implied_from and row.reached.depth == 1
                 else reached_from,
+                # How the row's own entry writes it (hoisting and grouping compare the whole name).
+                "reached_from_in_file": _relative_to(row.reached_from, s) if row.reached_from else "",
                 "dispatch_via": f"via {row.dispatch_via.qualified_name}" if row.dispatch_via is not None else "",
                 "via_kind": kind,
                 "via_confidence": confidence,
@@ -227,7 +237,15 @@ def compact_nodes(
         header = {"repository": repository, **header}
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
-        entries = [views.tail_entry(m["label"], m, _TAIL, (*header, *skip)) for m in members]
+        entries = [
+            views.tail_entry(
+                m["label"],
+                {**m, "reached_from": m["reached_from"] and m["reached_from_in_file"]},
+                _TAIL,
+                (*header, *skip),
+            )
+            for m in members
+        ]
         return views.file_groups(members, entries, repository)
 
     main, apart = rows[: len(page)], rows[len(page) :]
@@ -338,21 +356,50 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
 # --- get_blast_radius -------------------------------------------------------------------------------------------
 
 
-def _unresolved_entry(u: Unresolved, *, with_file: bool) -> dict[str, Any]:
+def _unresolved_entry(u: Unresolved, *, with_file: bool, gen: Generation | None = None) -> dict[str, Any]:
     entry: dict[str, Any] = {"reason": u.reason, "repository": u.repository}
     if with_file:
         entry["file_path"] = u.path
         entry["start_line"] = u.line
+        holder = _holder(gen, u) if gen is not None else None
+        if holder is not None:  # the declaration the unbound use is written in: the caller the walk missed
+            entry["in"] = holder.qualified_name
     entry["requested_symbol"] = u.name
     entry["requested_package"] = u.package
     entry["detail"] = u.detail
     return entry
 
 
-def completeness_block(c: traverse.Completeness) -> dict[str, Any]:
+def _holder(gen: Generation, u: Unresolved) -> Symbol | None:
+    """The declaration ``u`` is written in, when the indexer recorded it."""
+    return gen.symbol(u.source) if u.source else None
+
+
+def _compact_spot(u: Unresolved, gen: Generation | None) -> dict[str, Any]:
+    """A blind spot in the compact row grammar: ``at`` is ``repo:path:line``, ``in`` the holder's label name
+    (the file names its module), empty fields are absent and ``requested_symbol`` only when ``detail`` does not
+    end with it."""
+    entry: dict[str, Any] = {"at": f"{u.repository}:{u.path}:{u.line}", "reason": u.reason}
+    holder = _holder(gen, u) if gen is not None else None
+    if holder is not None:
+        entry["in"] = views.module_relative(holder) if holder.path == u.path else holder.qualified_name
+    if u.name and not u.detail.endswith(u.name):
+        entry["requested_symbol"] = u.name
+    for field_name, value in (("requested_package", u.package), ("detail", u.detail)):
+        if value:
+            entry[field_name] = value
+    return entry
+
+
+def completeness_block(
+    c: traverse.Completeness, gen: Generation | None = None, *, compact: bool = False
+) -> dict[str, Any]:
+    """The verdict and what makes it a lower bound (a compact view writes blind spots as ``_compact_spot``)."""
     block: dict[str, Any] = {"verdict": c.verdict}
     if c.blind_spots:
-        block["blind_spots"] = [_unresolved_entry(u, with_file=True) for u in c.blind_spots]
+        block["blind_spots"] = [
+            _compact_spot(u, gen) if compact else _unresolved_entry(u, with_file=True, gen=gen) for u in c.blind_spots
+        ]
     if c.more_blind_spots:
         block["more_blind_spots"] = c.more_blind_spots
     if c.invisible_scopes:
@@ -446,7 +493,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
     rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
-    verdict = traverse.completeness(gen, root, walked)
+    verdict = traverse.completeness(gen, root, walked, walk_args.depth)
     cursor_scope = scope(
         "get_blast_radius",
         "blast-radius-v2",
@@ -511,6 +558,6 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         next_cursor=next_cursor,
         coverage=coverage,
         results=results,
-        completeness=completeness_block(verdict),
+        completeness=completeness_block(verdict, gen, compact=view != "full"),
         guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
     )
