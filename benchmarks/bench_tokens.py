@@ -302,9 +302,13 @@ def _names_caller(steps: list[dict[str, Any]], caller: str) -> bool:
 
 
 def _labels_in(node: Any, path: str | None, out: list[tuple[str, str]]) -> None:
-    """(file path, label tail) of every compact label under a file group (``file``/``path`` with ``at``)."""
+    """(file path, label tail) of every compact label under a file group (``file``/``path`` with ``at``), and of
+    a blind spot's holder (``in`` beside ``at: repo:path:line``)."""
     if isinstance(node, dict):
         here = node.get("file") or node.get("path") or path
+        at, holder = node.get("at"), node.get("in")
+        if isinstance(at, str) and isinstance(holder, str) and at.count(":") >= 2:  # a blind spot: repo:path:line
+            out.append((at.split(":")[1], holder))
         for key, value in node.items():
             if key == "at" and isinstance(value, list) and isinstance(here, str):
                 for entry in value:

@@ -246,9 +246,8 @@ def _find_references(languages: tuple[str, ...]) -> ToolSpec:
         name="find_references",
         title="Find references",
         description=(
-            "One hop of who references a symbol (incoming) or what it references (outgoing), from analyzer "
-            "edges, so an empty answer is a checked absence. One hop only; it sees the indexed tree, not "
-            "unsaved edits."
+            "Who references a symbol (incoming) or what it references (outgoing), one hop: analyzer edges, "
+            "unbound uses listed apart, so an empty answer is a checked absence. It cannot see unsaved edits."
         ),
         input_schema=_obj(
             {

@@ -120,3 +120,35 @@ def test_a_generation_with_or_without_the_test_mark_answers_alike(feature: int) 
         assert intent["tests"] == "+1 in 1 test file; include_tests=true lists them"
         listed = call(generation, "find_by_intent", query="check square", limit=20, include_tests=True)
         assert "packages/core/src/math.test.ts" in _files(listed["results"]) and "tests" not in listed
+
+
+def test_uses_that_could_not_be_bound_in_test_files_follow_include_tests(tmp_path: Path) -> None:
+    b = GraphBuilder(tmp_path / "src")
+    b.repo("tested")
+    b.add_file("tested", "lib.py", LIB)
+    b.add_file("tested", "app.py", APP)
+    b.add_file("tested", "tests/test_lib.py", TESTS)
+    target = b.sym("tested", "lib.target")
+    b.edge(b.sym("tested", "app.use"), EdgeKind.CALLS_DIRECT, target)
+    b.unresolved_ref(
+        "target",
+        "RECEIVER_NOT_RESOLVED",
+        "tested",
+        "tests/test_lib.py",
+        line=5,
+        detail="obj.target",
+        source=b.sym("tested", "tests.test_lib.test_target"),
+    )
+    result = b.publish(StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state"))
+    with Generation(result.path) as g:
+        default = call(g, "find_references", qualified_name="lib.target")
+        assert "unbound" not in default["results"] and default["coverage"]["unresolved_related"] == 1
+        assert default["tests"] == "+1 unbound use in test files; include_tests=true lists them"
+        listed = call(g, "find_references", qualified_name="lib.target", include_tests=True)
+        (group,) = listed["results"]["unbound"]["RECEIVER_NOT_RESOLVED"]
+        assert group == {
+            "written": "obj.target",
+            "uses": 1,
+            "in": [{"file": "tests/test_lib.py", "at": [group["in"][0]["at"][0]]}],
+        }
+        assert group["in"][0]["at"][0].startswith("test_target@")

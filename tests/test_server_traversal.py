@@ -430,3 +430,67 @@ async def test_a_cursor_is_refused_when_include_derived_changes_the_rows(app: Ki
                 include_derived=True,
                 cursor=first["next_cursor"],
             )
+
+
+# --- find_references names where it is blind ------------------------------------------------------------------
+
+
+async def test_find_references_lists_the_uses_it_could_not_bind_by_what_was_written_and_where(app: KivgraphApp) -> None:
+    # compute has bound callers and two uses no analyzer bound: `obj.compute` in app.main.guess (an untyped
+    # receiver) and an import that failed in app.extra. The answer names both holders, ready for the next call.
+    async with connect(app) as (client, _inbox):
+        answer = await ok(client, "find_references", qualified_name="lib.core.compute")
+        assert answer["coverage"]["unresolved_related"] == 2
+        unbound = answer["results"]["unbound"]
+        assert {reason: [(g["written"], g["uses"]) for g in groups] for reason, groups in unbound.items()} == {
+            "IMPORT_NOT_RESOLVED": [("lib.core.compute", 1)],
+            "RECEIVER_NOT_RESOLVED": [("obj.compute", 1)],
+        }
+        ((where,),) = [g["in"] for g in unbound["RECEIVER_NOT_RESOLVED"]]
+        assert where["repo"] == "consumer" and where["file"] == "app/main.py" and where["at"][0].startswith("guess@")
+        full = await ok(client, "find_references", qualified_name="lib.core.compute", view="full")
+        assert sorted(full["results"]["unbound"]) == ["IMPORT_NOT_RESOLVED", "RECEIVER_NOT_RESOLVED"]
+        # a symbol nothing failed to bind says nothing more
+        clean = await ok(client, "find_references", qualified_name="lib.core.loop")
+        assert "unbound" not in clean["results"] and "unresolved_related" not in clean["coverage"]
+
+
+def test_a_large_group_of_unbound_uses_is_counted_and_a_small_one_named(tmp_path: Path) -> None:
+    from server.tools.unbound import LISTED, unbound_groups
+    from snapshot_format import records
+
+    gen_graph = cross_repo_graph(tmp_path)
+    from snapshot_format.reader import open_current
+
+    gen = open_current(gen_graph.layout)
+    try:
+        many = [
+            records.Unresolved(
+                name="run",
+                reason="RECEIVER_NOT_RESOLVED",
+                repository="consumer",
+                path=f"app/f{i % 3}.py",
+                line=i,
+                detail="runner.run",
+            )
+            for i in range(LISTED + 1)
+        ]
+        few = [
+            records.Unresolved(
+                name="run",
+                reason="RECEIVER_NOT_RESOLVED",
+                repository="consumer",
+                path="app/x.py",
+                line=7,
+                detail="ctx.run",
+            )
+        ]
+        out = unbound_groups(gen, many + few, include_tests=True, repository="consumer")
+        assert out.groups == {
+            "RECEIVER_NOT_RESOLVED": [
+                {"written": "runner.run", "uses": LISTED + 1, "files": 3},
+                {"written": "ctx.run", "uses": 1, "in": [{"file": "app/x.py", "at": ["@7"]}]},
+            ]
+        }
+    finally:
+        gen.close()

@@ -18,7 +18,7 @@ from server.queries import traverse
 from server.queries.repositories import is_derived
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
-from snapshot_format.records import Symbol
+from snapshot_format.records import Symbol, Unresolved
 from snapshot_format.vocab import EdgeKind
 
 REFERENCE_VOCABULARY: tuple[str, ...] = (
@@ -79,6 +79,7 @@ class References:
     coverage: Coverage
     dispatch_through: list[str] = field(default_factory=list)
     unresolved: int = 0  # unresolved records touching the question (in coverage.unresolved_related too)
+    unbound: list[Unresolved] = field(default_factory=list)  # those records
 
 
 def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], via: str = "") -> list[Reference]:
@@ -139,17 +140,23 @@ def find_references(
     coverage = Coverage()
     for r in rows:
         coverage.count_confidence(r.confidence)
-    unresolved = unresolved_related(gen, subject, outgoing=outgoing)
-    coverage.unresolved_related += unresolved
-    return References(rows=rows, coverage=coverage, dispatch_through=dispatch_through, unresolved=unresolved)
+    unbound = unresolved_records(gen, subject, outgoing=outgoing)
+    coverage.unresolved_related += len(unbound)
+    return References(
+        rows=rows, coverage=coverage, dispatch_through=dispatch_through, unresolved=len(unbound), unbound=unbound
+    )
+
+
+def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> list[Unresolved]:
+    """Unresolved records touching the question: naming the subject (incoming) or made inside it (outgoing)."""
+    if outgoing:
+        return [
+            u
+            for u in gen.unresolved_in(subject.repository, subject.path)
+            if u.path == subject.path and u.source == subject.key
+        ]
+    return [u for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject)]
 
 
 def unresolved_related(gen: Generation, subject: Symbol, *, outgoing: bool) -> int:
-    """Unresolved records touching the question: naming the subject (incoming) or made inside it (outgoing)."""
-    if outgoing:
-        return sum(
-            1
-            for u in gen.unresolved_in(subject.repository, subject.path)
-            if u.path == subject.path and u.source == subject.key
-        )
-    return sum(1 for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject))
+    return len(unresolved_records(gen, subject, outgoing=outgoing))

@@ -29,6 +29,7 @@ from server.tools.common import (
     truncation_guidance,
     wrap,
 )
+from server.tools.unbound import unbound_groups
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
@@ -127,6 +128,10 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         results = _full(subject, direction, page, extras)
     else:
         results = _compact(subject, direction, page, extras)
+    hoisted = results.get("repository") if view == "compact" else None
+    unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
+    if unbound.groups:
+        results["unbound"] = unbound.groups
     return wrap(
         gen,
         compact=view != "full",
@@ -136,8 +141,16 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         coverage=_coverage(found, rows),
         results=results,
         guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
-        tests=split.note(),
+        tests=_tests_note(split.test_rows, split.test_files, unbound.in_tests),
     )
+
+
+def _tests_note(rows: int, files: int, unbound: int) -> str | None:
+    """What the default left out in test files: rows (``+3 in 2 test files``) and uses that could not be bound."""
+    parts = [f"+{rows} in {files} test file{'s' if files != 1 else ''}"] if rows else []
+    if unbound:
+        parts.append(f"+{unbound} unbound use{'s' if unbound != 1 else ''} in test files")
+    return f"{', '.join(parts)}; include_tests=true lists them" if parts else None
 
 
 def _coverage(found: References, rows: list[Reference]) -> Coverage:
@@ -166,7 +179,7 @@ def _guidance(
         return (
             f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
             "file that does not parse, a dynamic use or a failed analyzer run), so this is not proof of "
-            "absence; get_blast_radius lists them as blind spots"
+            "absence; results.unbound says where they are"
         )
     if modes == {"exact"}:
         return (

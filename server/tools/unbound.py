@@ -1,0 +1,67 @@
+"""Where a reference answer is blind: the uses of the subject's name that no analyzer could bind.
+
+A find_references answer lists bound edges; a use the indexer saw but could not bind (an untyped receiver,
+a file that does not parse, a failed analyzer run) may be one more caller. Counting them in
+``coverage.unresolved_related`` says that the answer is blind but not where, so the answer lists them, grouped
+by what was written there (``ctx.invoke``) and why it failed: a small group names each use by the declaration
+it is written in (a label in its file group, ready for the next call); a large one says how many uses in how
+many files. Uses in test files follow ``include_tests`` as rows do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from server import views
+from server.testfiles import FileRoles
+from snapshot_format.reader import Generation
+from snapshot_format.records import Unresolved
+
+LISTED = 5  # a group of at most this many uses names each one; a larger one is counted
+
+
+@dataclass
+class Unbound:
+    groups: dict[str, list[dict[str, Any]]]  # reason -> groups of what was written
+    in_tests: int  # uses left out because they are in test files (include_tests=false)
+
+
+def unbound_groups(
+    gen: Generation, records: list[Unresolved], *, include_tests: bool, repository: str | None
+) -> Unbound:
+    """``records`` by reason, then by what was written (larger groups first); ``repository`` is the answer's
+    hoisted repository (a file group names its ``repo`` only when it differs)."""
+    roles = FileRoles(gen)
+    kept: list[Unresolved] = []
+    in_tests = 0
+    for u in records:
+        if not include_tests and u.path and roles.is_test(u.repository, u.path, u.language):
+            in_tests += 1
+        else:
+            kept.append(u)
+    buckets: dict[tuple[str, str], list[Unresolved]] = {}
+    for u in sorted(kept, key=lambda u: (u.repository, u.path, u.line, u.col)):
+        buckets.setdefault((u.reason, u.detail or u.name), []).append(u)
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for (reason, written), uses in sorted(buckets.items(), key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
+        group: dict[str, Any] = {"written": written, "uses": len(uses)}
+        if len(uses) <= LISTED:
+            group["in"] = _where(gen, uses, repository)
+        else:
+            group["files"] = len({(u.repository, u.path) for u in uses})
+        groups.setdefault(reason, []).append(group)
+    return Unbound(groups, in_tests)
+
+
+def _where(gen: Generation, uses: list[Unresolved], repository: str | None) -> list[dict[str, Any]]:
+    """File groups of the declarations the uses are written in (``@line`` where the indexer kept none)."""
+    rows, entries = [], []
+    for u in uses:
+        holder = gen.symbol(u.source) if u.source else None
+        rows.append({"repository": u.repository, "file_path": u.path or "(no file)"})
+        entries.append(views.module_label(holder) if holder is not None and holder.path == u.path else f"@{u.line}")
+    groups = views.file_groups(rows, entries, repository)
+    for group in groups:
+        group["at"] = list(dict.fromkeys(group["at"]))  # two uses in one declaration name it once
+    return groups
