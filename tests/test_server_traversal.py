@@ -494,3 +494,15 @@ def test_a_large_group_of_unbound_uses_is_counted_and_a_small_one_named(tmp_path
         }
     finally:
         gen.close()
+
+
+async def test_trace_dependencies_names_the_uses_it_could_not_follow(app: KivgraphApp) -> None:
+    # app.main.guess calls obj.compute on an untyped receiver: what guess reaches is not known in full
+    async with connect(app) as (client, _inbox):
+        answer = await ok(client, "trace_dependencies", qualified_name="app.main.guess")
+        assert answer["coverage"]["unresolved_related"] == 1
+        ((group,),) = answer["results"]["unbound"].values()
+        assert group["written"] == "obj.compute" and group["in"][0]["at"][0].startswith("guess@")
+        # cli reaches run, and run reaches compute: nothing inside either failed to bind
+        clean = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
+        assert "unbound" not in clean["results"] and "unresolved_related" not in clean["coverage"]

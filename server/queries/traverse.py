@@ -259,6 +259,21 @@ def expanded(gen: Generation, root: Symbol, walk_result: Walk, depth: int) -> li
     return out
 
 
+def unbound_inside(gen: Generation, seeds: list[bytes], walk_result: Walk, depth: int) -> list[Unresolved]:
+    """The uses no analyzer could bind inside the declarations an outgoing walk went on from (the seeds and every
+    node before the last hop): each may reach something the walk could not see."""
+    nodes = [*seeds, *(r.key16 for r in walk_result.reached if r.depth < depth)]
+    by_file: dict[tuple[str, str], set[str]] = {}
+    for sym in gen.symbols_by_raw(list(dict.fromkeys(nodes))):
+        by_file.setdefault((sym.repository, sym.path), set()).add(sym.key)
+    return [
+        u
+        for (repository, path), holders in sorted(by_file.items())
+        for u in gen.unresolved_in(repository, path)
+        if u.path == path and u.source in holders
+    ]
+
+
 def completeness(gen: Generation, root: Symbol, walk_result: Walk, depth: int = 1) -> Completeness:
     """COMPLETE only when no recorded failure could touch the walk; otherwise the blind spots and a grep.
 

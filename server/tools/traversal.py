@@ -31,6 +31,7 @@ from server.tools.common import (
     truncation_guidance,
     wrap,
 )
+from server.tools.unbound import unbound_groups
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
@@ -341,13 +342,20 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
             head["traversal_truncated"] = True
         header, body = compact_nodes(page)
         results = {**head, **header, **body}
+    # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
+    blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
+    unbound = unbound_groups(gen, blind, include_tests=True, repository=results.get("repository"))
+    if unbound.groups:
+        results["unbound"] = unbound.groups
+    coverage = _coverage(rows)
+    coverage.unresolved_related += len(blind)
     return wrap(
         gen,
         compact=view != "full",
         total=total,
         returned=len(page),
         next_cursor=next_cursor,
-        coverage=_coverage(rows),
+        coverage=coverage,
         results=results,
         guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
     )
