@@ -37,12 +37,15 @@ pipeline keeps the CANDIDATE answers and reports the fallback.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
+import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -180,27 +183,90 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     return out
 
 
+# Files the analyser reads to resolve an import (the rest of a repository is never read by it).
+_IMPORTABLE = (".py", ".pyi", ".so", ".pyd")
+# Directories a shadow links whole instead of mirroring (Pyright's own default excludes, and git's store).
+_LINKED_WHOLE = frozenset({"node_modules", "__pycache__"})
+CONFIG_FILES = ("scip-pyrightconfig.json", "pyrightconfig.json")
+
+
+def _settings(root: Path) -> dict[str, object]:
+    """The analyser's settings of the repository as a whole run reads them: its config file (the one
+    scip-python looks for first), else ``[tool.scip]`` or ``[tool.pyright]`` of its pyproject.toml. Without
+    any, the whole run assumes no platform (code under ``sys.platform`` or ``os.name`` tests is checked on
+    every branch), and a config file must say so: Pyright would otherwise assume the host's."""
+    for name in CONFIG_FILES:
+        own = root / name
+        if own.is_file():
+            try:
+                loaded = json.loads(own.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            return loaded if isinstance(loaded, dict) else {}
+    tool: object = {}
+    try:
+        with (root / "pyproject.toml").open("rb") as fh:
+            tool = tomllib.load(fh).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        pass
+    for section in ("scip", "pyright"):
+        found = tool.get(section) if isinstance(tool, dict) else None
+        if found:
+            return dict(found) if isinstance(found, dict) else {}
+    return {"pythonPlatform": "All"}
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` as the same file as ``source``: a hard link, or a copy across file systems."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def _shadow(root: Path, shadow: Path, include: list[str]) -> Path:
     """A directory standing in for ``root`` whose analysed files are ``include`` only.
 
-    Each top-level entry of the repository is a symlink (so every file stays importable and every path keeps
-    its repository-relative name), and a generated pyrightconfig.json lists the files to analyse. The
-    repository's own pyrightconfig.json settings are kept, with ``include`` replaced.
+    Why a mirror and not symbolic links: Pyright resolves an imported file to its real path, and
+    scip-python names a declaration as the project's only when that path lies under its working
+    directory; through a link to the repository every imported declaration would be outside it, and its
+    uses would be dropped. So every directory is mirrored and every file an import can resolve to is a
+    hard link (a copy across file systems); a link inside the repository points at its mirror. A
+    generated pyrightconfig.json lists the files to analyse, with the repository's own settings
+    (``_settings``, excludes included: they apply to listed files too).
     """
+    real = root.resolve()
     shadow.mkdir()
-    for entry in sorted(root.iterdir()):
-        if entry.name not in ("pyrightconfig.json", ".git"):
-            (shadow / entry.name).symlink_to(entry.resolve())
-    config: dict[str, object] = {}
-    own = root / "pyrightconfig.json"
-    if own.is_file():
-        try:
-            loaded = json.loads(own.read_text(encoding="utf-8"))
-            config = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            config = {}
+
+    def mirrored(entry: Path) -> Path:
+        """Where a link inside the repository points in the shadow (outside it: where it points)."""
+        target = entry.resolve()
+        return shadow / target.relative_to(real) if target.is_relative_to(real) else target
+
+    for dirpath, dirnames, filenames in os.walk(real):
+        here = Path(dirpath)
+        into = shadow / here.relative_to(real)
+        keep = []
+        for d in sorted(dirnames):
+            entry = here / d
+            if d == ".git" and here == real:
+                continue
+            if entry.is_symlink() or d in _LINKED_WHOLE or d.startswith("."):
+                (into / d).symlink_to(mirrored(entry), target_is_directory=True)
+            else:
+                (into / d).mkdir()
+                keep.append(d)
+        dirnames[:] = keep
+        for f in filenames:
+            entry = here / f
+            if here == real and f in CONFIG_FILES:
+                continue
+            if entry.is_symlink():
+                (into / f).symlink_to(mirrored(entry))
+            elif f.endswith(_IMPORTABLE) or f == "py.typed":
+                _link(entry, into / f)
+    config = _settings(real)
     config["include"] = include
-    config.pop("exclude", None)
     (shadow / "pyrightconfig.json").write_text(json.dumps(config))
     return shadow
 
@@ -217,14 +283,21 @@ def run_index(
 ) -> Index:
     """Run scip-python over ``root`` and decode its index (written outside the repository).
 
-    With ``include``, only those repository-relative files are analysed (see ``_shadow``).
+    With ``include``, only those repository-relative files are analysed (see ``_shadow``), and only their
+    documents kept: scip-python also writes one for each file they import, checked as a library (fewer
+    answers than when the file is analysed itself).
     """
     exe = exe or executable()
     identity(exe)
     provided = provided or []
     with tempfile.TemporaryDirectory(prefix="kivgraph-scip-") as tmp:
         if include is not None:
+            real = root.resolve()
             root = _shadow(root, Path(tmp) / "shadow", include)
+            # the repository's own import roots in the shadow: a file imported through one stays under it
+            own_roots = [
+                root / r.resolve().relative_to(real) for r in own_roots or () if r.resolve().is_relative_to(real)
+            ]
         out = Path(tmp) / "index.scip"
         env_file = Path(tmp) / "environment.json"
         # no pip queries: the packages shown to the analyzer are the registered providers, nothing else
@@ -268,9 +341,13 @@ def run_index(
         if not out.exists():
             raise AnalyzerFailed(f"{ANALYZER} wrote no index")
         try:
-            return decode_index(out.read_bytes())
+            index = decode_index(out.read_bytes())
         except ValueError as exc:
             raise AnalyzerFailed(f"{ANALYZER} wrote an unreadable index: {exc}") from None
+    if include is None:
+        return index
+    wanted = set(include)
+    return dataclasses.replace(index, documents=tuple(d for d in index.documents if d.relative_path in wanted))
 
 
 def probe(timeout: float = 120) -> str:
