@@ -46,7 +46,7 @@ import subprocess
 import tempfile
 import time
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +59,7 @@ from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
+from indexer.languages.python.units import FileUnits, units_of
 from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import repair
 from indexer.scip.decode import Document, Index, decode_index
@@ -78,7 +79,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-7"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-8"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -190,11 +191,9 @@ _LINKED_WHOLE = frozenset({"node_modules", "__pycache__"})
 CONFIG_FILES = ("scip-pyrightconfig.json", "pyrightconfig.json")
 
 
-def _settings(root: Path) -> dict[str, object]:
-    """The analyser's settings of the repository as a whole run reads them: its config file (the one
-    scip-python looks for first), else ``[tool.scip]`` or ``[tool.pyright]`` of its pyproject.toml. Without
-    any, the whole run assumes no platform (code under ``sys.platform`` or ``os.name`` tests is checked on
-    every branch), and a config file must say so: Pyright would otherwise assume the host's."""
+def own_settings(root: Path) -> dict[str, object] | None:
+    """The analyser's settings a whole run over ``root`` reads there: its config file (the one scip-python
+    looks for first), else ``[tool.scip]`` or ``[tool.pyright]`` of its pyproject.toml; None without any."""
     for name in CONFIG_FILES:
         own = root / name
         if own.is_file():
@@ -213,7 +212,15 @@ def _settings(root: Path) -> dict[str, object]:
         found = tool.get(section) if isinstance(tool, dict) else None
         if found:
             return dict(found) if isinstance(found, dict) else {}
-    return {"pythonPlatform": "All"}
+    return None
+
+
+def _settings(root: Path) -> dict[str, object]:
+    """The settings a shadow's config file must hold to analyse as a whole run over ``root`` does. Without
+    settings of its own, the whole run assumes no platform (code under ``sys.platform`` or ``os.name`` tests
+    is checked on every branch), and a config file must say so: Pyright would assume the host's."""
+    own = own_settings(root)
+    return dict(own) if own is not None else {"pythonPlatform": "All"}
 
 
 def _link(source: Path, target: Path) -> None:
@@ -479,8 +486,21 @@ class ScipUse(msgspec.Struct, array_like=True, frozen=True):
     member: str = ""
 
 
+class PyDefinition(msgspec.Struct, array_like=True, frozen=True):
+    """A definition the analyzer made in one file, tied to our declaration (its qualified name, kind and
+    start); ``synthesized``: the declaration is the analyzer's (a line tree-sitter could not parse)."""
+
+    symbol: str
+    path: str
+    qualified_name: str
+    kind: str
+    line: int
+    col: int
+    synthesized: bool = False
+
+
 class RepositoryScipFacts(msgspec.Struct, frozen=True):
-    """The joined analyzer output of one repository (what the fact cache stores)."""
+    """The joined analyzer output of one repository, every part in path order (what the fact cache stores)."""
 
     analyzer_version: str
     uses: tuple[ScipUse, ...] = ()
@@ -496,6 +516,11 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     salvage_runs: int = 0
     # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
+    # What the incremental exact pass (``indexer.languages.python.incremental``) needs of the last run: each
+    # file's definitions, each file's top-level statements, and each document's occurrence count.
+    definitions: tuple[PyDefinition, ...] = ()
+    units: tuple[FileUnits, ...] = ()
+    document_occurrences: tuple[tuple[str, int], ...] = ()
 
 
 def _indentation(src: bytes, line0: int) -> int:
@@ -520,11 +545,26 @@ def _overrides(doc: Document, path: str, defined: Mapping[str, tuple[str, Symbol
     return out
 
 
-def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
-    """Tie the index's occurrences to the repository's declarations and classify each use."""
+class StaleDefinition(Exception):
+    """A definition kept from the last run names a declaration its file no longer has."""
+
+
+def join_repository(
+    index: Index,
+    repo: RepositoryFacts,
+    known: Iterable[PyDefinition] = (),
+    known_declarations: Mapping[str, Collection[SymbolFact]] | None = None,
+) -> RepositoryScipFacts:
+    """Tie the index's occurrences to the repository's declarations and classify each use.
+
+    Documents are joined in path order, and a symbol two files define is the first file's, so the facts of
+    a file do not depend on which other files the run checked. ``known`` are the definitions of files the
+    run did not check (an incremental run keeps them from the last one; the analyzer's declarations of
+    their partial lines are ``known_declarations``): their symbols resolve as they did then
+    (``StaleDefinition`` when a declaration is gone).
+    """
     files = {ff.path: ff for ff in repo.files if ff.parsed}
     root = Path(repo.root)
-    decls: dict[str, FileDeclarations] = {p: FileDeclarations(ff.symbols, SOURCE_KINDS) for p, ff in files.items()}
     sources: dict[str, bytes] = {}
 
     def source_of(path: str) -> bytes:
@@ -535,78 +575,118 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
                 sources[path] = b""
         return sources[path]
 
-    docs = [d for d in index.documents if d.relative_path in files]
-    defined, synthesized = _definitions(docs, files, decls, source_of)
-    for path, extra_decls in synthesized.items():  # enclosing lookups see them too
-        decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
+    docs = sorted((d for d in index.documents if d.relative_path in files), key=lambda d: d.relative_path)
+    own = {d.relative_path: _file_definitions(d, files[d.relative_path], source_of(d.relative_path)) for d in docs}
+    kept = _known_definitions(known, known_declarations or {}, files, set(own))
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    synthesized: dict[str, list[SymbolFact]] = {}
+    order = sorted(own.keys() | kept.keys())
+    for path in order:
+        for symbol, decl, made in own[path] if path in own else kept[path]:
+            if symbol not in defined:
+                defined[symbol] = (path, decl)
+                if made:
+                    synthesized.setdefault(path, []).append(decl)
+    decls = {
+        d.relative_path: FileDeclarations(
+            (*files[d.relative_path].symbols, *synthesized.get(d.relative_path, ())), SOURCE_KINDS
+        )
+        for d in docs
+    }
     uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     overrides: list[ScipUse] = []
-    n_occ = 0
+    counts: list[tuple[str, int]] = []
     for doc in docs:
-        n_occ += _document_uses(doc, source_of(doc.relative_path), decls[doc.relative_path], defined, uses, external)
-        overrides += _overrides(doc, doc.relative_path, defined)
+        path = doc.relative_path
+        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, uses, external)))
+        overrides += _overrides(doc, path, defined)
     return RepositoryScipFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses),
         external=tuple(external),
         overrides=tuple(overrides),
         documents=len(docs),
-        occurrences=n_occ,
-        declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
+        occurrences=sum(n for _p, n in counts),
+        declarations=tuple((p, d) for p, ds in sorted(synthesized.items()) for d in ds),
+        definitions=tuple(
+            PyDefinition(symbol, path, d.qualified_name, d.kind, d.start_line, d.start_col, made)
+            for path in order
+            for symbol, d, made in sorted(own[path] if path in own else kept[path], key=lambda t: t[0])
+        ),
+        document_occurrences=tuple(counts),
     )
+
+
+def _known_definitions(
+    known: Iterable[PyDefinition],
+    known_declarations: Mapping[str, Collection[SymbolFact]],
+    files: Mapping[str, FileFacts],
+    checked: Collection[str],
+) -> dict[str, list[tuple[str, SymbolFact, bool]]]:
+    """The definitions of files this run did not check, tied to the same declarations as in the run that did
+    (path -> (symbol, declaration, whether the analyzer's own), in the order they were kept)."""
+    tables: dict[str, dict[tuple[str, str, int, int], SymbolFact]] = {}
+    out: dict[str, list[tuple[str, SymbolFact, bool]]] = {}
+    for t in known:
+        if t.path in checked:
+            continue
+        if t.path not in tables:
+            ff = files.get(t.path)
+            symbols = (*(ff.symbols if ff is not None else ()), *known_declarations.get(t.path, ()))
+            tables[t.path] = {(s.qualified_name, s.kind, s.start_line, s.start_col): s for s in reversed(symbols)}
+        decl = tables[t.path].get((t.qualified_name, t.kind, t.line, t.col))
+        if decl is None:
+            raise StaleDefinition(f"{t.path} no longer declares {t.qualified_name} ({t.kind}) at {t.line}:{t.col}")
+        out.setdefault(t.path, []).append((t.symbol, decl, t.synthesized))
+    return out
 
 
 # Pyright counts UTF-16 code units; newer indexes say so in position_encoding.
 _DEFAULT_UNIT = "utf-16"
 
 
-def _definitions(
-    docs: list[Document],
-    files: Mapping[str, FileFacts],
-    decls: Mapping[str, FileDeclarations],
-    source_of: Callable[[str], bytes],
-) -> tuple[dict[str, tuple[str, SymbolFact]], dict[str, list[SymbolFact]]]:
-    """SCIP symbol -> (path, our declaration), by position and name; and the declarations taken from the
-    analyzer where tree-sitter could not parse the line (path -> declarations)."""
-    defined: dict[str, tuple[str, SymbolFact]] = {}
-    synthesized: dict[str, list[SymbolFact]] = {}
-    for doc in docs:
-        cmap = ColumnMap(source_of(doc.relative_path), _unit_of(doc.position_encoding, _DEFAULT_UNIT))
-        fd = decls[doc.relative_path]
-        for occ in doc.occurrences:
-            if not occ.is_definition or occ.symbol in defined:
-                continue
-            parsed = parse_symbol(occ.symbol)
-            path_parts = descriptor_path(parsed) if parsed is not None else None
-            if parsed is None or path_parts is None:
-                continue
-            if path_parts[1] == "":
-                target = fd.module
-            else:
-                line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
-                name = parsed.descriptors[-1].name
-                target = fd.declared_at(line0 + 1, col, name)
-                ff = files[doc.relative_path]
-                line = line_of(source_of(doc.relative_path), line0)
-                if (
-                    target is None
-                    and ff.status == "partial"
-                    and path_parts[0] == ff.package
-                    and names_at(line, occ, cmap, name)
-                ):
-                    # a line tree-sitter could not parse: the analyzer's declaration stands in
-                    span = occ.enclosing_range or occ.range
-                    start, end = (
-                        (span[0] + 1, cmap.byte_col(span[0], span[1])),
-                        (span[2] + 1, cmap.byte_col(span[2], span[3])),
-                    )
-                    suffix = parsed.descriptors[-1].suffix
-                    target = analyzer_declaration(ff.package, path_parts[1], suffix, line, start, end, python=True)
-                    synthesized.setdefault(doc.relative_path, []).append(target)
-            if target is not None:
-                defined[occ.symbol] = (doc.relative_path, target)
-    return defined, synthesized
+def _file_definitions(doc: Document, ff: FileFacts, src: bytes) -> list[tuple[str, SymbolFact, bool]]:
+    """Each SCIP symbol one document defines -> our declaration (by position and name; its first definition
+    that has one), and whether the declaration is the analyzer's own: where tree-sitter could not parse
+    the line, the analyzer's definition stands in."""
+    cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
+    fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
+    seen: set[str] = set()
+    out: list[tuple[str, SymbolFact, bool]] = []
+    for occ in doc.occurrences:
+        if not occ.is_definition or occ.symbol in seen:
+            continue
+        parsed = parse_symbol(occ.symbol)
+        path_parts = descriptor_path(parsed) if parsed is not None else None
+        if parsed is None or path_parts is None:
+            continue
+        made = False
+        if path_parts[1] == "":
+            target = fd.module
+        else:
+            line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
+            name = parsed.descriptors[-1].name
+            target = fd.declared_at(line0 + 1, col, name)
+            line = line_of(src, line0)
+            if (
+                target is None
+                and ff.status == "partial"
+                and path_parts[0] == ff.package
+                and names_at(line, occ, cmap, name)
+            ):
+                span = occ.enclosing_range or occ.range
+                start, end = (
+                    (span[0] + 1, cmap.byte_col(span[0], span[1])),
+                    (span[2] + 1, cmap.byte_col(span[2], span[3])),
+                )
+                suffix = parsed.descriptors[-1].suffix
+                target = analyzer_declaration(ff.package, path_parts[1], suffix, line, start, end, python=True)
+                made = True
+        if target is not None:
+            seen.add(occ.symbol)
+            out.append((occ.symbol, target, made))
+    return out
 
 
 def _document_uses(
@@ -862,7 +942,10 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         )
 
     try:
-        return join_repository(run(None), repo)
+        facts = join_repository(run(None), repo)
+        return msgspec.structs.replace(
+            facts, units=file_units(Path(repo.root), (ff.path for ff in repo.files if ff.parsed))
+        )
     except AnalyzerCrashed as exc:
         files = sorted(ff.path for ff in repo.files if ff.parsed)
         salvaged = salvage(files, run, str(exc), Path(repo.root))
@@ -870,6 +953,18 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
             return RepositoryScipFacts(analyzer_version="", failure=str(exc), salvage_runs=salvaged.runs)
         facts = join_repository(salvaged.index, repo)
         return msgspec.structs.replace(facts, excluded=tuple(salvaged.excluded), salvage_runs=salvaged.runs)
+
+
+def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
+    """The top-level statements of ``files`` (what the next incremental run compares an edit with)."""
+    out = []
+    for path in sorted(files):
+        try:
+            source = (root / path).read_bytes()
+        except OSError:
+            continue
+        out.append(FileUnits(path, units_of(source)))
+    return tuple(out)
 
 
 MAX_SALVAGE_RUNS = 64
@@ -976,6 +1071,19 @@ class ScipPythonAdapter(ExactAdapter[RepositoryScipFacts]):
 
     def bind(self, facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
+
+    def update(
+        self,
+        previous: RepositoryScipFacts,
+        changed: Collection[str],
+        repo: RepositoryFacts,
+        corpus: Corpus,
+        *,
+        timeout: float,
+    ) -> RepositoryScipFacts | None:
+        from indexer.languages.python.incremental import update  # it builds on this module
+
+        return update(previous, changed, repo, corpus, timeout=timeout)
 
 
 ADAPTER = ScipPythonAdapter()
