@@ -43,6 +43,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 import tomllib
@@ -597,9 +598,10 @@ def join_repository(
     external: list[CoveredSite] = []
     overrides: list[ScipUse] = []
     counts: list[tuple[str, int]] = []
+    tops = frozenset(ff.package.split(".")[0] for ff in repo.files)
     for doc in docs:
         path = doc.relative_path
-        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, uses, external)))
+        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, uses, external, tops)))
         overrides += _overrides(doc, path, defined)
     return RepositoryScipFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
@@ -696,8 +698,10 @@ def _document_uses(
     defined: Mapping[str, tuple[str, SymbolFact]],
     uses: list[ScipUse],
     external: list[CoveredSite],
+    own: Collection[str],
 ) -> int:
-    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has."""
+    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has.
+    ``own`` are the repository's top-level module names."""
     path = doc.relative_path
     cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
     idents, blanked = _identifiers(src)
@@ -732,12 +736,21 @@ def _document_uses(
         parts = descriptor_path(parsed) if parsed is not None else None
         if parsed is None or parts is None:
             continue  # a parameter, a type parameter: nothing we declare
-        if parsed.package in _STDLIB_PACKAGES:
+        if _standard(parsed.package, parts[0], own):
             if syntax.final:
                 external.append(CoveredSite(path, syntax.line, syntax.col, source.qualified_name, source.kind))
             continue
         uses.append(ScipUse(*site, namespace=parts[0], member=parts[1]))
     return n_occ
+
+
+def _standard(package: str, namespace: str, own: Collection[str]) -> bool:
+    """Whether a symbol is the standard library's: scip-python says so, or its module is one of the standard
+    library's and none of the repository's. The second case: a name scip-python reaches through a stub's
+    ``from m import *`` (``os.path``'s members) is named after whichever name it met there first, so
+    differently from run to run, and not always as the standard library's."""
+    top = namespace.split(".")[0]
+    return package in _STDLIB_PACKAGES or (top in sys.stdlib_module_names and top not in own)
 
 
 def _unit_of(position_encoding: int, default: str) -> str:

@@ -4,14 +4,17 @@ What an edit can reach (``reach``): the checker's answers in a file depend on it
 declarations behind the module-level names it writes (imported by name, read as a module's attributes, or
 reached through the types those names give). So the edit's *dirty names* are the names bound by the
 top-level statements it added, removed or changed (``units``: a statement only moved, or changed only
-inside the body of a function that declares its return type, is unchanged); every file that writes a dirty
-name (any word of its text) is checked again, and each of its statements whose interface writes one makes
-the names it binds dirty in turn, until nothing new is dirty. An added or removed file also dirties its
-module's name (the last part of the dotted name an import spells). Anything the units cannot say (``ANY``:
-a file that does not parse, a wildcard import whose names changed), a ``from m import *`` of a changed
-module, an added or removed ``__init__``, settings the shadow cannot reproduce (an ``include`` or
-``exclude`` of the repository's own, a config file above it), the last run's salvage, or a reach of most
-files, and the whole repository is analysed instead.
+inside the body of a function that declares its return type, is unchanged), each with the file binding it;
+every file that can see that file (it spells its module's name, as any import of it does) and writes a
+dirty name of it (any word of its text) is checked again, and each of its statements whose interface
+writes one makes the names it binds dirty in turn, until nothing new is dirty. An added or removed file
+dirties its module's name (the last part of the dotted name an import spells): its own names reach other
+files only through imports of it. Anything the units cannot say (``ANY``: a reached file that does not parse), a
+``from m import *`` anywhere in the repository (scip-python names what it reaches through one after the
+first name it met there: not the same in runs over different files), an added or removed ``__init__``,
+settings the shadow cannot reproduce (an ``include`` or ``exclude`` of the repository's own, a config file
+above it), the last run's salvage, or a reach of most files, and the whole repository is analysed
+instead.
 
 The run (``update``): scip-python over the reached files only, in a shadow of the repository (every other
 file stays importable: see ``analyzer._shadow``). The join ties symbols of files outside the run to the
@@ -45,7 +48,7 @@ from indexer.languages.python.analyzer import (
     providers,
     run_index,
 )
-from indexer.languages.python.modules import absolute_module, is_package_init, package_for
+from indexer.languages.python.modules import is_package_init
 from indexer.languages.python.units import ANY, FileUnits, Statement, Unit, statements, words
 from indexer.languages.spec import AnalyzerCrashed
 from indexer.scip.decode import Index, Metadata
@@ -97,21 +100,44 @@ def _changed_units(old: Iterable[Unit], new: Iterable[Unit]) -> list[Unit]:
     return list(((a - b) + (b - a)).elements())
 
 
-def _imports_changed_wildcard(
-    changed: Collection[str], files: list[str], previous: Collection[str], sources: _Files
-) -> bool:
-    """Whether a file imports every name of a changed module (``from m import *``): which names it binds
-    then is not in any statement's text."""
-    everything = frozenset(files) | frozenset(previous)
-    modules = {package_for(p, everything) for p in changed}
-    for path in files:
-        if not _WILDCARD.search(sources.source(path)):
-            continue
-        own = package_for(path, everything)
-        for s in sources.statements(path):
-            if s.wildcard and absolute_module(own, is_package_init(path), s.wildcard) in modules | {None}:
-                return True
-    return False
+def _imports_every_name(files: list[str], sources: _Files) -> bool:
+    """Whether a file imports every name of a module (``from m import *``): which names it binds then is in
+    no statement's text, and scip-python names whatever is reached through it after the first name it met
+    there, so differently in runs over different files."""
+    return any(_WILDCARD.search(sources.source(p)) and any(s.wildcard for s in sources.statements(p)) for p in files)
+
+
+def _sees(path: str, origin: str, spelled: frozenset[str]) -> bool:
+    """Whether ``path`` can name what ``origin`` binds: it is that file, it spells its module's name (every
+    import of a module does), or it lies in the package whose ``__init__`` it is (``from . import x``)."""
+    if path == origin or _module_needle(origin) in spelled:
+        return True
+    return is_package_init(origin) and path.startswith(posixpath.dirname(origin) + "/")
+
+
+def _statement_dirties(path: str, frontier: dict[str, set[str]], sources: _Files) -> tuple[bool, set[str]] | None:
+    """(whether ``path`` writes a name of ``frontier`` it can see, the names its statements bind anew), for
+    ``frontier`` the dirty names by the file binding them; None when a statement binds names no one can say.
+    A ``from m import *`` of a file with dirty names binds them all."""
+    spelled = sources.words(path)
+    look: set[str] = set()
+    via: dict[str, set[str]] = {}  # module name spelled -> dirty names of that module
+    for origin, names in frontier.items():
+        if _sees(path, origin, spelled):
+            look |= names
+            via.setdefault(_module_needle(origin), set()).update(names)
+    if not look:
+        return False, set()
+    found: set[str] = set()
+    for s in sources.statements(path):
+        if s.wildcard:
+            for needle in via.keys() & s.words:
+                found |= via[needle]
+        elif not look.isdisjoint(s.words):
+            if ANY in s.unit.names:
+                return None
+            found.update(s.unit.names)
+    return not look.isdisjoint(spelled), found
 
 
 def reach(
@@ -122,16 +148,19 @@ def reach(
     present = set(files)
     if any(is_package_init(p) and (p in present) != (p in previous) for p in changed):
         return None  # a package appears or goes: the modules under it are named anew
-    if _imports_changed_wildcard(changed, files, previous, sources):
+    if _imports_every_name(files, sources):
         return None
-    dirty: set[str] = set()
+    frontier: dict[str, set[str]] = {}  # file -> the dirty names it binds
     needles: set[str] = set()
     for path in changed:
-        now = tuple(s.unit for s in sources.statements(path)) if path in present else ()
-        for unit in _changed_units(previous.get(path, ()), now):
-            dirty.update(unit.names)
         if (path in present) != (path in previous):
-            needles.add(_module_needle(path))  # imports of it resolve elsewhere now, or to it
+            # its names reach other files only through imports of it, which spell its name: they resolve
+            # elsewhere now, or to it
+            needles.add(_module_needle(path))
+            continue
+        now = tuple(s.unit for s in sources.statements(path))
+        for unit in _changed_units(previous[path], now):
+            frontier.setdefault(path, set()).update(unit.names)
     reached = {p for p in changed if p in present}
     for path in files:
         hits = needles & sources.words(path)
@@ -139,21 +168,23 @@ def reach(
             reached.add(path)
             for s in sources.statements(path):
                 if not hits.isdisjoint(s.words):
-                    dirty.update(s.unit.names)
-    frontier, seen = set(dirty), set(dirty)
+                    frontier.setdefault(path, set()).update(s.unit.names)
+    seen = {p: set(n) for p, n in frontier.items()}
     while frontier:
-        if ANY in frontier:
+        if any(ANY in names for names in frontier.values()):
             return None
-        found: set[str] = set()
+        found: dict[str, set[str]] = {}
         for path in files:
-            if frontier.isdisjoint(sources.words(path)):
-                continue
-            reached.add(path)
-            for s in sources.statements(path):
-                if not frontier.isdisjoint(s.words):
-                    found.update(s.unit.names)
-        frontier = found - seen
-        seen |= found
+            step = _statement_dirties(path, frontier, sources)
+            if step is None:
+                return None
+            writes, bound = step
+            if writes:
+                reached.add(path)
+            if bound - seen.get(path, set()):
+                found[path] = bound - seen.get(path, set())
+                seen.setdefault(path, set()).update(bound)
+        frontier = found
     return reached
 
 

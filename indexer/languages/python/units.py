@@ -94,16 +94,21 @@ def _targets(node: Node, out: set[str]) -> None:
             _targets(child, out)
 
 
-def _imported(node: Node, out: set[str]) -> bool:
-    """Names an import binds; False for ``from m import *``."""
+def _imported_name(node: Node, child: Node, out: set[str]) -> None:
+    """The name one part of an import binds: its alias, else the first name of ``import a.b``, the name of
+    ``from m import a``."""
+    if child.type == "aliased_import":
+        out.add(_text(child.child_by_field_name("alias")))
+    elif not child.named_children:
+        out.add(_text(child))
+    else:
+        out.add(_text(child.named_children[0 if node.type == "import_statement" else -1]))
+
+
+def _imported(node: Node, out: set[str]) -> None:
+    """Names an import binds (none for ``from m import *``: ``statements`` says ``ANY``)."""
     for child in node.children_by_field_name("name"):
-        if child.type == "aliased_import":
-            out.add(_text(child.child_by_field_name("alias")))
-        elif node.type == "import_statement":
-            out.add(_text(child.named_children[0]) if child.named_children else _text(child))
-        else:
-            out.add(_text(child.named_children[-1]) if child.named_children else _text(child))
-    return not any(c.type == "wildcard_import" for c in node.named_children)
+        _imported_name(node, child, out)
 
 
 def _bound(node: Node, out: set[str]) -> None:
@@ -163,9 +168,38 @@ def _interface_cuts(root: Node) -> list[tuple[int, int]]:
     return out
 
 
+def _interface(source: bytes, node: Node, cuts: list[tuple[int, int]], starts: list[int]) -> bytes:
+    """What other modules see of one top-level statement: its text with ``cuts`` left out (a cut body leaves
+    ``...``), blank lines and trailing spaces dropped (a comment's line is gone with it)."""
+    kept: list[bytes] = []
+    at = node.start_byte
+    i = bisect.bisect_left(starts, node.start_byte)
+    while i < len(cuts) and cuts[i][0] < node.end_byte:
+        kept.append(source[at : cuts[i][0]])
+        if source[cuts[i][0] : cuts[i][0] + 1] != b"#":
+            kept.append(b"...")
+        at = max(at, cuts[i][1])
+        i += 1
+    kept.append(source[at : node.end_byte])
+    return b"\n".join(line.rstrip() for line in b"".join(kept).splitlines() if line.strip())
+
+
+def _import_statements(node: Node, interface: bytes) -> list[Statement]:
+    """An import as one statement per name it binds: each depends only on its own name (and module)."""
+    module = words(_text(node.child_by_field_name("module_name")))
+    out: list[Statement] = []
+    for child in node.children_by_field_name("name"):
+        names: set[str] = set()
+        _imported_name(node, child, names)
+        for name in sorted(names - {""}):
+            unit = Unit((name,), _digest(interface + b"\0" + name.encode()))
+            out.append(Statement(unit, module | words(_text(child))))
+    return out
+
+
 def statements(source: bytes) -> list[Statement]:
-    """Each top-level statement as a unit, with the words of its interface; one ``ANY`` unit for the whole
-    file when it does not parse."""
+    """Each top-level statement as a unit (an import, one per name), with the words of its interface; one
+    ``ANY`` unit for the whole file when it does not parse."""
     root = Parser(_LANGUAGE).parse(source).root_node
     if root.has_error:
         return [Statement(Unit((ANY,), _digest(source)), words(source.decode("utf-8", "replace")))]
@@ -175,25 +209,19 @@ def statements(source: bytes) -> list[Statement]:
     for node in root.children:
         if node.type == "comment":
             continue
-        kept: list[bytes] = []
-        at = node.start_byte
-        i = bisect.bisect_left(starts, node.start_byte)
-        while i < len(cuts) and cuts[i][0] < node.end_byte:
-            kept.append(source[at : cuts[i][0]])
-            at = max(at, cuts[i][1])
-            i += 1
-        kept.append(source[at : node.end_byte])
-        interface = b"\0".join(kept)
+        interface = _interface(source, node, cuts, starts)
+        named = words(interface.decode("utf-8", "replace"))
+        if node.type in ("import_statement", "import_from_statement"):
+            if any(c.type == "wildcard_import" for c in node.named_children):
+                module = _text(node.child_by_field_name("module_name"))
+                out.append(Statement(Unit((ANY,), _digest(interface)), named, module))
+            else:
+                out.extend(_import_statements(node, interface))
+            continue
         names: set[str] = set()
-        wildcard = ""
-        if node.type == "import_from_statement" and not _imported(node, names):
-            names = {ANY}
-            wildcard = _text(node.child_by_field_name("module_name"))
-        else:
-            _bound(node, names)
+        _bound(node, names)
         names.discard("")
-        unit = Unit(tuple(sorted(names)), _digest(interface))
-        out.append(Statement(unit, words(interface.decode("utf-8", "replace")), wildcard))
+        out.append(Statement(Unit(tuple(sorted(names)), _digest(interface)), named))
     return out
 
 
