@@ -1,7 +1,7 @@
 """Fresh after every edit, with the real analyzers: a CANDIDATE generation first, then the exact one, which
 equals a full rebuild after every scripted change (add a caller, rename, delete a file, edit a comment,
-revert). Go's exact pass re-analyses only the changed packages and their importers, TypeScript's only the
-files an edit reaches; verify mode checks both against a whole run.
+revert). Go's exact pass re-analyses only the changed packages and their importers, Python's and TypeScript's
+only the files an edit reaches; verify mode checks each against a whole run.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from indexer.watch import watch_and_index
 from snapshot_format.reader import Generation
 from snapshot_format.vocab import Confidence, EdgeKind
 from tests.fresh_kit import Run, Workspace, answers, differences, full_rebuild
-from tests.helpers import copy_fixture, write_repo
+from tests.helpers import FIXTURES, copy_fixture, write_repo
 
 pytestmark = pytest.mark.analyzers
 
@@ -195,7 +195,7 @@ def test_go_an_analyzer_failing_in_the_exact_stage_degrades_and_the_watch_goes_o
         assert gen.symbols_by_name("Second") and not pending(gen, "m")
 
 
-# --- Python: scip-python over the whole repository in the exact stage ------------------------------------
+# --- Python: scip-python over the files an edit reaches ------------------------------------------------
 
 
 @pytest.fixture
@@ -208,16 +208,17 @@ def py_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Workspace, P
     return ws, repo
 
 
-def test_python_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
-    py_ws: tuple[Workspace, Path], tmp_path: Path
-) -> None:
-    ws, repo = py_ws
+def py_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:
+    """The scripted change sets, in order; each reaches only some of the files (the others keep their uses)."""
     shapes = repo / "src" / "shapes"
-    pristine = tmp_path / "pristine"
-    shutil.copytree(repo, pristine)
-    changes: list[tuple[str, Callable[[], object]]] = [
+
+    def revert() -> None:
+        shutil.rmtree(repo / "src")
+        shutil.copytree(FIXTURES / "pyrepo_a" / "src", repo / "src")
+
+    return [
         (
-            "add a caller",
+            "add a caller",  # report is checked again; square and circle (their overrides of Shape) are not
             lambda: edit(
                 shapes / "report.py",
                 "def larger_area(",
@@ -225,29 +226,46 @@ def test_python_every_scripted_change_ends_in_the_answers_of_a_full_rebuild(
             ),
         ),
         ("rename", lambda: edit(shapes / "square.py", "def area(self)", "def surface(self)")),
-        ("delete a file", lambda: (shapes / "units.py").unlink()),
+        ("delete a file", lambda: (shapes / "units.py").unlink()),  # report's import of it no longer resolves
         ("edit a comment", lambda: edit(shapes / "circle.py", '"""', '# a comment\n"""')),
-        ("revert", lambda: (shutil.rmtree(repo), shutil.copytree(pristine, repo))),
+        ("revert", revert),
     ]
-    for label, change in changes:
+
+
+def test_python_the_candidate_generation_shows_each_change_at_once(py_ws: tuple[Workspace, Path]) -> None:
+    ws, repo = py_ws
+    for label, change in py_changes(repo)[:4]:
         change()
         run = ws.index()
-        if label == "revert":
-            assert run.names == ["exact"] and run.report.index["python"]["analyzer_cache_hits"] == 1, label
-        else:
-            assert run.names == ["candidate", "exact"], label
-            with ws.generation(run.stages[0].result.name) as gen:
-                waiting = pending(gen, "shapes")
-                assert waiting and all(
-                    f.analysis in ("exact", "pending") for f in gen.files("shapes") if f.status != "skipped"
-                ), label
-                if label == "add a caller":
-                    assert (
-                        callers(gen, "shapes.square.Square.area")["shapes.report.square_only"] == Confidence.CANDIDATE
-                    )
-                if label == "edit a comment":
-                    assert waiting == {"src/shapes/circle.py"}  # nothing else can change with a comment
-        assert_like_a_full_rebuild(ws, tmp_path)
+        assert run.names == ["candidate", "exact"], label
+        with ws.generation(run.stages[0].result.name) as gen:
+            waiting = pending(gen, "shapes")
+            assert waiting and all(
+                f.analysis in ("exact", "pending") for f in gen.files("shapes") if f.status != "skipped"
+            ), label
+            if label == "add a caller":
+                assert callers(gen, "shapes.square.Square.area")["shapes.report.square_only"] == Confidence.CANDIDATE
+            if label == "edit a comment":
+                assert waiting == {"src/shapes/circle.py"}  # nothing else can change with a comment
+
+
+def test_python_an_incremental_run_keeps_overrides_and_calls_of_files_it_did_not_check(
+    py_ws: tuple[Workspace, Path],
+) -> None:
+    ws, repo = py_ws
+    label, change = py_changes(repo)[0]
+    change()
+    assert ws.index().report.index["python"]["analyzer_incremental"] == 1, label
+    with ws.current() as gen:
+        (area,) = gen.symbols_by_qualified_name("shapes.circle.Circle.area")
+        overridden = {
+            gen.symbol(e.target).qualified_name  # type: ignore[union-attr]
+            for e in gen.edges_out(area.key, [EdgeKind.OVERRIDES])
+        }
+        assert overridden == {"shapes.base.Shape.area"}
+        exact = Confidence.EXACT_TYPECHECKED
+        assert callers(gen, "shapes.circle.circle_area") == {"shapes.circle.Circle.area": exact}
+        assert callers(gen, "shapes.square.Square.area")["shapes.report.square_only"] == exact
 
 
 # --- TypeScript: scip-typescript over the files an edit reaches ----------------------------------------------
@@ -334,7 +352,7 @@ def test_typescript_an_incremental_run_keeps_implements_and_overrides_into_a_fil
         assert callers(gen, "src.shapes.square") == {"src.circle.Circle.area": exact, "src.circle.unit": exact}
 
 
-# --- Go and TypeScript: every incremental route against whole runs -----------------------------------------
+# --- Go, Python and TypeScript: every incremental route against whole runs -----------------------------------------
 
 
 @dataclass(frozen=True)
@@ -352,6 +370,20 @@ class Route:
 
 
 ROUTES = [
+    Route(
+        "py_ws",
+        "python",
+        "scip-python",
+        "shapes",
+        py_changes,
+        "indexer.languages.python.incremental",
+        lambda previous: msgspec.structs.replace(previous, uses=()),
+        lambda repo: edit(
+            repo / "src" / "shapes" / "circle.py",
+            "def circle_area(",
+            "def unit_circle() -> float:\n    return circle_area(1.0)\n\n\ndef circle_area(",
+        ),
+    ),
     Route(
         "go_ws",
         "go",

@@ -37,13 +37,17 @@ pipeline keeps the CANDIDATE answers and reports the fallback.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping
+import tomllib
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +60,7 @@ from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
+from indexer.languages.python.units import FileUnits, units_of
 from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import repair
 from indexer.scip.decode import Document, Index, decode_index
@@ -75,7 +80,7 @@ LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-7"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-8"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -180,27 +185,96 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     return out
 
 
+# Files the analyser reads to resolve an import (the rest of a repository is never read by it).
+_IMPORTABLE = (".py", ".pyi", ".so", ".pyd")
+# Directories a shadow links whole instead of mirroring (Pyright's own default excludes, and git's store).
+_LINKED_WHOLE = frozenset({"node_modules", "__pycache__"})
+CONFIG_FILES = ("scip-pyrightconfig.json", "pyrightconfig.json")
+
+
+def own_settings(root: Path) -> dict[str, object] | None:
+    """The analyser's settings a whole run over ``root`` reads there: its config file (the one scip-python
+    looks for first), else ``[tool.scip]`` or ``[tool.pyright]`` of its pyproject.toml; None without any."""
+    for name in CONFIG_FILES:
+        own = root / name
+        if own.is_file():
+            try:
+                loaded = json.loads(own.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return {}
+            return loaded if isinstance(loaded, dict) else {}
+    tool: object = {}
+    try:
+        with (root / "pyproject.toml").open("rb") as fh:
+            tool = tomllib.load(fh).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        pass
+    for section in ("scip", "pyright"):
+        found = tool.get(section) if isinstance(tool, dict) else None
+        if found:
+            return dict(found) if isinstance(found, dict) else {}
+    return None
+
+
+def _settings(root: Path) -> dict[str, object]:
+    """The settings a shadow's config file must hold to analyse as a whole run over ``root`` does. Without
+    settings of its own, the whole run assumes no platform (code under ``sys.platform`` or ``os.name`` tests
+    is checked on every branch), and a config file must say so: Pyright would assume the host's."""
+    own = own_settings(root)
+    return dict(own) if own is not None else {"pythonPlatform": "All"}
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` as the same file as ``source``: a hard link, or a copy across file systems."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def _shadow(root: Path, shadow: Path, include: list[str]) -> Path:
     """A directory standing in for ``root`` whose analysed files are ``include`` only.
 
-    Each top-level entry of the repository is a symlink (so every file stays importable and every path keeps
-    its repository-relative name), and a generated pyrightconfig.json lists the files to analyse. The
-    repository's own pyrightconfig.json settings are kept, with ``include`` replaced.
+    Why a mirror and not symbolic links: Pyright resolves an imported file to its real path, and
+    scip-python names a declaration as the project's only when that path lies under its working
+    directory; through a link to the repository every imported declaration would be outside it, and its
+    uses would be dropped. So every directory is mirrored and every file an import can resolve to is a
+    hard link (a copy across file systems); a link inside the repository points at its mirror. A
+    generated pyrightconfig.json lists the files to analyse, with the repository's own settings
+    (``_settings``, excludes included: they apply to listed files too).
     """
+    real = root.resolve()
     shadow.mkdir()
-    for entry in sorted(root.iterdir()):
-        if entry.name not in ("pyrightconfig.json", ".git"):
-            (shadow / entry.name).symlink_to(entry.resolve())
-    config: dict[str, object] = {}
-    own = root / "pyrightconfig.json"
-    if own.is_file():
-        try:
-            loaded = json.loads(own.read_text(encoding="utf-8"))
-            config = loaded if isinstance(loaded, dict) else {}
-        except (OSError, ValueError):
-            config = {}
+
+    def mirrored(entry: Path) -> Path:
+        """Where a link inside the repository points in the shadow (outside it: where it points)."""
+        target = entry.resolve()
+        return shadow / target.relative_to(real) if target.is_relative_to(real) else target
+
+    for dirpath, dirnames, filenames in os.walk(real):
+        here = Path(dirpath)
+        into = shadow / here.relative_to(real)
+        keep = []
+        for d in sorted(dirnames):
+            entry = here / d
+            if d == ".git" and here == real:
+                continue
+            if entry.is_symlink() or d in _LINKED_WHOLE or d.startswith("."):
+                (into / d).symlink_to(mirrored(entry), target_is_directory=True)
+            else:
+                (into / d).mkdir()
+                keep.append(d)
+        dirnames[:] = keep
+        for f in filenames:
+            entry = here / f
+            if here == real and f in CONFIG_FILES:
+                continue
+            if entry.is_symlink():
+                (into / f).symlink_to(mirrored(entry))
+            elif f.endswith(_IMPORTABLE) or f == "py.typed":
+                _link(entry, into / f)
+    config = _settings(real)
     config["include"] = include
-    config.pop("exclude", None)
     (shadow / "pyrightconfig.json").write_text(json.dumps(config))
     return shadow
 
@@ -217,14 +291,21 @@ def run_index(
 ) -> Index:
     """Run scip-python over ``root`` and decode its index (written outside the repository).
 
-    With ``include``, only those repository-relative files are analysed (see ``_shadow``).
+    With ``include``, only those repository-relative files are analysed (see ``_shadow``), and only their
+    documents kept: scip-python also writes one for each file they import, checked as a library (fewer
+    answers than when the file is analysed itself).
     """
     exe = exe or executable()
     identity(exe)
     provided = provided or []
     with tempfile.TemporaryDirectory(prefix="kivgraph-scip-") as tmp:
         if include is not None:
+            real = root.resolve()
             root = _shadow(root, Path(tmp) / "shadow", include)
+            # the repository's own import roots in the shadow: a file imported through one stays under it
+            own_roots = [
+                root / r.resolve().relative_to(real) for r in own_roots or () if r.resolve().is_relative_to(real)
+            ]
         out = Path(tmp) / "index.scip"
         env_file = Path(tmp) / "environment.json"
         # no pip queries: the packages shown to the analyzer are the registered providers, nothing else
@@ -268,9 +349,13 @@ def run_index(
         if not out.exists():
             raise AnalyzerFailed(f"{ANALYZER} wrote no index")
         try:
-            return decode_index(out.read_bytes())
+            index = decode_index(out.read_bytes())
         except ValueError as exc:
             raise AnalyzerFailed(f"{ANALYZER} wrote an unreadable index: {exc}") from None
+    if include is None:
+        return index
+    wanted = set(include)
+    return dataclasses.replace(index, documents=tuple(d for d in index.documents if d.relative_path in wanted))
 
 
 def probe(timeout: float = 120) -> str:
@@ -402,8 +487,21 @@ class ScipUse(msgspec.Struct, array_like=True, frozen=True):
     member: str = ""
 
 
+class PyDefinition(msgspec.Struct, array_like=True, frozen=True):
+    """A definition the analyzer made in one file, tied to our declaration (its qualified name, kind and
+    start); ``synthesized``: the declaration is the analyzer's (a line tree-sitter could not parse)."""
+
+    symbol: str
+    path: str
+    qualified_name: str
+    kind: str
+    line: int
+    col: int
+    synthesized: bool = False
+
+
 class RepositoryScipFacts(msgspec.Struct, frozen=True):
-    """The joined analyzer output of one repository (what the fact cache stores)."""
+    """The joined analyzer output of one repository, every part in path order (what the fact cache stores)."""
 
     analyzer_version: str
     uses: tuple[ScipUse, ...] = ()
@@ -419,6 +517,11 @@ class RepositoryScipFacts(msgspec.Struct, frozen=True):
     salvage_runs: int = 0
     # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
+    # What the incremental exact pass (``indexer.languages.python.incremental``) needs of the last run: each
+    # file's definitions, each file's top-level statements, and each document's occurrence count.
+    definitions: tuple[PyDefinition, ...] = ()
+    units: tuple[FileUnits, ...] = ()
+    document_occurrences: tuple[tuple[str, int], ...] = ()
 
 
 def _indentation(src: bytes, line0: int) -> int:
@@ -443,11 +546,26 @@ def _overrides(doc: Document, path: str, defined: Mapping[str, tuple[str, Symbol
     return out
 
 
-def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
-    """Tie the index's occurrences to the repository's declarations and classify each use."""
+class StaleDefinition(Exception):
+    """A definition kept from the last run names a declaration its file no longer has."""
+
+
+def join_repository(
+    index: Index,
+    repo: RepositoryFacts,
+    known: Iterable[PyDefinition] = (),
+    known_declarations: Mapping[str, Collection[SymbolFact]] | None = None,
+) -> RepositoryScipFacts:
+    """Tie the index's occurrences to the repository's declarations and classify each use.
+
+    Documents are joined in path order, and a symbol two files define is the first file's, so the facts of
+    a file do not depend on which other files the run checked. ``known`` are the definitions of files the
+    run did not check (an incremental run keeps them from the last one; the analyzer's declarations of
+    their partial lines are ``known_declarations``): their symbols resolve as they did then
+    (``StaleDefinition`` when a declaration is gone).
+    """
     files = {ff.path: ff for ff in repo.files if ff.parsed}
     root = Path(repo.root)
-    decls: dict[str, FileDeclarations] = {p: FileDeclarations(ff.symbols, SOURCE_KINDS) for p, ff in files.items()}
     sources: dict[str, bytes] = {}
 
     def source_of(path: str) -> bytes:
@@ -458,78 +576,119 @@ def join_repository(index: Index, repo: RepositoryFacts) -> RepositoryScipFacts:
                 sources[path] = b""
         return sources[path]
 
-    docs = [d for d in index.documents if d.relative_path in files]
-    defined, synthesized = _definitions(docs, files, decls, source_of)
-    for path, extra_decls in synthesized.items():  # enclosing lookups see them too
-        decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
+    docs = sorted((d for d in index.documents if d.relative_path in files), key=lambda d: d.relative_path)
+    own = {d.relative_path: _file_definitions(d, files[d.relative_path], source_of(d.relative_path)) for d in docs}
+    kept = _known_definitions(known, known_declarations or {}, files, set(own))
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    synthesized: dict[str, list[SymbolFact]] = {}
+    order = sorted(own.keys() | kept.keys())
+    for path in order:
+        for symbol, decl, made in own[path] if path in own else kept[path]:
+            if symbol not in defined:
+                defined[symbol] = (path, decl)
+                if made:
+                    synthesized.setdefault(path, []).append(decl)
+    decls = {
+        d.relative_path: FileDeclarations(
+            (*files[d.relative_path].symbols, *synthesized.get(d.relative_path, ())), SOURCE_KINDS
+        )
+        for d in docs
+    }
     uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     overrides: list[ScipUse] = []
-    n_occ = 0
+    counts: list[tuple[str, int]] = []
+    tops = frozenset(ff.package.split(".")[0] for ff in repo.files)
     for doc in docs:
-        n_occ += _document_uses(doc, source_of(doc.relative_path), decls[doc.relative_path], defined, uses, external)
-        overrides += _overrides(doc, doc.relative_path, defined)
+        path = doc.relative_path
+        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, uses, external, tops)))
+        overrides += _overrides(doc, path, defined)
     return RepositoryScipFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses),
         external=tuple(external),
         overrides=tuple(overrides),
         documents=len(docs),
-        occurrences=n_occ,
-        declarations=tuple((p, d) for p, ds in synthesized.items() for d in ds),
+        occurrences=sum(n for _p, n in counts),
+        declarations=tuple((p, d) for p, ds in sorted(synthesized.items()) for d in ds),
+        definitions=tuple(
+            PyDefinition(symbol, path, d.qualified_name, d.kind, d.start_line, d.start_col, made)
+            for path in order
+            for symbol, d, made in sorted(own[path] if path in own else kept[path], key=lambda t: t[0])
+        ),
+        document_occurrences=tuple(counts),
     )
+
+
+def _known_definitions(
+    known: Iterable[PyDefinition],
+    known_declarations: Mapping[str, Collection[SymbolFact]],
+    files: Mapping[str, FileFacts],
+    checked: Collection[str],
+) -> dict[str, list[tuple[str, SymbolFact, bool]]]:
+    """The definitions of files this run did not check, tied to the same declarations as in the run that did
+    (path -> (symbol, declaration, whether the analyzer's own), in the order they were kept)."""
+    tables: dict[str, dict[tuple[str, str, int, int], SymbolFact]] = {}
+    out: dict[str, list[tuple[str, SymbolFact, bool]]] = {}
+    for t in known:
+        if t.path in checked:
+            continue
+        if t.path not in tables:
+            ff = files.get(t.path)
+            symbols = (*(ff.symbols if ff is not None else ()), *known_declarations.get(t.path, ()))
+            tables[t.path] = {(s.qualified_name, s.kind, s.start_line, s.start_col): s for s in reversed(symbols)}
+        decl = tables[t.path].get((t.qualified_name, t.kind, t.line, t.col))
+        if decl is None:
+            raise StaleDefinition(f"{t.path} no longer declares {t.qualified_name} ({t.kind}) at {t.line}:{t.col}")
+        out.setdefault(t.path, []).append((t.symbol, decl, t.synthesized))
+    return out
 
 
 # Pyright counts UTF-16 code units; newer indexes say so in position_encoding.
 _DEFAULT_UNIT = "utf-16"
 
 
-def _definitions(
-    docs: list[Document],
-    files: Mapping[str, FileFacts],
-    decls: Mapping[str, FileDeclarations],
-    source_of: Callable[[str], bytes],
-) -> tuple[dict[str, tuple[str, SymbolFact]], dict[str, list[SymbolFact]]]:
-    """SCIP symbol -> (path, our declaration), by position and name; and the declarations taken from the
-    analyzer where tree-sitter could not parse the line (path -> declarations)."""
-    defined: dict[str, tuple[str, SymbolFact]] = {}
-    synthesized: dict[str, list[SymbolFact]] = {}
-    for doc in docs:
-        cmap = ColumnMap(source_of(doc.relative_path), _unit_of(doc.position_encoding, _DEFAULT_UNIT))
-        fd = decls[doc.relative_path]
-        for occ in doc.occurrences:
-            if not occ.is_definition or occ.symbol in defined:
-                continue
-            parsed = parse_symbol(occ.symbol)
-            path_parts = descriptor_path(parsed) if parsed is not None else None
-            if parsed is None or path_parts is None:
-                continue
-            if path_parts[1] == "":
-                target = fd.module
-            else:
-                line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
-                name = parsed.descriptors[-1].name
-                target = fd.declared_at(line0 + 1, col, name)
-                ff = files[doc.relative_path]
-                line = line_of(source_of(doc.relative_path), line0)
-                if (
-                    target is None
-                    and ff.status == "partial"
-                    and path_parts[0] == ff.package
-                    and names_at(line, occ, cmap, name)
-                ):
-                    # a line tree-sitter could not parse: the analyzer's declaration stands in
-                    span = occ.enclosing_range or occ.range
-                    start, end = (
-                        (span[0] + 1, cmap.byte_col(span[0], span[1])),
-                        (span[2] + 1, cmap.byte_col(span[2], span[3])),
-                    )
-                    suffix = parsed.descriptors[-1].suffix
-                    target = analyzer_declaration(ff.package, path_parts[1], suffix, line, start, end, python=True)
-                    synthesized.setdefault(doc.relative_path, []).append(target)
-            if target is not None:
-                defined[occ.symbol] = (doc.relative_path, target)
-    return defined, synthesized
+def _file_definitions(doc: Document, ff: FileFacts, src: bytes) -> list[tuple[str, SymbolFact, bool]]:
+    """Each SCIP symbol one document defines -> our declaration (by position and name; its first definition
+    that has one), and whether the declaration is the analyzer's own: where tree-sitter could not parse
+    the line, the analyzer's definition stands in."""
+    cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
+    fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
+    seen: set[str] = set()
+    out: list[tuple[str, SymbolFact, bool]] = []
+    for occ in doc.occurrences:
+        if not occ.is_definition or occ.symbol in seen:
+            continue
+        parsed = parse_symbol(occ.symbol)
+        path_parts = descriptor_path(parsed) if parsed is not None else None
+        if parsed is None or path_parts is None:
+            continue
+        made = False
+        if path_parts[1] == "":
+            target = fd.module
+        else:
+            line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
+            name = parsed.descriptors[-1].name
+            target = fd.declared_at(line0 + 1, col, name)
+            line = line_of(src, line0)
+            if (
+                target is None
+                and ff.status == "partial"
+                and path_parts[0] == ff.package
+                and names_at(line, occ, cmap, name)
+            ):
+                span = occ.enclosing_range or occ.range
+                start, end = (
+                    (span[0] + 1, cmap.byte_col(span[0], span[1])),
+                    (span[2] + 1, cmap.byte_col(span[2], span[3])),
+                )
+                suffix = parsed.descriptors[-1].suffix
+                target = analyzer_declaration(ff.package, path_parts[1], suffix, line, start, end, python=True)
+                made = True
+        if target is not None:
+            seen.add(occ.symbol)
+            out.append((occ.symbol, target, made))
+    return out
 
 
 def _document_uses(
@@ -539,8 +698,10 @@ def _document_uses(
     defined: Mapping[str, tuple[str, SymbolFact]],
     uses: list[ScipUse],
     external: list[CoveredSite],
+    own: Collection[str],
 ) -> int:
-    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has."""
+    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has.
+    ``own`` are the repository's top-level module names."""
     path = doc.relative_path
     cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
     idents, blanked = _identifiers(src)
@@ -575,12 +736,21 @@ def _document_uses(
         parts = descriptor_path(parsed) if parsed is not None else None
         if parsed is None or parts is None:
             continue  # a parameter, a type parameter: nothing we declare
-        if parsed.package in _STDLIB_PACKAGES:
+        if _standard(parsed.package, parts[0], own):
             if syntax.final:
                 external.append(CoveredSite(path, syntax.line, syntax.col, source.qualified_name, source.kind))
             continue
         uses.append(ScipUse(*site, namespace=parts[0], member=parts[1]))
     return n_occ
+
+
+def _standard(package: str, namespace: str, own: Collection[str]) -> bool:
+    """Whether a symbol is the standard library's: scip-python says so, or its module is one of the standard
+    library's and none of the repository's. The second case: a name scip-python reaches through a stub's
+    ``from m import *`` (``os.path``'s members) is named after whichever name it met there first, so
+    differently from run to run, and not always as the standard library's."""
+    top = namespace.split(".")[0]
+    return package in _STDLIB_PACKAGES or (top in sys.stdlib_module_names and top not in own)
 
 
 def _unit_of(position_encoding: int, default: str) -> str:
@@ -785,7 +955,10 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         )
 
     try:
-        return join_repository(run(None), repo)
+        facts = join_repository(run(None), repo)
+        return msgspec.structs.replace(
+            facts, units=file_units(Path(repo.root), (ff.path for ff in repo.files if ff.parsed))
+        )
     except AnalyzerCrashed as exc:
         files = sorted(ff.path for ff in repo.files if ff.parsed)
         salvaged = salvage(files, run, str(exc), Path(repo.root))
@@ -793,6 +966,18 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
             return RepositoryScipFacts(analyzer_version="", failure=str(exc), salvage_runs=salvaged.runs)
         facts = join_repository(salvaged.index, repo)
         return msgspec.structs.replace(facts, excluded=tuple(salvaged.excluded), salvage_runs=salvaged.runs)
+
+
+def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
+    """The top-level statements of ``files`` (what the next incremental run compares an edit with)."""
+    out = []
+    for path in sorted(files):
+        try:
+            source = (root / path).read_bytes()
+        except OSError:
+            continue
+        out.append(FileUnits(path, units_of(source)))
+    return tuple(out)
 
 
 MAX_SALVAGE_RUNS = 64
@@ -899,6 +1084,19 @@ class ScipPythonAdapter(ExactAdapter[RepositoryScipFacts]):
 
     def bind(self, facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
+
+    def update(
+        self,
+        previous: RepositoryScipFacts,
+        changed: Collection[str],
+        repo: RepositoryFacts,
+        corpus: Corpus,
+        *,
+        timeout: float,
+    ) -> RepositoryScipFacts | None:
+        from indexer.languages.python.incremental import update  # it builds on this module
+
+        return update(previous, changed, repo, corpus, timeout=timeout)
 
 
 ADAPTER = ScipPythonAdapter()
