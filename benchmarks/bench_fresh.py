@@ -251,8 +251,10 @@ def report(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines += [
         "",
         "First generation: CANDIDATE for the changed files (and files depending on them), every other file "
-        "keeps its exact edges; exact: the analyzer's pass, whole (scip-python, scip-typescript) or "
-        "incremental (Go: the changed packages and their importers).",
+        "keeps its exact edges; exact: the analyzer's pass, incremental where the route can vouch for it (Go: "
+        "the changed packages and their importers; TypeScript and Python: the files that use a name the edit's "
+        "top-level statements bind, transitively, checked with the rest of the tree visible) and whole "
+        "otherwise (every eighth run, a wildcard import, a reach of 90% of the files, among others).",
         "",
     ]
     return "\n".join(lines)
