@@ -133,6 +133,6 @@ async def test_index_project_on_an_edited_project_reports_the_candidate_generati
     published = [m for m in messages if m.startswith("published ")]
     assert published == ["published * candidate generation g000002.v1", "published * exact generation g000003.v1"]
     analyzing = [m for m in messages if m.startswith("analyze.python")]
-    # between the two: the analyzer's run, its end with the time it took
-    assert re.fullmatch(r"analyze\.python repo scip-python \(whole\): \d+\.\ds", analyzing[-1])
+    # between the two: the analyzer's run, its end with its route (an added file reaches only itself) and time
+    assert re.fullmatch(r"analyze\.python repo scip-python \(incremental\): \d+\.\ds", analyzing[-1])
     assert messages.index(published[0]) < messages.index(analyzing[-1]) < messages.index(published[1])
