@@ -31,7 +31,7 @@ from typing import Any
 
 import msgspec
 
-from indexer import __version__
+from indexer import __version__, supersede
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.exact_pass import merge, run_exact
@@ -539,7 +539,10 @@ class ExactRoute:
     ) -> Any:
         phase = f"analyze.{corpus.language}"
         started = time.perf_counter()
-        with Heartbeat(self.b.progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)):
+        with (
+            supersede.analyzer_running(),
+            Heartbeat(self.b.progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)),
+        ):
             facts, route = self._analyze(adapter, repo, corpus, key, timeout)
         self.routes[(corpus.language, repo.name)] = route
         self.b.progress(
@@ -674,7 +677,13 @@ def index_in_stages(
                     published(stage)
         t = time.perf_counter()
         route = b.analyze = ExactRoute(b, mode)
-        resolve_phase(b)
+        try:
+            with supersede.exact_stage(bool(stages)):
+                resolve_phase(b)
+        except supersede.Superseded:
+            note = "a newer edit arrived while the analyzer ran: the CANDIDATE generation serves, the next run goes on"
+            emit(Progress("superseded", "*", note, 1, 1))
+            return StagedRun(stages[-1].result.manifest, stages[-1].result.name, dict(b.counters), stages, note=note)
         for (language, _repo), how in route.routes.items():
             b.counters[language].analyzer_incremental += int(how == "incremental")
         link_phase(b)

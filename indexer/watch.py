@@ -65,7 +65,22 @@ def watch_and_index(
     if first is None:
         return  # stopped (a signal) before the watcher was live
     announce(len(roots))
-    reindex()  # catch up with what changed before the watcher was live
-    for batch in batches:
-        if batch and relevant(batch, exts):
-            reindex()
+    from indexer import supersede
+
+    # A second watcher listens while a run goes on: an edit saved while the exact pass's analyzer runs stops it
+    # (the CANDIDATE generation serves) so that the edit's own CANDIDATE generation is not kept waiting.
+    stop_listening = supersede.listen(
+        lambda stop: watchfiles.watch(
+            *roots, debounce=DEBOUNCE_MS, step=50, raise_interrupt=False, stop_event=stop, rust_timeout=WAKE_MS
+        ),
+        lambda batch: relevant(batch, exts),
+    )
+    try:
+        supersede.begin_run()
+        reindex()  # catch up with what changed before the watcher was live
+        for batch in batches:
+            if batch and relevant(batch, exts):
+                supersede.begin_run()
+                reindex()
+    finally:
+        stop_listening()

@@ -165,3 +165,77 @@ def test_a_stop_signal_that_arrives_while_an_analyzer_starts_still_kills_its_gro
     assert exits(started[0], timeout=30), "the analyzer started during the signal survived"
     with pytest.raises(KeyboardInterrupt):  # outside a spawn the handler's exception is raised at once
         children.interrupt(KeyboardInterrupt())
+
+
+# --- an edit saved while the exact pass's analyzer runs ---------------------------------------------------
+
+SLOW_ANALYZER = """#!/bin/sh
+if [ "$1" = "--version" ]; then echo 0.6.6; exit 0; fi
+if [ ! -e "{block}" ]; then echo "not this time" >&2; exit 1; fi
+sleep 600 &
+echo "$$ $!" >> "{pids}"
+wait
+"""
+
+
+def _events(proc: subprocess.Popen[bytes], until: str) -> list[dict]:
+    """The --json events of a running watch up to (and with) the first whose text holds ``until``
+    (``candidate``: the publication of a CANDIDATE generation)."""
+    import json
+
+    seen = []
+    while True:
+        line = read_line(proc.stdout)
+        assert line, f"the watch ended before {until!r}: {seen[-3:]}"
+        event = json.loads(line)
+        seen.append(event)
+        if until == "candidate":
+            if event["event"] == "published" and event["published"]["stage"] == "candidate":
+                return seen
+        elif until in line.decode():
+            return seen
+
+
+def _analyzer_pids(path: Path, count: int) -> list[list[int]]:
+    """The process ids each blocked analyzer run wrote (bounded wait for ``count`` of them)."""
+    import time
+
+    for _ in range(1200):
+        lines = path.read_text().splitlines() if path.exists() else []
+        if len(lines) >= count:
+            return [[int(p) for p in line.split()] for line in lines]
+        time.sleep(0.1)
+    raise AssertionError(f"{count} analyzer runs expected, {path} holds {lines}")
+
+
+def test_an_edit_saved_while_the_analyzer_runs_stops_it_and_gets_its_own_candidate_generation(tmp_path: Path) -> None:
+    home = indexed_home(tmp_path)
+    layout = layout_of(home)
+    block, pids = tmp_path / "block", tmp_path / "pids"
+    fake = tmp_path / "scip-python"
+    fake.write_text(SLOW_ANALYZER.format(block=block, pids=pids))
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    watch = spawn_index(home, "--watch", "--json", analyzer=True, KIVGRAPH_SCIP_PYTHON=str(fake))
+    try:
+        _events(watch, '"event":"result"')  # the first run (the analyzer fails fast: its failure is cached)
+        block.touch()  # from now on the analyzer runs until it is stopped
+        (tmp_path / "repo" / "pkg" / "first.py").write_text("def first():\n    return 1\n")
+        _events(watch, "candidate")
+        (first_run,) = _analyzer_pids(pids, 1)  # the exact pass of the first edit is running
+        (tmp_path / "repo" / "pkg" / "second.py").write_text("def second():\n    return 2\n")
+        superseded = _events(watch, '"superseded"')
+        assert any("newer edit" in json_text for json_text in map(str, superseded))
+        for pid in first_run:
+            assert exits(pid), f"the superseded analyzer's process {pid} survived"
+        _events(watch, "candidate")  # the second edit's own, without waiting for an exact pass
+        with open_current(layout) as gen:
+            assert gen.symbols_by_name("second") and gen.symbols_by_name("first")
+            assert gen.file("repo", "pkg/second.py").analysis == "pending"  # type: ignore[union-attr]
+            assert gen.file("repo", "pkg/first.py").analysis == "pending"  # type: ignore[union-attr]
+        (second_run,) = _analyzer_pids(pids, 2)[1:]  # the exact pass of both edits runs
+    finally:
+        watch.send_signal(signal.SIGTERM)
+        watch.communicate(timeout=60)
+    assert watch.returncode == 128 + signal.SIGTERM
+    for pid in second_run:
+        assert exits(pid), f"analyzer process {pid} survived the stop"
