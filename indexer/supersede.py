@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -98,13 +99,16 @@ def listen(batches: Callable[[threading.Event], Iterable[Any]], relevant: Callab
     signal.signal(signal.SIGUSR1, _on_signal)
 
     def run() -> None:
-        for batch in batches(stop):
-            if stop.is_set():
-                return
-            if batch and relevant(batch) and newer_than_run(batch):
-                _dirty.set()
-                if _armed:
-                    os.kill(os.getpid(), signal.SIGUSR1)
+        try:
+            for batch in batches(stop):
+                if stop.is_set():
+                    return
+                if batch and relevant(batch) and newer_than_run(batch):
+                    _dirty.set()
+                    if _armed:
+                        os.kill(os.getpid(), signal.SIGUSR1)
+        except Exception as exc:  # a second watcher may be refused (the inotify limit): edits then wait, as before
+            print(f"warning: edits saved during an exact pass will wait for it: {exc}", file=sys.stderr)
 
     thread = threading.Thread(target=run, name="kivgraph-newer-edits", daemon=True)
     _watching = True

@@ -49,3 +49,20 @@ def test_an_analyzer_is_stopped_only_in_the_exact_pass_of_a_run_that_published_i
 def test_superseded_is_no_analyzer_failure() -> None:
     # analyzer error handlers catch Exception; a newer edit must go past them to the stage boundary
     assert not issubclass(supersede.Superseded, Exception)
+
+
+def test_a_listener_that_cannot_watch_leaves_the_watch_as_it_was(capsys: pytest.CaptureFixture[str]) -> None:
+    def refused(_stop: object):
+        raise OSError("OS file watch limit reached")
+        yield  # a generator, as watchfiles.watch is
+
+    stop = supersede.listen(refused, lambda _batch: True)
+    try:
+        for _ in range(100):
+            if "will wait" in capsys.readouterr().err:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError("the listener's failure was not reported")
+    finally:
+        stop()
