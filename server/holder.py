@@ -54,6 +54,9 @@ class SnapshotHolder:
     def __init__(self, layout: StateLayout) -> None:
         self.layout = layout
         self._lock = threading.Lock()
+        # One condemnation at a time: a call and the poller can find the same damage together, and the second
+        # must not go on (and read the damaged generation again) before the first has installed its successor.
+        self._condemning = threading.Lock()
         self._current: _Entry | None = None
         self._entries: list[_Entry] = []
         self._bad: dict[str, str] = {}  # generation name -> why it was skipped
@@ -131,23 +134,24 @@ class SnapshotHolder:
         With no other readable generation it keeps serving this one (calls that fail say why).
         """
         events = HolderEvents(refused=[reason])
-        with self._lock:
-            if generation.name in self._bad:
+        with self._condemning:
+            with self._lock:
+                if generation.name in self._bad:
+                    return events  # condemned already, and (under _condemning) its successor is installed
+                self._bad[generation.name] = reason
+            log.error("generation %s is damaged and no longer served: %s", generation.name, reason)
+            if self.current_name != generation.name:
                 return events
-            self._bad[generation.name] = reason
-        log.error("generation %s is damaged and no longer served: %s", generation.name, reason)
-        if self.current_name != generation.name:
+            try:
+                replacement, refused = open_newest_readable(self.layout, hold=True, skip=self._bad)
+            except NoGenerationError as exc:
+                # Some answers may still come from it; a refused call says why (SNAPSHOT_UNAVAILABLE).
+                log.error("no other readable generation (%s); still serving %s", exc, generation.name)
+                return events
+            events.refused.extend(refused)
+            self._install(replacement, events)
+            log.warning("now serving %s after %s was found damaged", replacement.name, generation.name)
             return events
-        try:
-            replacement, refused = open_newest_readable(self.layout, hold=True, skip=self._bad)
-        except NoGenerationError as exc:
-            # Some answers may still come from it; a refused call says why (SNAPSHOT_UNAVAILABLE).
-            log.error("no other readable generation (%s); still serving %s", exc, generation.name)
-            return events
-        events.refused.extend(refused)
-        self._install(replacement, events)
-        log.warning("now serving %s after %s was found damaged", replacement.name, generation.name)
-        return events
 
     def refresh(self) -> HolderEvents:
         """Swap to the generation CURRENT names if it is newer and opens; cheap when nothing changed."""

@@ -87,3 +87,38 @@ def test_a_digest_mismatch_is_skipped_for_the_newest_other_generation(layout: St
     assert holder.refresh().swapped_to is None  # CURRENT still names the bad one: it stays skipped
     assert holder.verify_current().swapped_to is None  # the fallback verifies
     holder.close()
+
+
+def test_two_finders_of_one_damage_both_leave_with_the_successor_installed(
+    layout: StateLayout, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A call and the poller can find the same damage together. The second finder used to return at once,
+    # while the first was still opening the successor, and its retry read the damaged generation again.
+    import threading
+    import time
+
+    from server import holder as holder_module
+
+    first = publish(layout, tmp_path)
+    second = publish(layout, tmp_path)
+    holder = SnapshotHolder(layout)
+    holder.start()
+    assert holder.current_name == second
+    opening = threading.Event()
+    real = holder_module.open_newest_readable
+
+    def slow_open(*args, **kwargs):
+        opening.set()
+        time.sleep(0.3)  # the window in which the second finder arrives
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(holder_module, "open_newest_readable", slow_open)
+    with holder.lease() as generation:
+        assert generation is not None
+        poller = threading.Thread(target=holder.condemn, args=(generation, "size differs"))
+        poller.start()
+        assert opening.wait(10)
+        holder.condemn(generation, "size differs")  # the call's own finding
+        assert holder.current_name == first  # when it returns, the retry reads the successor
+    poller.join(10)
+    holder.close()
