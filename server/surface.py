@@ -344,6 +344,7 @@ def _find_cross_repo_consumers(languages: tuple[str, ...]) -> ToolSpec:
                 **_SUBJECT,
                 "in_repository": _s("Only consumers in this repository."),
                 "in_language": _in_language(languages),
+                "include_tests": _INCLUDE_TESTS,
                 "limit": _limit(50),
                 "cursor": _CURSOR,
                 "view": _view("compact", "full"),

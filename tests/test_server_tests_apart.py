@@ -152,3 +152,26 @@ def test_uses_that_could_not_be_bound_in_test_files_follow_include_tests(tmp_pat
             "in": [{"file": "tests/test_lib.py", "at": [group["in"][0]["at"][0]]}],
         }
         assert group["in"][0]["at"][0].startswith("test_target@")
+
+
+def test_find_cross_repo_consumers_lists_the_code_and_counts_the_tests(tmp_path: Path) -> None:
+    b = GraphBuilder(tmp_path / "src")
+    b.repo("lib")
+    b.repo("app")
+    b.add_file("lib", "lib.py", LIB)
+    b.add_file("app", "app.py", APP)
+    b.add_file("app", "tests/test_lib.py", TESTS)
+    target = b.sym("lib", "lib.target")
+    for qn in ("app.use", "tests.test_lib.test_target", "tests.test_lib.test_again"):
+        b.edge(b.sym("app", qn), EdgeKind.CALLS_DIRECT, target)
+    b.package_dependency("app", "tests", "lib", "lib", "tests/test_lib.py", 1)
+    result = b.publish(StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state"))
+    with Generation(result.path) as g:
+        default = call(g, "find_cross_repo_consumers", qualified_name="lib.target", view="full")
+        rows = default["results"]["consumers"]
+        assert [(r["category"], r.get("file_path")) for r in rows] == [("exact_symbol", "app.py")]
+        assert default["coverage"] == {"exact": 1, "candidate": 0, "unresolved_related": 0, "package_level": 0}
+        assert default["tests"] == "+3 in 1 test file; include_tests=true lists them"
+        everything = call(g, "find_cross_repo_consumers", qualified_name="lib.target", include_tests=True)
+        assert everything["total"] == 4 and "tests" not in everything
+        assert everything["coverage"] == {"exact": 3, "package_level": 1}

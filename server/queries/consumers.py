@@ -136,6 +136,11 @@ def find_consumers(
                 )
     rows = [r for r in rows if (repo is None or r.repository == repo) and (language is None or r.language == language)]
     rows.sort(key=Consumer.sort_key)
+    return Consumers(rows, coverage_of(rows))
+
+
+def coverage_of(rows: list[Consumer]) -> Coverage:
+    """The four counters over ``rows``: exact, candidate, unresolved, package-level (never added to exact)."""
     coverage = Coverage()
     for r in rows:
         if r.category == "exact_symbol":
@@ -146,4 +151,15 @@ def find_consumers(
             coverage.unresolved_related += 1
         else:
             coverage.package_level += 1
-    return Consumers(rows, coverage)
+    return coverage
+
+
+def consumer_file(c: Consumer) -> tuple[str, str, str]:
+    """(repository, path, language) of the file a consumer row is in ("" path for a package with none)."""
+    if c.symbol is not None:
+        return c.symbol.repository, c.symbol.path, c.symbol.language
+    if c.unresolved is not None:
+        return c.unresolved.repository, c.unresolved.path, c.unresolved.language or c.language
+    if c.dependency is not None:
+        return c.repository, c.dependency.path, c.language
+    return c.repository, "", c.language

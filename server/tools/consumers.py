@@ -7,14 +7,22 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
-from server.queries.consumers import Consumer, find_consumers, package_key
+from server.queries.consumers import Consumer, consumer_file, coverage_of, find_consumers, package_key
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
-from server.tools.common import provenance_name, read_in_language, read_paging, read_view, truncation_guidance, wrap
+from server.tools.common import (
+    provenance_name,
+    read_in_language,
+    read_paging,
+    read_view,
+    split_tests,
+    truncation_guidance,
+    wrap,
+)
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
-CONSUMERS_ARGS = (*SELECTOR_FIELDS, "in_repository", "in_language", "limit", "cursor", "view")
+CONSUMERS_ARGS = (*SELECTOR_FIELDS, "in_repository", "in_language", "include_tests", "limit", "cursor", "view")
 # Compact entries leave provenance and evidence_kind (which the category implies) to view full.
 _HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol")
 _GROUP_KEY = ("category", "edge_kind", "confidence", "reason")
@@ -283,11 +291,23 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
     subject = resolve(gen, selector)
+    include_tests = args.boolean("include_tests")
     found = find_consumers(gen, subject, repo=repo, language=language)
-    cursor_scope = scope("find_cross_repo_consumers", "consumers-v1", subject=subject.key, repo=repo, language=language)
-    total = len(found.rows)
+    # Rows in test files are counted apart unless asked for, as find_references does (a package row by the
+    # first file that imports it).
+    split = split_tests(gen, found.rows, consumer_file, include_tests)
+    rows: list[Consumer] = split.kept
+    cursor_scope = scope(
+        "find_cross_repo_consumers",
+        "consumers-v1",
+        subject=subject.key,
+        repo=repo,
+        language=language,
+        include_tests=include_tests,
+    )
+    total = len(rows)
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = found.rows[start:end]
+    page = rows[start:end]
     if view == "full":
         results: dict[str, Any] = {
             "subject": _subject_full(subject),
@@ -296,7 +316,9 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
     else:
         results = _compact(subject, page)
     guidance = None
-    if total == 0:
+    if total == 0 and split.test_rows:
+        guidance = None  # the tests note says where the consumers are
+    elif total == 0:
         guidance = (
             "no other repository consumes this symbol; check graph_status in case a consumer was never "
             "indexed, and use find_references for uses in its own repository"
@@ -309,7 +331,8 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
         total=total,
         returned=len(page),
         next_cursor=next_cursor,
-        coverage=found.coverage,
+        coverage=coverage_of(rows),
         results=results,
         guidance=guidance,
+        tests=split.note(),
     )

@@ -88,6 +88,7 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
         path_prefix=path_prefix,
         language=language,
         include_tests=include_tests,
+        include_derived=include_derived,  # it decides which rows exist, as on the other tools
     )
     start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
     page = load(gen, matches[start:end])
