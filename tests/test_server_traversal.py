@@ -506,3 +506,28 @@ async def test_trace_dependencies_names_the_uses_it_could_not_follow(app: Kivgra
         # cli reaches run, and run reaches compute: nothing inside either failed to bind
         clean = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
         assert "unbound" not in clean["results"] and "unresolved_related" not in clean["coverage"]
+
+
+def test_unbound_groups_past_the_cap_are_counted_not_listed(tmp_path: Path) -> None:
+    from server.tools.unbound import MAX_GROUPS, unbound_groups
+    from snapshot_format import records
+    from snapshot_format.reader import open_current
+
+    gen = open_current(cross_repo_graph(tmp_path).layout)
+    try:
+        spread = [
+            records.Unresolved(
+                name="run",
+                reason="RECEIVER_NOT_RESOLVED",
+                repository="consumer",
+                path="app/x.py",
+                line=i,
+                detail=f"r{i}.run",
+            )
+            for i in range(MAX_GROUPS + 3)
+        ]
+        out = unbound_groups(gen, spread, include_tests=True, repository="consumer")
+        assert len(out.groups["RECEIVER_NOT_RESOLVED"]) == MAX_GROUPS
+        assert out.more == {"groups": 3, "uses": 3}
+    finally:
+        gen.close()

@@ -132,6 +132,8 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
     if unbound.groups:
         results["unbound"] = unbound.groups
+    if unbound.more:
+        results["unbound_more"] = unbound.more
     return wrap(
         gen,
         compact=view != "full",

@@ -347,6 +347,8 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     unbound = unbound_groups(gen, blind, include_tests=True, repository=results.get("repository"))
     if unbound.groups:
         results["unbound"] = unbound.groups
+    if unbound.more:
+        results["unbound_more"] = unbound.more
     coverage = _coverage(rows)
     coverage.unresolved_related += len(blind)
     return wrap(

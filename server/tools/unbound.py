@@ -5,7 +5,8 @@ a file that does not parse, a failed analyzer run) may be one more caller. Count
 ``coverage.unresolved_related`` says that the answer is blind but not where, so the answer lists them, grouped
 by what was written there (``ctx.invoke``) and why it failed: a small group names each use by the declaration
 it is written in (a label in its file group, ready for the next call); a large one says how many uses in how
-many files. Uses in test files follow ``include_tests`` as rows do.
+many files. At most MAX_GROUPS groups are listed, the largest; ``unbound_more`` counts the others. Uses in
+test files follow ``include_tests`` as rows do.
 """
 
 from __future__ import annotations
@@ -19,12 +20,14 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Unresolved
 
 LISTED = 5  # a group of at most this many uses names each one; a larger one is counted
+MAX_GROUPS = 20  # groups listed (larger first); the rest are counted in ``more``
 
 
 @dataclass
 class Unbound:
     groups: dict[str, list[dict[str, Any]]]  # reason -> groups of what was written
     in_tests: int  # uses left out because they are in test files (include_tests=false)
+    more: dict[str, int] | None = None  # {groups, uses} past MAX_GROUPS
 
 
 def unbound_groups(
@@ -43,15 +46,18 @@ def unbound_groups(
     buckets: dict[tuple[str, str], list[Unresolved]] = {}
     for u in sorted(kept, key=lambda u: (u.repository, u.path, u.line, u.col)):
         buckets.setdefault((u.reason, u.detail or u.name), []).append(u)
+    ordered = sorted(buckets.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    listed, rest = ordered[:MAX_GROUPS], ordered[MAX_GROUPS:]
     groups: dict[str, list[dict[str, Any]]] = {}
-    for (reason, written), uses in sorted(buckets.items(), key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
+    for (reason, written), uses in sorted(listed, key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
         group: dict[str, Any] = {"written": written, "uses": len(uses)}
         if len(uses) <= LISTED:
             group["in"] = _where(gen, uses, repository)
         else:
             group["files"] = len({(u.repository, u.path) for u in uses})
         groups.setdefault(reason, []).append(group)
-    return Unbound(groups, in_tests)
+    more = {"groups": len(rest), "uses": sum(len(uses) for _key, uses in rest)} if rest else None
+    return Unbound(groups, in_tests, more)
 
 
 def _where(gen: Generation, uses: list[Unresolved], repository: str | None) -> list[dict[str, Any]]:
