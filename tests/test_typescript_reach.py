@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from indexer.languages.typescript.incremental import _Files, reach
+from indexer.languages.typescript.incremental import reach, source_files
 from indexer.languages.typescript.units import ANY, DEFAULT, statements, units_of
 from tests.helpers import write_repo
 
@@ -89,7 +89,7 @@ def reach_after(tmp_path: Path, edits: Mapping[str, str | None], files: dict[str
         else:
             write_repo(root, {path: text})
     now = sorted(p for p in {*files, *edits} if (root / p).exists())
-    return reach(previous, set(edits), now, _Files(root))
+    return reach(previous, set(edits), now, source_files(root))
 
 
 def test_a_new_declaration_nobody_names_reaches_only_its_own_file(tmp_path: Path) -> None:

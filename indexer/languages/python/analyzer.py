@@ -58,6 +58,7 @@ from tree_sitter import Language, Node, Query, QueryCursor
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
 from indexer.languages.python.units import FileUnits, units_of
@@ -970,14 +971,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
 
 def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
     """The top-level statements of ``files`` (what the next incremental run compares an edit with)."""
-    out = []
-    for path in sorted(files):
-        try:
-            source = (root / path).read_bytes()
-        except OSError:
-            continue
-        out.append(FileUnits(path, units_of(source)))
-    return tuple(out)
+    return read_file_units(root, files, lambda _path, source: units_of(source), FileUnits)
 
 
 MAX_SALVAGE_RUNS = 64

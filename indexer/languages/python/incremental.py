@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections import Counter
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
@@ -36,6 +35,7 @@ import msgspec
 
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact
+from indexer.languages.change_units import SourceFiles, changed_units
 from indexer.languages.python.analyzer import (
     PyDefinition,
     RepositoryScipFacts,
@@ -66,41 +66,12 @@ def _module_needle(path: str) -> str:
     return posixpath.basename(posixpath.dirname(path)) if stem == "__init__" else stem
 
 
-class _Files:
-    """The repository's current sources, read and split into statements only when an edit's names need them."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._sources: dict[str, bytes] = {}
-        self._words: dict[str, frozenset[str]] = {}
-        self._statements: dict[str, list[Statement]] = {}
-
-    def source(self, path: str) -> bytes:
-        if path not in self._sources:
-            try:
-                self._sources[path] = (self.root / path).read_bytes()
-            except OSError:
-                self._sources[path] = b""
-        return self._sources[path]
-
-    def words(self, path: str) -> frozenset[str]:
-        if path not in self._words:
-            self._words[path] = words(self.source(path).decode("utf-8", "replace"))
-        return self._words[path]
-
-    def statements(self, path: str) -> list[Statement]:
-        if path not in self._statements:
-            self._statements[path] = statements(self.source(path))
-        return self._statements[path]
+def source_files(root: Path) -> SourceFiles[Statement]:
+    """The repository's sources as this language's statements, read when an edit's names need them."""
+    return SourceFiles(root, words, lambda _path, source: statements(source))
 
 
-def _changed_units(old: Iterable[Unit], new: Iterable[Unit]) -> list[Unit]:
-    """The statements one version has and the other has not."""
-    a, b = Counter(old), Counter(new)
-    return list(((a - b) + (b - a)).elements())
-
-
-def _imports_every_name(files: list[str], sources: _Files) -> bool:
+def _imports_every_name(files: list[str], sources: SourceFiles[Statement]) -> bool:
     """Whether a file imports every name of a module (``from m import *``): which names it binds then is in
     no statement's text, and scip-python names whatever is reached through it after the first name it met
     there, so differently in runs over different files."""
@@ -115,7 +86,9 @@ def _sees(path: str, origin: str, spelled: frozenset[str]) -> bool:
     return is_package_init(origin) and path.startswith(posixpath.dirname(origin) + "/")
 
 
-def _statement_dirties(path: str, frontier: dict[str, set[str]], sources: _Files) -> tuple[bool, set[str]] | None:
+def _statement_dirties(
+    path: str, frontier: dict[str, set[str]], sources: SourceFiles[Statement]
+) -> tuple[bool, set[str]] | None:
     """(whether ``path`` writes a name of ``frontier`` it can see, the names its statements bind anew), for
     ``frontier`` the dirty names by the file binding them; None when a statement binds names no one can say.
     A ``from m import *`` of a file with dirty names binds them all."""
@@ -141,7 +114,7 @@ def _statement_dirties(path: str, frontier: dict[str, set[str]], sources: _Files
 
 
 def reach(
-    previous: dict[str, tuple[Unit, ...]], changed: Collection[str], files: list[str], sources: _Files
+    previous: dict[str, tuple[Unit, ...]], changed: Collection[str], files: list[str], sources: SourceFiles[Statement]
 ) -> set[str] | None:
     """The files whose answers the change of ``changed`` can alter (see the module docstring); None when the
     whole repository must be analysed. ``previous`` are the last run's statements per file."""
@@ -159,7 +132,7 @@ def reach(
             needles.add(_module_needle(path))
             continue
         now = tuple(s.unit for s in sources.statements(path))
-        for unit in _changed_units(previous[path], now):
+        for unit in changed_units(previous[path], now):
             frontier.setdefault(path, set()).update(unit.names)
     reached = {p for p in changed if p in present}
     for path in files:
@@ -208,7 +181,7 @@ def update(
     root = Path(repo.root)
     if not files or not before or not _reproducible(root):
         return None
-    sources = _Files(root)
+    sources = source_files(root)
     reached = reach(before, changed, files, sources)
     if reached is None or len(reached) >= WHOLE_SHARE * len(files):
         return None

@@ -21,12 +21,14 @@ whatever ``m`` exports).
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
 
 import msgspec
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+from indexer.languages.change_units import digest as _digest
+from indexer.languages.change_units import node_text as _text
 
 ANY = "*"
 _WORD = re.compile(r"\w+")
@@ -71,14 +73,6 @@ class Statement(msgspec.Struct, frozen=True):
 def words(text: str) -> frozenset[str]:
     """Every identifier-like word of ``text`` (comments and strings included: a superset of what it names)."""
     return frozenset(_WORD.findall(text))
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
-
-
-def _text(node: Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
 
 
 def _targets(node: Node, out: set[str]) -> None:

@@ -55,6 +55,7 @@ from tree_sitter import Node
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool
 from indexer.languages.npm_tool import tail as _tail
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
@@ -988,14 +989,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
 
 def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
     """The top-level statements of ``files`` (what the next incremental run compares an edit with)."""
-    out = []
-    for path in sorted(files):
-        try:
-            source = (root / path).read_bytes()
-        except OSError:
-            continue
-        out.append(FileUnits(path, units_of(path, source)))
-    return tuple(out)
+    return read_file_units(root, files, units_of, FileUnits)
 
 
 class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):

@@ -21,14 +21,14 @@ The result equals a whole run over the same inputs (``fact_cache = "verify"`` ch
 from __future__ import annotations
 
 import posixpath
-from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 from pathlib import Path
 
 import msgspec
 
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact
+from indexer.languages.change_units import SourceFiles, changed_units
 from indexer.languages.typescript.analyzer import (
     RepositoryTsFacts,
     StaleDefinition,
@@ -55,39 +55,16 @@ def _module_needle(path: str) -> str:
     return (posixpath.basename(posixpath.dirname(path)) or stem) if stem == "index" else stem
 
 
-class _Files:
-    """The repository's current sources, read and split into statements only when an edit's names need them."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._sources: dict[str, bytes] = {}
-        self._words: dict[str, frozenset[str]] = {}
-        self._statements: dict[str, list[Statement]] = {}
-
-    def source(self, path: str) -> bytes:
-        if path not in self._sources:
-            try:
-                self._sources[path] = (self.root / path).read_bytes()
-            except OSError:
-                self._sources[path] = b""
-        return self._sources[path]
-
-    def words(self, path: str) -> frozenset[str]:
-        if path not in self._words:
-            self._words[path] = words(self.source(path).decode("utf-8", "replace"))
-        return self._words[path]
-
-    def statements(self, path: str) -> list[Statement]:
-        if path not in self._statements:
-            self._statements[path] = statements(path, self.source(path))
-        return self._statements[path]
+def source_files(root: Path) -> SourceFiles[Statement]:
+    """The repository's sources as this language's statements, read when an edit's names need them."""
+    return SourceFiles(root, words, statements)
 
 
 def reach(
     previous: dict[str, tuple[Unit, ...]],
     changed: Collection[str],
     files: list[str],
-    sources: _Files,
+    sources: SourceFiles[Statement],
     declaration_files: Collection[str] = (),
 ) -> set[str] | None:
     """The files whose answers the change of ``changed`` can alter (see the module docstring); None when the
@@ -101,7 +78,7 @@ def reach(
     needles: set[str] = set()
     for path in changed:
         now = tuple(s.unit for s in sources.statements(path)) if path in present else ()
-        for unit in _changed_units(previous.get(path, ()), now):
+        for unit in changed_units(previous.get(path, ()), now):
             (own.setdefault(path, set()) if unit.local else exported).update(unit.names)
         if (path in present) != (path in previous):
             needles.add(_module_needle(path))  # imports of it resolve elsewhere now, or to it
@@ -137,12 +114,6 @@ def reach(
     return reached
 
 
-def _changed_units(old: Iterable[Unit], new: Iterable[Unit]) -> list[Unit]:
-    """The statements one version has and the other has not."""
-    a, b = Counter(old), Counter(new)
-    return list(((a - b) + (b - a)).elements())
-
-
 def update(
     previous: RepositoryTsFacts, changed: Collection[str], repo: RepositoryFacts, corpus: Corpus, *, timeout: float
 ) -> RepositoryTsFacts | None:
@@ -153,7 +124,7 @@ def update(
     if not files or (not before and previous.uses):
         return None  # nothing to check, or facts from before units were kept
     root = Path(repo.root)
-    sources = _Files(root)
+    sources = source_files(root)
     reached = reach(before, changed, files, sources, sorted(parsed - set(files)))
     if reached is None:
         return None

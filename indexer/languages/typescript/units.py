@@ -16,13 +16,14 @@ binds names of the file's own: they reach other files only through an exported s
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 
 import msgspec
 from tree_sitter import Node, Parser
 
+from indexer.languages.change_units import digest as _digest
+from indexer.languages.change_units import node_text as _text
 from indexer.languages.typescript.extract import grammar_for
 from indexer.languages.typescript.variance import prepare
 
@@ -62,14 +63,6 @@ class FileUnits(msgspec.Struct, array_like=True, frozen=True):
 def words(text: str) -> frozenset[str]:
     """Every identifier-like word of ``text`` (comments and strings included: a superset of what it names)."""
     return frozenset(_WORD.findall(text))
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
-
-
-def _text(node: Node | None) -> str:
-    return node.text.decode("utf-8", "replace") if node is not None and node.text is not None else ""
 
 
 def _pattern_names(node: Node) -> Iterator[str]:
