@@ -72,6 +72,10 @@ class FileRoles:
         return known
 
 
-def tests_note(rows: int, files: int) -> str:
-    """The sentence that states the rows left out: ``+4 in 2 test files; include_tests=true lists them``."""
-    return f"+{rows} in {files} test file{'s' if files != 1 else ''}; include_tests=true lists them"
+def tests_note(rows: int, files: int, unbound: int = 0) -> str:
+    """The sentence that states what was left out in test files: ``+4 in 2 test files; include_tests=true lists
+    them``, and the uses that could not be bound there (``+240 unbound uses in test files``)."""
+    parts = [f"+{rows} in {files} test file{'s' if files != 1 else ''}"] if rows else []
+    if unbound:
+        parts.append(f"+{unbound} unbound use{'s' if unbound != 1 else ''} in test files")
+    return f"{', '.join(parts)}; include_tests=true lists them"

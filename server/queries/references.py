@@ -78,8 +78,8 @@ class References:
     rows: list[Reference]
     coverage: Coverage
     dispatch_through: list[str] = field(default_factory=list)
-    unresolved: int = 0  # unresolved records touching the question (in coverage.unresolved_related too)
-    unbound: list[Unresolved] = field(default_factory=list)  # those records
+    # Unresolved records touching the question (counted in coverage.unresolved_related too).
+    unbound: list[Unresolved] = field(default_factory=list)
 
 
 def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], via: str = "") -> list[Reference]:
@@ -142,9 +142,7 @@ def find_references(
         coverage.count_confidence(r.confidence)
     unbound = unresolved_records(gen, subject, outgoing=outgoing)
     coverage.unresolved_related += len(unbound)
-    return References(
-        rows=rows, coverage=coverage, dispatch_through=dispatch_through, unresolved=len(unbound), unbound=unbound
-    )
+    return References(rows=rows, coverage=coverage, dispatch_through=dispatch_through, unbound=unbound)
 
 
 def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> list[Unresolved]:
@@ -156,7 +154,3 @@ def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> l
             if u.path == subject.path and u.source == subject.key
         ]
     return [u for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject)]
-
-
-def unresolved_related(gen: Generation, subject: Symbol, *, outgoing: bool) -> int:
-    return len(unresolved_records(gen, subject, outgoing=outgoing))

@@ -316,9 +316,7 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
     else:
         results = _compact(subject, page)
     guidance = None
-    if total == 0 and split.test_rows:
-        guidance = None  # the tests note says where the consumers are
-    elif total == 0:
+    if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
         guidance = (
             "no other repository consumes this symbol; check graph_status in case a consumer was never "
             "indexed, and use find_references for uses in its own repository"

@@ -20,6 +20,7 @@ from server.queries.references import (
 from server.queries.references import find_references as query
 from server.queries.repositories import analyses
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.testfiles import tests_note
 from server.tools.common import (
     provenance_name,
     read_in_language,
@@ -130,10 +131,7 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         results = _compact(subject, direction, page, extras)
     hoisted = results.get("repository") if view == "compact" else None
     unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
-    if unbound.groups:
-        results["unbound"] = unbound.groups
-    if unbound.more:
-        results["unbound_more"] = unbound.more
+    results.update(unbound.fields())
     return wrap(
         gen,
         compact=view != "full",
@@ -143,21 +141,15 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         coverage=_coverage(found, rows),
         results=results,
         guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
-        tests=_tests_note(split.test_rows, split.test_files, unbound.in_tests),
+        tests=tests_note(split.test_rows, split.test_files, unbound.in_tests)
+        if split.test_rows or unbound.in_tests
+        else None,
     )
-
-
-def _tests_note(rows: int, files: int, unbound: int) -> str | None:
-    """What the default left out in test files: rows (``+3 in 2 test files``) and uses that could not be bound."""
-    parts = [f"+{rows} in {files} test file{'s' if files != 1 else ''}"] if rows else []
-    if unbound:
-        parts.append(f"+{unbound} unbound use{'s' if unbound != 1 else ''} in test files")
-    return f"{', '.join(parts)}; include_tests=true lists them" if parts else None
 
 
 def _coverage(found: References, rows: list[Reference]) -> Coverage:
     """The confidences of the rows listed (test rows left out are not in the answer), plus the unresolved."""
-    coverage = Coverage(unresolved_related=found.unresolved)
+    coverage = Coverage(unresolved_related=len(found.unbound))
     for r in rows:
         coverage.count_confidence(r.confidence)
     return coverage

@@ -344,11 +344,7 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         results = {**head, **header, **body}
     # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
     blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
-    unbound = unbound_groups(gen, blind, include_tests=True, repository=results.get("repository"))
-    if unbound.groups:
-        results["unbound"] = unbound.groups
-    if unbound.more:
-        results["unbound_more"] = unbound.more
+    results.update(unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields())
     coverage = _coverage(rows)
     coverage.unresolved_related += len(blind)
     return wrap(

@@ -29,6 +29,13 @@ class Unbound:
     in_tests: int  # uses left out because they are in test files (include_tests=false)
     more: dict[str, int] | None = None  # {groups, uses} past MAX_GROUPS
 
+    def fields(self) -> dict[str, Any]:
+        """What an answer's results carry: ``unbound`` and ``unbound_more``, each only when there is any."""
+        return {
+            **({"unbound": self.groups} if self.groups else {}),
+            **({"unbound_more": self.more} if self.more else {}),
+        }
+
 
 def unbound_groups(
     gen: Generation, records: list[Unresolved], *, include_tests: bool, repository: str | None
