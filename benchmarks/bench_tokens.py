@@ -301,35 +301,48 @@ def _names_caller(steps: list[dict[str, Any]], caller: str) -> bool:
     return False
 
 
+def _is_label(entry: Any) -> bool:
+    head = entry[0] if isinstance(entry, list) and entry else entry
+    return isinstance(head, str) and "@" in head
+
+
 def _labels_in(node: Any, path: str | None, out: list[tuple[str, str]]) -> None:
-    """(file path, label tail) of every compact label under a file group (``file``/``path`` with ``at``), and of
-    a blind spot's holder (``in`` beside ``at: repo:path:line``)."""
+    """(file path, label tail) of every compact label in a file group (``{path: [label, …]}``, a key
+    ``repo:path`` for another repository's file, or ``at`` under a one-file outline's ``path``), and of a blind
+    spot's holder (``in`` beside ``at: repo:path:line``)."""
     if isinstance(node, dict):
-        here = node.get("file") or node.get("path") or path
+        here = node.get("path") if isinstance(node.get("path"), str) else path
         at, holder = node.get("at"), node.get("in")
         if isinstance(at, str) and isinstance(holder, str) and at.count(":") >= 2:  # a blind spot: repo:path:line
             out.append((at.split(":")[1], holder))
         for key, value in node.items():
-            if key == "at" and isinstance(value, list) and isinstance(here, str):
-                for entry in value:
-                    label = entry[0] if isinstance(entry, list) and entry else entry
-                    if isinstance(label, str):
-                        out.append((here, label.split("@", 1)[0]))
+            if isinstance(value, list) and value and all(_is_label(e) for e in value):
+                file = here if key == "at" else key.split(":", 1)[-1]
+                if isinstance(file, str):
+                    for entry in value:
+                        label = entry[0] if isinstance(entry, list) else entry
+                        out.append((file, label.split("@", 1)[0]))
             else:
-                _labels_in(value, here if isinstance(here, str) else path, out)
+                _labels_in(value, here, out)
     elif isinstance(node, list):
         for item in node:
             _labels_in(item, path, out)
 
 
+def _answers(text: str) -> list[Any]:
+    out = []
+    for chunk in text.split("\n"):
+        try:
+            out.append(json.loads(chunk))
+        except ValueError:
+            continue
+    return out
+
+
 def _named_symbols(text: str) -> set[str]:
     """Qualified names a compact answer spells through module-relative labels in file groups."""
     names: set[str] = set()
-    for chunk in text.split("\n"):
-        try:
-            answer = json.loads(chunk)
-        except ValueError:
-            continue
+    for answer in _answers(text):
         pairs: list[tuple[str, str]] = []
         _labels_in(answer, None, pairs)
         for path, tail in pairs:
@@ -340,8 +353,45 @@ def _named_symbols(text: str) -> set[str]:
     return names
 
 
+def _tree(node: dict[str, Any], prefix: str) -> list[str]:
+    """A directory tree read back: a key ending in ``/`` holds its own tree."""
+    out = []
+    for key, value in node.items():
+        if key.endswith("/") and isinstance(value, dict):
+            out.extend(_tree(value, prefix + key))
+        else:
+            out.append(prefix + key)
+    return out
+
+
+def _named_files(text: str) -> str:
+    """The files an answer names in its groups and trees, spelled ``repo/path`` (as an agent reads them)."""
+    paths: list[str] = []
+
+    def walk(node: Any, repository: str | None) -> None:
+        if isinstance(node, dict):
+            repository = node.get("repository") if isinstance(node.get("repository"), str) else repository
+            for key, value in node.items():
+                if key == "files" and isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):
+                    for repo, tree in value.items():  # the files view: {repository: tree}
+                        paths.extend(f"{repo}/{p}" for p in _tree(tree, ""))
+                elif isinstance(value, list) and value and all(_is_label(e) for e in value) and key != "at":
+                    repo, _, rel = key.partition(":") if ":" in key else ("", "", key)
+                    paths.append(f"{repo or repository}/{rel}")
+                else:
+                    walk(value, repository)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item, repository)
+
+    for answer in _answers(text):
+        walk(answer, None)
+    return "\n".join(paths)
+
+
 def check(expected: dict[str, Any], text: str, side: str, steps: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    missing = [f for f in expected.get("files", []) if not _names_file(text, f)]
+    named = f"{text}\n{_named_files(text)}" if side == "kivgraph" else text
+    missing = [f for f in expected.get("files", []) if not _names_file(named, f)]
     missing += [t for t in expected.get("text", []) if t not in text]
     if side == "kivgraph":
         spelled = _named_symbols(text)

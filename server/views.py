@@ -102,6 +102,16 @@ def module_relative(sym: Symbol) -> str:
     return qn[len(max(prefixes, key=len)) + 1 :]
 
 
+def subject_head(subject: Symbol, asked: str | None) -> dict[str, Any]:
+    """The compact header's subject: ``subject`` (``repo:path:line``) and ``qn``, unless the request spelled
+    that very qualified name (an echo tells the caller nothing; a shorter form it typed is answered with the
+    name it resolved to)."""
+    head: dict[str, Any] = {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}"}
+    if asked != subject.qualified_name:
+        head["qn"] = subject.qualified_name
+    return head
+
+
 def exported_is_implied(sym: Symbol) -> bool:
     """Whether the name already says if the symbol is exported (Python and Dart: no leading ``_``; Go: a capital)."""
     name = sym.name
@@ -128,27 +138,52 @@ def _present(value: Any) -> bool:
     return value is not None and value != "" and value != []
 
 
-def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str]) -> dict[str, Any]:
-    """The columns every row agrees on (with a non-empty value), as a header."""
+def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str], defaults: Iterable[str] = ()) -> dict[str, Any]:
+    """The header: the columns every row agrees on (with a non-empty value), and for a column of ``defaults``
+    that every row fills, the value more than half the rows share.
+
+    A header column is each row's value unless the row's tail says otherwise (``tail_entry`` leaves out a
+    value equal to the header's). Only a column every row fills can carry a default, so a missing value never
+    reads as the default.
+    """
     header: dict[str, Any] = {}
     if not rows:
         return header
+    majority = set(defaults)
     for column in columns:
-        first = rows[0].get(column)
-        if _present(first) and all(row.get(column) == first for row in rows):
+        values = [row.get(column) for row in rows]
+        first = values[0]
+        if _present(first) and all(v == first for v in values):
             header[column] = first
+        elif column in majority and all(_present(v) for v in values):
+            counts: dict[Any, int] = {}
+            for v in values:
+                counts[v] = counts.get(v, 0) + 1
+            best = max(counts, key=lambda v: counts[v])
+            if counts[best] * 2 > len(values):
+                header[column] = best
     return header
 
 
-def tail_entry(head: str, row: dict[str, Any], tail_columns: Sequence[str], skip: Iterable[str]) -> Any:
-    """``head`` alone, or ``[head, col, …]`` with the row's remaining non-empty columns as strings."""
+def tail_entry(
+    head: str,
+    row: dict[str, Any],
+    tail_columns: Sequence[str],
+    skip: Iterable[str],
+    header: dict[str, Any] | None = None,
+) -> Any:
+    """``head`` alone, or ``[head, col, …]`` with the row's remaining non-empty columns as strings.
+
+    A column in ``skip`` is never written; a column of ``header`` only where the row's value differs from it.
+    """
     skipped = set(skip)
+    defaults = header or {}
     tail = []
     for column in tail_columns:
         if column in skipped:
             continue
         value = row.get(column)
-        if not _present(value):
+        if not _present(value) or (column in defaults and value == defaults[column]):
             continue
         tail.append(_as_text(value))
     return [head, *tail] if tail else head
@@ -176,24 +211,70 @@ def buckets(
     return out
 
 
+def group_key(repository: str, path: str, hoisted_repository: str | None) -> str:
+    """The key of a file group: its path, or ``repository:path`` when the repository is not the header's.
+
+    A path of the header's repository that holds a colon is keyed with its repository too, so a key holding a
+    colon always reads as ``repository:path`` (split at the first colon: a repository name has none).
+    """
+    if repository != hoisted_repository or ":" in path:
+        return f"{repository}:{path}"
+    return path
+
+
+def split_group_key(key: str, hoisted_repository: str | None) -> tuple[str | None, str]:
+    """(repository, path) of a file group's key (``group_key`` read back)."""
+    if ":" in key:
+        repository, _, path = key.partition(":")
+        return repository, path
+    return hoisted_repository, key
+
+
 def file_groups(
     rows: Sequence[dict[str, Any]], entries: Sequence[Any], hoisted_repository: str | None
-) -> list[dict[str, Any]]:
-    """``[{repo?, file, at:[…]}]`` in first-seen order; ``repo`` only when it differs from the header's."""
-    index: dict[tuple[str, str], dict[str, Any]] = {}
-    out: list[dict[str, Any]] = []
+) -> dict[str, list[Any]]:
+    """``{path: [entry, …]}`` in first-seen order, keyed ``repository:path`` for another repository's file."""
+    out: dict[str, list[Any]] = {}
     for row, entry in zip(rows, entries, strict=True):
-        key = (row["repository"], row["file_path"])
-        group = index.get(key)
-        if group is None:
-            group = {}
-            if row["repository"] != hoisted_repository:
-                group["repo"] = row["repository"]
-            group["file"] = row["file_path"]
-            group["at"] = []
-            index[key] = group
-            out.append(group)
-        group["at"].append(entry)
+        out.setdefault(group_key(row["repository"], row["file_path"], hoisted_repository), []).append(entry)
+    return out
+
+
+def path_tree(counts: dict[str, Any]) -> dict[str, Any]:
+    """Paths as a directory tree: a directory holding at least two of them is a key ending in ``/`` whose value
+    is its own tree; a directory chain with one entry at each level is written as one key (``src/click/``).
+
+    Leaves keep their values (``{"src/click/": {"core.py": 6, "utils.py": 2}, "setup.py": 1}``); joining the
+    keys on the way down gives each path back.
+    """
+    by_head: dict[str | None, list[tuple[str, Any]]] = {}
+    for path, value in counts.items():
+        head, sep, rest = path.partition("/")
+        by_head.setdefault(head if sep and rest else None, []).append((rest, value) if sep and rest else (path, value))
+    out: dict[str, Any] = {}
+    for head, items in by_head.items():
+        if head is None or len(items) < 2:
+            for rest, value in items:
+                out[f"{head}/{rest}" if head is not None else rest] = value
+            continue
+        sub = path_tree(dict(items))
+        if len(sub) == 1:
+            ((only, value),) = sub.items()
+            if only.endswith("/"):
+                out[f"{head}/{only}"] = value
+                continue
+        out[f"{head}/"] = sub
+    return out
+
+
+def tree_paths(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``path_tree`` read back: ``{path: value}``."""
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        if key.endswith("/") and isinstance(value, dict):
+            out.update(tree_paths(value, prefix + key))
+        else:
+            out[prefix + key] = value
     return out
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
@@ -44,3 +45,22 @@ def write_repo(root: Path, files: dict[str, str]) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     return root
+
+
+def group_entries(results: dict[str, Any], field: str = "files") -> list[tuple[str | None, str, Any]]:
+    """(repository, path, entry) of every entry of a compact answer's file groups (``{path: [entry, …]}``, a key
+    ``repo:path`` for another repository's file), flat or under ``groups``, in order."""
+    from server.views import split_group_key
+
+    hoisted = results.get("repository")
+    out: list[tuple[str | None, str, Any]] = []
+    for group in results.get("groups", [results]):
+        for key, entries in (group.get(field) or {}).items():
+            repository, path = split_group_key(key, hoisted)
+            out.extend((repository, path, entry) for entry in entries)
+    return out
+
+
+def labels_of(results: dict[str, Any], field: str = "files") -> list[str]:
+    """The labels (``qn@start[-end]``) of a compact answer's file groups, tails dropped."""
+    return [entry if isinstance(entry, str) else entry[0] for _repo, _path, entry in group_entries(results, field)]

@@ -10,7 +10,7 @@ import pytest
 
 from server.app import KivgraphApp
 from snapshot_format.layout import StateLayout
-from tests.helpers import copy_fixture, run_kivgraph
+from tests.helpers import copy_fixture, group_entries, run_kivgraph
 from tests.server_fixtures import GraphBuilder, StandardGraph, cross_repo_graph
 from tests.test_server_mcp import connect, fails, make_app, ok
 
@@ -88,20 +88,25 @@ async def test_consumers_of_a_provider_function_list_the_consumers_files_in_rank
 async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_shared_columns(app: KivgraphApp) -> None:
     answer = await _call(app, qualified_name="lib.core.compute")
     results = answer["results"]
-    # the package is left off the subject: its qualified name spells it
-    assert results["subject"] == {"qualified_name": "lib.core.compute", "at": "provider:lib/core.py:1", "end_line": 2}
+    # the subject as find_references states it; the qualified name asked for is not echoed, and the package is
+    # left off: the qualified name spells it
+    assert results["subject"] == "provider:lib/core.py:1" and "qn" not in results and "subject_pkg" not in results
     # a consuming declaration is a label in its file's group (module-relative); the evidence is its line
-    labels = {entry[0]: entry for f in results.get("files", []) for entry in f["at"]}
-    if "groups" in results:
-        labels = {entry[0]: entry for g in results["groups"] for f in g.get("files", []) for entry in f["at"]}
+    entries = [entry for _repo, _path, entry in group_entries(results)]
+    labels = {(entry if isinstance(entry, str) else entry[0]): entry for entry in entries}
     assert {"run@4-5", "also@4-5"} <= set(labels)
-    assert "CALLS_DIRECT" in labels["run@4-5"]  # the evidence line is the full view's
+    # an edge kind is on the row, or it is the kind its group (or the header) states for the rows that say none
+    run = labels["run@4-5"]
+    stated = [g.get("edge_kind") for g in results.get("groups", [])] + [results.get("edge_kind")]
+    assert "CALLS_DIRECT" in run or "CALLS_DIRECT" in stated  # the evidence line is the full view's
     assert "provenance" not in json.dumps(results) and "evidence_kind" not in json.dumps(results)
     groups = results.get("groups", [results])
     entries = [c for g in groups for c in g.get("consumers", [])]
     packages = [e for e in entries if e.get("pkg") == ["app", "app.extra"]]
     assert len(packages) == 1 and "at" not in packages[0]
     assert answer["total"] == 6 and answer["returned"] == 6
+    by_short_name = (await _call(app, name="compute", repository="provider"))["results"]
+    assert by_short_name["qn"] == "lib.core.compute"  # a name that is not the qualified one is answered with it
     only_packages = (await _call(app, qualified_name="lib.core.left"))["results"]
     assert (only_packages["category"], only_packages["edge_kind"]) == ("package", "PACKAGE_DEPENDS_ON")
     assert only_packages["repository"] == "consumer"  # every row's repository, stated once

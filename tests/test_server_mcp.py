@@ -226,10 +226,10 @@ async def test_each_view_of_find_references_and_the_outline(app: KivgraphApp) ->
         compact = await ok(client, "find_references", qualified_name="hub.hub", limit=3)
         full = await ok(client, "find_references", qualified_name="hub.hub", limit=3, view="full")
         files = await ok(client, "find_references", qualified_name="hub.hub", limit=3, view="files")
-        assert compact["results"]["files"][0]["at"][0] == "caller_000@4-5"  # the file implies callers.c0
+        assert compact["results"]["files"]["callers/c0.py"][0] == "caller_000@4-5"  # the file implies callers.c0
         assert full["results"]["references"][0]["qualified_name"] == "callers.c0.caller_000"
         assert full["truncated"] is True and full["snapshot_age_ms"] >= 0
-        assert files["results"]["files"] == {"gamma": {"callers/c0.py": 3}}  # repository -> path -> count
+        assert files["results"]["files"] == {"gamma": {"callers/c0.py": 3}}  # repository -> path tree -> count
         for answer in (compact, full, files):
             assert answer["total"] == CALLER_COUNT and answer["returned"] == 3
         outline_files = await ok(client, "get_file_outline", repository="gamma", path="hub.py", view="files")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,10 +21,13 @@ from server.errors import (
 from server.queries.references import find_references as reference_query
 from server.queries.symbols import find_symbols
 from server.tools import READ_TOOLS
-from server.views import encoded_size
+from server.views import encoded_size, tree_paths
 from snapshot_format.keys import key_to_bytes
+from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
-from tests.server_fixtures import CALLER_COUNT, StandardGraph, standard_graph
+from snapshot_format.vocab import Confidence, EdgeKind
+from tests.helpers import group_entries, labels_of
+from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, standard_graph
 
 
 @pytest.fixture(scope="module")
@@ -254,35 +258,46 @@ def test_find_symbol_hoists_shared_columns_and_addresses_rows(gen: Generation) -
     answer = call(gen, "find_symbol", name="area")
     results = answer["results"]
     assert answer["total"] == answer["returned"] == 3
-    assert results["name"] == "area" and "exported" not in json.dumps(results)  # the name says it (no _)
+    # every label ends with the name asked for, so it is not restated; the name says it is exported (no _)
+    assert "name" not in results and "exported" not in json.dumps(results)
+    assert results["kind"] == "method"  # the kind most rows share; the function row states its own
     # The repository most rows share is the header's default; a file of another one names its own.
     assert results["repository"] == "alpha"
-    rows = _symbol_rows(results)
-    assert sorted((repo, path, entry[0] if isinstance(entry, list) else entry) for repo, path, entry in rows) == [
+    rows = group_entries(results)
+    assert sorted(rows, key=str) == [
         ("alpha", "pkg/shapes.py", "Shape.area@5-6"),
         ("alpha", "pkg/shapes.py", "Square.area@13-14"),
-        ("beta", "app/run.py", "area@9-10"),
+        ("beta", "app/run.py", ["area@9-10", "function"]),
     ]
+    assert list(results["files"]) == ["pkg/shapes.py", "beta:app/run.py"]  # another repository's file: repo:path
+    assert "sig" not in json.dumps(results)  # a locator: signatures are the full view's (and get_symbol's)
     assert "stable_key" not in json.dumps(results)
     assert "snapshot_age_ms" not in answer and "truncated" not in answer and "next_cursor" not in answer
-
-
-def _symbol_rows(results: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    """(repository, path, entry) of every compact find_symbol row, grouped or flat."""
-    if "groups" in results:
-        assert "files" not in results
-        files = [f for group in results["groups"] for f in group["files"]]
-    else:
-        files = results["files"]
-    return [(f.get("repo", results.get("repository")), f["file"], entry) for f in files for entry in f["at"]]
 
 
 def test_find_symbol_with_one_repository_writes_path_and_line_only(gen: Generation) -> None:
     results = call(gen, "find_symbol", name="area", in_repository="alpha")["results"]
     assert results["repository"] == "alpha" and results["kind"] == "method"
-    assert results["sig"] == "def area(self)"  # shared by every row, so stated once
     # labels leave out the module the file implies (pkg.shapes.)
-    assert results["files"] == [{"file": "pkg/shapes.py", "at": ["Shape.area@5-6", "Square.area@13-14"]}]
+    assert results["files"] == {"pkg/shapes.py": ["Shape.area@5-6", "Square.area@13-14"]}
+
+
+def test_find_symbol_states_signatures_where_two_rows_share_a_qualified_name(tmp_path: Path) -> None:
+    builder = GraphBuilder(tmp_path / "src")
+    builder.repo("solo")
+    overloads = "def pick(x: int) -> int:\n    return x\n\n\ndef pick(x: str) -> str:\n    return x\n\n\ndef other():\n    pass\n"
+    builder.add_file("solo", "choose.py", overloads)
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    with Generation(builder.publish(layout).path) as gen:
+        results = call(gen, "find_symbol", name="pick")["results"]
+        # the labels differ only by line, so each row says which declaration it is
+        assert sorted(results["files"]["choose.py"]) == [
+            ["pick@1-2", "def pick(x: int) -> int"],
+            ["pick@5-6", "def pick(x: str) -> str"],
+        ]
+        assert "sig" not in json.dumps(call(gen, "find_symbol", name="other")["results"])
+        full = call(gen, "find_symbol", name="other", view="full")["results"]
+        assert full[0]["signature"] == "def other()"
 
 
 def _index_order(row: dict[str, Any]) -> tuple[str, str, str, bytes]:
@@ -335,7 +350,7 @@ def test_find_symbol_modes_and_filters(gen: Generation, arguments: dict[str, Any
 
 def test_find_symbol_with_no_match_is_an_empty_page_not_an_error(gen: Generation) -> None:
     compact = call(gen, "find_symbol", name="no_such_name")
-    assert compact["total"] == 0 and compact["results"] == {"files": []}
+    assert compact["total"] == 0 and compact["results"] == {"files": {}}
     assert "guidance" not in compact
     assert call(gen, "find_symbol", name="no_such_name", view="full")["results"] == []
 
@@ -479,25 +494,16 @@ def test_outline_pages_walk_to_the_end_without_duplicates(gen: Generation) -> No
 # --- find_references ------------------------------------------------------------------------------------------------------
 
 
-def _labels(results: dict[str, Any]) -> list[str]:
-    groups = results.get("groups", [results])
-    out = []
-    for group in groups:
-        for f in group["files"]:
-            out.extend(entry if isinstance(entry, str) else entry[0] for entry in f["at"])
-    return out
-
-
 def test_references_exclude_forwarding_bindings_by_default_and_say_so(gen: Generation) -> None:
     default = call(gen, "find_references", qualified_name="pkg.shapes.make_square")
     # The compact view leaves the declared default to the schema; the full view states it.
     assert "edge_kinds_default_excluded" not in default["results"]
     full = call(gen, "find_references", qualified_name="pkg.shapes.make_square", view="full")
     assert full["results"]["edge_kinds_default_excluded"] == ["EXPORTS", "REEXPORTS", "PART_OF"]
-    assert "pkg@1" not in _labels(default["results"])
+    assert "pkg@1" not in labels_of(default["results"])
     everything = call(gen, "find_references", qualified_name="pkg.shapes.make_square", edge_kinds=["*"])
     assert "edge_kinds_default_excluded" not in everything["results"]
-    assert "pkg@1" in _labels(everything["results"])
+    assert "pkg@1" in labels_of(everything["results"])
     assert everything["total"] == default["total"] + 1
 
 
@@ -518,7 +524,7 @@ def test_references_count_coverage_over_the_whole_set(gen: Generation) -> None:
 )
 def test_reference_row_filters(gen: Generation, filters: dict[str, Any], labels: set[str]) -> None:
     answer = call(gen, "find_references", qualified_name="pkg.shapes.make_square", **filters)
-    assert set(_labels(answer["results"])) == labels
+    assert set(labels_of(answer["results"])) == labels
 
 
 def test_edge_kind_validation(gen: Generation) -> None:
@@ -564,41 +570,75 @@ def test_compact_references_hoist_page_wide_columns(gen: Generation) -> None:
         "confidence": "EXACT_TYPECHECKED",
     }
     assert "provenance" not in json.dumps(results)  # which analyzer saw each edge is the full view's
-    assert results["files"][0] == {
-        "file": "callers/c0.py",
-        "at": [f"caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)],
-    }
-    assert results["subject"] == "gamma:hub.py:1" and results["qn"] == "hub.hub"
+    assert next(iter(results["files"].items())) == (
+        "callers/c0.py",
+        [f"caller_{i:03d}@{4 + 4 * i}-{5 + 4 * i}" for i in range(19)],
+    )
+    # the qualified name asked for is not echoed; a short name is answered with the one it resolved to
+    assert results["subject"] == "gamma:hub.py:1" and "qn" not in results
+    assert call(gen, "find_references", name="hub2")["results"]["qn"] == "hub.hub2"
     assert "direction" not in results  # incoming is the default; outgoing answers say so
     assert "showing 20 of 130" in answer["guidance"]
 
 
 def test_rows_that_disagree_keep_their_columns_as_a_positional_tail(gen: Generation) -> None:
     results = call(gen, "find_references", qualified_name="pkg.shapes.make_square")["results"]
-    assert "confidence" not in results
-    alpha = next(f for f in results["files"] if f.get("repo", results.get("repository")) == "alpha")
-    assert alpha["at"] == [
+    # two of four rows each way: no value is most rows', so no column is stated in the header
+    assert not {"kind", "edge_kind", "confidence"} & set(results)
+    assert results["files"]["pkg/use.py"] == [
         ["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED"],
         ["main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED"],
     ]
+    assert results["files"]["beta:app/run.py"][1] == ["run@5-6", "CALLS_DIRECT", "function", "CANDIDATE"]
 
 
-def test_second_tier_grouping_is_kept_only_when_it_is_smaller(gen: Generation) -> None:
-    compact = call(gen, "find_references", qualified_name="hub.hub2", limit=60)["results"]
-    assert "groups" in compact and "files" not in compact
-    assert [g["confidence"] for g in compact["groups"]] == ["CANDIDATE", "EXACT_TYPECHECKED"]
-    flat_rows = [[label, g["confidence"]] for g in compact["groups"] for f in g["files"] for label in f["at"]]
-    assert len(flat_rows) == 60
-    flat_equivalent = {k: v for k, v in compact.items() if k != "groups"}
-    flat_equivalent["files"] = [{"file": "callers/c0.py", "at": flat_rows}]
-    assert encoded_size(compact) < encoded_size(flat_equivalent)
+def test_a_column_most_rows_share_is_stated_once_and_the_others_say_their_own(gen: Generation) -> None:
+    answer = call(gen, "find_references", qualified_name="hub.hub2", limit=60)
+    results = answer["results"]
+    assert results["confidence"] == "EXACT_TYPECHECKED"  # two thirds of the callers
+    entries = [entry for _repo, _path, entry in group_entries(results)]
+    candidates = [e[0] for e in entries if isinstance(e, list)]
+    assert all(e[1:] == ["CANDIDATE"] for e in entries if isinstance(e, list))
+    assert candidates[:2] == ["caller_000@4-5", "caller_003@16-17"] and len(entries) == 60
+    full = call(gen, "find_references", qualified_name="hub.hub2", limit=60, view="full")["results"]["references"]
+    assert [r["confidence"] for r in full].count("CANDIDATE") == len(candidates)
+
+
+def test_second_tier_grouping_is_kept_only_when_it_is_smaller(gen: Generation, tmp_path: Path) -> None:
+    # Half the callers exact, half candidates: no confidence is most rows', so the flat page would repeat it
+    # on every row, and the rows bucketed by confidence (each bucket stating it once) are smaller.
+    builder = GraphBuilder(tmp_path / "src")
+    builder.repo("even")
+    builder.add_file("even", "target.py", "def target():\n    pass\n")
+    builder.add_file("even", "calls.py", "".join(f"def c{i}():\n    target()\n\n\n" for i in range(10)))
+    for i in range(10):
+        confidence = Confidence.CANDIDATE if i % 2 else Confidence.EXACT_TYPECHECKED
+        builder.edge(
+            builder.sym("even", f"calls.c{i}"),
+            EdgeKind.CALLS_DIRECT,
+            builder.sym("even", "target.target"),
+            line=2 + 4 * i,
+            confidence=confidence,
+        )
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    with Generation(builder.publish(layout).path) as even:
+        compact = call(even, "find_references", qualified_name="target.target")["results"]
+        assert "groups" in compact and "files" not in compact and "confidence" not in compact
+        assert [g["confidence"] for g in compact["groups"]] == ["EXACT_TYPECHECKED", "CANDIDATE"]
+        flat_rows = [[label, g["confidence"]] for g in compact["groups"] for label in g["files"]["calls.py"]]
+        assert len(flat_rows) == 10
+        flat_equivalent = {k: v for k, v in compact.items() if k != "groups"}
+        flat_equivalent["files"] = {"calls.py": flat_rows}
+        assert encoded_size(compact) < encoded_size(flat_equivalent)
     small = call(gen, "find_references", qualified_name="pkg.shapes.make_square")["results"]
     assert "files" in small and "groups" not in small  # four buckets of one row: flat is smaller
 
 
 def test_the_files_view_counts_rows_per_repository_file(gen: Generation) -> None:
     results = call(gen, "find_references", qualified_name="hub.hub", view="files")["results"]
-    assert results["files"] == {"gamma": {f"callers/c{i}.py": 19 if i < 6 else 16 for i in range(7)}}
+    # a directory holding several of the files is stated once: {repository: {directory/: {name: count}}}
+    assert results["files"] == {"gamma": {"callers/": {f"c{i}.py": 19 if i < 6 else 16 for i in range(7)}}}
+    assert tree_paths(results["files"]["gamma"]) == {f"callers/c{i}.py": 19 if i < 6 else 16 for i in range(7)}
     assert "edge_kinds_default_excluded" not in results
 
 

@@ -17,6 +17,7 @@ from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.vocab import EdgeKind
 from tests.generation_golden import GOLDEN_DIR
+from tests.helpers import group_entries
 from tests.server_fixtures import GraphBuilder
 
 LIB = "def target():\n    return 1\n"
@@ -48,7 +49,7 @@ def call(gen: Generation, tool: str, **arguments: Any) -> Any:
 
 
 def _files(results: dict[str, Any], key: str = "files") -> list[str]:
-    return [f["file"] for f in results.get(key, [])]
+    return list(dict.fromkeys(path for _repo, path, _entry in group_entries(results, key)))
 
 
 def test_find_references_lists_the_code_and_counts_the_tests(gen: Generation) -> None:
@@ -119,7 +120,8 @@ def test_a_generation_with_or_without_the_test_mark_answers_alike(feature: int) 
         intent = call(generation, "find_by_intent", query="check square", limit=20)
         assert intent["tests"] == "+1 in 1 test file; include_tests=true lists them"
         listed = call(generation, "find_by_intent", query="check square", limit=20, include_tests=True)
-        assert "packages/core/src/math.test.ts" in _files(listed["results"]) and "tests" not in listed
+        ranked = [f["file"] for f in listed["results"]["files"]]  # find_by_intent ranks files: a list
+        assert "packages/core/src/math.test.ts" in ranked and "tests" not in listed
 
 
 def test_uses_that_could_not_be_bound_in_test_files_follow_include_tests(tmp_path: Path) -> None:
@@ -145,13 +147,14 @@ def test_uses_that_could_not_be_bound_in_test_files_follow_include_tests(tmp_pat
         assert "unbound" not in default["results"] and default["coverage"]["unresolved_related"] == 1
         assert default["tests"] == "+1 unbound use in test files; include_tests=true lists them"
         listed = call(g, "find_references", qualified_name="lib.target", include_tests=True)
-        (group,) = listed["results"]["unbound"]["RECEIVER_NOT_RESOLVED"]
-        assert group == {
-            "written": "obj.target",
-            "uses": 1,
-            "in": [{"file": "tests/test_lib.py", "at": [group["in"][0]["at"][0]]}],
-        }
-        assert group["in"][0]["at"][0].startswith("test_target@")
+        # by reason, then by what was written: a small group is the file groups of the declarations holding it
+        assert list(listed["results"]["unbound"]) == ["RECEIVER_NOT_RESOLVED"]
+        group = listed["results"]["unbound"]["RECEIVER_NOT_RESOLVED"]["obj.target"]
+        assert list(group) == ["tests/test_lib.py"] and len(group["tests/test_lib.py"]) == 1
+        assert group["tests/test_lib.py"][0].startswith("test_target@")
+        full = call(g, "find_references", qualified_name="lib.target", include_tests=True, view="full")
+        counted = full["results"]["unbound"]["RECEIVER_NOT_RESOLVED"]["obj.target"]
+        assert counted["uses"] == 1 and counted["in"] == {"tested:tests/test_lib.py": group["tests/test_lib.py"]}
 
 
 def test_find_cross_repo_consumers_lists_the_code_and_counts_the_tests(tmp_path: Path) -> None:

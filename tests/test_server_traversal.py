@@ -12,6 +12,7 @@ import pytest
 from server.app import KivgraphApp
 from server.tools import traversal
 from snapshot_format.layout import StateLayout
+from tests.helpers import group_entries, labels_of
 from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, build_cross_repo, cross_repo_graph
 from tests.server_fixtures import standard_graph as make_standard
 from tests.test_server_mcp import WAIT, connect, fails, make_app, ok
@@ -216,31 +217,36 @@ async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_column
     )
     # hop 1 is always reached from the root, so reached_from is implied and left off
     assert "reached_from" not in results and results["kind"] == "function"
-    assert results["by_kind"] == {"CALLS_DIRECT": 4}
-    # a whole page: by_depth and by_repository are the rows counted; affected is the envelope's total
-    assert "by_depth" not in results and "by_repository" not in results and "affected" not in results
-    # the default bound and a whole page's deepest hop are the schema's and the rows' to say
-    assert "max_nodes" not in results and "deepest_depth" not in results and results["depth"] == 1
+    # a whole page: by_depth, by_kind and by_repository are the rows counted; affected is the envelope's total
+    assert not {"by_depth", "by_kind", "by_repository", "affected"} & set(results)
+    # the default bound and a whole page's deepest hop are the schema's and the rows' to say, and the depth
+    # asked for is the caller's
+    assert "max_nodes" not in results and "deepest_depth" not in results and "depth" not in results
     assert answer["total"] == 4
     assert "by_package" not in results  # each row's file names its package
     assert results["repository"] == "provider"  # the repository most rows share
-    files = {(g.get("repo", results["repository"]), g["file"]): g["at"] for g in results["files"]}
-    assert files[("consumer", "app/main.py")] == ["run@4-5"]
-    assert files[("provider", "lib/core.py")] == ["loop@5-6", "left@9-10", "right@13-14"]
+    assert results["files"] == {
+        "lib/core.py": ["loop@5-6", "left@9-10", "right@13-14"],
+        "consumer:app/main.py": ["run@4-5"],
+    }
+    defaulted = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute"))["results"]
+    assert defaulted["depth"] == 3  # a depth the caller did not give is stated
+    paged = (await _call_once(app, "get_blast_radius", qualified_name="lib.core.compute", limit=2))["results"]
+    assert paged["by_kind"] and paged["by_depth"]  # a part of the walk: the counts say what the rows cannot
     assert "snapshot_age_ms" not in answer and "symbols" not in results
 
 
-async def test_compact_rows_group_by_their_remaining_columns_when_that_is_smaller(tmp_path: Path) -> None:
+async def test_compact_rows_state_the_most_common_columns_once_and_the_others_on_the_row(tmp_path: Path) -> None:
     graph = make_standard(tmp_path)
     answer = await _call_once(make_app(graph.layout), "get_blast_radius", qualified_name="hub.hub2", limit=60)
     results = answer["results"]
     assert answer["total"] == CALLER_COUNT and answer["returned"] == 60
-    assert "files" not in results
-    groups = {g["via_confidence"]: g for g in results["groups"]}
-    assert set(groups) == {"CANDIDATE", "EXACT_TYPECHECKED"}
+    # two thirds of the callers are exact: the header says so, and each candidate row says its own
+    assert results["via_confidence"] == "EXACT_TYPECHECKED"
     assert "via_provenance" not in json.dumps(results)  # the full view's
-    assert groups["CANDIDATE"]["files"][0]["at"][0] == "caller_000@4-5"
-    assert sum(len(f["at"]) for g in results["groups"] for f in g["files"]) == 60
+    entries = [entry for _repo, _path, entry in group_entries(results)]
+    assert len(entries) == 60 and entries[0] == ["caller_000@4-5", "CANDIDATE"]
+    assert sum(isinstance(e, list) for e in entries) == 20
 
 
 # --- trace_dependencies -------------------------------------------------------------------------------------------
@@ -261,9 +267,7 @@ async def test_trace_walks_outgoing_and_filters_rows_after_reachability(app: Kiv
         assert results["root_key"] == cross.key("consumer", "app.main.cli") and "root" not in results
         # a node reached from one in the same file names it as that file's label does (the group names the
         # module); one reached from another file names it whole
-        assert results["files"] == [
-            {"file": "lib/core.py", "at": [["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "compute"]]}
-        ]
+        assert results["files"] == {"lib/core.py": [["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "compute"]]}
         shallow = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
         assert shallow["total"] == 1 and shallow["results"]["deepest_depth"] == 1
         await fails(
@@ -407,7 +411,7 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
             if view == "full":
                 seen.extend(n["qualified_name"] for n in page["results"]["symbols"])
             else:
-                seen.extend(at if isinstance(at, str) else at[0] for f in page["results"]["files"] for at in f["at"])
+                seen.extend(labels_of(page["results"]))
             cursor = page.get("next_cursor")
             if cursor is None:
                 break
@@ -442,14 +446,16 @@ async def test_find_references_lists_the_uses_it_could_not_bind_by_what_was_writ
         answer = await ok(client, "find_references", qualified_name="lib.core.compute")
         assert answer["coverage"]["unresolved_related"] == 2
         unbound = answer["results"]["unbound"]
-        assert {reason: [(g["written"], g["uses"]) for g in groups] for reason, groups in unbound.items()} == {
-            "IMPORT_NOT_RESOLVED": [("lib.core.compute", 1)],
-            "RECEIVER_NOT_RESOLVED": [("obj.compute", 1)],
+        # by reason, then by what was written; a small group is the file groups of the declarations holding it
+        assert {reason: list(by_written) for reason, by_written in unbound.items()} == {
+            "IMPORT_NOT_RESOLVED": ["lib.core.compute"],
+            "RECEIVER_NOT_RESOLVED": ["obj.compute"],
         }
-        ((where,),) = [g["in"] for g in unbound["RECEIVER_NOT_RESOLVED"]]
-        assert where["repo"] == "consumer" and where["file"] == "app/main.py" and where["at"][0].startswith("guess@")
+        ((key, holders),) = unbound["RECEIVER_NOT_RESOLVED"]["obj.compute"].items()
+        assert key == "consumer:app/main.py" and holders[0].startswith("guess@")  # another repository: repo:path
         full = await ok(client, "find_references", qualified_name="lib.core.compute", view="full")
         assert sorted(full["results"]["unbound"]) == ["IMPORT_NOT_RESOLVED", "RECEIVER_NOT_RESOLVED"]
+        assert full["results"]["unbound"]["RECEIVER_NOT_RESOLVED"]["obj.compute"] == {"uses": 1, "in": {key: holders}}
         # a symbol nothing failed to bind says nothing more
         clean = await ok(client, "find_references", qualified_name="lib.core.loop")
         assert "unbound" not in clean["results"] and "unresolved_related" not in clean["coverage"]
@@ -487,10 +493,13 @@ def test_a_large_group_of_unbound_uses_is_counted_and_a_small_one_named(tmp_path
         ]
         out = unbound_groups(gen, many + few, include_tests=True, repository="consumer")
         assert out.groups == {
-            "RECEIVER_NOT_RESOLVED": [
-                {"written": "runner.run", "uses": LISTED + 1, "files": 3},
-                {"written": "ctx.run", "uses": 1, "in": [{"file": "app/x.py", "at": ["@7"]}]},
-            ]
+            "RECEIVER_NOT_RESOLVED": {
+                "runner.run": {"uses": LISTED + 1, "files": 3},
+                "ctx.run": {"uses": 1, "in": {"app/x.py": ["@7"]}},
+            }
+        }
+        assert out.fields(compact=True)["unbound"] == {
+            "RECEIVER_NOT_RESOLVED": {"runner.run": {"uses": LISTED + 1, "files": 3}, "ctx.run": {"app/x.py": ["@7"]}}
         }
     finally:
         gen.close()
@@ -501,8 +510,9 @@ async def test_trace_dependencies_names_the_uses_it_could_not_follow(app: Kivgra
     async with connect(app) as (client, _inbox):
         answer = await ok(client, "trace_dependencies", qualified_name="app.main.guess")
         assert answer["coverage"]["unresolved_related"] == 1
-        ((group,),) = answer["results"]["unbound"].values()
-        assert group["written"] == "obj.compute" and group["in"][0]["at"][0].startswith("guess@")
+        ((written, holders),) = next(iter(answer["results"]["unbound"].values())).items()
+        ((_key, labels),) = holders.items()
+        assert written == "obj.compute" and labels[0].startswith("guess@")
         # cli reaches run, and run reaches compute: nothing inside either failed to bind
         clean = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
         assert "unbound" not in clean["results"] and "unresolved_related" not in clean["coverage"]

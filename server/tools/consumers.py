@@ -121,12 +121,12 @@ def _subject_full(s: Symbol) -> dict[str, Any]:
     return out
 
 
-def _subject_compact(s: Symbol) -> dict[str, Any]:
-    out: dict[str, Any] = {"qualified_name": s.qualified_name, "at": f"{s.repository}:{s.path}:{s.start_line}"}
+def _subject_compact(s: Symbol, asked: str | None) -> dict[str, Any]:
+    """``subject`` (``repo:path:line``) and ``qn`` as find_references states them, and ``subject_pkg`` when the
+    qualified name does not spell the package."""
+    out = views.subject_head(s, asked)
     if not views.implied_package(s.package, [s.qualified_name]):
-        out["pkg"] = s.package
-    if s.end_line > s.start_line:
-        out["end_line"] = s.end_line
+        out["subject_pkg"] = s.package
     return out
 
 
@@ -221,21 +221,32 @@ def _merge_uses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
+def _spells(package: str, requested: str) -> bool:
+    """Whether ``package`` is the requested package or inside it (``click.core`` in ``click``, a Go package in
+    its module)."""
+    return bool(requested) and (package == requested or package.startswith((requested + ".", requested + "/")))
+
+
+def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[str, Any]:
     """Consumers with a declaration grouped by file as labels; package and unresolved rows as entries.
 
     A deviation from the reference system's per-consumer objects (docs/surface.md §6.3 item 5): a consuming
-    declaration is the label ``qn@start[-end]`` in ``files: [{repo?, file, pkg?, at}]`` with a positional tail
+    declaration is the label ``qn@start[-end]`` in ``files: {path: [entry, …]}`` with a positional tail
     (category, edge_kind, kind, confidence; the uses of one declaration merged), the
-    columns every row shares hoisted, the repository most rows share stated once in the header (``repository``),
-    and ``pkg`` left off a file whose qualified names spell it. Package and unresolved rows keep the reference
+    columns every row shares hoisted (edge kind and kind: the most common, a row stating its own), the
+    repository most rows share stated once in the header (``repository``), and ``pkg: {path: package}`` only
+    for a file whose qualified names do not spell it. Package and unresolved rows keep the reference
     system's entries (``repo`` only when it differs from the header's).
     """
     entries = [_compact_entry(c) for c in page]
+    for e in entries:  # a dependency on the package the subject's own package name spells says nothing more
+        asked_for = e.get("requested_package")
+        if e["category"] == "package" and isinstance(asked_for, str) and _spells(subject.package, asked_for):
+            del e["requested_package"]
     owner = {id(e): c for e, c in zip(entries, page, strict=True)}
     header = views.hoist(entries, (*_HOISTABLE, "kind"))
     repository = views.default_repository(entries, "repo")
-    head: dict[str, Any] = {"subject": _subject_compact(subject), **header}
+    head: dict[str, Any] = {**_subject_compact(subject, asked), **header}
     if repository is not None:
         head["repository"] = repository
 
@@ -249,19 +260,28 @@ def _compact(subject: Symbol, page: list[Consumer]) -> dict[str, Any]:
         ]
         out: dict[str, Any] = {}
         if symbol_rows:
+            local = {
+                k: v
+                for k, v in views.hoist(symbol_rows, ("edge_kind", "kind"), defaults=("edge_kind", "kind")).items()
+                if k not in hidden
+            }
+            out.update(local)
             groups = views.file_groups(
-                symbol_rows, [views.tail_entry(r["label"], r, _SYMBOL_TAIL, hidden) for r in symbol_rows], repository
+                symbol_rows,
+                [views.tail_entry(r["label"], r, _SYMBOL_TAIL, hidden, local) for r in symbol_rows],
+                repository,
             )
-            packages: dict[tuple[str, str], tuple[str, list[str]]] = {}
+            packages: dict[str, tuple[str, list[str]]] = {}
             for r in symbol_rows:
-                packages.setdefault((r["repository"], r["file_path"]), (r["package"], []))[1].append(
-                    r["qualified_name"]
-                )
-            for group in groups:
-                package, names = packages[(group.get("repo", repository), group["file"])]
-                if package and not views.implied_package(package, names):
-                    group["pkg"] = package
-                    group["at"] = group.pop("at")
+                key = views.group_key(r["repository"], r["file_path"], repository)
+                packages.setdefault(key, (r["package"], []))[1].append(r["qualified_name"])
+            unspelled = {
+                key: package
+                for key, (package, names) in packages.items()
+                if package and not views.implied_package(package, names)
+            }
+            if unspelled:
+                out["pkg"] = unspelled
             out["files"] = groups
         if others or not symbol_rows:
             out["consumers"] = _merge_packages(others)
@@ -314,7 +334,7 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
             "consumers": [_row(c) for c in page] if page else None,
         }
     else:
-        results = _compact(subject, page)
+        results = _compact(subject, page, selector.qualified_name)
     guidance = None
     if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
         guidance = (

@@ -106,7 +106,7 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
     rows = [
         {"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s} for s in page
     ]
-    hoisted = views.hoist(rows, ("kind", "exported"))
+    hoisted = views.hoist(rows, ("kind", "exported"), defaults=("kind",))  # the most common kind; others say theirs
     head: dict[str, Any] = {"repository": repository, "path": path}
     packages = _packages(files, page)
     if len(packages) == 1:
@@ -115,12 +115,13 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
         head["packages"] = packages
     head.update(hoisted)
     loose = [c for c in ("kind", "exported") if c not in hoisted]
+    uniform = {c for c in hoisted if all(r[c] == hoisted[c] for r in rows)}  # columns no row overrides
 
     def entry(row: dict[str, Any], skip: tuple[str, ...]) -> Any:
         s: Symbol = row["symbol"]
         tail = {
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
-            "kind": s.kind if "kind" in loose and "kind" not in skip else "",
+            "kind": s.kind if "kind" not in uniform and "kind" not in skip and s.kind != hoisted.get("kind") else "",
             "exported": ("exported" if s.exported else "unexported")
             if "exported" in loose and "exported" not in skip and row["exported"] is not None
             else "",
@@ -143,8 +144,10 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
         return {"files": views.file_groups(file_rows, [entry(r, skip) for r in members], repository)}
 
     flat = {**head, **groups_by_file(rows, ())}
+    loose = [c for c in ("kind", "exported") if c not in uniform]
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
         return flat
-    grouped = {**head, "groups": [{**key, **groups_by_file(members, tuple(loose))} for key, members in split]}
+    shared = {k: v for k, v in head.items() if k not in hoisted or k in uniform}  # groups state their own kind
+    grouped = {**shared, "groups": [{**key, **groups_by_file(members, tuple(loose))} for key, members in split]}
     return views.smaller(flat, grouped)

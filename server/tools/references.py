@@ -55,6 +55,7 @@ CONFIDENCES = tuple(c.name for c in Confidence)
 _TAIL = ("edge_kind", "kind", "confidence", "via")
 _HOISTABLE = ("kind", "edge_kind", "confidence", "via")
 _GROUP_KEY = ("kind", "edge_kind", "confidence", "via")
+_DEFAULTS = ("kind", "edge_kind", "confidence")  # every row has them: the header states the most common
 
 
 def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
@@ -124,14 +125,14 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     if found.dispatch_through:
         extras["dispatch_through"] = found.dispatch_through
     if view == "files":
-        results: Any = _files(subject, direction, page, extras)
+        results: Any = _files(subject, direction, page, extras, selector.qualified_name)
     elif view == "full":
         results = _full(subject, direction, page, extras)
     else:
-        results = _compact(subject, direction, page, extras)
+        results = _compact(subject, direction, page, extras, selector.qualified_name)
     hoisted = results.get("repository") if view == "compact" else None
     unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
-    results.update(unbound.fields())
+    results.update(unbound.fields(compact=view != "full"))
     return wrap(
         gen,
         compact=view != "full",
@@ -225,27 +226,33 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
     return {"subject": _subject_full(subject), "direction": direction, "references": rows, **extras}
 
 
-def _subject_compact(subject: Symbol, direction: str) -> dict[str, Any]:
-    head = {"subject": f"{subject.repository}:{subject.path}:{subject.start_line}", "qn": subject.qualified_name}
+def _subject_compact(subject: Symbol, direction: str, asked: str | None) -> dict[str, Any]:
+    head = views.subject_head(subject, asked)
     if direction != "incoming":  # the default direction is the schema's
         head["direction"] = direction
     return head
 
 
-def _files(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
-    """``files: {repository: {path: count}}``, first-seen order (docs/surface.md §6.3 item 2).
+def _files(
+    subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any], asked: str | None
+) -> dict[str, Any]:
+    """``files: {repository: {path: count}}`` with each repository's paths as a directory tree
+    (``views.path_tree``; docs/surface.md §6.3 item 2).
 
     The reference system writes ``[{file: "<repo>/<path>", count}]``; the same pairs keyed by repository then
-    path state the repository once and drop two field names per file.
+    by directory state the repository and each shared directory once and drop two field names per file.
     """
     counts: dict[str, dict[str, int]] = {}
     for r in page:
         paths = counts.setdefault(r.other.repository, {})
         paths[r.other.path] = paths.get(r.other.path, 0) + 1
-    return {**_subject_compact(subject, direction), **extras, "files": counts}
+    tree = {repository: views.path_tree(paths) for repository, paths in counts.items()}
+    return {**_subject_compact(subject, direction, asked), **extras, "files": tree}
 
 
-def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
+def _compact(
+    subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any], asked: str | None
+) -> dict[str, Any]:
     rows = [
         {
             "repository": r.other.repository,
@@ -258,15 +265,15 @@ def _compact(subject: Symbol, direction: str, page: list[Reference], extras: dic
         }
         for r in page
     ]
-    header = views.hoist(rows, _HOISTABLE)
+    header = views.hoist(rows, _HOISTABLE, defaults=_DEFAULTS)
     repository = views.default_repository(rows)
     if repository is not None:
         header = {"repository": repository, **header}
-    head = {**_subject_compact(subject, direction), **header, **extras}
+    head = {**_subject_compact(subject, direction, asked), **header, **extras}
     tail_columns = _TAIL
 
-    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
-        entries = [views.tail_entry(m["label"], m, tail_columns, (*header, *skip)) for m in members]
+    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
+        entries = [views.tail_entry(m["label"], m, tail_columns, skip, header) for m in members]
         return views.file_groups(members, entries, header.get("repository"))
 
     flat = {**head, "files": at(rows, ())}

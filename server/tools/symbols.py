@@ -153,36 +153,40 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
     A deviation from the reference system's ``symbols: [{at, end?, qn?, name?, sig?}]`` objects
     (docs/surface.md §6.3 item 3): the same facts, written in the label grammar that find_references and the
     traversals use (docs/surface.md §6.2), so a path, a repository and the field names are not repeated per
-    declaration. ``sig`` (a signature shared by every row) is hoisted like any other column, and is also tried
-    as a grouping key; the smallest of the flat and grouped pages is kept.
+    declaration. The kind most rows share is the header's, and a row of another kind states its own.
+
+    A locator, as a language server's workspace symbols are: a row's signature is left to ``view: "full"``
+    (and to get_symbol), except where two rows of the page share a qualified name (overloads, a name declared
+    twice in one scope), whose signatures tell them apart. A signature shared by every such row is hoisted.
     """
+    names: dict[tuple[str, str], int] = {}
+    for s in page:
+        names[(s.repository, s.qualified_name)] = names.get((s.repository, s.qualified_name), 0) + 1
     rows = []
     for s in page:
-        sig = concise_signature(s)
+        sig = concise_signature(s) if names[(s.repository, s.qualified_name)] > 1 else ""
+        implied = views.name_is_implied(s.name, s.qualified_name)
         rows.append(
             {
                 "repository": s.repository,
                 "file_path": s.path,
-                "name": s.name,
+                "name": "" if implied else s.name,
                 "kind": s.kind,
                 "exported": "" if views.exported_is_implied(s) else "exported" if s.exported else "unexported",
                 "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
                 "label": views.module_label(s),
-                "implied": views.name_is_implied(s.name, s.qualified_name),
             }
         )
-    header = views.hoist(rows, ("name", "kind", "exported", "sig"))
+    hoisted = views.hoist(rows, ("name", "kind", "exported", "sig"), defaults=("kind",))
+    header = dict(hoisted)
     if "exported" in header:
         header["exported"] = header["exported"] == "exported"
     repository = views.default_repository(rows)
     if repository is not None:
         header = {**header, "repository": repository}
 
-    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
-        entries = []
-        for m in members:
-            hidden = (*header, *skip, *(("name",) if m["implied"] else ()))
-            entries.append(views.tail_entry(m["label"], m, _SYMBOL_TAIL, hidden))
+    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
+        entries = [views.tail_entry(m["label"], m, _SYMBOL_TAIL, skip, hoisted) for m in members]
         return views.file_groups(members, entries, repository)
 
     shapes = [{**header, "files": at(rows, ())}]

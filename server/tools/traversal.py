@@ -62,6 +62,7 @@ NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
 _HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
 _TAIL = ("name", "kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
 _GROUP_KEY = ("kind", "hop_depth", "dispatch_via", "via_kind", "via_confidence")
+_DEFAULTS = ("kind", "hop_depth", "via_kind", "via_confidence")  # every row has them: the most common is hoisted
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,7 @@ class WalkArgs:
     kinds: frozenset[int] | None  # None: every reference kind
     kinds_identity: list[str]
     confidence: str | None
+    depth_asked: bool = False  # the request spelled depth (a compact header leaves the echo off)
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,8 @@ def read_walk_args(args: Args) -> WalkArgs:
         identity = sorted(set(raw))
         kinds = frozenset(int(EdgeKind[k]) for k in identity)
     confidence = args.enum("confidence", CONFIDENCES, "") or None
-    return WalkArgs(depth, max_nodes, kinds, identity, confidence)
+    asked = args.raw("depth") not in (None, 0)  # zero is the default
+    return WalkArgs(depth, max_nodes, kinds, identity, confidence, depth_asked=asked)
 
 
 def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs) -> traverse.Walk:
@@ -232,18 +235,22 @@ def compact_nodes(
                 "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             }
         )
-    header = views.hoist(rows, _HOISTABLE)
+    header = views.hoist(rows, _HOISTABLE, defaults=_DEFAULTS)
     repository = views.default_repository(rows)
     if repository is not None:
         header = {"repository": repository, **header}
 
-    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> list[dict[str, Any]]:
+    def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
         entries = [
             views.tail_entry(
                 m["label"],
-                {**m, "reached_from": m["reached_from"] and m["reached_from_in_file"]},
+                {
+                    **m,
+                    "reached_from": "" if "reached_from" in header else m["reached_from"] and m["reached_from_in_file"],
+                },
                 _TAIL,
-                (*header, *skip),
+                ("repository", *skip),
+                header,
             )
             for m in members
         ]
@@ -344,7 +351,11 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         results = {**head, **header, **body}
     # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
     blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
-    results.update(unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields())
+    results.update(
+        unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
+            compact=view != "full"
+        )
+    )
     coverage = _coverage(rows)
     coverage.unresolved_related += len(blind)
     return wrap(
@@ -439,13 +450,15 @@ def _compact_blast_head(
 
     Deviations from the reference system's compact header (docs/surface.md §6.3 item 4), each keeping the facts:
     ``affected`` is left off (it always equals the envelope's ``total``), so is ``max_nodes`` at its default and
-    ``deepest_depth`` on a whole page; ``by_depth`` and ``by_repository``
-    are left off when the page holds every affected symbol (each row states its hop and its repository, so
+    ``deepest_depth`` on a whole page, and ``depth`` when the request spelled it; ``by_depth``, ``by_kind`` and
+    ``by_repository`` are left off when the page holds every affected symbol (each row states its hop and its repository, so
     they are the rows counted), and so is ``by_package``, otherwise ``{package: n}``, a package of another
     repository than the root's keyed ``repo:package``.
     """
     whole = returned == total
-    head: dict[str, Any] = {"root": _at(root), "depth": walk_args.depth}
+    head: dict[str, Any] = {"root": _at(root)}
+    if not walk_args.depth_asked:  # the caller knows the depth it asked for; a default is stated
+        head["depth"] = walk_args.depth
     if walk_args.max_nodes != traverse.DEFAULT_MAX_NODES:  # the default bound is the schema's
         head["max_nodes"] = walk_args.max_nodes
     head.update(filters)
@@ -455,7 +468,7 @@ def _compact_blast_head(
         head["traversal_truncated"] = True
     if agg.by_depth and not whole:
         head["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
-    if agg.by_kind:
+    if agg.by_kind and not whole:
         head["by_kind"] = dict(agg.by_kind)
     if agg.by_repository and not whole:
         head["by_repository"] = dict(sorted(agg.by_repository.items()))

@@ -25,16 +25,23 @@ MAX_GROUPS = 20  # groups listed (larger first); the rest are counted in ``more`
 
 @dataclass
 class Unbound:
-    groups: dict[str, list[dict[str, Any]]]  # reason -> groups of what was written
+    groups: dict[str, dict[str, dict[str, Any]]]  # reason -> what was written -> its uses
     in_tests: int  # uses left out because they are in test files (include_tests=false)
     more: dict[str, int] | None = None  # {groups, uses} past MAX_GROUPS
 
-    def fields(self) -> dict[str, Any]:
-        """What an answer's results carry: ``unbound`` and ``unbound_more``, each only when there is any."""
-        return {
-            **({"unbound": self.groups} if self.groups else {}),
-            **({"unbound_more": self.more} if self.more else {}),
-        }
+    def fields(self, *, compact: bool) -> dict[str, Any]:
+        """What an answer's results carry: ``unbound`` and ``unbound_more``, each only when there is any.
+
+        In the compact view a listed group is its file groups alone (``{"ctx.invoke": {path: [label, …]}}``;
+        the uses are counted in ``coverage.unresolved_related``); a counted one keeps ``{uses, files}``.
+        """
+        groups: dict[str, Any] = self.groups
+        if compact:
+            groups = {
+                reason: {written: group.get("in", group) for written, group in by_written.items()}
+                for reason, by_written in self.groups.items()
+            }
+        return {**({"unbound": groups} if groups else {}), **({"unbound_more": self.more} if self.more else {})}
 
 
 def unbound_groups(
@@ -55,19 +62,19 @@ def unbound_groups(
         buckets.setdefault((u.reason, u.detail or u.name), []).append(u)
     ordered = sorted(buckets.items(), key=lambda kv: (-len(kv[1]), kv[0]))
     listed, rest = ordered[:MAX_GROUPS], ordered[MAX_GROUPS:]
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, dict[str, dict[str, Any]]] = {}
     for (reason, written), uses in sorted(listed, key=lambda kv: (kv[0][0], -len(kv[1]), kv[0][1])):
-        group: dict[str, Any] = {"written": written, "uses": len(uses)}
+        group: dict[str, Any] = {"uses": len(uses)}
         if len(uses) <= LISTED:
             group["in"] = _where(gen, uses, repository)
         else:
             group["files"] = len({(u.repository, u.path) for u in uses})
-        groups.setdefault(reason, []).append(group)
+        groups.setdefault(reason, {})[written] = group
     more = {"groups": len(rest), "uses": sum(len(uses) for _key, uses in rest)} if rest else None
     return Unbound(groups, in_tests, more)
 
 
-def _where(gen: Generation, uses: list[Unresolved], repository: str | None) -> list[dict[str, Any]]:
+def _where(gen: Generation, uses: list[Unresolved], repository: str | None) -> dict[str, list[Any]]:
     """File groups of the declarations the uses are written in (``@line`` where the indexer kept none)."""
     rows, entries = [], []
     for u in uses:
@@ -75,6 +82,4 @@ def _where(gen: Generation, uses: list[Unresolved], repository: str | None) -> l
         rows.append({"repository": u.repository, "file_path": u.path or "(no file)"})
         entries.append(views.module_label(holder) if holder is not None and holder.path == u.path else f"@{u.line}")
     groups = views.file_groups(rows, entries, repository)
-    for group in groups:
-        group["at"] = list(dict.fromkeys(group["at"]))  # two uses in one declaration name it once
-    return groups
+    return {key: list(dict.fromkeys(at)) for key, at in groups.items()}  # two uses in one declaration: once
