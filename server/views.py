@@ -11,30 +11,38 @@ Where this server's compact shape is tighter than the reference system's own
 (docs/surface.md §6.3 describes the same list; each keeps the same facts, and
 ``view: "full"`` keeps the reference system's full shape):
 
-- repository: the repository most rows share is hoisted as the page's default
-  (``repository``) even when a minority disagrees; a file group (or entry)
-  names its own ``repo`` only when it differs. The reference system hoists a
-  repository only when every row agrees (and names a group's ``repo`` only
-  when it differs from that one).
-- find_references ``view: "files"``: ``files: {repo: {path: count}}`` instead
-  of ``[{file: "<repo>/<path>", count}]`` (repository once, no field names).
-- find_symbol: rows grouped by file as ``qn@start[-end]`` labels with a tail
-  (name when not implied, kind, exported, sig, stable_key) instead of
-  ``{at, end?, qn?, name?, sig?}`` objects; ``sig`` is hoisted when shared,
-  and (kind, exported, sig) is tried as a grouping key beside (kind, exported).
+- the header: the repository most rows share is hoisted as the page's default
+  (``repository``) even when a minority disagrees, and so is the value more
+  rows share than any other in a closed-vocabulary column every row fills
+  (kind, edge kind, confidence, hop: ``hoist(defaults=…)``); a row that
+  differs says its own in its tail. The reference system hoists a column only
+  when every row agrees.
+- file groups: ``{path: [entry, …]}``, a file of another repository keyed
+  ``repository:path`` (``group_key``), instead of ``[{repo?, file, at}]``.
+- find_references ``view: "files"``: ``files: {repo: tree}``, the paths of a
+  repository as a directory tree (``path_tree``), instead of
+  ``[{file: "<repo>/<path>", count}]``.
+- the subject: ``qn`` is left off when the request spelled that very name
+  (``subject_head``), on find_references and find_cross_repo_consumers.
+- find_symbol: a locator, rows grouped by file as ``qn@start[-end]`` labels
+  with a tail (name when not implied, kind when not the header's, exported);
+  a signature only where two rows share a qualified name.
 - get_blast_radius: ``affected`` is left off (it is the envelope's
-  ``total``); ``by_depth`` and ``by_repository`` are left off when the page
-  holds every affected symbol (they are its rows counted); ``by_package`` is
-  ``{package: n}``, a package of another repository than the root's keyed
-  ``repo:package``; a hop-1 row omits ``reached_from`` (always the root).
-- find_cross_repo_consumers: a consuming declaration is a label in
-  ``files: [{repo?, file, pkg?, at}]`` with a tail (category, edge_kind, kind,
-  confidence, provenance, evidence_kind, ``line:col``); ``pkg`` is left off
-  when the qualified names spell it (also on the subject); a coarser grouping
-  key without ``edge_kind`` is tried beside the reference system's.
+  ``total``), ``depth`` when the request gave it; ``by_depth`` and
+  ``by_repository`` are left off when the page holds every affected symbol
+  (they are its rows counted), and ``by_kind`` when it is also its rows' via
+  kinds counted; ``by_package`` is ``{package: n}``, a package of another
+  repository than the root's keyed ``repo:package``; a hop-1 row omits
+  ``reached_from`` (always the root).
+- find_cross_repo_consumers: the subject as find_references states it; a
+  consuming declaration is a label in ``files: {path: [entry, …]}`` with a
+  tail (category, edge_kind, kind, confidence, provenance, evidence_kind,
+  ``line:col``); ``pkg: {path: package}`` only where the qualified names do
+  not spell it; a coarser grouping key without ``edge_kind`` is tried beside
+  the reference system's.
 - get_file_outline of one file: the labels sit under ``at`` directly (the
-  header's ``path`` is the file) instead of ``files: [{file, at}]``.
-- find_by_intent (not in the reference system): a file whose matched symbols share a
+  header's ``path`` is the file) instead of a one-file ``files`` object.
+- find_by_intent (not in the reference system): a ranked list of files; a file whose matched symbols share a
   kind states it once (``kind``) and lists bare labels; no per-file score (the
   order is the ranking).
 
@@ -140,7 +148,7 @@ def _present(value: Any) -> bool:
 
 def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str], defaults: Iterable[str] = ()) -> dict[str, Any]:
     """The header: the columns every row agrees on (with a non-empty value), and for a column of ``defaults``
-    that every row fills, the value more than half the rows share.
+    that every row fills, the value more rows share than any other (at least two of them).
 
     A header column is each row's value unless the row's tail says otherwise (``tail_entry`` leaves out a
     value equal to the header's). Only a column every row fills can carry a default, so a missing value never
@@ -159,9 +167,9 @@ def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str], defaults: Iter
             counts: dict[Any, int] = {}
             for v in values:
                 counts[v] = counts.get(v, 0) + 1
-            best = max(counts, key=lambda v: counts[v])
-            if counts[best] * 2 > len(values):
-                header[column] = best
+            ranked = sorted(counts.values(), reverse=True)
+            if ranked[0] >= 2 and (len(ranked) == 1 or ranked[0] > ranked[1]):
+                header[column] = max(counts, key=lambda v: counts[v])
     return header
 
 

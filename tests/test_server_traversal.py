@@ -541,3 +541,25 @@ def test_unbound_groups_past_the_cap_are_counted_not_listed(tmp_path: Path) -> N
         assert out.more == {"groups": 3, "uses": 3}
     finally:
         gen.close()
+
+
+def test_by_kind_stays_on_a_whole_page_when_a_symbol_is_linked_two_ways(tmp_path: Path) -> None:
+    """by_kind counts a symbol once per kind of edge linking it to the walk: a row's one via kind cannot say it."""
+    from server.tools import READ_TOOLS
+    from snapshot_format.layout import StateLayout
+    from snapshot_format.reader import Generation
+    from snapshot_format.vocab import EdgeKind
+
+    b = GraphBuilder(tmp_path / "src")
+    b.repo("two")
+    b.add_file("two", "lib.py", "def target():\n    pass\n")
+    b.add_file("two", "use.py", "def caller():\n    target()\n    keep = target\n\n\ndef plain():\n    target()\n")
+    target = b.sym("two", "lib.target")
+    b.edge(b.sym("two", "use.caller"), EdgeKind.CALLS_DIRECT, target, line=2)
+    b.edge(b.sym("two", "use.caller"), EdgeKind.REFERENCES, target, line=3)
+    b.edge(b.sym("two", "use.plain"), EdgeKind.CALLS_DIRECT, target, line=7)
+    with Generation(b.publish(StateLayout(tmp_path / "kivgraph.toml", tmp_path / "state")).path) as gen:
+        blast = READ_TOOLS["get_blast_radius"](gen, {"qualified_name": "lib.target", "depth": 1})["results"]
+        assert blast["by_kind"] == {"CALLS_DIRECT": 2, "REFERENCES": 1}
+        calls_only = {"qualified_name": "lib.target", "depth": 1, "edge_kinds": ["CALLS_DIRECT"]}
+        assert "by_kind" not in READ_TOOLS["get_blast_radius"](gen, calls_only)["results"]  # the rows say it

@@ -9,6 +9,7 @@ the server's deadline is TRAVERSAL_LIMIT_REACHED, never a partial answer.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
@@ -440,7 +441,7 @@ def _compact_blast_head(
     root: Symbol,
     walk_args: WalkArgs,
     filters: dict[str, Any],
-    total: int,
+    rows: list[Row],
     returned: int,
     deepest: int,
     truncated: bool,
@@ -450,12 +451,12 @@ def _compact_blast_head(
 
     Deviations from the reference system's compact header (docs/surface.md §6.3 item 4), each keeping the facts:
     ``affected`` is left off (it always equals the envelope's ``total``), so is ``max_nodes`` at its default and
-    ``deepest_depth`` on a whole page, and ``depth`` when the request spelled it; ``by_depth``, ``by_kind`` and
-    ``by_repository`` are left off when the page holds every affected symbol (each row states its hop and its repository, so
+    ``deepest_depth`` on a whole page, and ``depth`` when the request spelled it; ``by_kind`` when it is the
+    whole page's via kinds counted; ``by_depth`` and ``by_repository`` are left off when the page holds every affected symbol (each row states its hop and its repository, so
     they are the rows counted), and so is ``by_package``, otherwise ``{package: n}``, a package of another
     repository than the root's keyed ``repo:package``.
     """
-    whole = returned == total
+    whole = returned == len(rows)
     head: dict[str, Any] = {"root": _at(root)}
     if not walk_args.depth_asked:  # the caller knows the depth it asked for; a default is stated
         head["depth"] = walk_args.depth
@@ -468,7 +469,9 @@ def _compact_blast_head(
         head["traversal_truncated"] = True
     if agg.by_depth and not whole:
         head["by_depth"] = {str(d): n for d, n in agg.by_depth.items()}
-    if agg.by_kind and not whole:
+    # by_kind counts a symbol once per different kind of edge linking it to the walk: the rows' own via
+    # kinds say it only when no symbol is linked two ways
+    if agg.by_kind and not (whole and dict(agg.by_kind) == dict(Counter(_via(r)[0] for r in rows))):
         head["by_kind"] = dict(agg.by_kind)
     if agg.by_repository and not whole:
         head["by_repository"] = dict(sorted(agg.by_repository.items()))
@@ -561,7 +564,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             ],
         }
     else:
-        results = _compact_blast_head(root, walk_args, filters, total, len(page), deepest, walked.truncated, agg)
+        results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
         header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
         results.update({**header, **body})
     if walked.dispatch_through:
