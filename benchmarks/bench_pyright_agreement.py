@@ -290,6 +290,7 @@ def _index(home: Path) -> dict[str, Any]:
 
 def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
     from server.tools.references import find_references
+    from server.views import tree_paths
     from snapshot_format.reader import Generation
 
     out: dict[str, set[str]] = {}
@@ -300,7 +301,8 @@ def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
                 {"qualified_name": qn, "repository": "click", "view": "files", "limit": 500, "edge_kinds": USE_KINDS},
             )
             assert answer["total"] == answer["returned"], f"{qn}: paging"
-            out[qn] = {row["file"] for row in answer["results"]["files"]}
+            files = answer["results"]["files"]  # {repository: directory tree of path -> count}
+            out[qn] = {f"{repo}/{path}" for repo, tree in files.items() for path in tree_paths(tree)}
     return out
 
 

@@ -111,7 +111,7 @@ def _edge_kinds(default: str) -> dict[str, Any]:
 
 
 def _view(*values: str) -> dict[str, Any]:
-    text = "compact: shared columns once, rows by file; full: every field of every row (signatures, stable keys)"
+    text = "compact: shared columns once, rows by file; full: every field of every row, signatures and keys too"
     if "files" in values:
         text += "; files: paths and counts"
     return _enum(text + ".", *values, default="compact")
