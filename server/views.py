@@ -93,6 +93,9 @@ def label(qualified_name: str, start: int, end: int) -> str:
     return f"{qualified_name}@{start}" if end <= start else f"{qualified_name}@{start}-{end}"
 
 
+_PATH_NAMED = frozenset({"typescript", "javascript", "dart"})  # module symbols named by their file's path
+
+
 def module_relative(sym: Symbol) -> str:
     """The qualified name without the module prefix its file implies (``click.core.`` in core.py).
 
@@ -100,10 +103,12 @@ def module_relative(sym: Symbol) -> str:
     (a dotted tail pinned by repository and path names one symbol). The module prefix is the file's
     package (Python's module name) or its path dotted without the extension (how TypeScript, JavaScript and
     Dart module symbols are named); the longer one that prefixes the name is left out. A module's own symbol
-    keeps its name, and so does a name no prefix spells (Go's ``Type.Method``, Rust's paths).
+    keeps its name, and so does a name no prefix spells (Go's ``Type.Method``, Rust's paths): in Go a file's
+    name is no prefix (``stack.Format`` in stack.go is the method of the type ``stack``).
     """
     qn = sym.qualified_name
-    dotted = sym.path.rsplit(".", 1)[0].replace("/", ".") if "." in sym.path.rsplit("/", 1)[-1] else ""
+    by_path = sym.language in _PATH_NAMED and "." in sym.path.rsplit("/", 1)[-1]
+    dotted = sym.path.rsplit(".", 1)[0].replace("/", ".") if by_path else ""
     prefixes = [p for p in (sym.package, dotted) if p and qn.startswith(p + ".")]
     if not prefixes:
         return qn

@@ -745,3 +745,20 @@ def test_exported_is_left_off_only_where_the_name_says_it() -> None:
     assert not exported_is_implied(sym("area", "python", False))  # the name would mislead: stated
     assert exported_is_implied(sym("NewFlagSet", "go", True)) and exported_is_implied(sym("parse", "go", False))
     assert not exported_is_implied(sym("square", "typescript", True))  # an export modifier, not the name
+
+
+def test_a_go_method_keeps_its_receiver_when_the_type_is_named_like_its_file() -> None:
+    """In Go a file's name is no module prefix: ``stack.Format`` in stack.go is the method of the type ``stack``."""
+    from server.views import module_relative
+    from snapshot_format import records
+
+    def sym(language: str, path: str, qn: str, package: str) -> records.Symbol:
+        return records.Symbol(
+            key="k", name=qn.rsplit(".", 1)[-1], qualified_name=qn, kind="method", language=language,
+            repository="r", path=path, start_line=1, start_col=0, end_line=2, end_col=0, signature="",
+            exported=True, container="", package=package,
+        )  # fmt: skip
+
+    assert module_relative(sym("go", "stack.go", "stack.Format", "github.com/pkg/errors")) == "stack.Format"
+    assert module_relative(sym("typescript", "src/util.ts", "src.util.Cache.get", "")) == "Cache.get"
+    assert module_relative(sym("python", "pkg/shapes.py", "pkg.shapes.Shape.area", "pkg.shapes")) == "Shape.area"
