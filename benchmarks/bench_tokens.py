@@ -618,7 +618,9 @@ def report(data: dict[str, Any]) -> str:
         "`grep -vE runner`), not the bare word. File-list, declaration, outline and absence questions take no "
         "reads beyond their rule.",
         "- Correctness: kivgraph's answer must name every expected file (whole, or repository-relative next to the "
-        "repository's name), every expected symbol and text; the baseline's output must name every expected file, "
+        "repository's name, as a file group's key `[repository:]path` or a path of the files view's directory tree, "
+        "read back as an agent reads it), every expected symbol (a label in a file group stands for its module's "
+        "qualified name) and text; the baseline's output must name every expected file, "
         "caller and text. Expected sets were written by hand from the sources (comments in the question file); "
         "where kivgraph misses a true caller the question counts as kivgraph-incorrect and leaves the median.",
         "- Not measured: the resident tool surface (descriptions and schemas) and the agent's own reasoning.",

@@ -25,6 +25,36 @@ def test_a_line_that_did_not_install_counts_as_a_failure_and_dart_skipped_does_n
     assert not failed("scip-python 0.6.6: already installed in /cache")
 
 
+def test_the_rust_line_says_when_the_standard_librarys_dependencies_could_not_be_fetched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without std's own dependencies rust-analyzer leaves Vec's and iterators' methods unresolved: every rust
+    setup line says what became of them, and a fetch that failed fails setup."""
+    from indexer.languages.rust import toolchain
+
+    manifest = tmp_path / "library" / "Cargo.toml"
+    manifest.parent.mkdir()
+    manifest.write_text("[workspace]\n")
+    calls: list[list[str]] = []
+
+    def refused(argv: list[str], **_kw: object) -> subprocess.CompletedProcess[str]:
+        calls.append(argv)
+        return subprocess.CompletedProcess(argv, 101, "", "error: failed to download `rand_xorshift`")
+
+    monkeypatch.setattr(toolchain, "sysroot_library", lambda: manifest)
+    monkeypatch.setattr(toolchain, "cargo", lambda: Path("/usr/bin/cargo"))
+    monkeypatch.setattr(toolchain.subprocess, "run", refused)
+    monkeypatch.setattr(toolchain, "_install", lambda: "rust-analyzer 0.0.0: already built in /cache")
+    line = toolchain.install()
+    cargo_calls = [argv[2] for argv in calls if argv[0] == "/usr/bin/cargo"]
+    assert cargo_calls == ["metadata", "fetch"]  # offline check first, then the fetch
+    assert "rand_xorshift" in line and failed(line)
+    monkeypatch.setattr(
+        toolchain, "fetch_sysroot_dependencies", lambda: "the standard library's dependencies are in the cargo cache"
+    )
+    assert not failed(toolchain.install())
+
+
 @pytest.mark.analyzers
 def test_setup_exits_non_zero_naming_the_analyzer_and_the_missing_toolchain(tmp_path: Path) -> None:
     bare = tmp_path / "bin"

@@ -179,18 +179,25 @@ def _runs(exe: Path) -> bool:
 
 
 def install() -> str:
+    """Return at once (``_install``), with what became of the standard library's dependencies on every line:
+    a fetch that failed leaves std's methods unresolved, so setup names it (``FAILED``) and fails."""
+    sysroot = fetch_sysroot_dependencies()
+    return f"{_install()}; {sysroot}"
+
+
+def _install() -> str:
     """Return at once: already built, a build started in the background, or one still building (setup's line).
 
-    Also puts the standard library's own dependencies in the local cargo cache (``fetch_sysroot_dependencies``).
+    ``install`` also puts the standard library's own dependencies in the local cargo cache
+    (``fetch_sysroot_dependencies``).
     """
     lay = layout()
     label = f"{ANALYZER} {PINNED_VERSION} ({CRATE})"
     lay.root.mkdir(parents=True, exist_ok=True)
     if lay.partial.is_symlink():  # a hand-made layout from before the installer owned it
         lay.partial.unlink()
-    sysroot = fetch_sysroot_dependencies()
     if lay.executable.exists() and _runs(lay.executable):
-        return f"{label}: already built in {lay.final}; {sysroot}"
+        return f"{label}: already built in {lay.final}"
     running = building(lay)
     if running is not None:
         return (
@@ -273,10 +280,10 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
             timeout=timeout,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"the standard library's dependencies could not be fetched ({exc}): std is analysed without them"
+        return f"the standard library's dependencies: FAILED to fetch ({exc}); std is analysed without them"
     if fetched.returncode != 0:
         return (
-            f"the standard library's dependencies could not be fetched ({tail(fetched.stderr, 200)}): "
+            f"the standard library's dependencies: FAILED to fetch ({tail(fetched.stderr, 200)}); "
             "std is analysed without them"
         )
     return "fetched the standard library's dependencies into the cargo cache"
