@@ -170,12 +170,16 @@ def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
     if not found and "." in name:  # a dotted name is a typed qualified name (pflag.NewFlagSet)
         found = _typed(gen, name, selector)
     declarations = [s for s in found if s.kind in DECLARATION_KINDS]
+    # A module named after the declaration it holds (finalize.ts exporting finalize) is not what a bare name
+    # means: the declaration is; the module is one qualified_name away, and the answer's qn says which it is.
+    files = {(s.repository, s.path) for s in declarations if s.kind != "module"}
+    declarations = [s for s in declarations if s.kind != "module" or (s.repository, s.path) not in files]
     if len(declarations) == 1:
         return declarations[0]
     if len(declarations) > 1:
         declarations.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
-        # The qualified name and kind ride along: two candidates can share a file (a module and the
-        # function it is named after), and then only the qualified name separates them.
+        # The qualified name and kind ride along: two candidates can share a file (two classes' methods of
+        # one name), and then only the qualified name separates them.
         listed = _candidate_list([name_forms.candidate_label(s) for s in declarations])
         raise ToolError(
             AMBIGUOUS_SYMBOL,

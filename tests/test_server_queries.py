@@ -762,3 +762,20 @@ def test_a_go_method_keeps_its_receiver_when_the_type_is_named_like_its_file() -
     assert module_relative(sym("go", "stack.go", "stack.Format", "github.com/pkg/errors")) == "stack.Format"
     assert module_relative(sym("typescript", "src/util.ts", "src.util.Cache.get", "")) == "Cache.get"
     assert module_relative(sym("python", "pkg/shapes.py", "pkg.shapes.Shape.area", "pkg.shapes")) == "Shape.area"
+
+
+def test_a_bare_name_means_the_declaration_not_the_module_named_after_it(tmp_path: Path) -> None:
+    builder = GraphBuilder(tmp_path / "src")
+    builder.repo("named")
+    builder.add_file("named", "finalize.py", "def finalize():\n    pass\n")
+    builder.add_file("named", "other.py", "def other():\n    pass\n")
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    with Generation(builder.publish(layout).path) as gen:
+        # finalize.py declares the module finalize and the function finalize.finalize
+        assert {r["kind"] for r in call(gen, "find_symbol", name="finalize", view="full")["results"]} == {
+            "module",
+            "function",
+        }
+        assert call(gen, "find_references", name="finalize")["results"]["qn"] == "finalize.finalize"
+        assert call(gen, "get_symbol", qualified_name="finalize")["results"]["kind"] == "module"
+        assert call(gen, "find_references", name="other")["results"]["qn"] == "other.other"
