@@ -779,3 +779,20 @@ def test_a_bare_name_means_the_declaration_not_the_module_named_after_it(tmp_pat
         assert call(gen, "find_references", name="finalize")["results"]["qn"] == "finalize.finalize"
         assert call(gen, "get_symbol", qualified_name="finalize")["results"]["kind"] == "module"
         assert call(gen, "find_references", name="other")["results"]["qn"] == "other.other"
+
+
+def test_an_outline_states_the_most_common_export_state_once(tmp_path: Path) -> None:
+    """Where the name does not say it (TypeScript), exported is a column: the common state is the header's."""
+    import msgspec
+
+    builder = GraphBuilder(tmp_path / "src")
+    builder.repo("web", languages=("typescript",))
+    builder.add_file("web", "mod.py", "def a():\n    pass\n\n\ndef b():\n    pass\n\n\ndef c():\n    pass\n")
+    builder.symbols = [
+        msgspec.structs.replace(s, language="typescript", exported=s.name != "b") for s in builder.symbols
+    ]
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    with Generation(builder.publish(layout).path) as gen:
+        results = call(gen, "get_file_outline", repository="web", path="mod.py")["results"]
+        assert results["exported"] is True and results["kind"] == "function"
+        assert results["at"] == [["mod@1-10", "module"], "a@1-2", ["b@5-6", "unexported"], "c@9-10"]

@@ -106,7 +106,8 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
     rows = [
         {"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s} for s in page
     ]
-    hoisted = views.hoist(rows, ("kind", "exported"), defaults=("kind",))  # the most common kind; others say theirs
+    # the most common kind and export state are stated once; a row that differs says its own
+    hoisted = views.hoist(rows, ("kind", "exported"), defaults=("kind", "exported"))
     head: dict[str, Any] = {"repository": repository, "path": path}
     packages = _packages(files, page)
     if len(packages) == 1:
@@ -114,7 +115,6 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
     elif packages:
         head["packages"] = packages
     head.update(hoisted)
-    loose = [c for c in ("kind", "exported") if c not in hoisted]
     uniform = {c for c in hoisted if all(r[c] == hoisted[c] for r in rows)}  # columns no row overrides
 
     def entry(row: dict[str, Any], skip: tuple[str, ...]) -> Any:
@@ -123,7 +123,10 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
             "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             "kind": s.kind if "kind" not in uniform and "kind" not in skip and s.kind != hoisted.get("kind") else "",
             "exported": ("exported" if s.exported else "unexported")
-            if "exported" in loose and "exported" not in skip and row["exported"] is not None
+            if "exported" not in uniform
+            and "exported" not in skip
+            and row["exported"] is not None
+            and row["exported"] != hoisted.get("exported")
             else "",
             "signature": s.signature if detailed and s.signature else "",
             "stable_key": s.key if detailed else "",

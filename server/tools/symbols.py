@@ -177,7 +177,7 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
                 "label": views.module_label(s),
             }
         )
-    hoisted = views.hoist(rows, ("name", "kind", "exported", "sig"), defaults=("kind",))
+    hoisted = views.hoist(rows, ("name", "kind", "exported", "sig"), defaults=("kind", "exported"))
     header = dict(hoisted)
     if "exported" in header:
         header["exported"] = header["exported"] == "exported"
