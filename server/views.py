@@ -14,7 +14,7 @@ Where this server's compact shape is tighter than the reference system's own
 - the header: the repository most rows share is hoisted as the page's default
   (``repository``) even when a minority disagrees, and so is the value more
   rows share than any other in a closed-vocabulary column every row fills
-  (kind, edge kind, confidence, hop: ``hoist(defaults=…)``); a row that
+  (kind, edge kind, confidence, hop, export state: ``hoist(defaults=…)``); a row that
   differs says its own in its tail. The reference system hoists a column only
   when every row agrees.
 - file groups: ``{path: [entry, …]}``, a file of another repository keyed
