@@ -230,3 +230,45 @@ async def _check_real_pair(app: KivgraphApp) -> None:
         reached = {n["qualified_name"]: n for n in blast["results"]["symbols"]}
         assert reached["drawing.canvas.default_canvas"]["repository"] == "drawing"
         assert reached["drawing.canvas.default_canvas"]["via_kind"] == "CALLS_DIRECT"
+
+
+@pytest.mark.parametrize(
+    ("packages", "stated"),
+    [
+        ({"cmd/a.py": "example.com/app", "cmd/b.py": "example.com/app"}, "example.com/app"),
+        (
+            {"cmd/a.py": "example.com/app/cmd", "web/c.py": "example.com/web"},
+            {"cmd/a.py": "example.com/app/cmd", "web/c.py": "example.com/web"},
+        ),
+    ],
+    ids=["one-package", "two-packages"],
+)
+def test_a_package_the_qualified_names_do_not_spell_is_stated_once_when_every_file_shares_it(
+    tmp_path: Path, packages: dict[str, str], stated: Any
+) -> None:
+    """Go names a function without its package: the consumers' package is stated, once when every file shares it."""
+    import msgspec
+
+    from server.tools import READ_TOOLS
+    from snapshot_format.reader import Generation
+    from snapshot_format.vocab import EdgeKind
+
+    b = GraphBuilder(tmp_path / "src")
+    b.repo("provider")
+    b.repo("consumer")
+    b.add_file("provider", "lib.py", "def compute():\n    pass\n")
+    for path in packages:
+        b.add_file("consumer", path, "def run():\n    compute()\n")
+        module = path.removesuffix(".py").replace("/", ".")
+        b.edge(b.sym("consumer", f"{module}.run"), EdgeKind.CALLS_DIRECT, b.sym("provider", "lib.compute"), line=2)
+
+    def go_like(s: Any) -> Any:  # a bare name and a package path, as go/types names them
+        if s.repository != "consumer" or s.kind == "module":
+            return s
+        return msgspec.structs.replace(s, qualified_name=s.name, package=packages[s.path])
+
+    b.symbols = [go_like(s) for s in b.symbols]
+    with Generation(b.publish(StateLayout(tmp_path / "kivgraph.toml", tmp_path / "state")).path) as gen:
+        results = READ_TOOLS["find_cross_repo_consumers"](gen, {"qualified_name": "lib.compute"})["results"]
+        assert results["pkg"] == stated
+        assert list(results["files"]) == list(packages)  # keyed like the pkg map

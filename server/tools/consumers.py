@@ -235,7 +235,7 @@ def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[s
     (category, edge_kind, kind, confidence; the uses of one declaration merged), the
     columns every row shares hoisted (edge kind and kind: the most common, a row stating its own), the
     repository most rows share stated once in the header (``repository``), and ``pkg: {path: package}`` only
-    for a file whose qualified names do not spell it. Package and unresolved rows keep the reference
+    for a file whose qualified names do not spell it (``pkg: package`` when that is every file's). Package and unresolved rows keep the reference
     system's entries (``repo`` only when it differs from the header's).
     """
     entries = [_compact_entry(c) for c in page]
@@ -280,7 +280,9 @@ def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[s
                 for key, (package, names) in packages.items()
                 if package and not views.implied_package(package, names)
             }
-            if unspelled:
+            if unspelled and len(unspelled) == len(groups) and len(set(unspelled.values())) == 1:
+                out["pkg"] = next(iter(unspelled.values()))  # every file's package, stated once
+            elif unspelled:
                 out["pkg"] = unspelled
             out["files"] = groups
         if others or not symbol_rows:
