@@ -134,3 +134,36 @@ def test_status_totals_are_the_sums_of_what_the_graph_holds(tmp_path: Path) -> N
     text = run_kivgraph(home, "status").stdout
     assert f"files {counts['files']}" in text and f"partial files {counts['partial_files']}" in text
     assert "test files 1" in text
+
+
+def test_setup_adds_a_missing_rust_src_before_fetching_the_standard_librarys_dependencies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """rust-analyzer adds a missing rust-src itself on its first run, after setup: setup adds it first, so the
+    dependencies of the standard library it then finds are fetched too (else SYSROOT_NOT_LOADED on a new
+    machine)."""
+    from indexer.languages.rust import toolchain
+
+    manifest = tmp_path / "library" / "Cargo.toml"
+    ran: list[list[str]] = []
+    answers = {"component": 0, "metadata": 0}
+
+    def run(argv: list[str], **_kw: object) -> subprocess.CompletedProcess[str]:
+        ran.append(argv)
+        if argv[1] == "component":
+            manifest.parent.mkdir(exist_ok=True)
+            manifest.write_text("[workspace]\n")
+        verb = "component" if argv[1] == "component" else argv[2] if len(argv) > 2 else ""
+        return subprocess.CompletedProcess(argv, answers.get(verb, 0), "", "error: no network")
+
+    monkeypatch.setattr(toolchain, "sysroot_library", lambda: manifest if manifest.is_file() else None)
+    monkeypatch.setattr(toolchain, "cargo", lambda: Path("/usr/bin/cargo"))
+    monkeypatch.setattr(toolchain.shutil, "which", lambda tool: f"/usr/bin/{tool}")
+    monkeypatch.setattr(toolchain.subprocess, "run", run)
+    line = toolchain.fetch_sysroot_dependencies()
+    assert ran[0] == ["/usr/bin/rustup", "component", "add", "rust-src"]
+    assert line == "added rust-src; the standard library's dependencies are in the cargo cache"
+    manifest.unlink()
+    answers["component"] = 1
+    refused = toolchain.fetch_sysroot_dependencies()
+    assert "rust-src: FAILED to add with rustup (error: no network)" in refused and failed(refused)

@@ -247,9 +247,15 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
     lockfile and writes nothing next to it.
     """
     manifest = sysroot_library()
+    added = ""
+    if manifest is None:
+        refused = add_rust_src(timeout)
+        if refused:
+            return refused
+        manifest, added = sysroot_library(), "added rust-src; "
     cargo_exe = cargo()
     if manifest is None or cargo_exe is None:
-        return "no rust-src to check (the standard library is then not analysed)"
+        return "no rust-src to check (no rustc or rustup here: the standard library is then not analysed)"
     base = [str(cargo_exe), "--quiet"]
     env = {**os.environ, "RUSTC_BOOTSTRAP": "1"}
     try:
@@ -271,7 +277,7 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
             timeout=timeout,
         )
         if offline.returncode == 0:
-            return "the standard library's dependencies are in the cargo cache"
+            return f"{added}the standard library's dependencies are in the cargo cache"
         fetched = subprocess.run(
             [*base, "fetch", "--locked", "--manifest-path", str(manifest), "--target", _host()],
             capture_output=True,
@@ -286,7 +292,28 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
             f"the standard library's dependencies: FAILED to fetch ({tail(fetched.stderr, 200)}); "
             "std is analysed without them"
         )
-    return "fetched the standard library's dependencies into the cargo cache"
+    return f"{added}fetched the standard library's dependencies into the cargo cache"
+
+
+def add_rust_src(timeout: float = 600) -> str:
+    """Install the toolchain's rust-src with rustup when it is missing; the reason it could not, or "".
+
+    rust-analyzer loads the standard library from rust-src and, finding none, adds it itself on its first
+    run: after setup, so the standard library's dependencies were never fetched (SYSROOT_NOT_LOADED on a new
+    machine). Setup adds it first. Without rustup (a distribution's rustc) there is nothing to add here.
+    """
+    rustup = shutil.which("rustup")
+    if rustup is None or shutil.which("rustc") is None:
+        return ""
+    try:
+        added = subprocess.run(
+            [rustup, "component", "add", "rust-src"], capture_output=True, text=True, timeout=timeout
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"rust-src: FAILED to add with rustup ({exc}); the standard library is not analysed"
+    if added.returncode != 0:
+        return f"rust-src: FAILED to add with rustup ({tail(added.stderr, 200)}); the standard library is not analysed"
+    return ""
 
 
 def _host() -> str:
