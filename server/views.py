@@ -67,6 +67,7 @@ field, stable keys and evidence included):
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -137,6 +138,20 @@ def exported_is_implied(sym: Symbol) -> bool:
     return False
 
 
+def export_state(sym: Symbol) -> str:
+    """A compact row's export column: ``exported`` or ``unexported``, or nothing where the name says it."""
+    if exported_is_implied(sym):
+        return ""
+    return "exported" if sym.exported else "unexported"
+
+
+def readable(columns: dict[str, Any]) -> dict[str, Any]:
+    """Header or group columns as an answer writes them: the export state as a boolean ``exported``."""
+    if "exported" not in columns:
+        return columns
+    return {**columns, "exported": columns["exported"] == "exported"}
+
+
 def module_label(sym: Symbol) -> str:
     """The compact label of a declaration: ``module_relative(sym)@start[-end]``."""
     return label(module_relative(sym), sym.start_line, sym.end_line)
@@ -169,12 +184,9 @@ def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str], defaults: Iter
         if _present(first) and all(v == first for v in values):
             header[column] = first
         elif column in majority and all(_present(v) for v in values):
-            counts: dict[Any, int] = {}
-            for v in values:
-                counts[v] = counts.get(v, 0) + 1
-            ranked = sorted(counts.values(), reverse=True)
-            if ranked[0] >= 2 and (len(ranked) == 1 or ranked[0] > ranked[1]):
-                header[column] = max(counts, key=lambda v: counts[v])
+            ranked = Counter(values).most_common(2)
+            if ranked[0][1] >= 2 and (len(ranked) == 1 or ranked[0][1] > ranked[1][1]):
+                header[column] = ranked[0][0]
     return header
 
 

@@ -101,10 +101,21 @@ def _full(repository: str, path: str, files: list[File], page: list[Symbol], det
     }
 
 
+_TAIL = ("name", "kind", "exported", "signature", "stable_key")
+
+
 def _compact(repository: str, path: str, files: list[File], page: list[Symbol], detailed: bool) -> dict[str, Any]:
-    # exported is left off where the name says it (views.exported_is_implied), so it neither groups nor hoists
     rows = [
-        {"kind": s.kind, "exported": None if views.exported_is_implied(s) else s.exported, "symbol": s} for s in page
+        {
+            "symbol": s,
+            "label": views.module_label(s),
+            "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
+            "kind": s.kind,
+            "exported": views.export_state(s),  # left off where the name says it
+            "signature": s.signature if detailed and s.signature else "",
+            "stable_key": s.key if detailed else "",
+        }
+        for s in page
     ]
     # the most common kind and export state are stated once; a row that differs says its own
     hoisted = views.hoist(rows, ("kind", "exported"), defaults=("kind", "exported"))
@@ -114,26 +125,10 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
         head["package"] = packages[0]
     elif packages:
         head["packages"] = packages
-    head.update(hoisted)
-    uniform = {c for c in hoisted if all(r[c] == hoisted[c] for r in rows)}  # columns no row overrides
+    head.update(views.readable(hoisted))
 
     def entry(row: dict[str, Any], skip: tuple[str, ...]) -> Any:
-        s: Symbol = row["symbol"]
-        tail = {
-            "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
-            "kind": s.kind if "kind" not in uniform and "kind" not in skip and s.kind != hoisted.get("kind") else "",
-            "exported": ("exported" if s.exported else "unexported")
-            if "exported" not in uniform
-            and "exported" not in skip
-            and row["exported"] is not None
-            and row["exported"] != hoisted.get("exported")
-            else "",
-            "signature": s.signature if detailed and s.signature else "",
-            "stable_key": s.key if detailed else "",
-        }
-        return views.tail_entry(
-            views.module_label(s), tail, ("name", "kind", "exported", "signature", "stable_key"), ()
-        )
+        return views.tail_entry(row["label"], row, _TAIL, skip, hoisted)
 
     # One file outlined: its path is the header's, so the labels go straight under ``at`` (a deviation from
     # the reference system's ``files: [{file, at}]``, which would repeat the header's path in every group;
@@ -147,10 +142,9 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
         return {"files": views.file_groups(file_rows, [entry(r, skip) for r in members], repository)}
 
     flat = {**head, **groups_by_file(rows, ())}
-    loose = [c for c in ("kind", "exported") if c not in uniform]
+    loose = tuple(c for c in ("kind", "exported") if c not in hoisted)
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
         return flat
-    shared = {k: v for k, v in head.items() if k not in hoisted or k in uniform}  # groups state their own kind
-    grouped = {**shared, "groups": [{**key, **groups_by_file(members, tuple(loose))} for key, members in split]}
+    grouped = {**head, "groups": [{**views.readable(key), **groups_by_file(members, loose)} for key, members in split]}
     return views.smaller(flat, grouped)

@@ -172,15 +172,13 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
                 "file_path": s.path,
                 "name": "" if implied else s.name,
                 "kind": s.kind,
-                "exported": "" if views.exported_is_implied(s) else "exported" if s.exported else "unexported",
+                "exported": views.export_state(s),
                 "sig": sig if s.kind in SIGNATURE_KINDS and sig else "",
                 "label": views.module_label(s),
             }
         )
     hoisted = views.hoist(rows, ("name", "kind", "exported", "sig"), defaults=("kind", "exported"))
-    header = dict(hoisted)
-    if "exported" in header:
-        header["exported"] = header["exported"] == "exported"
+    header = views.readable(hoisted)
     repository = views.default_repository(rows)
     if repository is not None:
         header = {**header, "repository": repository}
@@ -194,11 +192,7 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
         loose = tuple(c for c in key if c not in header)
         split = views.buckets(rows, loose) if loose else []
         if len(split) > 1:
-            groups = []
-            for bucket, members in split:
-                if "exported" in bucket:
-                    bucket["exported"] = bucket["exported"] == "exported"
-                groups.append({**bucket, "files": at(members, loose)})
+            groups = [{**views.readable(bucket), "files": at(members, loose)} for bucket, members in split]
             shapes.append({**header, "groups": groups})
     return views.smallest(*shapes)
 

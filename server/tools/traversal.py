@@ -250,7 +250,7 @@ def compact_nodes(
                     "reached_from": "" if "reached_from" in header else m["reached_from"] and m["reached_from_in_file"],
                 },
                 _TAIL,
-                ("repository", *skip),
+                skip,
                 header,
             )
             for m in members
