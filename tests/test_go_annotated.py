@@ -1,7 +1,9 @@
 """Exact Go resolution with the real go/types helper: annotated cases, untouched repositories, degradation.
 
 The helper runs once per repository of each case in one module-scoped
-fixture (format of the cases in tests/annotated/go/README.md). Never mocked:
+fixture (format of the cases in tests/annotated/go/README.md). A case with
+``!blast`` or ``!references`` directives is also indexed by the real CLI and
+those questions asked of its generation through the tools. Never mocked:
 without a go toolchain the module skips loudly.
 """
 
@@ -18,9 +20,14 @@ from indexer.corpus import Resolution
 from indexer.exact_pass import ExactPass, merge
 from indexer.languages.go import analyzer
 from indexer.languages.go import resolve as resolve_go
+from server.tools.references import find_references
+from server.tools.traversal import get_blast_radius
+from snapshot_format.layout import StateLayout
+from snapshot_format.reader import Generation, open_current
 from snapshot_format.vocab import Confidence, EdgeKind
-from tests.annotated_cases import Case, Observed, Syntax, mismatches, parse_case
+from tests.annotated_cases import Case, Observed, Syntax, mismatches, parse_case, split_target
 from tests.go_corpus import build_go_corpus
+from tests.helpers import run_kivgraph
 from tests.python_corpus import BuiltCorpus
 
 pytestmark = pytest.mark.analyzers
@@ -65,12 +72,83 @@ def write_case(case: Case, root: Path) -> list[str]:
     return repos
 
 
+# Questions a case asks of its generation: ``!blast: QN -> ROW, ROW | VERDICT [dispatch_unknown]`` and
+# ``!references: QN [KIND,KIND] -> ROW, ROW | unbound N``; a ROW is ``QN`` or ``QN via QN`` (dispatch).
+QUERY_DIRECTIVES = ("blast", "references")
+
+
 @dataclass
 class Ran:
     case: Case
     built: BuiltCorpus
     resolution: Resolution
     untouched: bool
+    home: Path | None = None  # the KIVGRAPH_HOME the case was indexed into, when it asks questions
+
+
+def index_case(root: Path, repos: list[str], home: Path) -> Path:
+    """Index a written case with the real CLI (``kivgraph init`` + ``index``) into ``home``."""
+    init = run_kivgraph(home, "init", *(f"--repository={r}={root / r}" for r in repos), "--languages", "go")
+    assert init.returncode == 0, init.stderr
+    indexed = run_kivgraph(home, "index", "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    return home
+
+
+def _unmatched(want: set[str], got: set[tuple[str, str, str]]) -> tuple[list[str], list[str]]:
+    """Expected rows (``[repo:]QN [via QN]``) with no answer row, and answer rows (repo, QN, via) none expects."""
+    parsed = []
+    for row in want:
+        target, _, via = row.partition(" via ")
+        repo, qn = split_target(target.strip())
+        parsed.append((row, repo, qn, split_target(via.strip())[1] if via else ""))
+
+    def hit(expected: tuple[str, str | None, str, str], actual: tuple[str, str, str]) -> bool:
+        _row, repo, qn, via = expected
+        return actual[1] == qn and actual[2] == via and repo in (None, actual[0])
+
+    missing = sorted(e[0] for e in parsed if not any(hit(e, a) for a in got))
+    extra = sorted(
+        f"{a[0]}:{a[1]}" + (f" via {a[2]}" if a[2] else "") for a in got if not any(hit(e, a) for e in parsed)
+    )
+    return missing, extra
+
+
+def query_failures(case: Case, gen: Generation) -> list[str]:
+    """Every ``!blast`` / ``!references`` directive the generation's answers do not meet."""
+    failures: list[str] = []
+    for name, value in case.directives:
+        if name not in QUERY_DIRECTIVES:
+            continue
+        subject, _, rest = value.partition("->")
+        rows_text, _, tail = rest.partition("|")
+        target, *kinds = subject.split()
+        repo, qn = split_target(target)
+        selector: dict[str, object] = {"qualified_name": qn, "view": "full"}
+        if repo:
+            selector["repository"] = repo
+        want = {r.strip() for r in rows_text.split(",") if r.strip()}
+        words = tail.split()
+        if name == "blast":
+            answer = get_blast_radius(gen, selector)
+            got = {
+                (s["repository"], s["qualified_name"], s.get("dispatch_via", "")) for s in answer["results"]["symbols"]
+            }
+            c = answer["completeness"]
+            if c["verdict"] != words[0] or ("dispatch_unknown" in words) != bool(c.get("dispatch_unknown")):
+                failures.append(f"!blast {value}: completeness {c}")
+        else:
+            if kinds:
+                selector["edge_kinds"] = kinds[0].split(",")
+            answer = find_references(gen, selector)
+            got = {(r["repository"], r["qualified_name"], r.get("via", "")) for r in answer["results"]["references"]}
+            unbound = answer["coverage"]["unresolved_related"]
+            if words[:1] != ["unbound"] or unbound != int(words[1]):
+                failures.append(f"!references {value}: {unbound} unresolved related, guidance {answer.get('guidance')}")
+        missing, extra = _unmatched(want, got)
+        if missing or extra:
+            failures.append(f"!{name} {value}: missing {missing} unexpected {extra}")
+    return failures
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +178,10 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
                 assert facts.type_errors == 0, f"{case_path.name} {repo.name}: type errors"
                 exact.outcomes.append(analyzer.bind(facts, repo.name, built.corpus, modules))
             untouched = all(_tree(root / repo) == before[repo] for repo in repos)
-            out[case_path.name] = Ran(case, built, merge(candidate, exact), untouched)
+            home = None
+            if any(name in QUERY_DIRECTIVES for name, _ in case.directives):
+                home = index_case(root, repos, tmp_path_factory.mktemp(f"home-{case_path.name.split('.')[0]}"))
+            out[case_path.name] = Ran(case, built, merge(candidate, exact), untouched, home)
     finally:
         mp.undo()
     return out
@@ -119,8 +200,14 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
             incoming = [ran.built.edge_row(e) for e in ran.resolution.edges if e.target == key]
             if incoming:
                 failures.append(f"!uncalled {value}: incoming {incoming}")
-        elif name not in ("module", "requires"):  # module/requires shape the go.mod files (write_case)
+        elif name not in ("module", "requires", *QUERY_DIRECTIVES):  # module/requires shape the go.mod files
             failures.append(f"unknown directive !{name}")
+    if ran.home is not None:
+        gen = open_current(StateLayout(ran.home / "kivgraph.toml", ran.home / "state"))
+        try:
+            failures += query_failures(ran.case, gen)
+        finally:
+            gen.close()
     assert not failures, "\n".join(failures)
 
 

@@ -146,11 +146,14 @@ def find_references(
 
 
 def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> list[Unresolved]:
-    """Unresolved records touching the question: naming the subject (incoming) or made inside it (outgoing)."""
+    """Unresolved records touching the question: naming the subject or its undecided type relations (incoming),
+    or made inside it (outgoing)."""
     if outgoing:
         return [
             u
             for u in gen.unresolved_in(subject.repository, subject.path)
             if u.path == subject.path and u.source == subject.key
         ]
-    return [u for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject)]
+    named = [u for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject)]
+    # a relation the type checker left undecided: implementations (or callers through an interface) missed
+    return list(dict.fromkeys([*named, *traverse.undecided_relations(gen, subject)]))

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
-from snapshot_format.vocab import CONTAINMENT_KINDS, REFERENCE_KINDS, Confidence, EdgeKind
+from snapshot_format.vocab import CONTAINMENT_KINDS, DISPATCH_UNDECIDED, REFERENCE_KINDS, Confidence, EdgeKind
 
 DEFAULT_DEPTH = 3
 MAX_DEPTH = 5
@@ -364,7 +364,28 @@ def undecided_dispatch(gen: Generation, root: Symbol) -> str:
                 f"({analysis.reason or analysis.mode}), so calls through a base class or an interface that "
                 f"may run {root.qualified_name} are not known"
             )
+    undecided = undecided_relations(gen, root)
+    if undecided:
+        u = undecided[0]
+        more = f" (and {len(undecided) - 1} more such relation(s))" if len(undecided) > 1 else ""
+        return f"{u.detail}{more}, so calls through that interface may run {root.qualified_name} or not"
     return ""
+
+
+def undecided_relations(gen: Generation, sym: Symbol) -> list[Unresolved]:
+    """The type relations the type checker left undecided on ``sym``: as the implementing side (rows recorded
+    on it) or as the interface side (rows naming its qualified name in its package)."""
+    found = [
+        u
+        for u in gen.unresolved_in(sym.repository, sym.path)
+        if u.reason == DISPATCH_UNDECIDED and u.path == sym.path and u.source == sym.key
+    ]
+    found += [
+        u
+        for u in gen.unresolved_by_name(sym.qualified_name)
+        if u.reason == DISPATCH_UNDECIDED and u.package == sym.package and could_reach(u, sym)
+    ]
+    return sorted(found, key=lambda u: (u.repository, u.path, u.line, u.col, u.name))
 
 
 def _on_disk(roots: dict[str, str], repository: str, path: str) -> str:

@@ -173,8 +173,8 @@ def _guidance(
     if blind:
         return (
             f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
-            "file that does not parse, a dynamic use or a failed analyzer run), so this is not proof of "
-            "absence; results.unbound says where they are"
+            "file that does not parse, a dynamic use, a failed analyzer run or a type relation the checker "
+            "could not decide), so this is not proof of absence; results.unbound says where they are"
         )
     if modes == {"exact"}:
         return (

@@ -9,7 +9,11 @@ prints each resolved identifier with its enclosing declaration, its
 syntactic class (call, callback, assign, return, type, embed, ref) and its
 target as (import path, qualified name, kind), plus type-level and
 method-level IMPLEMENTS from ``types.Implements`` and
-``types.LookupFieldOrMethod``.
+``types.LookupFieldOrMethod``. Generic declarations are paired too
+(``helper/generic.go``: the method signatures are unified, the instantiations
+found checked by go/types); a pair it cannot decide is an ``undecided`` use,
+bound here as a ``DISPATCH_UNDECIDED`` row on the type or method (never an
+edge), so the answers about both sides say they may miss that dispatch.
 
 Hermetic: ``GOPROXY=off``, ``GOFLAGS=-mod=readonly``, ``GOTOOLCHAIN=local``,
 ``CGO_ENABLED=0``. When the repository's go.mod requires a module another
@@ -48,11 +52,11 @@ from indexer.languages.go.resolve import ModuleRegistry
 from indexer.languages.npm_tool import cache_root
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format.layout import resolve_layout
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import DISPATCH_UNDECIDED, Confidence, EdgeKind, Provenance
 
 ANALYZER = "go/types"
 HELPER_NAME = "kivgraph-gotypes"
-ADAPTER_VERSION = "go-types-bind-4"  # part of the cache key: bump on any change to the facts below
+ADAPTER_VERSION = "go-types-bind-5"  # part of the cache key: bump on any change to the facts below
 GO_ENV = "KIVGRAPH_GO"
 HELPER_DIR = Path(__file__).parent / "helper"
 
@@ -163,11 +167,12 @@ class GoUse(msgspec.Struct, array_like=True, frozen=True):
     col: int
     source_qn: str  # "" = the file's module symbol
     source_kind: str
-    use: str  # call | callback | assign | return | type | embed | ref | implements | local
+    use: str  # call | callback | assign | return | type | embed | ref | implements | undecided | local
     package: str = ""  # the target's import path
     qualified_name: str = ""
     kind: str = ""
     standard: bool = False
+    detail: str = ""  # undecided: why go/types could not tell whether the source implements the target
 
 
 class GoPackageProblem(msgspec.Struct, array_like=True, frozen=True):
@@ -361,7 +366,8 @@ def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -
     for u in raw.get("uses", []):  # type: ignore[union-attr]
         path = files[u[0]]
         if path:
-            uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9])))
+            detail = str(u[10]) if len(u) > 10 else ""
+            uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9]), detail))
     problems, n_packages, n_errors, errors = [], 0, 0, []
     for p in raw.get("packages", []):  # type: ignore[union-attr]
         if p.get("target"):
@@ -471,6 +477,9 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         source = corpus.key_of(repo, u.path, source_qn, u.source_kind)
         if source is None:
             continue
+        if u.use == "undecided":
+            out.unresolved.append(_undecided(u, repo, source))
+            continue
         if u.use != "implements":
             out.covered.add((source, u.line, u.col))
             out.covered_positions.add((u.path, u.line, u.col))
@@ -527,6 +536,24 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
             EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col)
         )
     return out
+
+
+def _undecided(u: GoUse, repo: str, source: str) -> UnresolvedFact:
+    """A relation go/types could not decide: recorded on the implementing side, naming the interface (member)."""
+    owner = "type" if u.kind == "type" else "method"
+    return UnresolvedFact(
+        name=u.qualified_name,
+        reason=DISPATCH_UNDECIDED,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=LANGUAGE,
+        source=source,
+        package=u.package,
+        detail=f"go/types could not decide whether {owner} {u.source_qn} implements {u.package}.{u.qualified_name}: "
+        f"{u.detail or 'no reason given'}",
+    )
 
 
 class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):

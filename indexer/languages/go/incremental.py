@@ -31,6 +31,9 @@ from indexer.languages.go.analyzer import (
 from indexer.languages.go.modules import package_for_root
 from indexer.languages.go.resolve import ModuleRegistry
 
+# Uses the helper computes over the whole module on every run (type relations): never kept from a previous run.
+_MODULE_WIDE = frozenset({"implements", "undecided"})
+
 
 def affected_packages(changed: Collection[str], repo: RepositoryFacts) -> set[str]:
     """Import paths of the packages of ``changed`` files and of every package importing one, transitively."""
@@ -68,7 +71,7 @@ def update(
     kept = [
         u
         for u in previous.uses
-        if u.use != "implements" and u.path in present and posixpath.dirname(u.path) not in printed
+        if u.use not in _MODULE_WIDE and u.path in present and posixpath.dirname(u.path) not in printed
     ]
     checked = {name for name, _n in fresh.package_errors}
     errors = sorted(

@@ -26,7 +26,7 @@ import (
 	"strings"
 )
 
-const helperVersion = "kivgraph-gotypes 3"
+const helperVersion = "kivgraph-gotypes 4"
 
 type listedModule struct {
 	Path      string
@@ -52,7 +52,8 @@ type listedPackage struct {
 }
 
 // Use is one resolved identifier: where, from which declaration, how, and to what.
-// Encoded as an array: [file, line, col, srcQN, srcKind, use, pkg, qn, kind, standard].
+// Encoded as an array: [file, line, col, srcQN, srcKind, use, pkg, qn, kind, standard], plus
+// detail (why a relation is undecided) when there is one.
 type Use struct {
 	File     int
 	Line     int
@@ -64,10 +65,15 @@ type Use struct {
 	QN       string
 	Kind     string
 	Standard bool
+	Detail   string
 }
 
 func (u Use) MarshalJSON() ([]byte, error) {
-	return json.Marshal([]any{u.File, u.Line, u.Col, u.SrcQN, u.SrcKind, u.Use, u.Pkg, u.QN, u.Kind, u.Standard})
+	row := []any{u.File, u.Line, u.Col, u.SrcQN, u.SrcKind, u.Use, u.Pkg, u.QN, u.Kind, u.Standard}
+	if u.Detail != "" {
+		row = append(row, u.Detail)
+	}
+	return json.Marshal(row)
 }
 
 type PackageReport struct {
@@ -729,12 +735,12 @@ func (c *checker) implement(u Use) {
 	}
 }
 
+// implements pairs every type declared in a target with every interface declared in a target or
+// an import of one, generic declarations included (relate): a type and each of its methods get an
+// IMPLEMENTS use per interface (and interface method) some instantiation of it implements, and an
+// "undecided" use, with the reason, where relate cannot tell.
 func (c *checker) implements(targets []*targetPkg) {
-	type iface struct {
-		named *types.Named
-		iface *types.Interface
-	}
-	var ifaces []iface
+	var ifaces []*types.Named
 	seen := map[*types.Package]bool{}
 	addFrom := func(pkg *types.Package) {
 		if seen[pkg] || c.isStandard(pkg) {
@@ -748,14 +754,14 @@ func (c *checker) implements(targets []*targetPkg) {
 				continue
 			}
 			named, ok := tn.Type().(*types.Named)
-			if !ok || named.TypeParams().Len() > 0 {
+			if !ok {
 				continue
 			}
 			it, ok := named.Underlying().(*types.Interface)
 			if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
 				continue
 			}
-			ifaces = append(ifaces, iface{named, it})
+			ifaces = append(ifaces, named)
 		}
 	}
 	for _, tp := range targets {
@@ -765,8 +771,8 @@ func (c *checker) implements(targets []*targetPkg) {
 		}
 	}
 	sort.Slice(ifaces, func(a, b int) bool {
-		return ifaces[a].named.Obj().Pkg().Path()+"."+ifaces[a].named.Obj().Name() <
-			ifaces[b].named.Obj().Pkg().Path()+"."+ifaces[b].named.Obj().Name()
+		return ifaces[a].Obj().Pkg().Path()+"."+ifaces[a].Obj().Name() <
+			ifaces[b].Obj().Pkg().Path()+"."+ifaces[b].Obj().Name()
 	})
 	for _, tp := range targets {
 		scope := tp.pkg.Scope()
@@ -776,28 +782,38 @@ func (c *checker) implements(targets []*targetPkg) {
 				continue
 			}
 			named, ok := tn.Type().(*types.Named)
-			if !ok || named.TypeParams().Len() > 0 {
+			if !ok {
 				continue
 			}
 			if _, isIface := named.Underlying().(*types.Interface); isIface {
 				continue
 			}
-			ptr := types.NewPointer(named)
 			tpos := c.fset.Position(tn.Pos())
-			for _, it := range ifaces {
-				if !types.Implements(named, it.iface) && !types.Implements(ptr, it.iface) {
+			for _, iface := range ifaces {
+				it := iface.Underlying().(*types.Interface)
+				if !hasMethodNames(named, it) {
 					continue
 				}
-				ipkg, iqk, ok := c.identity(it.named.Obj())
+				rel, recv, why := relate(named, iface)
+				if rel == notImplemented {
+					continue
+				}
+				ipkg, iqk, ok := c.identity(iface.Obj())
 				if !ok {
 					continue
 				}
+				use := "implements"
+				if rel == undecided {
+					use = "undecided"
+					recv = named
+				}
 				c.implement(Use{
 					File: c.fileIndex(tpos.Filename), Line: tpos.Line, Col: tpos.Column - 1, SrcQN: name, SrcKind: "type",
-					Use: "implements", Pkg: ipkg, QN: iqk.qn, Kind: iqk.kind,
+					Use: use, Pkg: ipkg, QN: iqk.qn, Kind: iqk.kind, Detail: why,
 				})
-				for i := 0; i < it.iface.NumMethods(); i++ {
-					im := it.iface.Method(i)
+				ptr := types.NewPointer(recv)
+				for i := 0; i < it.NumMethods(); i++ {
+					im := it.Method(i)
 					found, _, _ := types.LookupFieldOrMethod(ptr, false, im.Pkg(), im.Name())
 					m, ok := found.(*types.Func)
 					if !ok {
@@ -805,16 +821,30 @@ func (c *checker) implements(targets []*targetPkg) {
 					}
 					_, mqk, ok1 := c.identity(m)
 					tpkg, tqk, ok2 := c.identity(im)
-					mpos := c.fset.Position(m.Pos())
+					mpos := c.fset.Position(m.Origin().Pos())
 					if !ok1 || !ok2 || m.Pkg() != tp.pkg {
 						continue // promoted from another package: not paired (declared limit)
 					}
 					c.implement(Use{
 						File: c.fileIndex(mpos.Filename), Line: mpos.Line, Col: mpos.Column - 1, SrcQN: mqk.qn,
-						SrcKind: mqk.kind, Use: "implements", Pkg: tpkg, QN: tqk.qn, Kind: tqk.kind,
+						SrcKind: mqk.kind, Use: use, Pkg: tpkg, QN: tqk.qn, Kind: tqk.kind, Detail: why,
 					})
 				}
 			}
 		}
 	}
+}
+
+// hasMethodNames: the pointer to named has a method of each name the interface has (whatever the
+// type arguments, names do not change), the cheap test before relate.
+func hasMethodNames(named *types.Named, it *types.Interface) bool {
+	ptr := types.NewPointer(named)
+	for i := 0; i < it.NumMethods(); i++ {
+		im := it.Method(i)
+		found, _, _ := types.LookupFieldOrMethod(ptr, false, im.Pkg(), im.Name())
+		if _, ok := found.(*types.Func); !ok {
+			return false
+		}
+	}
+	return true
 }
