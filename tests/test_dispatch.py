@@ -120,6 +120,28 @@ GO = {
     ),
 }
 
+# Generic declarations, indexed without go/types: nothing can tell which types implement the interfaces.
+GO_GENERIC = {
+    "go.mod": "module example.com/lru\n\ngo 1.22\n",
+    "lru/lru.go": (
+        "package lru\n"
+        "\n"
+        "type Cache[K comparable, V any] interface {\n"
+        "\tGet(k K) (V, bool)\n"
+        "}\n"
+        "\n"
+        "type Sizer interface{ Len() int }\n"
+        "\n"
+        "type LRU[K comparable, V any] struct{ m map[K]V }\n"
+        "\n"
+        "func (c *LRU[K, V]) Get(k K) (V, bool) { v, ok := c.m[k]; return v, ok }\n"
+        "\n"
+        "func (c *LRU[K, V]) Len() int { return len(c.m) }\n"
+        "\n"
+        'func Lookup(c Cache[string, int]) int { v, _ := c.Get("a"); return v }\n'
+    ),
+}
+
 
 def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None) -> Generation:
     extra: dict[str, Any] = dict(env or {})
@@ -141,6 +163,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
+        "go-generic-fallback": _index(tmp, "gofb", GO_GENERIC, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
     }
     yield gens
     for g in gens.values():
@@ -237,3 +260,26 @@ def test_without_the_type_checker_a_member_is_never_complete(generations: dict[s
     # a top-level function is not reached by dispatch: its verdict rests on the edges alone
     plain = _blast(gen, "pkg.use.nobody_calls_me")
     assert "dispatch_unknown" not in plain["completeness"]
+
+
+def test_go_without_the_type_checker_no_interface_or_generic_method_is_complete(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-generic-fallback"]
+    # an interface nobody names: no edge reaches it, yet its implementations are unknown, not absent
+    sizer = _blast(gen, "Sizer")
+    assert sizer["total"] == 0
+    assert sizer["completeness"]["verdict"] == "LOWER_BOUND"
+    assert "types that implement Sizer" in sizer["completeness"]["dispatch_unknown"]
+    cache = _blast(gen, "Cache")
+    assert cache["completeness"]["verdict"] == "LOWER_BOUND" and cache["completeness"]["dispatch_unknown"]
+    # the generic type's method: the call through Cache[string, int] may run it, which syntax cannot tell
+    get = _blast(gen, "LRU.Get")
+    assert _rows(get) == set()
+    assert get["completeness"]["verdict"] == "LOWER_BOUND"
+    assert "LRU.Get" in get["completeness"]["dispatch_unknown"]
+    # the call through the instantiated interface still binds (CANDIDATE) to the generic interface's method
+    refs = _refs(gen, "Cache.Get")["results"]["references"]
+    assert [(r["qualified_name"], r["confidence"]) for r in refs] == [("Lookup", "CANDIDATE")]
+    implementations = find_references(gen, {"qualified_name": "Cache", "edge_kinds": ["IMPLEMENTS"]})
+    assert implementations["total"] == 0 and "not proof of absence" in implementations["guidance"]

@@ -343,32 +343,55 @@ def could_reach(u: Unresolved, root: Symbol) -> bool:
     return not u.language or _FAMILIES.get(u.language, u.language) == _FAMILIES.get(root.language, root.language)
 
 
+# Languages whose types implement an interface without naming it: without the type checker no
+# implementation of an interface is known at all, so an answer about a type is never complete there.
+STRUCTURAL_LANGUAGES = frozenset({"go"})
+
+
 def undecided_dispatch(gen: Generation, root: Symbol) -> str:
     """Why calls through a base or an interface may reach ``root`` unseen; "" when the type checker decided it.
 
     Only a type checker records which method implements or overrides which; without it a member's callers
-    through its base types are invisible, so the answer cannot be complete.
+    through its base types are invisible, so the answer cannot be complete. In a structurally typed language
+    the same holds for a type: which types implement an interface is known only to the checker. A relation
+    the checker itself left undecided (a generic type and interface) is reported the same way.
     """
-    if not root.container or root.kind in TYPE_DECLARATION_KINDS:
+    if root.kind in TYPE_DECLARATION_KINDS:
+        if root.language not in STRUCTURAL_LANGUAGES or root.kind in _MODULE_KINDS:
+            return ""
+        analysis = _without_checker(gen, root)
+        if analysis:
+            return (
+                f"{root.repository} ({root.language}) was analysed without its type checker ({analysis}), so the "
+                f"types that implement {root.qualified_name}, or the interfaces it implements, are not known"
+            )
+        return ""
+    if not root.container:
         return ""
     container = gen.symbol(root.container)
     if container is None or container.kind in ("module", "namespace", "package"):
         return ""  # a top-level declaration: nothing dispatches to it
-    repo = gen.repository(root.repository)
-    if repo is None:
-        return ""
-    for analysis in repo.analyses:
-        if analysis.language == root.language and analysis.mode != "exact":
-            return (
-                f"{root.repository} ({root.language}) was analysed without its type checker "
-                f"({analysis.reason or analysis.mode}), so calls through a base class or an interface that "
-                f"may run {root.qualified_name} are not known"
-            )
+    analysis = _without_checker(gen, root)
+    if analysis:
+        return (
+            f"{root.repository} ({root.language}) was analysed without its type checker "
+            f"({analysis}), so calls through a base class or an interface that "
+            f"may run {root.qualified_name} are not known"
+        )
     undecided = undecided_relations(gen, root)
     if undecided:
         u = undecided[0]
         more = f" (and {len(undecided) - 1} more such relation(s))" if len(undecided) > 1 else ""
         return f"{u.detail}{more}, so calls through that interface may run {root.qualified_name} or not"
+    return ""
+
+
+def _without_checker(gen: Generation, root: Symbol) -> str:
+    """The reason (or mode) of the root's language analysis in its repository when it was not exact, else ""."""
+    repo = gen.repository(root.repository)
+    for analysis in repo.analyses if repo is not None else ():
+        if analysis.language == root.language and analysis.mode != "exact":
+            return analysis.reason or analysis.mode
     return ""
 
 
