@@ -1,4 +1,4 @@
-"""Go: kivgraph's find_references against go/types' own reference listing, on pflag and cobra.
+"""Go: kivgraph's find_references and IMPLEMENTS against go/types' own answers: pflag, cobra; golang-lru, gods.
 
 Fetches github.com/spf13/pflag and github.com/spf13/cobra at pinned versions
 through the Go module proxy into the cache (``benchmarks.corpora``), registers
@@ -21,6 +21,20 @@ over non-test files (the helper type-checks test variants too, ``go list
 -test``). Also the cross-repository check (cobra's
 files among the consumers of pflag's FlagSet methods) and index time cold and
 warm with the analyzer's share (``timings["analyzer.go"]``).
+
+Generics: github.com/hashicorp/golang-lru/v2 (its ``simplelru.LRUCache[K, V]`` is a generic interface
+that the generic ``simplelru.LRU``, ``expirable.LRU`` and ``lru.Cache`` implement, and
+``TwoQueueCache`` calls through) and github.com/emirpasic/gods/v2 (containers behind generic
+interfaces that embed one another), pinned, are each indexed in a home of their own and compared on
+
+- IMPLEMENTS, type level and method level: kivgraph's incoming IMPLEMENTS rows of every interface
+  (and interface method) the module declares against go_refs ``-implements``, which lists a pair when
+  go/types' ``types.Implements`` holds for a witness instantiation (type arguments drawn from int,
+  string and the type's own type parameters, constraints checked), non-test packages on both sides;
+  relations the helper left undecided (``DISPATCH_UNDECIDED`` rows) are counted apart;
+- references for a few symbols each, direct rows as above, and the dispatch rows of each method (callers
+  through an interface method it implements) against the files whose ``Uses`` point at the interface
+  methods go/types says it implements; and each symbol's blast-radius verdict.
 
     python -m benchmarks.bench_go_agreement
 
@@ -61,8 +75,29 @@ SYMBOLS: list[tuple[str, str, str, str]] = [
 ]
 
 
-def _go_refs(roots: dict[str, Path], keys: list[str], env: dict[str, str]) -> dict[str, set[tuple[str, str]]]:
-    """go/types' listing: key -> {(repository, relative path)}."""
+# corpus -> its symbols: (package (import path suffix, "" = the module's root package), qualified name, kind, why)
+GENERIC_SYMBOLS: dict[str, list[tuple[str, str, str, str]]] = {}
+GENERIC_SYMBOLS["golang-lru"] = [
+    ("simplelru", "LRUCache", "type", "generic interface, a field type of TwoQueueCache"),
+    ("simplelru", "LRUCache.Get", "method", "generic interface method, called through LRUCache[K, V] fields"),
+    ("simplelru", "LRUCache.Add", "method", "generic interface method, called through LRUCache[K, struct{}] too"),
+    ("simplelru", "LRU.Get", "method", "generic type's method: direct calls, and calls through LRUCache.Get"),
+    ("expirable", "LRU.Add", "method", "same name in another package; implements LRUCache.Add"),
+    ("", "Cache.Get", "method", "the root package's generic Cache, which implements LRUCache too"),
+    ("simplelru", "NewLRU", "func", "generic constructor, instantiated explicitly and by inference"),
+    ("internal", "LruList.PushFront", "method", "generic internal list, used by both LRUs"),
+]
+GENERIC_SYMBOLS["gods"] = [
+    ("containers", "Container.Values", "method", "generic interface method, called through Container[T]"),
+    ("lists/arraylist", "List.Values", "method", "one of many implementations of Container.Values"),
+    ("maps/treemap", "Map.Put", "method", "generic map over a generic red-black tree"),
+]
+
+
+def _go_refs(
+    roots: dict[str, Path], keys: list[str], env: dict[str, str], *, implements: bool = False
+) -> tuple[dict[str, set[tuple[str, str]]], dict[str, Any]]:
+    """go/types' listing: key -> {(repository, relative path)}, and the raw output (implementation pairs)."""
     hermetic = {
         **env,
         "GOPROXY": "off",
@@ -74,7 +109,7 @@ def _go_refs(roots: dict[str, Path], keys: list[str], env: dict[str, str]) -> di
     with tempfile.TemporaryDirectory(prefix="kivgraph-gorefs-") as tmp:
         exe = Path(tmp) / "go_refs"
         subprocess.run(["go", "build", "-o", str(exe), "."], cwd=GO_REFS, env=hermetic, check=True, timeout=600)
-        args = [str(exe)]
+        args = [str(exe), *(["-implements"] if implements else [])]
         for k in keys:
             args += ["-key", k]
         proc = subprocess.run(
@@ -96,7 +131,7 @@ def _go_refs(roots: dict[str, Path], keys: list[str], env: dict[str, str]) -> di
                     break
                 except ValueError:
                     continue
-    return out
+    return out, data
 
 
 def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
@@ -136,7 +171,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         subjects = [(subject(r, qn, k), why) for r, qn, k, why in SYMBOLS]
         flagset_methods = _all_methods(gen, "pflag", "FlagSet.")
         keys = sorted({go_key(s.repository, s) for s, _ in subjects} | {go_key("pflag", s) for s in flagset_methods})
-        truth = _go_refs(roots, keys, env)
+        truth, _raw = _go_refs(roots, keys, env)
 
         per_symbol, all_got, all_truth = [], set(), set()
         for s, why in subjects:
@@ -203,6 +238,130 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
     }
 
 
+def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> dict[str, Any]:
+    """IMPLEMENTS and references of one generic corpus against go/types (see the module docstring)."""
+    from server.queries.references import find_references
+    from server.tools.traversal import get_blast_radius
+    from snapshot_format.layout import resolve_layout
+    from snapshot_format.reader import open_current
+    from snapshot_format.vocab import DISPATCH_UNDECIDED, EdgeKind
+
+    module = GO_CORPORA[repo][0]
+    implements_only = frozenset({EdgeKind.IMPLEMENTS})
+    gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
+    try:
+        declared = [
+            s
+            for f in gen.files(repo)
+            if f.status == "indexed" and not f.path.endswith("_test.go")
+            for s in gen.declarations(repo, f.path)
+            if s.path == f.path
+        ]
+        ifaces = [s for s in declared if s.kind == "type" and s.signature.endswith(" interface")]
+        iface_keys = {s.key for s in ifaces}
+        iface_methods = [s for s in declared if s.kind == "method" and s.container in iface_keys]
+
+        def key(s: Any) -> str:
+            return f"{s.package}.{s.qualified_name}"
+
+        def subject(package: str, qn: str, kind: str) -> Any:
+            want = f"{module}/{package}" if package else module
+            found = [
+                s for s in gen.symbols_by_qualified_name(qn, repository=repo) if s.kind == kind and s.package == want
+            ]
+            if len(found) != 1:
+                raise SystemExit(f"{repo} {want}.{qn} ({kind}): {len(found)} declarations in the generation")
+            return found[0]
+
+        subjects = [(subject(p, qn, k), why) for p, qn, k, why in GENERIC_SYMBOLS[repo]]
+        keys = sorted({key(s) for s, _ in subjects} | {key(m) for m in iface_methods})
+        truth, raw = _go_refs({repo: root}, keys, env, implements=True)
+
+        def implemented(of: list[Any]) -> set[tuple[str, str]]:
+            return {
+                (key(i), key(r.other))
+                for i in of
+                for r in find_references(gen, i, kinds=implements_only).rows
+                if not r.other.path.endswith("_test.go")
+            }
+
+        type_truth = {(i, t) for i, t in raw["implements"]}
+        method_truth = {(i, m) for i, m in raw["method_implements"]}
+        type_got, method_got = implemented(ifaces), implemented(iface_methods)
+        undecided = sorted(
+            (u.path, u.line, u.package + "." + u.name, u.detail)
+            for u in gen.unresolved_in(repo)
+            if u.reason == DISPATCH_UNDECIDED
+        )
+        per_symbol = []
+        for s, why in subjects:
+            rows = find_references(gen, s).rows
+            direct = {(r.other.repository, r.other.path) for r in rows if not r.via and r.kind != EdgeKind.IMPLEMENTS}
+            dispatch = {(r.other.repository, r.other.path) for r in rows if r.via}
+            through = sorted({i for i, m in method_truth if m == key(s)})
+            dispatch_truth: set[tuple[str, str]] = set()
+            for i in through:
+                dispatch_truth |= truth.get(i, set())
+            blast = get_blast_radius(gen, {"stable_key": s.key, "view": "full"})
+            per_symbol.append(
+                {
+                    "symbol": f"{repo}:{(s.package.removeprefix(module).lstrip('/') + '.').lstrip('.')}{s.qualified_name}",
+                    "kind": s.kind,
+                    "go_types_key": key(s),
+                    "why": why,
+                    "all_files": _pr(direct, truth.get(key(s), set())),
+                    "non_test_files": _pr(
+                        {g for g in direct if not _is_test(g)}, {w for w in truth.get(key(s), set()) if not _is_test(w)}
+                    ),
+                    "only_kivgraph": sorted(p for _r, p in direct - truth.get(key(s), set())),
+                    "only_go_types": sorted(p for _r, p in truth.get(key(s), set()) - direct),
+                    "implements_through": through,
+                    "dispatch_files": _pr(dispatch, dispatch_truth),
+                    "blast_radius": {
+                        "total": blast["total"],
+                        "dispatch_rows": sum(1 for r in blast["results"]["symbols"] if r.get("dispatch_via")),
+                        "verdict": blast["completeness"]["verdict"],
+                        "dispatch_unknown": blast["completeness"].get("dispatch_unknown", ""),
+                    },
+                }
+            )
+    finally:
+        gen.close()
+    return {
+        "implements": {
+            "interfaces": len(ifaces),
+            "interface_methods": len(iface_methods),
+            "types": _pr(type_got, type_truth),
+            "methods": _pr(method_got, method_truth),
+            "pairs": sorted(f"{t} implements {i}" for i, t in type_got | type_truth),
+            "only_kivgraph": sorted(f"{t} implements {i}" for i, t in type_got - type_truth),
+            "only_go_types": sorted(f"{t} implements {i}" for i, t in type_truth - type_got),
+            "methods_only_kivgraph": sorted(f"{m} implements {i}" for i, m in method_got - method_truth),
+            "methods_only_go_types": sorted(f"{m} implements {i}" for i, m in method_truth - method_got),
+            "undecided": [f"{p}:{line} {name}: {detail}" for p, line, name, detail in undecided],
+        },
+        "symbols": per_symbol,
+        "overall": _overall(per_symbol),
+    }
+
+
+def _overall(per_symbol: list[dict[str, Any]]) -> dict[str, Any]:
+    """Summed counts over the symbols (each symbol's file sets are disjoint keys)."""
+    out: dict[str, Any] = {}
+    for field in ("all_files", "non_test_files", "dispatch_files"):
+        got = sum(s[field]["kivgraph"] for s in per_symbol)
+        truth = sum(s[field]["go_types"] for s in per_symbol)
+        agree = sum(s[field]["agree"] for s in per_symbol)
+        out[field] = {
+            "kivgraph": got,
+            "go_types": truth,
+            "agree": agree,
+            "precision": round(agree / got, 4) if got else 1.0,
+            "recall": round(agree / truth, 4) if truth else 1.0,
+        }
+    return out
+
+
 def _all_methods(gen: Any, repo: str, prefix: str) -> list[Any]:
     """Every method of ``repo`` whose qualified name starts with ``prefix``."""
     out = []
@@ -217,26 +376,56 @@ def _all_methods(gen: Any, repo: str, prefix: str) -> list[Any]:
     return out
 
 
+def _init(home: Path, roots: dict[str, Path], env: dict[str, str]) -> None:
+    """``kivgraph init`` of the Go repositories in a benchmark's KIVGRAPH_HOME."""
+    repositories = [f"--repository={n}={p}" for n, p in roots.items()]
+    subprocess.run(
+        [sys.executable, "-m", "kivgraph_cli", "init", *repositories, "--languages", "go"],
+        cwd=REPO_ROOT,
+        env={**env, "KIVGRAPH_HOME": str(home)},
+        check=True,
+        capture_output=True,
+    )
+
+
+def timing(run: dict[str, Any]) -> dict[str, Any]:
+    """An index run's wall and pipeline times, the analyzer's share and the cache figures."""
+    t = run["timings"]
+    return {
+        "wall_seconds": run["wall_seconds"],
+        "total": t.get("total"),
+        "analyzer_go": t.get("analyzer.go"),
+        "analyzer_share": round(t.get("analyzer.go", 0) / t["total"], 3) if t.get("total") else None,
+        "phases": t,
+        "analyzer_runs": run["index"]["go"]["analyzer_runs"],
+        "analyzer_cache_hits": run["index"]["go"]["analyzer_cache_hits"],
+        "fact_cache": run["cache"],
+    }
+
+
+def _generic_corpus(name: str, env: dict[str, str]) -> dict[str, Any]:
+    """Fetch, index (a home of its own) and compare one generic corpus."""
+    root = fetch_go_module(name)
+    with tempfile.TemporaryDirectory(prefix=f"kivgraph-bench-go-{name}-") as tmp:
+        home = Path(tmp)
+        _init(home, {name: root}, env)
+        run = index_run(home, env)
+        compared = compare_generic(home, name, root, env)
+    module, version = GO_CORPORA[name]
+    return {
+        "corpus": {"name": name, "module": module, "version": version, "path": str(root)},
+        "counts": run["counts"],
+        "time": timing(run),
+        **compared,
+    }
+
+
 def bench() -> dict[str, Any]:
     roots = {name: fetch_go_module(name) for name in ("pflag", "cobra")}
     env = go_env()
     with tempfile.TemporaryDirectory(prefix="kivgraph-bench-go-") as tmp:
         home = Path(tmp)
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "kivgraph_cli",
-                "init",
-                *(f"--repository={n}={p}" for n, p in roots.items()),
-                "--languages",
-                "go",
-            ],
-            cwd=REPO_ROOT,
-            env={**env, "KIVGRAPH_HOME": str(home)},
-            check=True,
-            capture_output=True,
-        )
+        _init(home, roots, env)
         cold = index_run(home, env)
         warm = [index_run(home, env) for _ in range(2)]
         warm_best = min(warm, key=lambda r: r["wall_seconds"])
@@ -244,20 +433,8 @@ def bench() -> dict[str, Any]:
         shutil.rmtree(home / "state" / "factcache", ignore_errors=True)
         refacts = index_run(home, env)
         agreement = compare(home, roots, {n: GO_CORPORA[n][0] for n in roots}, env)
+    generic = [_generic_corpus(name, env) for name in GENERIC_SYMBOLS]
     go_version = subprocess.run(["go", "env", "GOVERSION"], capture_output=True, text=True).stdout.strip()
-
-    def timing(run: dict[str, Any]) -> dict[str, Any]:
-        t = run["timings"]
-        return {
-            "wall_seconds": run["wall_seconds"],
-            "total": t.get("total"),
-            "analyzer_go": t.get("analyzer.go"),
-            "analyzer_share": round(t.get("analyzer.go", 0) / t["total"], 3) if t.get("total") else None,
-            "phases": t,
-            "analyzer_runs": run["index"]["go"]["analyzer_runs"],
-            "analyzer_cache_hits": run["index"]["go"]["analyzer_cache_hits"],
-            "fact_cache": run["cache"],
-        }
 
     return {
         "benchmark": "go-agreement",
@@ -274,13 +451,14 @@ def bench() -> dict[str, Any]:
         "index": cold["index"],
         "time": {"cold": timing(cold), "warm": timing(warm_best), "fact_cache_dropped": timing(refacts)},
         **agreement,
+        "generic": generic,
     }
 
 
 def report(d: dict[str, Any]) -> str:
     o, c = d["overall"], d["cross_repository"]
     lines = [
-        "# Go: find_references against go/types, pflag and cobra",
+        "# Go: find_references and IMPLEMENTS against go/types: pflag and cobra; generics on golang-lru and gods",
         "",
         ", ".join(f"{n} {v['module']}@{v['version']}" for n, v in d["corpora"].items())
         + f"; {d['machine']['go']}, {d['machine']['cpus']} CPUs. "
@@ -336,8 +514,85 @@ def report(d: dict[str, Any]) -> str:
         "",
         "Wall time includes interpreter start-up of the child process; cold = fresh state directory "
         "(the helper binary already built in the cache).",
+        "",
+        *(line for g in d["generic"] for line in _generic_report(g)),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _generic_report(g: dict[str, Any]) -> list[str]:
+    im, c = g["implements"], g["counts"]
+    t, m = im["types"], im["methods"]
+    lines = [
+        f"## Generics: {g['corpus']['module']}@{g['corpus']['version']}",
+        "",
+        f"{c['files']} files, {c['symbols']} symbols, {c['edges']} edges, {c['unresolved']} unresolved; "
+        f"indexed cold in {g['time']['wall_seconds']} s (analyzer.go {g['time']['analyzer_go']} s).",
+        "",
+        f"IMPLEMENTS over the {im['interfaces']} interfaces ({im['interface_methods']} methods) the module declares, "
+        "non-test packages: kivgraph's incoming IMPLEMENTS rows against go/types' `types.Implements` on witness "
+        "instantiations (benchmarks/go_refs `-implements`: type arguments from int, string and the type's own "
+        "type parameters, constraints checked).",
+        "",
+        "| level | kivgraph pairs | go/types pairs | precision | recall |",
+        "| --- | --- | --- | --- | --- |",
+        f"| type | {t['kivgraph']} | {t['go_types']} | {t['precision']} | {t['recall']} |",
+        f"| method | {m['kivgraph']} | {m['go_types']} | {m['precision']} | {m['recall']} |",
+        "",
+        (
+            "Pairs: " + ("; ".join(im["pairs"]) or "none") + "."
+            if len(im["pairs"]) <= 12
+            else f"{len(im['pairs'])} pairs, listed in the JSON."
+        ),
+        "",
+        "Disagreements: "
+        + (
+            "; ".join(
+                [f"only kivgraph {x}" for x in im["only_kivgraph"] + im["methods_only_kivgraph"]]
+                + [f"only go/types {x}" for x in im["only_go_types"] + im["methods_only_go_types"]]
+            )
+            or "none"
+        )
+        + ". Undecided (DISPATCH_UNDECIDED): "
+        + ("; ".join(im["undecided"]) or "none")
+        + ".",
+        "",
+        "References (direct rows against `types.Info.Uses`, as above) and dispatch rows (kivgraph's rows `via` an "
+        "interface method, against the files whose `Uses` point at the interface methods go/types says the "
+        "symbol implements):",
+        "",
+        "| symbol | kind | files kivgraph / go/types | precision | recall | dispatch files kivgraph / go/types "
+        "| dispatch precision | dispatch recall | blast radius rows (dispatch) | verdict |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for s in g["symbols"]:
+        a, dsp, b = s["all_files"], s["dispatch_files"], s["blast_radius"]
+        lines.append(
+            f"| {s['symbol']} | {s['kind']} | {a['kivgraph']} / {a['go_types']} | {a['precision']} | {a['recall']} | "
+            f"{dsp['kivgraph']} / {dsp['go_types']} | {dsp['precision']} | {dsp['recall']} | "
+            f"{b['total']} ({b['dispatch_rows']}) | {b['verdict']} |"
+        )
+    o = g["overall"]
+    a, n, dsp = o["all_files"], o["non_test_files"], o["dispatch_files"]
+    lines += [
+        f"| **overall** | | {a['kivgraph']} / {a['go_types']} | **{a['precision']}** | **{a['recall']}** | "
+        f"{dsp['kivgraph']} / {dsp['go_types']} | **{dsp['precision']}** | **{dsp['recall']}** | | |",
+        "",
+        f"Non-test files: precision {n['precision']}, recall {n['recall']}.",
+        "",
+        "Reference disagreements: "
+        + (
+            "; ".join(
+                f"{s['symbol']}: only kivgraph {s['only_kivgraph'] or '-'}, only go/types {s['only_go_types'] or '-'}"
+                for s in g["symbols"]
+                if s["only_kivgraph"] or s["only_go_types"]
+            )
+            or "none"
+        )
+        + ".",
+        "",
+    ]
+    return lines
 
 
 def main() -> int:

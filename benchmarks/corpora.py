@@ -44,6 +44,10 @@ GO_CORPORA: dict[str, tuple[str, str]] = {
     "pflag": ("github.com/spf13/pflag", "v1.0.9"),
     "cobra": ("github.com/spf13/cobra", "v1.10.2"),
     "zap": ("go.uber.org/zap", "v1.27.0"),  # many packages: bench_fresh's per-package exact pass
+    # generic interfaces (simplelru.LRUCache[K, V]) with generic implementations: bench_go_agreement
+    "golang-lru": ("github.com/hashicorp/golang-lru/v2", "v2.0.7"),
+    # containers behind generic interfaces (Container[T], List[T], Map[K, V], Tree[K, V]): bench_go_agreement
+    "gods": ("github.com/emirpasic/gods/v2", "v2.0.0-alpha"),
 }
 
 

@@ -1,7 +1,7 @@
 // Command go_refs lists, for each requested object, every file whose go/types Uses map
 // points at it: the reference listing kivgraph's find_references is compared with.
 //
-// Usage: go_refs -key KEY [-key KEY ...] [-promoted] MODULE_DIR...
+// Usage: go_refs -key KEY [-key KEY ...] [-promoted] [-implements] MODULE_DIR...
 //
 // A KEY is "import/path.Name" (a package-level object) or "import/path.Type.Member" (a
 // method, an interface method or a field, Type being the receiver's or interface's named
@@ -10,6 +10,14 @@
 // separately; imports come from the source importer (go/build, so module mode with the
 // caller's GOMODCACHE/GOPROXY/GOFLAGS). Standard library only. Output: one JSON object,
 // {"refs": {KEY: [absolute file, ...]}, "promoted": [...], "errors": N}.
+//
+// With -implements, also "implements" ([interface KEY, type KEY] pairs) and "method_implements"
+// ([interface method KEY, method KEY]) over the declarations of the modules' non-test packages,
+// generic ones included, by witness: a pair is listed when go/types' own types.Implements holds
+// for some instantiation of the type and of the interface drawn from int, string and (for the
+// interface) the type's own type parameters, each instantiation checked against its constraints
+// (see implementsPairs). No unification, so it is an answer independent of kivgraph's helper; a
+// relation that needs another type argument (a slice, a struct) is not found.
 package main
 
 import (
@@ -89,6 +97,7 @@ func main() {
 	var want keys
 	flag.Var(&want, "key", "object key (repeatable)")
 	promoted := flag.Bool("promoted", false, "also list promoted method selections")
+	withImplements := flag.Bool("implements", false, "also list implementation pairs (see the package comment)")
 	flag.Parse()
 	wanted := map[string]bool{}
 	for _, k := range want {
@@ -142,6 +151,7 @@ func main() {
 		}
 	}
 
+	var modulePkgs []*types.Package
 	for _, root := range flag.Args() {
 		// The source importer runs `go list` in the process's directory: the module's own.
 		if err := os.Chdir(root); err != nil {
@@ -164,6 +174,14 @@ func main() {
 				os.Exit(1)
 			}
 			check(p.ImportPath, p.Dir, append(append([]string{}, p.GoFiles...), p.TestGoFiles...))
+			if *withImplements && len(p.GoFiles) > 0 {
+				pkg, err := imp.ImportFrom(p.ImportPath, p.Dir, 0)
+				if err != nil {
+					nErrors++
+				} else {
+					modulePkgs = append(modulePkgs, pkg)
+				}
+			}
 			if len(p.XTestGoFiles) > 0 {
 				check(p.ImportPath+"_test", p.Dir, p.XTestGoFiles)
 			}
@@ -179,7 +197,123 @@ func main() {
 		result[k] = files
 	}
 	sort.Strings(promotedOut)
+	out := map[string]any{"refs": result, "promoted": promotedOut, "errors": nErrors}
+	if *withImplements {
+		out["implements"], out["method_implements"] = implementsPairs(modulePkgs)
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")
-	enc.Encode(map[string]any{"refs": result, "promoted": promotedOut, "errors": nErrors})
+	enc.Encode(out)
+}
+
+// implementsPairs lists, over the named types and interfaces the packages declare (one universe:
+// the importer's), the pairs some witness instantiation makes go/types' types.Implements hold.
+func implementsPairs(pkgs []*types.Package) ([][2]string, [][2]string) {
+	var named, ifaces []*types.Named
+	for _, pkg := range pkgs {
+		scope := pkg.Scope()
+		for _, name := range scope.Names() {
+			tn, ok := scope.Lookup(name).(*types.TypeName)
+			if !ok || tn.IsAlias() {
+				continue
+			}
+			n, ok := tn.Type().(*types.Named)
+			if !ok {
+				continue
+			}
+			if it, isIface := n.Underlying().(*types.Interface); isIface {
+				if it.NumMethods() > 0 && it.IsMethodSet() {
+					ifaces = append(ifaces, n)
+				}
+			} else {
+				named = append(named, n)
+			}
+		}
+	}
+	typePairs, methods := map[[2]string]bool{}, map[[2]string]bool{}
+	for _, t := range named {
+		for _, i := range ifaces {
+			for _, w := range witnesses(t, i) {
+				typePairs[[2]string{objectKey(i.Obj()), objectKey(t.Obj())}] = true
+				it := w.iface.Underlying().(*types.Interface)
+				for k := 0; k < it.NumMethods(); k++ {
+					im := it.Method(k)
+					found, _, _ := types.LookupFieldOrMethod(types.NewPointer(w.typ), false, im.Pkg(), im.Name())
+					if m, ok := found.(*types.Func); ok && m.Pkg() == t.Obj().Pkg() {
+						methods[[2]string{objectKey(im), objectKey(m)}] = true
+					}
+				}
+			}
+		}
+	}
+	return sortedPairs(typePairs), sortedPairs(methods)
+}
+
+type witness struct{ typ, iface types.Type }
+
+// witnesses: the instantiations (type, interface) that implement, from the argument lists of
+// probe types; the first found is enough to list the pair, so at most one is returned.
+func witnesses(t, i *types.Named) []witness {
+	probes := []types.Type{types.Typ[types.Int], types.Typ[types.String]}
+	var own []types.Type
+	for k := 0; k < t.TypeParams().Len(); k++ {
+		own = append(own, t.TypeParams().At(k))
+	}
+	typeArgs := combos(probes, t.TypeParams().Len())
+	if len(own) > 0 {
+		typeArgs = append([][]types.Type{own}, typeArgs...)
+	}
+	for _, targs := range typeArgs {
+		var tinst types.Type = t
+		if len(targs) > 0 {
+			inst, err := types.Instantiate(nil, t, targs, true)
+			if err != nil {
+				continue
+			}
+			tinst = inst
+		}
+		ipool := probes
+		if len(targs) > 0 && targs[0] == own[0] {
+			ipool = append(append([]types.Type{}, probes...), own...)
+		}
+		for _, iargs := range combos(ipool, i.TypeParams().Len()) {
+			var iinst types.Type = i
+			if len(iargs) > 0 {
+				inst, err := types.Instantiate(nil, i, iargs, true)
+				if err != nil {
+					continue
+				}
+				iinst = inst
+			}
+			it := iinst.Underlying().(*types.Interface)
+			if types.Implements(tinst, it) || types.Implements(types.NewPointer(tinst), it) {
+				return []witness{{tinst, iinst}}
+			}
+		}
+	}
+	return nil
+}
+
+// combos: every list of n types drawn from pool (one empty list for n = 0).
+func combos(pool []types.Type, n int) [][]types.Type {
+	out := [][]types.Type{{}}
+	for k := 0; k < n; k++ {
+		var next [][]types.Type
+		for _, prefix := range out {
+			for _, p := range pool {
+				next = append(next, append(append([]types.Type{}, prefix...), p))
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+func sortedPairs(set map[[2]string]bool) [][2]string {
+	out := make([][2]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Slice(out, func(a, b int) bool { return out[a][0]+" "+out[a][1] < out[b][0]+" "+out[b][1] })
+	return out
 }
