@@ -11,9 +11,9 @@ package main
 // the constraints) and confirms with types.Implements. When unification fails no instantiation
 // can implement the interface (identity is structural for type literals and nominal for named
 // types, so a syntactic mismatch is final). When the unifier meets a type it cannot take apart
-// with a type parameter inside (an interface literal, a type set), or the constraints reject
-// arguments that still hold free type parameters (some instantiations would pass, others not),
-// the relation is undecided and the reason says which.
+// with a type parameter inside (a type set, a union), or the constraints reject arguments that
+// still hold free type parameters (some instantiations would pass, others not), the relation is
+// undecided and the reason says which.
 
 import (
 	"fmt"
@@ -63,8 +63,8 @@ func relate(named, iface *types.Named) (relation, types.Type, string) {
 			return notImplemented, nil, ""
 		case unsupported:
 			if blocked == "" {
-				blocked = fmt.Sprintf("the signatures of %s hold a type parameter inside a type the helper "+
-					"does not unify (an interface or a constraint literal)", im.Name())
+				blocked = fmt.Sprintf("the signatures of %s hold a type parameter inside a type set, which the "+
+					"helper does not unify", im.Name())
 			}
 		}
 	}
@@ -271,10 +271,29 @@ func (u *unifier) unify(x, y types.Type) outcome {
 			}
 		}
 		return out
-	case *types.Interface, *types.Union, *types.Tuple:
-		return unsupported
-	}
-	if _, isIface := y.(*types.Interface); isIface {
+	case *types.Interface:
+		b, ok := y.(*types.Interface)
+		if !ok {
+			break
+		}
+		if !a.IsMethodSet() || !b.IsMethodSet() {
+			return unsupported // a type set: identity compares the sets, which the helper does not unify
+		}
+		if a.NumMethods() != b.NumMethods() {
+			return mismatch
+		}
+		out := unified
+		for i := 0; i < a.NumMethods(); i++ { // both sorted by Id
+			ma, mb := a.Method(i), b.Method(i)
+			if ma.Id() != mb.Id() {
+				return mismatch
+			}
+			if out = worse(out, u.signatures(ma.Type().(*types.Signature), mb.Type().(*types.Signature))); out == mismatch {
+				return out
+			}
+		}
+		return out
+	case *types.Union, *types.Tuple:
 		return unsupported
 	}
 	return mismatch // different type constructors: no instantiation makes them identical
@@ -424,6 +443,20 @@ func (u *unifier) apply(t types.Type) (types.Type, bool) {
 		}
 		inst, err := types.Instantiate(nil, a.Origin(), args, false)
 		return inst, err == nil
+	case *types.Interface:
+		if !a.IsMethodSet() {
+			return nil, false
+		}
+		methods := make([]*types.Func, a.NumMethods())
+		for i := range methods {
+			m := a.Method(i)
+			sig, ok := u.apply(m.Type())
+			if !ok {
+				return nil, false
+			}
+			methods[i] = types.NewFunc(m.Pos(), m.Pkg(), m.Name(), sig.(*types.Signature))
+		}
+		return types.NewInterfaceType(methods, nil).Complete(), true
 	case *types.Struct:
 		fields := make([]*types.Var, a.NumFields())
 		tags := make([]string, a.NumFields())
