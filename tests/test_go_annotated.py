@@ -72,7 +72,8 @@ def write_case(case: Case, root: Path) -> list[str]:
     return repos
 
 
-# Questions a case asks of its generation: ``!blast: QN -> ROW, ROW | VERDICT [dispatch_unknown]`` and
+# Questions a case asks of its generation: ``!blast: QN -> ROW, ROW | VERDICT [dispatch_unknown] [blind:IN ...]``
+# (IN: the declaration each blind spot is in) and
 # ``!references: QN [KIND,KIND] -> ROW, ROW | unbound N``; a ROW is ``QN`` or ``QN via QN`` (dispatch).
 QUERY_DIRECTIVES = ("blast", "references")
 
@@ -135,7 +136,12 @@ def query_failures(case: Case, gen: Generation) -> list[str]:
                 (s["repository"], s["qualified_name"], s.get("dispatch_via", "")) for s in answer["results"]["symbols"]
             }
             c = answer["completeness"]
-            if c["verdict"] != words[0] or ("dispatch_unknown" in words) != bool(c.get("dispatch_unknown")):
+            blind = sorted(f"blind:{b.get('in', '')}" for b in c.get("blind_spots", []))
+            if (
+                c["verdict"] != words[0]
+                or ("dispatch_unknown" in words) != bool(c.get("dispatch_unknown"))
+                or blind != sorted(w for w in words if w.startswith("blind:"))
+            ):
                 failures.append(f"!blast {value}: completeness {c}")
         else:
             if kinds:

@@ -13,7 +13,11 @@ method-level IMPLEMENTS from ``types.Implements`` and
 (``helper/generic.go``: the method signatures are unified, the instantiations
 found checked by go/types); a pair it cannot decide is an ``undecided`` use,
 bound here as a ``DISPATCH_UNDECIDED`` row on the type or method (never an
-edge), so the answers about both sides say they may miss that dispatch.
+edge), so the answers about both sides say they may miss that dispatch. A
+call of a method of an interface literal (a constraint such as ``[C
+interface{ Get(string) int }]``, a type assertion) binds to no declaration:
+an ``UNNAMED_INTERFACE_METHOD`` row named by the method, so every method of
+that name is a LOWER_BOUND with the call as its blind spot.
 
 Hermetic: ``GOPROXY=off``, ``GOFLAGS=-mod=readonly``, ``GOTOOLCHAIN=local``,
 ``CGO_ENABLED=0``. When the repository's go.mod requires a module another
@@ -167,7 +171,8 @@ class GoUse(msgspec.Struct, array_like=True, frozen=True):
     col: int
     source_qn: str  # "" = the file's module symbol
     source_kind: str
-    use: str  # call | callback | assign | return | type | embed | ref | implements | undecided | local
+    # call | callback | assign | return | type | embed | ref | implements | undecided | unnamed | local
+    use: str
     package: str = ""  # the target's import path
     qualified_name: str = ""
     kind: str = ""
@@ -480,6 +485,11 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if u.use == "undecided":
             out.unresolved.append(_undecided(u, repo, source))
             continue
+        if u.use == "unnamed":
+            out.covered.add((source, u.line, u.col))
+            out.covered_positions.add((u.path, u.line, u.col))
+            out.unresolved.append(_unnamed(u, repo, source))
+            continue
         if u.use != "implements":
             out.covered.add((source, u.line, u.col))
             out.covered_positions.add((u.path, u.line, u.col))
@@ -553,6 +563,22 @@ def _undecided(u: GoUse, repo: str, source: str) -> UnresolvedFact:
         package=u.package,
         detail=f"go/types could not decide whether {owner} {u.source_qn} implements {u.package}.{u.qualified_name}: "
         f"{u.detail or 'no reason given'}",
+    )
+
+
+def _unnamed(u: GoUse, repo: str, source: str) -> UnresolvedFact:
+    """A use of a method of an interface literal: no declaration to bind, any type with the method may run."""
+    return UnresolvedFact(
+        name=u.qualified_name,
+        reason="UNNAMED_INTERFACE_METHOD",
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=LANGUAGE,
+        source=source,
+        detail=f"{u.qualified_name} is a method of {u.detail}, an interface no declaration names: go/types "
+        f"binds the use to no declared method, and any type with a method {u.qualified_name} of that signature may run",
     )
 
 

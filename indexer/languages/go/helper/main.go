@@ -617,6 +617,14 @@ func (c *checker) uses(tp *targetPkg) {
 			}
 			pkgPath, qk, known := c.identity(obj)
 			if !known {
+				if iface := unnamedInterface(obj); iface != nil {
+					// a method of an interface literal (a constraint, a parameter's type, a type assertion):
+					// no declaration to bind, and any type with that method may run: a row, never silence
+					u.Use, u.QN, u.Kind = "unnamed", obj.Name(), "method"
+					u.Detail = types.TypeString(iface, shortQualifier)
+					c.out.Uses = append(c.out.Uses, u)
+					return true
+				}
 				if obj.Pkg() != nil && obj.Parent() != types.Universe {
 					u.Use = "local" // a local, a parameter, a type parameter: settles the site, no edge
 					c.out.Uses = append(c.out.Uses, u)
@@ -630,6 +638,20 @@ func (c *checker) uses(tp *targetPkg) {
 			return true
 		})
 	}
+}
+
+// unnamedInterface is the interface literal whose method obj is, or nil.
+func unnamedInterface(obj types.Object) *types.Interface {
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return nil
+	}
+	sig, _ := f.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return nil
+	}
+	iface, _ := types.Unalias(sig.Recv().Type()).(*types.Interface)
+	return iface
 }
 
 func (c *checker) isStandard(pkg *types.Package) bool {
