@@ -499,43 +499,23 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         if len(providers) != 1:
             if u.use != "implements":
                 reason = "AMBIGUOUS_MODULE_PROVIDER" if providers else "MODULE_PROVIDER_NOT_FOUND"
-                out.unresolved.append(
-                    UnresolvedFact(
-                        name=u.qualified_name,
-                        reason=reason,
-                        repository=repo,
-                        path=u.path,
-                        line=u.line,
-                        col=u.col,
-                        language=LANGUAGE,
-                        source=source,
-                        package=u.package,
-                        detail=(f"{module} is provided by " + ", ".join(sorted(providers)))
-                        if providers
-                        else f"no registered repository provides {u.package}",
-                    )
+                detail = (
+                    f"{module} is provided by " + ", ".join(sorted(providers))
+                    if providers
+                    else f"no registered repository provides {u.package}"
                 )
+                out.unresolved.append(_unresolved(u, repo, source, reason, detail))
             continue
         provider = providers[0]
         path = modules.declared.get((provider, u.package), {}).get((u.qualified_name, u.kind))
         target = corpus.key_of(provider, path, u.qualified_name, u.kind) if path else None
         if target is None:
             if u.use != "implements":
-                out.unresolved.append(
-                    UnresolvedFact(
-                        name=u.qualified_name,
-                        reason="DECLARATION_NOT_RESOLVED",
-                        repository=repo,
-                        path=u.path,
-                        line=u.line,
-                        col=u.col,
-                        language=LANGUAGE,
-                        source=source,
-                        package=u.package,
-                        detail=f"go/types resolved {u.package}.{u.qualified_name}, which {provider} does not declare "
-                        "in an indexed file",
-                    )
+                detail = (
+                    f"go/types resolved {u.package}.{u.qualified_name}, which {provider} does not declare in an "
+                    "indexed file"
                 )
+                out.unresolved.append(_unresolved(u, repo, source, "DECLARATION_NOT_RESOLVED", detail))
             continue
         if provider != repo:
             out.cross_repository += 1
@@ -548,12 +528,11 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
     return out
 
 
-def _undecided(u: GoUse, repo: str, source: str) -> UnresolvedFact:
-    """A relation go/types could not decide: recorded on the implementing side, naming the interface (member)."""
-    owner = "type" if u.kind == "type" else "method"
+def _unresolved(u: GoUse, repo: str, source: str, reason: str, detail: str) -> UnresolvedFact:
+    """The row of a use (or relation) that binds to no edge, at the use, naming its target."""
     return UnresolvedFact(
         name=u.qualified_name,
-        reason=DISPATCH_UNDECIDED,
+        reason=reason,
         repository=repo,
         path=u.path,
         line=u.line,
@@ -561,25 +540,27 @@ def _undecided(u: GoUse, repo: str, source: str) -> UnresolvedFact:
         language=LANGUAGE,
         source=source,
         package=u.package,
-        detail=f"go/types could not decide whether {owner} {u.source_qn} implements {u.package}.{u.qualified_name}: "
-        f"{u.detail or 'no reason given'}",
+        detail=detail,
     )
+
+
+def _undecided(u: GoUse, repo: str, source: str) -> UnresolvedFact:
+    """A relation go/types could not decide: recorded on the implementing side, naming the interface (member)."""
+    owner = "type" if u.kind == "type" else "method"
+    detail = (
+        f"go/types could not decide whether {owner} {u.source_qn} implements {u.package}.{u.qualified_name}: "
+        f"{u.detail or 'no reason given'}"
+    )
+    return _unresolved(u, repo, source, DISPATCH_UNDECIDED, detail)
 
 
 def _unnamed(u: GoUse, repo: str, source: str) -> UnresolvedFact:
     """A use of a method of an interface literal: no declaration to bind, any type with the method may run."""
-    return UnresolvedFact(
-        name=u.qualified_name,
-        reason="UNNAMED_INTERFACE_METHOD",
-        repository=repo,
-        path=u.path,
-        line=u.line,
-        col=u.col,
-        language=LANGUAGE,
-        source=source,
-        detail=f"{u.qualified_name} is a method of {u.detail}, an interface no declaration names: go/types "
-        f"binds the use to no declared method, and any type with a method {u.qualified_name} of that signature may run",
+    detail = (
+        f"{u.qualified_name} is a method of {u.detail}, an interface no declaration names: go/types binds the use "
+        f"to no declared method, and any type with a method {u.qualified_name} of that signature may run"
     )
+    return _unresolved(u, repo, source, "UNNAMED_INTERFACE_METHOD", detail)
 
 
 class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
