@@ -139,6 +139,14 @@ GO_GENERIC = {
         "func (c *LRU[K, V]) Len() int { return len(c.m) }\n"
         "\n"
         'func Lookup(c Cache[string, int]) int { v, _ := c.Get("a"); return v }\n'
+        "\n"
+        "type Keyed[K comparable] interface{ Key() K }\n"
+        "\n"
+        "type Box[T any] struct{ v T }\n"
+        "\n"
+        "func (b Box[T]) Key() T { return b.v }\n"
+        "\n"
+        "func KeyOf(k Keyed[int]) int { return k.Key() }\n"
     ),
 }
 
@@ -163,6 +171,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
+        "go-generic": _index(tmp, "gogen", GO_GENERIC, "go"),
         "go-generic-fallback": _index(tmp, "gofb", GO_GENERIC, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
     }
     yield gens
@@ -283,3 +292,24 @@ def test_go_without_the_type_checker_no_interface_or_generic_method_is_complete(
     assert [(r["qualified_name"], r["confidence"]) for r in refs] == [("Lookup", "CANDIDATE")]
     implementations = find_references(gen, {"qualified_name": "Cache", "edge_kinds": ["IMPLEMENTS"]})
     assert implementations["total"] == 0 and "not proof of absence" in implementations["guidance"]
+
+
+def test_go_generic_implementations_are_found_and_an_undecided_one_says_so_on_both_sides(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-generic"]
+    get = _blast(gen, "LRU.Get")
+    assert _rows(get) == {("Lookup", 1, "Cache.Get")}  # the call through Cache[string, int]
+    assert get["completeness"]["verdict"] == "COMPLETE"
+    # Box[T any] has Keyed[K comparable]'s method: some instantiations implement it, others cannot
+    box = _blast(gen, "Box.Key")["completeness"]
+    assert box["verdict"] == "LOWER_BOUND"
+    assert "could not decide whether method Box.Key implements" in box["dispatch_unknown"]
+    assert "calls through that interface may run Box.Key" in box["dispatch_unknown"]
+    keyed = _blast(gen, "Keyed.Key")
+    assert _rows(keyed) == {("KeyOf", 1, "")}
+    assert "Keyed.Key may have implementations the graph does not list" in keyed["completeness"]["dispatch_unknown"]
+    implementations = find_references(gen, {"qualified_name": "Keyed", "edge_kinds": ["IMPLEMENTS"], "view": "full"})
+    assert implementations["total"] == 0 and "not proof of absence" in implementations["guidance"]
+    ((detail, where),) = implementations["results"]["unbound"]["DISPATCH_UNDECIDED"].items()
+    assert "could not decide whether type Box implements" in detail and where["in"] == {"gogen:lru/lru.go": ["Box@19"]}

@@ -382,7 +382,9 @@ def undecided_dispatch(gen: Generation, root: Symbol) -> str:
     if undecided:
         u = undecided[0]
         more = f" (and {len(undecided) - 1} more such relation(s))" if len(undecided) > 1 else ""
-        return f"{u.detail}{more}, so calls through that interface may run {root.qualified_name} or not"
+        if u.source == root.key:
+            return f"{u.detail}{more}, so calls through that interface may run {root.qualified_name} or not"
+        return f"{u.detail}{more}, so {root.qualified_name} may have implementations the graph does not list"
     return ""
 
 
