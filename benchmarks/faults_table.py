@@ -64,6 +64,38 @@ def rows(entries: list[dict[str, object]]) -> list[tuple[str, str, str]]:
                 f"{e['unanswered']} unanswered",
             )
         )
+    if "analyzer_kill" in by:
+        e = by["analyzer_kill"]
+        out.append(
+            (
+                "SIGKILL of `kivgraph index` at a random point of its analyzer's run (an analyzer whose own "
+                "workers start workers)",
+                f"{e['kills']} kills",
+                f"{e['left']} analyzer processes left running (the watchdog ends the group; the next run ends "
+                "what a killed watchdog left)",
+            )
+        )
+    if "fact_cache_damage" in by:
+        e = by["fact_cache_damage"]
+        out.append(
+            (
+                "damage to the fact cache (a flipped page or bytes, truncation, not LMDB, a FIFO, a directory or "
+                "a dangling link in place of its files or of the cache itself), then `kivgraph index`",
+                f"{e['tried']} tried",
+                f"{e['detected']} detected, moved aside and rebuilt, {e['harmless']} harmless (bytes no entry "
+                "uses); every index published what the sources say",
+            )
+        )
+    if "state_files" in by:
+        e = by["state_files"]
+        out.append(
+            (
+                "a FIFO, a directory or a dangling link in place of each file of the state directory and the "
+                "configuration; `status`, `doctor`, `serve` and `index` each run",
+                f"{e['cases']} cases, {e['commands']} commands",
+                f"0 hung, 0 tracebacks; the index healed {e['healed']} and named the file with the fix in {e['named']}",
+            )
+        )
     arguments = [e for name, e in by.items() if name.startswith("arguments.")]
     if arguments:
         tried = sum(int(e["tried"]) for e in arguments)  # type: ignore[call-overload]

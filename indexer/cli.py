@@ -20,14 +20,16 @@ import msgspec
 
 from indexer import __version__
 from indexer.config import Config, ConfigError, RepositoryConfig, load, normalize_languages, upsert_repositories, write
+from indexer.fact_cache import read_damage_note
 from indexer.pipeline import run_index
 from indexer.progress import PhaseLines, Progress
 from indexer.progress import as_json as progress_json
-from indexer.publish import PublishLock
+from indexer.publish import PublishError, PublishLock
 from snapshot_format import errors as snap_errors
 from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout, list_generations, read_pointer, resolve_layout
 from snapshot_format.reader import Generation, open_newest_intact
+from snapshot_format.regular import read_regular
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 
 if TYPE_CHECKING:
@@ -277,6 +279,8 @@ def index(
             _index_locked(layout, reporter, watch, fact_cache, only, register)
     except snap_errors.PublishLockedError as exc:
         _finish_failure(reporter, str(exc), EXIT_LOCKED)
+    except PublishError as exc:  # the lock file itself is damaged: named, with the fix
+        _finish_failure(reporter, str(exc), EXIT_FAILURE)
     except BrokenPipeError:
         # Whoever read our --json stdout is gone (a killed `kivgraph serve`): nobody to report to.
         os._exit(EXIT_FAILURE)
@@ -298,8 +302,8 @@ def _index_locked(
     if register is not None:
         entries = _parse_register(register)
         try:
-            original = layout.config_path.read_bytes() if layout.config_path.exists() else b""
-            base = load(layout.config_path, missing_ok=True).raw
+            base = load(layout.config_path, missing_ok=True).raw  # refuses a FIFO or a directory in its place
+            original = read_regular(layout.config_path) if layout.config_path.exists() else b""
             write(layout.config_path, upsert_repositories(base, entries))
         except ConfigError as exc:
             _finish_failure(reporter, str(exc), EXIT_FAILURE)
@@ -461,6 +465,9 @@ def status_payload(layout: StateLayout) -> dict[str, Any]:
         }
     payload["refused"] = refused
     payload["current_pointer"] = pointer.name or pointer.problem or "missing"
+    damage = read_damage_note(layout.state_dir)
+    if damage is not None and os.path.lexists(damage.moved_to):
+        payload["fact_cache_damage"] = vars(damage)
     if gen.name != pointer.name or refused:
         payload["status"] = "degraded"
     return payload
@@ -572,6 +579,12 @@ def status(as_json: bool, config_path: str | None, state_dir: str | None) -> Non
                 + ", ".join(group["paths"])
                 + (f" and {more} more" if more else "")
             )
+    if "fact_cache_damage" in payload:
+        d = payload["fact_cache_damage"]
+        click.echo(
+            f"fact cache: found damaged at {d['found_at']} ({d['reason']}) and rebuilt from the sources; "
+            f"the damaged copy is {d['moved_to']}"
+        )
     if payload["status"] == "degraded":
         raise SystemExit(EXIT_FAILURE)
 

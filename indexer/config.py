@@ -18,6 +18,7 @@ import msgspec
 
 from snapshot_format.atomic import write_atomically
 from snapshot_format.names import repository_name_problem
+from snapshot_format.regular import IrregularFileError, read_regular
 from snapshot_format.vocab import LANGUAGES
 
 CONFIG_VERSION = 1
@@ -205,16 +206,25 @@ def parse(text: str, path: Path) -> LoadedConfig:
     return validate(config, path)
 
 
+_MAX_CONFIG_BYTES = 16 << 20
+
+
 def load(path: Path, *, missing_ok: bool = False) -> LoadedConfig:
     """Load the config file; a missing file is an error unless ``missing_ok`` (then: empty registry)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular(path, limit=_MAX_CONFIG_BYTES).decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8 text") from None
+    except IrregularFileError as exc:
+        raise ConfigError(f"{exc}; the configuration must be a TOML file") from None
     except FileNotFoundError:
         if missing_ok:
             return LoadedConfig(path=path, raw=Config(), repositories=())
         raise ConfigError(f"{path}: no configuration; run `kivgraph init PATH...` to register repositories") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    if len(text) > _MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: larger than {_MAX_CONFIG_BYTES} bytes; is it the configuration?")
     return parse(text, path)
 
 

@@ -7,12 +7,16 @@ import os
 import sys
 from dataclasses import dataclass
 
+from indexer.children import leftover_analyzers
 from indexer.config import ConfigError, load
+from indexer.fact_cache import read_damage_note
 from indexer.languages import registry
 from indexer.languages.spec import AnalyzerFailed, LanguageSpec
+from indexer.scratch import GROUPS
 from snapshot_format import errors as snap_errors
 from snapshot_format.layout import StateLayout, list_generations, read_pointer
 from snapshot_format.reader import open_newest_intact, open_newest_readable
+from snapshot_format.regular import irregular
 from snapshot_format.versions import FORMAT_VERSION
 
 REQUIRED_PACKAGES = ("mcp", "msgspec", "lmdb", "click", "watchfiles", "tree-sitter", "tree-sitter-python")
@@ -43,6 +47,45 @@ def _state_check(layout: StateLayout) -> Check:
     if not os.access(probe, os.W_OK):
         return Check("state.directory", "FAIL", f"{d} is not writable")
     return Check("state.directory", "PASS", str(d) + ("" if d.exists() else " (created on first index)"))
+
+
+def _state_file_checks(layout: StateLayout) -> list[Check]:
+    """What stands in the state directory's own files: damage found and healed, damage the next index heals."""
+    checks = []
+    cache = layout.fact_cache_dir
+    now_damaged = irregular(cache, directory=True) or next(
+        (why for name in ("data.mdb", "lock.mdb") if (why := irregular(cache / name))), ""
+    )
+    note = read_damage_note(layout.state_dir)
+    if now_damaged:
+        checks.append(Check("state.fact_cache", "WARN", f"{now_damaged}: the next `kivgraph index` moves it aside"))
+    elif note is not None and os.path.lexists(note.moved_to):
+        checks.append(
+            Check(
+                "state.fact_cache",
+                "WARN",
+                f"found damaged at {note.found_at} ({note.reason}) and rebuilt from the sources; the damaged copy "
+                f"is {note.moved_to} (delete it once inspected)",
+            )
+        )
+    else:
+        checks.append(
+            Check("state.fact_cache", "PASS", str(cache) if cache.exists() else f"{cache} (created on first index)")
+        )
+    lock = irregular(layout.publish_lock)
+    if lock:
+        checks.append(Check("state.lock", "FAIL", f"{lock}; remove it (no indexer can hold it), then index"))
+    left = leftover_analyzers(layout.scratch_dir / GROUPS)
+    if left:
+        pids = ", ".join(str(p) for p in left)
+        checks.append(
+            Check(
+                "state.analyzers",
+                "WARN",
+                f"{len(left)} analyzer processes a killed run left (pids {pids}); the next `kivgraph index` ends them",
+            )
+        )
+    return checks
 
 
 def _language_checks(languages: set[str]) -> list[Check]:
@@ -92,6 +135,7 @@ def run_checks(layout: StateLayout, *, deep: bool = False) -> list[Check]:
     checks = [Check("python", "PASS" if sys.version_info >= (3, 11) else "FAIL", sys.version.split()[0])]
     checks += _package_checks()
     checks.append(_state_check(layout))
+    checks += _state_file_checks(layout)
     languages: set[str] = set()
     try:
         loaded = load(layout.config_path)

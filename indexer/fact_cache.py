@@ -10,8 +10,13 @@ nothing, extract and analyze everything, write it all back: ``index --full``).
 
 from __future__ import annotations
 
+import contextlib
+import datetime as dt
 import hashlib
+import json
+import os
 import struct
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,18 +24,31 @@ from pathlib import Path
 import lmdb
 import msgspec
 
+from indexer.damage import set_aside
 from indexer.diskerrors import write_failure
 from indexer.facts import FileFacts
 from indexer.faults import fault_point
+from snapshot_format.atomic import write_atomically
+from snapshot_format.regular import irregular, read_regular
 from snapshot_format.versions import FACT_CACHE_VERSION
 
+# Every value: the day it was last used, a checksum of the payload, the payload. LMDB checks its pages'
+# structure, not the bytes they hold: the checksum is what tells a flipped byte in a value from a fact.
+_HEADER = struct.Struct(">I8s")
 _DAY = struct.Struct(">I")
 _encoder = msgspec.msgpack.Encoder()
 _decoder = msgspec.msgpack.Decoder(FileFacts)
+# What may stand in the cache directory; anything else in place of these is damage.
+_CACHE_FILES = ("data.mdb", "lock.mdb")
+_DAMAGE_NOTE = "factcache.damage"  # beside the cache: the last damage found, for status and doctor
 
 
 class FactCacheDisagreement(Exception):
     """verify mode found a cached entry that differs from a fresh extraction."""
+
+
+class _Damaged(Exception):
+    """The cache cannot be trusted: the reason."""
 
 
 @dataclass
@@ -40,6 +58,43 @@ class CacheStats:
     writes: int = 0
     verified: int = 0
     pruned: int = 0
+
+
+def _checksum(payload: bytes) -> bytes:
+    return hashlib.blake2b(payload, digest_size=8).digest()
+
+
+def _wrap(payload: bytes, day: int | None = None) -> bytes:
+    return _HEADER.pack(_today() if day is None else day, _checksum(payload)) + payload
+
+
+def _unwrap(raw: bytes) -> bytes:
+    """The payload of a stored value; _Damaged when its checksum does not hold."""
+    if len(raw) < _HEADER.size:
+        raise _Damaged(f"an entry of {len(raw)} bytes is shorter than its header")
+    _day, checksum = _HEADER.unpack_from(raw)
+    payload = raw[_HEADER.size :]
+    if _checksum(payload) != checksum:
+        raise _Damaged("an entry's checksum does not match its bytes")
+    return payload
+
+
+@dataclass(frozen=True)
+class DamageNote:
+    """The last damage found in the fact cache: when, why, and where the damaged copy was moved."""
+
+    found_at: str
+    reason: str
+    moved_to: str
+
+
+def read_damage_note(state_dir: Path) -> DamageNote | None:
+    """The last damage note (status and doctor show it), None when the cache was never found damaged."""
+    try:
+        raw = json.loads(read_regular(state_dir / _DAMAGE_NOTE, limit=1 << 16))
+        return DamageNote(str(raw["found_at"]), str(raw["reason"]), str(raw["moved_to"]))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def cache_key(language: str, extractor_version: str, path: str, package: str, content_hash: str) -> bytes:
@@ -55,18 +110,85 @@ def _today() -> int:
 
 
 class FactCache:
-    """Per-file facts cache. Use as a context manager; writes are batched into one transaction."""
+    """Per-file facts cache. Use as a context manager; writes are batched into one transaction.
+
+    A cache is a cache: when it is found damaged (LMDB cannot open or read it, an entry fails its
+    checksum or does not decode, a FIFO or a directory stands in place of its files), it is moved
+    aside as ``factcache.damaged-<time>``, a note is left for ``status`` and ``doctor``, a warning
+    goes to stderr, and the run goes on with an empty cache: every fact is computed again.
+    """
 
     def __init__(self, directory: Path, mode: str = "on") -> None:
         self.mode = mode
         self.directory = directory
         self.stats = CacheStats()
+        self.damage: DamageNote | None = None  # set when this run found the cache damaged
         self._env: lmdb.Environment | None = None
         self._pending: dict[bytes, bytes] = {}
         self._touched: set[bytes] = set()
         if mode != "off":
-            directory.mkdir(parents=True, exist_ok=True)
-            self._env = lmdb.open(str(directory), map_size=8 << 30, subdir=True, max_dbs=2, readahead=False)
+            try:
+                self._env = self._open()
+            except _Damaged as exc:
+                self._set_aside(str(exc))
+
+    def _open(self) -> lmdb.Environment:
+        why = irregular(self.directory, directory=True) or next(
+            (why for name in _CACHE_FILES if (why := irregular(self.directory / name))), ""
+        )
+        if why:
+            raise _Damaged(why)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        try:
+            return lmdb.open(str(self.directory), map_size=8 << 30, subdir=True, max_dbs=2, readahead=False)
+        except lmdb.Error as exc:
+            if _disk_trouble(exc):
+                raise
+            raise _Damaged(f"LMDB cannot open it: {exc}") from None
+
+    def _set_aside(self, reason: str) -> None:
+        """Move the damaged cache aside, note it, and go on with a new empty one."""
+        if self._env is not None:
+            with contextlib.suppress(lmdb.Error):
+                self._env.close()
+            self._env = None
+        moved = set_aside(self.directory) if os.path.lexists(self.directory) else self.directory
+        self.damage = DamageNote(
+            found_at=dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"), reason=reason, moved_to=str(moved)
+        )
+        with contextlib.suppress(OSError):
+            write_atomically(self.directory.parent / _DAMAGE_NOTE, json.dumps(vars(self.damage)).encode())
+        print(
+            f"warning: the fact cache {self.directory} was damaged ({reason}); moved aside to {moved.name}, "
+            "rebuilding it from the sources",
+            file=sys.stderr,
+        )
+        self._touched.clear()
+        self._env = self._open()
+
+    def _read(self, key: bytes) -> bytes | None:
+        """The payload stored under ``key`` (pending writes first), None when absent or the cache was damaged."""
+        pending = self._pending.get(key)
+        if pending is not None:
+            return pending[_HEADER.size :]
+        if self._env is None:
+            return None
+        try:
+            with self._env.begin(buffers=True) as txn:
+                raw = txn.get(key)
+                return None if raw is None else _unwrap(bytes(raw))
+        except (_Damaged, lmdb.Error) as exc:
+            if isinstance(exc, lmdb.Error) and _disk_trouble(exc):
+                raise
+            self._set_aside(str(exc) if isinstance(exc, _Damaged) else f"LMDB cannot read it: {exc}")
+            return None
+
+    def _decode(self, payload: bytes) -> FileFacts | None:
+        try:
+            return _decoder.decode(payload)
+        except msgspec.DecodeError as exc:
+            self._set_aside(f"an entry does not decode: {exc}")
+            return None
 
     def __enter__(self) -> FactCache:
         return self
@@ -78,23 +200,19 @@ class FactCache:
         """Cached facts, or None; in verify mode the caller must call ``check`` instead."""
         if self._env is None or self.mode in ("verify", "refresh"):
             return None
-        with self._env.begin(buffers=True) as txn:
-            raw = txn.get(key)
-            if raw is None:
-                self.stats.misses += 1
-                return None
-            facts = _decoder.decode(bytes(raw[_DAY.size :]))
+        payload = None if key in self._pending else self._read(key)
+        facts = None if payload is None else self._decode(payload)
+        if facts is None:
+            self.stats.misses += 1
+            return None
         self.stats.hits += 1
         self._touched.add(key)
         return facts
 
     def check(self, key: bytes, fresh: FileFacts) -> None:
         """verify mode: a cached entry must equal the fresh extraction."""
-        if self._env is None:
-            return
-        with self._env.begin(buffers=True) as txn:
-            raw = txn.get(key)
-            cached = None if raw is None else _decoder.decode(bytes(raw[_DAY.size :]))
+        payload = self._read(key)
+        cached = None if payload is None else self._decode(payload)
         if cached is not None:
             self.stats.verified += 1
             if cached != fresh:
@@ -114,17 +232,9 @@ class FactCache:
     def peek(self, key: bytes) -> bytes | None:
         """A stored opaque value whatever the mode (verify and refresh included): bookkeeping of earlier runs
         (what was published, the last analyzer run per repository), never served as a fact."""
-        if self._env is None:
-            return None
-        pending = self._pending.get(key)
-        if pending is not None:
-            return pending[_DAY.size :]
-        with self._env.begin(buffers=True) as txn:
-            raw = txn.get(key)
-            if raw is None:
-                return None
-            data = bytes(raw[_DAY.size :])
-        self._touched.add(key)
+        data = self._read(key)
+        if data is not None and key not in self._pending:
+            self._touched.add(key)
         return data
 
     def peek_facts(self, key: bytes) -> FileFacts | None:
@@ -140,46 +250,51 @@ class FactCache:
     def keep(self, key: bytes, value: bytes) -> None:
         """Store a bookkeeping value (see ``peek``): it changes from run to run, so verify never compares it."""
         if self._env is not None:
-            self._pending[key] = _DAY.pack(_today()) + value
+            self._pending[key] = _wrap(value)
 
     def put_raw(self, key: bytes, value: bytes, *, what: str = "an entry") -> None:
         """Store an opaque value; in verify mode first compare it with what the cache held."""
         if self._env is None:
             return
         if self.mode == "verify":
-            with self._env.begin(buffers=True) as txn:
-                cached = txn.get(key)
-                old = None if cached is None else bytes(cached[_DAY.size :])
+            old = self._read(key)
             if old is not None:
                 self.stats.verified += 1
                 if old != value:
                     raise FactCacheDisagreement(f"fact cache disagrees with a fresh computation of {what}")
-        self._pending[key] = _DAY.pack(_today()) + value
+        self._pending[key] = _wrap(value)
 
     def put(self, key: bytes, facts: FileFacts) -> None:
         if self._env is None:
             return
-        self._pending[key] = _DAY.pack(_today()) + _encoder.encode(facts)
+        self._pending[key] = _wrap(_encoder.encode(facts))
 
     def flush(self) -> None:
         """Write pending entries and refresh the last-used day of every hit."""
+        for attempt in (1, 2):
+            try:
+                self._flush()
+                break
+            except lmdb.Error as exc:
+                if _disk_trouble(exc) or attempt == 2:
+                    raise OSError(f"fact cache: {write_failure(exc, self.directory)}") from exc
+                self._set_aside(f"LMDB cannot write it: {exc}")  # the pending entries go to the new cache
+        self._pending.clear()
+        self._touched.clear()
+
+    def _flush(self) -> None:
         if self._env is None:
             return
         today = _DAY.pack(_today())
-        try:
-            with self._env.begin(write=True) as txn:
-                for key, value in self._pending.items():
-                    fault_point("cache.write")
-                    txn.put(key, value)
-                    self.stats.writes += 1
-                for key in self._touched - self._pending.keys():
-                    raw = txn.get(key)
-                    if raw is not None and raw[: _DAY.size] != today:
-                        txn.put(key, today + raw[_DAY.size :])
-        except lmdb.Error as exc:
-            raise OSError(f"fact cache: {write_failure(exc, self.directory)}") from exc
-        self._pending.clear()
-        self._touched.clear()
+        with self._env.begin(write=True) as txn:
+            for key, value in self._pending.items():
+                fault_point("cache.write")
+                txn.put(key, value)
+                self.stats.writes += 1
+            for key in self._touched - self._pending.keys():
+                raw = txn.get(key)
+                if raw is not None and raw[: _DAY.size] != today:
+                    txn.put(key, today + raw[_DAY.size :])
 
     def prune(self, max_age_days: int = 30) -> int:
         """Delete entries not used for ``max_age_days``."""
@@ -187,12 +302,20 @@ class FactCache:
             return 0
         cutoff = _today() - max_age_days
         removed = 0
-        with self._env.begin(write=True) as txn:
-            cursor = txn.cursor()
-            doomed = [bytes(k) for k, v in cursor if _DAY.unpack(v[: _DAY.size])[0] < cutoff]
-            for key in doomed:
-                txn.delete(key)
-                removed += 1
+        try:
+            with self._env.begin(write=True) as txn:
+                cursor = txn.cursor()
+                doomed = [
+                    bytes(k) for k, v in cursor if len(v) < _HEADER.size or _DAY.unpack(v[: _DAY.size])[0] < cutoff
+                ]
+                for key in doomed:
+                    txn.delete(key)
+                    removed += 1
+        except lmdb.Error as exc:
+            if _disk_trouble(exc):
+                raise OSError(f"fact cache: {write_failure(exc, self.directory)}") from exc
+            self._set_aside(f"LMDB cannot read it: {exc}")
+            return 0
         self.stats.pruned += removed
         return removed
 
@@ -201,3 +324,8 @@ class FactCache:
             self.flush()
             self._env.close()
             self._env = None
+
+
+def _disk_trouble(exc: lmdb.Error) -> bool:
+    """A full disk or a size limit: not damage, the cache is fine and the run must say what is wrong."""
+    return isinstance(exc, lmdb.MapFullError | lmdb.DiskError) or "No space" in str(exc)

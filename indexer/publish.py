@@ -20,6 +20,7 @@ import fcntl
 import itertools
 import os
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from typing import ClassVar
 
 import lmdb
 
+from indexer.damage import remove_tree, set_aside
 from indexer.diskerrors import write_failure
 from indexer.faults import fault_point
 from snapshot_format import codec, keys, records
@@ -46,6 +48,7 @@ from snapshot_format.layout import (
     temp_generation_name,
 )
 from snapshot_format.manifest import Manifest, RepositoryState, encode_manifest
+from snapshot_format.regular import IrregularFileError, open_regular
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 from snapshot_format.vocab import Confidence, EdgeKind
 
@@ -124,7 +127,12 @@ class PublishLock:
             held[1] += 1
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            fd = open_regular(self.path, os.O_RDWR | os.O_CREAT)
+        except IrregularFileError as exc:
+            raise PublishError(
+                f"the indexer lock {self.path} cannot be taken: {exc}; remove it (no indexer can hold it) and retry"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -357,7 +365,7 @@ def _remove_debris(layout: StateLayout) -> None:
     with contextlib.suppress(FileNotFoundError):
         for entry in os.scandir(layout.generations_dir):
             if entry.name.startswith(".tmp-"):
-                shutil.rmtree(entry.path, ignore_errors=True)
+                remove_tree(entry.path)
 
 
 def apply_retention(layout: StateLayout, retain: int = DEFAULT_RETAIN) -> tuple[str, ...]:
@@ -370,9 +378,11 @@ def apply_retention(layout: StateLayout, retain: int = DEFAULT_RETAIN) -> tuple[
             continue
         hold = path / HOLD_FILENAME
         try:
-            fd = os.open(hold, os.O_RDONLY | os.O_CLOEXEC)
+            fd = open_regular(hold)
         except FileNotFoundError:
             fd = None
+        except IrregularFileError:
+            continue  # damaged: no server can hold it, and readers skip it; left for a person to look at
         try:
             if fd is not None:
                 try:
@@ -458,6 +468,13 @@ def publish(
         fault_point("renamed")
         step("renamed")
         try:
+            if layout.current_pointer.is_dir() and not layout.current_pointer.is_symlink():
+                # A directory cannot be replaced by a rename: the pointer names no usable generation, so it is
+                # set aside (a FIFO or a link in its place is replaced by the rename itself).
+                aside = set_aside(layout.current_pointer)
+                print(
+                    f"warning: {layout.current_pointer} was a directory; moved aside to {aside.name}", file=sys.stderr
+                )
             write_atomically(layout.current_pointer, f"{name}\n".encode())
         except OSError as exc:
             raise PublishError(

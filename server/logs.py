@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+from snapshot_format.regular import irregular
+
 LOG_FILENAME = "serve.jsonl"
 MAX_LOG_BYTES = 8 << 20
 CALLS_LOGGER = "kivgraph.serve.calls"
@@ -58,6 +60,10 @@ def setup_logging(log_dir: Path, *, level: int = logging.INFO) -> Path | None:
         sdk.addHandler(stderr)
         sdk.setLevel(logging.WARNING)
     path = log_dir / LOG_FILENAME
+    damaged = irregular(path) or irregular(path.with_name(f"{path.name}.1"))
+    if damaged:  # a FIFO there would block the open for writing: stderr only, and say why
+        root.warning("event log disabled: %s", damaged)
+        return None
     try:
         log_dir.mkdir(parents=True, exist_ok=True)
         file_handler = logging.handlers.RotatingFileHandler(

@@ -9,6 +9,7 @@ import msgspec
 from snapshot_format import records
 from snapshot_format.errors import FormatVersionError, ManifestError
 from snapshot_format.layout import MANIFEST_FILENAME
+from snapshot_format.regular import IrregularFileError, read_regular
 from snapshot_format.versions import FORMAT_VERSION, READABLE_FORMATS
 
 
@@ -39,6 +40,7 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     seconds: float = 0.0
 
 
+_MAX_MANIFEST_BYTES = 64 << 20  # a manifest is kilobytes; anything near this is damage
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Manifest)
 
@@ -51,11 +53,15 @@ def read_manifest(generation_dir: Path) -> Manifest:
     """Read and decode a generation's manifest; ManifestError names the file."""
     path = generation_dir / MANIFEST_FILENAME
     try:
-        data = path.read_bytes()
+        data = read_regular(path, limit=_MAX_MANIFEST_BYTES)
     except FileNotFoundError as exc:
         raise ManifestError(f"{path}: manifest missing (generation incomplete)") from exc
+    except IrregularFileError as exc:
+        raise ManifestError(f"{exc} (damaged generation)") from exc
     except OSError as exc:
         raise ManifestError(f"{path}: cannot read manifest: {exc.strerror}") from exc
+    if len(data) > _MAX_MANIFEST_BYTES:
+        raise ManifestError(f"{path}: manifest larger than {_MAX_MANIFEST_BYTES} bytes (damaged generation)")
     try:
         return _decoder.decode(data)
     except msgspec.DecodeError as exc:

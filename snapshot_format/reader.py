@@ -28,6 +28,7 @@ from snapshot_format.layout import (
 )
 from snapshot_format.lexical import LexiconDocument, LexiconStats
 from snapshot_format.manifest import Manifest, check_readable, read_manifest
+from snapshot_format.regular import IrregularFileError, open_regular
 from snapshot_format.versions import MIN_FEATURE_FOR
 
 _EMPTY_COUNTS = records.Counts()
@@ -54,7 +55,9 @@ class Generation:
         self._closed = True  # until the environment is open
         try:
             # Kept open: checking that the mapped file still has the manifest's size is one fstat.
-            self._data_fd = os.open(self._data_path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+            self._data_fd = open_regular(self._data_path)
+        except IrregularFileError as exc:
+            raise GenerationUnreadableError(f"{exc} (damaged generation)") from exc
         except OSError as exc:
             raise GenerationUnreadableError(
                 f"{self._data_path}: data file cannot be opened: {exc.strerror or exc}"
@@ -447,7 +450,9 @@ def _take_shared_hold(generation_dir: Path) -> int:
     """A shared flock on the generation's hold file: retention never deletes a held generation."""
     path = generation_dir / HOLD_FILENAME
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        fd = open_regular(path)
+    except IrregularFileError as exc:
+        raise GenerationUnreadableError(f"{exc} (damaged generation)") from exc
     except OSError as exc:
         raise GenerationUnreadableError(f"{path}: cannot open hold file: {exc.strerror}") from exc
     try:

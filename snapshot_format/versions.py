@@ -43,4 +43,5 @@ MIN_FEATURE_FOR: dict[str, int] = {
 STABLE_KEY_VERSION = 1
 
 # Version of the fact-cache entry encoding (indexer-only, but recorded so doctor can report it).
-FACT_CACHE_VERSION = 1
+# 2: every value carries a checksum of its payload (a flipped byte is damage, never a fact).
+FACT_CACHE_VERSION = 2

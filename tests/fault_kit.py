@@ -46,9 +46,11 @@ def no_analyzer_env() -> dict[str, str]:
     return {"KIVGRAPH_SCIP_PYTHON": "/nonexistent/scip-python"}
 
 
-def index(home: Path, *args: str, analyzer: bool = False, **env: str) -> subprocess.CompletedProcess[str]:
+def index(
+    home: Path, *args: str, analyzer: bool = False, timeout: float = 300, **env: str
+) -> subprocess.CompletedProcess[str]:
     extra = {} if analyzer else no_analyzer_env()
-    return run_kivgraph(home, "index", *args, **{**extra, **env})
+    return run_kivgraph(home, "index", *args, timeout=timeout, **{**extra, **env})
 
 
 def spawn_index(home: Path, *args: str, analyzer: bool = False, **env: str) -> subprocess.Popen[bytes]:
