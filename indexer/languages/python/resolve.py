@@ -196,7 +196,7 @@ class _Resolver:
         ``foo.m`` of any registered repository), declaration by declaration of the same qualified name; the
         first import a ``try`` body binds a name with stands for each import its ImportError handler binds the
         same name with (``alt`` sites), and two classes or modules paired so pair their members of the same
-        name. The uses of either are the uses of both (docs/surface.md §4.3).
+        name. The uses of either are the uses of both (docs/surface.md §4.6).
         """
         seen: set[tuple[str, str]] = set()
         for (repo, module), stub in sorted(self.stubs.items()):
