@@ -107,18 +107,22 @@ def test_a_fallback_between_modules_pairs_their_members_and_other_handlers_pair_
 # -- answers through the real CLI -------------------------------------------------------------------------------
 
 
-def _index(tmp: Path, **env: str) -> Path:
+def _index(tmp: Path, *, analyzer: str = "") -> Path:
+    """Both fixture repositories indexed through the CLI (``analyzer``: where scip-python is said to be)."""
     home = tmp / "home"
     roots = [str(copy_fixture(name, tmp)) for name in (LIB, APP)]
     assert run_kivgraph(home, "init", *roots).returncode == 0
-    result = run_kivgraph(home, "index", "--json", **env)
+    if analyzer:
+        result = run_kivgraph(home, "index", "--json", KIVGRAPH_SCIP_PYTHON=analyzer)
+    else:
+        result = run_kivgraph(home, "index", "--json")
     assert result.returncode == 0, result.stderr
     return home
 
 
 @pytest.fixture(scope="module")
 def fallback(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generation]:
-    home = _index(tmp_path_factory.mktemp("stubs-fallback"), KIVGRAPH_SCIP_PYTHON="/nonexistent/scip-python")
+    home = _index(tmp_path_factory.mktemp("stubs-fallback"), analyzer="/nonexistent/scip-python")
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
         assert "exact" not in {a.mode for r in gen.repositories() for a in r.analyses}
         yield gen
