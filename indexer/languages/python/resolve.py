@@ -199,21 +199,27 @@ class _Resolver:
         name. The uses of either are the uses of both (docs/surface.md §4.6).
         """
         seen: set[tuple[str, str]] = set()
-        for (repo, module), stub in sorted(self.stubs.items()):
-            impl = self.modules[repo].get(module)
-            if impl is not None and impl is not stub:
-                self._pair(_T("mod", repo, stub, module), _T("mod", repo, impl, module), seen)
         for f in self.files:
-            real = _stubbed_module(f.module) if f.path.endswith(".pyi") else None
-            if real is None:
+            if f.failed:
                 continue
-            for repo in sorted(self.modules):
-                impl = self.modules[repo].get(real)
-                if impl is not None and impl is not f:
-                    self._pair(_T("mod", f.repo, f, f.module), _T("mod", repo, impl, real), seen)
-        for f in self.files:
-            if f.alternatives and not f.failed:
+            if f.path.endswith(".pyi"):
+                self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._stub_file(f, seen))
+            if f.alternatives:
                 self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._fallbacks(f, seen))
+
+    def _stub_file(self, f: _File, seen: set[tuple[str, str]]) -> None:
+        """Pair a stub file with the implementation of its module: beside it, or the one a ``-stubs`` package
+        names in any registered repository."""
+        impl = self.modules[f.repo].get(f.module) if self.stubs.get((f.repo, f.module)) is f else None
+        if impl is not None and impl is not f:
+            self._pair(_T("mod", f.repo, f, f.module), _T("mod", f.repo, impl, f.module), seen)
+        real = _stubbed_module(f.module)
+        if real is None:
+            return
+        for repo in sorted(self.modules):
+            other = self.modules[repo].get(real)
+            if other is not None and other is not f:
+                self._pair(_T("mod", f.repo, f, f.module), _T("mod", repo, other, real), seen)
 
     def _fallbacks(self, f: _File, seen: set[tuple[str, str]]) -> None:
         """Pair the names one file's try statements bind with what their ImportError handlers bind instead."""
