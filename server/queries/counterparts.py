@@ -10,6 +10,7 @@ each row which declaration it was bound to.
 from __future__ import annotations
 
 import collections
+from collections.abc import Iterator
 
 from snapshot_format import keys
 from snapshot_format.reader import Generation
@@ -28,29 +29,35 @@ def is_stub(sym: Symbol) -> bool:
     return sym.path.endswith(STUB_SUFFIX)
 
 
+def _ties(gen: Generation, key: str) -> Iterator[str]:
+    """The declarations one STANDS_FOR edge ties to ``key``, either way (a seek to that kind, not a scan of all
+    the edges of a much-used declaration)."""
+    for e in gen.edges_out(key, STANDS_FOR_KINDS):
+        yield e.target
+    for e in gen.edges_in(key, STANDS_FOR_KINDS):
+        yield e.source
+
+
 def counterparts(gen: Generation, subject: Symbol) -> list[Symbol]:
     """The declarations ``STANDS_FOR`` ties to the subject, either way and transitively (the subject left out),
     in (repository, path, line) order."""
-    start = keys.key_to_bytes(subject.key)
-    seen = {start}
-    queue = collections.deque([start])
+    seen = {subject.key}
+    queue = collections.deque([subject.key])
     while queue and len(seen) < MAX_GROUP:
-        node = queue.popleft()
-        for outgoing in (True, False):
-            for _kind, other, _prov, _conf in gen.neighbours_raw(node, outgoing=outgoing, kinds=STANDS_FOR_KINDS):
-                if other not in seen and len(seen) < MAX_GROUP:
-                    seen.add(other)
-                    queue.append(other)
-    seen.discard(start)
+        for other in _ties(gen, queue.popleft()):
+            if other not in seen and len(seen) < MAX_GROUP:
+                seen.add(other)
+                queue.append(other)
+    seen.discard(subject.key)
     if not seen:
         return []
-    found = list(gen.symbols_by_raw(sorted(seen)))
+    found = gen.symbols_by_raw(sorted(keys.key_to_bytes(k) for k in seen))
     return sorted(found, key=lambda s: (s.repository, s.path, s.start_line, s.key))
 
 
 def stands_for_something(gen: Generation, sym: Symbol) -> bool:
     """Whether the declaration stands for another (a stub, or the import a checker reads before a fallback)."""
-    return any(True for _ in gen.neighbours_raw(keys.key_to_bytes(sym.key), outgoing=True, kinds=STANDS_FOR_KINDS))
+    return next(iter(gen.edges_out(sym.key, STANDS_FOR_KINDS)), None) is not None
 
 
 def role(gen: Generation, sym: Symbol) -> str:
