@@ -258,3 +258,26 @@ def test_without_the_analyzer_the_candidate_uses_merge_the_same_way(fallback: Ge
     refs = find_references(fallback, {"name": "write", "view": "full"})["results"]
     assert refs["subject"]["qualified_name"] == "tinyesc._native.Buffer.write"
     assert {m["qualified_name"] for m in refs["merged_with"]} == {"tinyesc._speedups.Buffer.write"}
+
+
+def test_a_stub_only_package_answers_with_the_consumers_of_the_implementation_it_stands_for(tmp_path: Path) -> None:
+    roots = [
+        write_repo(tmp_path / "impl", {"foo/__init__.py": "def run():\n    return 1\n"}),
+        write_repo(tmp_path / "types-foo", {"foo-stubs/__init__.pyi": "def run() -> int: ...\n"}),
+        write_repo(tmp_path / "app", {"app.py": "from foo import run\n\n\ndef go():\n    return run()\n"}),
+    ]
+    home = tmp_path / "home"
+    assert run_kivgraph(home, "init", *map(str, roots)).returncode == 0
+    result = run_kivgraph(home, "index", "--json", KIVGRAPH_SCIP_PYTHON="/nonexistent/scip-python")
+    assert result.returncode == 0, result.stderr
+    with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
+        answer = _consumers(gen, qualified_name="foo-stubs.run")
+        assert _rows(answer, "consumers") == {
+            ("app", "IMPORTS_SYMBOL", "CANDIDATE", "foo.run"),
+            ("app.go", "CALLS_DIRECT", "CANDIDATE", "foo.run"),
+        }
+        assert [(m["repository"], m["role"]) for m in answer["results"]["merged_with"]] == [("impl", "implementation")]
+        # the implementation's own answer names the stub package standing for it
+        from_impl = _consumers(gen, qualified_name="foo.run")
+        assert {r[:3] for r in _rows(from_impl, "consumers")} == {r[:3] for r in _rows(answer, "consumers")}
+        assert [(m["repository"], m["role"]) for m in from_impl["results"]["merged_with"]] == [("types-foo", "stub")]
