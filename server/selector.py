@@ -4,16 +4,21 @@ A ``qualified_name`` is the stored, module-prefixed one (``src.queryClient.Query
 when none is stored, the form a developer writes without the module (``QueryClient.getQueryCache``).
 
 Every symbol tool also takes an unqualified ``name``, looked up among declaration kinds only (the
-reference allows it on find_references alone). Ambiguity is never resolved silently.
+reference allows it on find_references alone). Ambiguity is never resolved silently, with one exception that
+is no ambiguity: a stub and the implementation it stands for answer as one symbol (docs/surface.md §4.6), so
+candidates that are all one such group resolve to the implementation, and a list of candidates names each
+group once.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from server import name_forms
 from server.args import Args
 from server.errors import AMBIGUOUS_SYMBOL, REPOSITORY_NOT_FOUND, SYMBOL_NOT_FOUND, ToolError, invalid
+from server.queries import counterparts
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -133,6 +138,9 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
     if len(matches) == 1:
         return matches[0]
     matches.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
+    groups = stub_groups(gen, matches)
+    if len(groups) == 1:
+        return counterparts.implementation_of(gen, groups[0])
     if selector.repository is not None and selector.path is not None:
         listed = _candidate_list([s.key for s in matches])
         raise ToolError(
@@ -141,12 +149,49 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
             f"pass one of these stable_key values: {listed}",
         )
     listed = _candidate_list(
-        [f"{s.repository} {s.path}:{_span(s)} {s.qualified_name}" + _package_note(s) for s in matches]
+        [
+            _grouped(gen, group, lambda s: f"{s.repository} {s.path}:{_span(s)} {s.qualified_name}" + _package_note(s))
+            for group in groups
+        ]
     )
     raise ToolError(
         AMBIGUOUS_SYMBOL,
         f'qualified name "{qn}" names {len(matches)} symbols: {listed}; narrow with repository and path',
     )
+
+
+def stub_groups(gen: Generation, found: list[Symbol]) -> list[list[Symbol]]:
+    """``found`` split into the groups that answer as one symbol (a stub and its implementation), each group in
+    ``found``'s order, the groups in the order of their first member."""
+    group_of: dict[str, int] = {}
+    groups: list[list[Symbol]] = []
+    for sym in found:
+        index = group_of.get(sym.key)
+        if index is None:
+            index = len(groups)
+            groups.append([])
+            for other in counterparts.counterparts(gen, sym):
+                group_of.setdefault(other.key, index)
+        groups[index].append(sym)
+    return groups
+
+
+def _grouped(gen: Generation, group: list[Symbol], describe: Callable[[Symbol], str]) -> str:
+    """One candidate of an ambiguity: a declaration, or a group named by its implementation with the others and
+    how many uses are bound to each (the checker binds them to a stub; either answers for all)."""
+    if len(group) == 1:
+        return describe(group[0])
+    main = counterparts.implementation_of(gen, group)
+    others = [s for s in group if s is not main]
+    rest = ", ".join(
+        f"its {counterparts.role(gen, s)} {s.repository}:{s.path}:{s.start_line} {s.qualified_name}" for s in others
+    )
+    bound = ", ".join(
+        f"{n} to {counterparts.label(s, main) if s is not main else 'it'}"
+        for s in (main, *others)
+        for n in (counterparts.uses(gen, s),)
+    )
+    return f"{describe(main)} answering as one symbol with {rest} (uses bound {bound})"
 
 
 def _typed(gen: Generation, text: str, selector: Selector) -> list[Symbol]:
@@ -178,9 +223,12 @@ def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
         return declarations[0]
     if len(declarations) > 1:
         declarations.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
+        groups = stub_groups(gen, declarations)
+        if len(groups) == 1:  # a stub and its implementation are one symbol: the implementation answers
+            return counterparts.implementation_of(gen, groups[0])
         # The qualified name and kind ride along: two candidates can share a file (two classes' methods of
         # one name), and then only the qualified name separates them.
-        listed = _candidate_list([name_forms.candidate_label(s) for s in declarations])
+        listed = _candidate_list([_grouped(gen, group, name_forms.candidate_label) for group in groups])
         raise ToolError(
             AMBIGUOUS_SYMBOL,
             f'name "{name}" is declared {len(declarations)} times: {listed}; '

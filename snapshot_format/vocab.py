@@ -28,6 +28,10 @@ class EdgeKind(IntEnum):
     EXTENDS = 18
     EMBEDS = 19
     OVERRIDES = 20
+    # The source stands for the target at run time, so the uses of either are the uses of both: a type stub
+    # (``m.pyi``) for the implementation of its module, the name a ``try`` block imports for the one its
+    # ``except ImportError`` fallback imports (feature 7). A relation between declarations, never a use.
+    STANDS_FOR = 21
 
 
 # Kinds that describe a use or a type relation: the query tools' reference vocabulary.
@@ -95,6 +99,9 @@ class Provenance(IntEnum):
     DART_ANALYZER_DEF = 23
     DART_ANALYZER_USE = 24
     DART_SYNTAX_CALL = 25
+    # Python's import system (feature 7): a stub file stands for the module of its name, an ImportError
+    # fallback binds the same name (STANDS_FOR edges).
+    PYTHON_IMPORT_SYSTEM = 26
 
 
 # Provenances that can never back an exact edge (syntax alone proves nothing).

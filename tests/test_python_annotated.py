@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from indexer.corpus import Resolution
+from indexer.facts import EdgeFact
 from snapshot_format.vocab import EdgeKind
 from tests.annotated_cases import Case, Observed, Syntax, mismatches, parse_case
 from tests.python_corpus import BuiltCorpus, build_corpus
@@ -43,9 +44,28 @@ def directive_failures(case: Case, built: BuiltCorpus, resolution: Resolution) -
             }
             if (consumer, provider) not in deps:
                 failures.append(f"!depends {value}: dependencies are {sorted(deps)}")
+        elif name in ("stands", "stands-alone"):
+            failures += stands_failures(name, value, built, resolution.edges)
         else:
             failures.append(f"unknown directive !{name}")
     return failures
+
+
+def stands_failures(name: str, value: str, built: BuiltCorpus, edges: list[EdgeFact]) -> list[str]:
+    """``!stands: A -> B`` (a STANDS_FOR edge from A to B) and ``!stands-alone: A`` (none touches A)."""
+    pairs = {(e.source, e.target) for e in edges if e.kind == EdgeKind.STANDS_FOR}
+    shown = sorted(
+        f"{built.declarations[a].qualified_name} -> {built.declarations[b].qualified_name}" for a, b in pairs
+    )
+    if name == "stands":
+        stub, _, impl = (part.strip() for part in value.partition("->"))
+        if (built.key(stub), built.key(impl)) not in pairs:
+            return [f"!stands {value}: STANDS_FOR edges are {shown}"]
+        return []
+    key = built.key(value)
+    if any(key in pair for pair in pairs):
+        return [f"!stands-alone {value}: STANDS_FOR edges are {shown}"]
+    return []
 
 
 @pytest.mark.parametrize("case_path", CASES, ids=[p.stem for p in CASES])

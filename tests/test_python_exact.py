@@ -22,12 +22,14 @@ from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.annotated_cases import Case, Observed, mismatches, parse_case
 from tests.helpers import run_kivgraph, write_repo
 from tests.python_corpus import BuiltCorpus, build_corpus
-from tests.test_python_annotated import SYNTAX
+from tests.test_python_annotated import SYNTAX, stands_failures
 
 pytestmark = pytest.mark.analyzers
 
 CASES_DIR = Path(__file__).parent / "annotated" / "python_exact"
-CASES = sorted(CASES_DIR.glob("*.py"))
+# Cases of the CANDIDATE resolver the analyzer must answer alike (the same file, run in both harnesses).
+SHARED_CASES = [Path(__file__).parent / "annotated" / "python" / "stubs.py"]
+CASES = sorted(CASES_DIR.glob("*.py")) + SHARED_CASES
 
 
 def _require_analyzer() -> None:
@@ -75,6 +77,11 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
     for edge in ran.resolution.edges:
         if Confidence(edge.confidence) == Confidence.EXACT_TYPECHECKED:
             assert edge.provenance in (Provenance.PYTHON_INDEXER_USE, Provenance.PYTHON_INDEXER_DEF)
+        elif edge.kind == EdgeKind.STANDS_FOR:  # a relation Python's import rules make certain, never a use
+            assert (edge.confidence, edge.provenance) == (
+                Confidence.STRUCTURAL_CERTAIN,
+                Provenance.PYTHON_IMPORT_SYSTEM,
+            )
         else:
             assert not Confidence(edge.confidence).is_exact
 
@@ -91,6 +98,8 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
         if leftovers:
             failures.append(f"{exp.where}: candidate {exp.word} edges survived next to the exact one: {leftovers}")
     for name, value in ran.case.directives:
+        if name in ("stands", "stands-alone"):
+            failures += stands_failures(name, value, ran.built, ran.resolution.edges)
         if name == "uncalled":
             key = ran.built.key(value)
             hits = [e for e in ran.resolution.edges if e.target == key and Confidence(e.confidence).is_exact]

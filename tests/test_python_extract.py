@@ -541,3 +541,52 @@ def test_overload_stubs_with_an_implementation_are_not_declarations_of_their_own
     assert [(s.qualified_name, s.start_line, s.doc) for s in runs] == [("m.C.run", 11, "The body.")]
     stubs = [s.qualified_name for s in facts.symbols if s.name == "stub_only"]
     assert stubs == ["m.stub_only", "m.stub_only#2"]  # a stub file's overloads stay declarations
+
+
+def test_imports_a_try_body_and_its_import_error_handlers_bind_to_one_name_are_alternatives() -> None:
+    facts = _extract(
+        """
+        try:
+            from ._speedups import escape as escape, soft_str
+            from ._speedups import only_fast
+        except (ImportError, OSError) as exc:
+            from ._native import escape as escape
+            try:
+                from ._slow import soft_str
+            except ModuleNotFoundError:
+                from ._slowest import soft_str
+        try:
+            import simplejson as json
+        except:
+            import json
+        try:
+            from ._config import settings
+        except KeyError:
+            from ._defaults import settings
+
+        def lazy():
+            try:
+                from ._speedups import escape
+            except Exception:
+                from ._native import escape
+            return escape
+        """
+    )
+    alternatives = [(s.name, s.line, s.enclosing, s.extra) for s in _sites(facts, S.ALT)]
+    assert alternatives == [
+        # only_fast has no fallback, settings falls back on a KeyError (not an import failing): no pairs
+        ("escape", 2, "", ("1:0", "try")),
+        ("soft_str", 2, "", ("1:0", "try")),
+        ("escape", 5, "", ("1:0", "except")),
+        ("soft_str", 7, "", ("6:4", "try")),
+        ("soft_str", 7, "", ("1:0", "except")),
+        ("soft_str", 9, "", ("6:4", "except")),
+        ("soft_str", 9, "", ("1:0", "except")),
+        ("json", 11, "", ("10:0", "try")),
+        ("json", 13, "", ("10:0", "except")),
+        ("escape", 21, "pkg.mod.lazy", ("20:4", "try")),
+        ("escape", 23, "pkg.mod.lazy", ("20:4", "except")),
+    ]
+    # each alternative sits where its import site is, which stays a site of its own
+    froms = {(s.line, s.col) for s in _sites(facts, S.FROM)} | {(s.line, s.col) for s in _sites(facts, S.IMPORT)}
+    assert {(s.line, s.col) for s in _sites(facts, S.ALT)} <= froms

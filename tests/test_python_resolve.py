@@ -187,8 +187,14 @@ def test_an_implementation_module_wins_over_its_stub(tmp_path: Path) -> None:
             "main.py": "from fast import run\n",
         },
     )
-    (edge,) = resolution.edges
+    (edge,) = [e for e in resolution.edges if e.kind != EdgeKind.STANDS_FOR]
     assert built.declarations[edge.target].path == "fast.py"
+    # and the stub stands for it, declaration by declaration (their uses answer as one: docs/surface.md §4.6)
+    assert {
+        (built.declarations[e.source].path, built.declarations[e.target].path, built.edge_row(e)[1])
+        for e in resolution.edges
+        if e.kind == EdgeKind.STANDS_FOR
+    } == {("fast.pyi", "fast.py", "fast"), ("fast.pyi", "fast.py", "fast.run")}
 
 
 def test_a_module_found_in_the_importing_repository_is_never_taken_from_another(tmp_path: Path) -> None:
@@ -224,9 +230,10 @@ def test_a_name_declared_only_in_the_stub_beside_an_implementation_still_resolve
             "main.py": "from fast import Engine\n\n\ndef go(e: Engine):\n    e.start()\n",
         },
     )
-    targets = {built.edge_row(e)[2] for e in resolution.edges}
+    uses = [e for e in resolution.edges if e.kind != EdgeKind.STANDS_FOR]
+    targets = {built.edge_row(e)[2] for e in uses}
     assert {"fast.Engine", "fast.Engine.start"} <= targets
-    assert {built.declarations[e.target].path for e in resolution.edges} == {"fast/__init__.pyi"}
+    assert {built.declarations[e.target].path for e in uses} == {"fast/__init__.pyi"}
     # Only the compiled module itself is missing; nothing reached through the stub is.
     assert [(u.path, u.reason, u.package) for u in resolution.unresolved] == [
         ("fast/__init__.py", "IMPORT_NOT_RESOLVED", "fast._native")

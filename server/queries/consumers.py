@@ -6,14 +6,19 @@ repository's package on the subject's package: it proves the dependency, never
 a use), ``candidate`` (an incoming CANDIDATE edge) and ``unresolved`` (a
 recorded failure in another repository that asked for this symbol). Rows in
 the subject's own repository are excluded by construction.
+
+A stub and the implementation it stands for answer as one symbol
+(``server/queries/counterparts.py``): the uses bound to a counterpart are rows
+too, each with ``bound_to``; rows in a counterpart's own repository are no
+consumers of it either.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.envelope import Coverage
-from server.queries import traverse
+from server.queries import counterparts, traverse
 from server.queries.references import ALL_KINDS
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
@@ -37,6 +42,7 @@ class Consumer:
     evidence_col: int = 0
     dependency: PackageDependency | None = None
     unresolved: Unresolved | None = None
+    bound_to: Symbol | None = None  # the subject's counterpart the use was bound to (None: the subject)
 
     def sort_key(self) -> tuple[object, ...]:
         if self.symbol is not None:
@@ -49,13 +55,15 @@ class Consumer:
             u = self.unresolved
             assert u is not None
             where = (u.path, u.line, u.col, u.name, u.reason)
-        return (_RANK[self.category], self.repository, *where, self.edge_kind, self.provenance)
+        bound = self.bound_to.key if self.bound_to is not None else ""
+        return (_RANK[self.category], self.repository, *where, self.edge_kind, self.provenance, bound)
 
 
 @dataclass
 class Consumers:
     rows: list[Consumer]
     coverage: Coverage
+    merged_with: list[Symbol] = field(default_factory=list)
 
 
 def package_key(subject: Symbol) -> str:
@@ -91,12 +99,59 @@ def find_consumers(
     gen: Generation, subject: Symbol, *, repo: str | None = None, language: str | None = None
 ) -> Consumers:
     """Every consumer row outside the subject's repository matching the filters, ranked, with coverage."""
+    group = counterparts.counterparts(gen, subject)
     rows: list[Consumer] = []
-    edges = [e for e in gen.edges_in(subject.key, ALL_KINDS)]
+    for target in (subject, *group):
+        rows += _symbol_rows(gen, subject, target)
+    packages: dict[tuple[str, str, str, str], None] = {}
+    for target in (subject, *group):
+        for d in gen.package_dependencies(target.repository):
+            key = (d.consumer_repository, d.consumer_package, d.provider_repository, d.provider_package)
+            if (
+                d.consumer_repository not in (subject.repository, target.repository)
+                and provides(d.provider_package, target.package)
+                and key not in packages
+            ):
+                packages[key] = None
+                rows.append(
+                    Consumer(
+                        "package",
+                        d.consumer_repository,
+                        subject.language,
+                        Confidence.EXACT_PACKAGE_MAPPED,
+                        dependency=d,
+                    )
+                )
+    for other in gen.repositories():
+        if other.name == subject.repository:
+            continue
+        for u in gen.unresolved_in(other.name):
+            for target in (subject, *group):
+                if other.name != target.repository and asks_for(u, target):
+                    rows.append(
+                        Consumer(
+                            "unresolved",
+                            u.repository,
+                            u.language or subject.language,
+                            Confidence.UNRESOLVED,
+                            unresolved=u,
+                            bound_to=target if target is not subject else None,
+                        )
+                    )
+                    break  # one row per failure, the first declaration of the group it asked for
+    rows = [r for r in rows if (repo is None or r.repository == repo) and (language is None or r.language == language)]
+    rows.sort(key=Consumer.sort_key)
+    return Consumers(rows, coverage_of(rows), group)
+
+
+def _symbol_rows(gen: Generation, subject: Symbol, target: Symbol) -> list[Consumer]:
+    """The exact and candidate uses of ``target`` (the subject or a counterpart) from other repositories."""
+    edges = list(gen.edges_in(target.key, ALL_KINDS))
     sources = {s.key: s for s in gen.symbols_by_raw(dict.fromkeys(key_to_bytes(e.source) for e in edges))}
+    rows: list[Consumer] = []
     for e in edges:
         source = sources.get(e.source)
-        if source is None or source.repository == subject.repository:
+        if source is None or source.repository in (subject.repository, target.repository):
             continue
         if e.confidence <= Confidence.STRUCTURAL_CERTAIN:
             category = "exact_symbol"
@@ -115,28 +170,10 @@ def find_consumers(
                 provenance=e.provenance,
                 evidence_line=e.line,
                 evidence_col=e.col,
+                bound_to=target if target is not subject else None,
             )
         )
-    for d in gen.package_dependencies(subject.repository):
-        if d.consumer_repository != subject.repository and provides(d.provider_package, subject.package):
-            rows.append(
-                Consumer(
-                    "package", d.consumer_repository, subject.language, Confidence.EXACT_PACKAGE_MAPPED, dependency=d
-                )
-            )
-    for other in gen.repositories():
-        if other.name == subject.repository:
-            continue
-        for u in gen.unresolved_in(other.name):
-            if asks_for(u, subject):
-                rows.append(
-                    Consumer(
-                        "unresolved", u.repository, u.language or subject.language, Confidence.UNRESOLVED, unresolved=u
-                    )
-                )
-    rows = [r for r in rows if (repo is None or r.repository == repo) and (language is None or r.language == language)]
-    rows.sort(key=Consumer.sort_key)
-    return Consumers(rows, coverage_of(rows))
+    return rows
 
 
 def coverage_of(rows: list[Consumer]) -> Coverage:

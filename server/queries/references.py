@@ -7,6 +7,10 @@ method (transitively upward), the uses written against that method, marked
 system bridges only a sole implementation, and so answered "nothing
 references this" for a method with a sibling implementation
 (docs/surface.md §12).
+
+Incoming, a stub and the implementation it stands for answer as one symbol
+(``server/queries/counterparts.py``): the uses bound to a counterpart are rows
+too, marked ``bound_to`` with it.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from server.envelope import Coverage
-from server.queries import traverse
+from server.queries import counterparts, traverse
 from server.queries.repositories import is_derived
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
@@ -55,6 +59,8 @@ class Reference:
     col: int
     count: int
     via: str = ""
+    # The counterpart of the subject the edge was bound to (a stub the checker read), None for the subject.
+    bound_to: Symbol | None = None
 
     def sort_key(self) -> tuple[object, ...]:
         o = self.other
@@ -68,6 +74,7 @@ class Reference:
             self.kind,
             self.provenance,
             self.via,
+            self.bound_to.key if self.bound_to is not None else "",
         )
 
 
@@ -80,9 +87,13 @@ class References:
     dispatch_through: list[str] = field(default_factory=list)
     # Unresolved records touching the question (counted in coverage.unresolved_related too).
     unbound: list[Unresolved] = field(default_factory=list)
+    # Declarations answering as one symbol with the subject (a stub and its implementation): incoming only.
+    merged_with: list[Symbol] = field(default_factory=list)
 
 
-def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], via: str = "") -> list[Reference]:
+def _hop(
+    gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], via: str = "", bound_to: Symbol | None = None
+) -> list[Reference]:
     edges = list(gen.edges_out(key, kinds) if outgoing else gen.edges_in(key, kinds))
     if not edges:
         return []
@@ -94,7 +105,7 @@ def _hop(gen: Generation, key: str, *, outgoing: bool, kinds: frozenset[int], vi
     for e in edges:
         other = others.get(e.target if outgoing else e.source)
         if other is not None:
-            out.append(Reference(other, e.kind, e.confidence, e.provenance, e.line, e.col, e.count, via))
+            out.append(Reference(other, e.kind, e.confidence, e.provenance, e.line, e.col, e.count, via, bound_to))
     return out
 
 
@@ -117,6 +128,12 @@ def find_references(
     """Every reference row matching the filters, sorted, with coverage over the whole set."""
     rows = _hop(gen, subject.key, outgoing=outgoing, kinds=kinds)
     dispatch_through: list[str] = []
+    group = [] if outgoing else counterparts.counterparts(gen, subject)
+    if group:
+        members = {subject.key, *(c.key for c in group)}
+        for other in group:
+            rows.extend(_hop(gen, other.key, outgoing=False, kinds=kinds, bound_to=other))
+        rows = [r for r in rows if r.other.key not in members]  # a stub naming its implementation uses nothing
     if not outgoing:
         bridge_kinds = frozenset(kinds - traverse.TYPE_RELATION_KINDS)
         for target in dispatch_targets(gen, subject) if bridge_kinds else []:
@@ -141,8 +158,17 @@ def find_references(
     for r in rows:
         coverage.count_confidence(r.confidence)
     unbound = unresolved_records(gen, subject, outgoing=outgoing)
+    if group:
+        seen = set(unbound)
+        for other in group:
+            for u in unresolved_records(gen, other, outgoing=False):
+                if u not in seen:
+                    seen.add(u)
+                    unbound.append(u)
     coverage.unresolved_related += len(unbound)
-    return References(rows=rows, coverage=coverage, dispatch_through=dispatch_through, unbound=unbound)
+    return References(
+        rows=rows, coverage=coverage, dispatch_through=dispatch_through, unbound=unbound, merged_with=group
+    )
 
 
 def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> list[Unresolved]:

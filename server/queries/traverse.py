@@ -244,13 +244,14 @@ def scope_directory(detail: str) -> str:
     return detail[at + 4 :].strip() if at >= 0 else ""
 
 
-def expanded(gen: Generation, root: Symbol, walk_result: Walk, depth: int) -> list[Symbol]:
-    """The symbols whose users the walk looked for: the root and every node reached before the last hop.
+def expanded(gen: Generation, root: Symbol, walk_result: Walk, depth: int, also: Iterable[Symbol] = ()) -> list[Symbol]:
+    """The symbols whose users the walk looked for: the root (and ``also``, the other seeds) and every node
+    reached before the last hop.
 
     A reference that failed to bind and names one of them is a user the walk could not see; nodes on the
     last hop are the depth limit, not a blind spot (their users are outside the question).
     """
-    out = [root]
+    out = [root, *also]
     for r in walk_result.reached:
         if r.depth < depth:
             sym = gen.symbol_by_raw(r.key16)
@@ -274,16 +275,18 @@ def unbound_inside(gen: Generation, seeds: list[bytes], walk_result: Walk, depth
     ]
 
 
-def completeness(gen: Generation, root: Symbol, walk_result: Walk, depth: int = 1) -> Completeness:
+def completeness(
+    gen: Generation, root: Symbol, walk_result: Walk, depth: int = 1, *, also: Iterable[Symbol] = ()
+) -> Completeness:
     """COMPLETE only when no recorded failure could touch the walk; otherwise the blind spots and a grep.
 
     Blind spots are failed references naming the root, or any symbol the walk went on from (``depth`` is the
     walk's hop limit: a blast radius of two hops is blind where a caller of a hop-one caller failed to bind);
     invisible scopes are failures that name no file (a package or module that could not be read) in the
     root's repository. CANDIDATE edges on the walk and repositories whose analyzer was missing also make the
-    answer a lower bound.
+    answer a lower bound. ``also``: the walk's other seeds (declarations answering as one with the root).
     """
-    nodes = expanded(gen, root, walk_result, depth)
+    nodes = expanded(gen, root, walk_result, depth, also)
     found: dict[tuple[str, str, int, int, str, str], Unresolved] = {}
     blind_names = [root.name]  # the names a grep for what the graph could not see looks for
     for sym in nodes:

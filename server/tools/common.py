@@ -11,8 +11,10 @@ from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor
 from server.envelope import Coverage, envelope
 from server.errors import invalid
 from server.pending import pending_exact
+from server.queries import counterparts
 from server.testfiles import FileRoles, tests_note
 from snapshot_format.reader import Generation
+from snapshot_format.records import Symbol
 from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Provenance
 
 VIEWS = ("compact", "full", "files")
@@ -170,3 +172,21 @@ def provenance_name(code: int) -> str:
         return Provenance(code).name
     except ValueError:
         return f"PROVENANCE_{code}"
+
+
+def merged_with(gen: Generation, group: list[Symbol], *, full: bool) -> list[Any]:
+    """The declarations answering with the subject (docs/surface.md §4.6): ``repository:path:line qn (role)``,
+    or in the full view objects with the stable key."""
+    if not full:
+        return [counterparts.described(gen, s) for s in group]
+    return [
+        {
+            "stable_key": s.key,
+            "qualified_name": s.qualified_name,
+            "repository": s.repository,
+            "file_path": s.path,
+            "start_line": s.start_line,
+            "role": counterparts.role(gen, s),
+        }
+        for s in group
+    ]

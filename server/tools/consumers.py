@@ -7,9 +7,11 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.queries import counterparts
 from server.queries.consumers import Consumer, consumer_file, coverage_of, find_consumers, package_key
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.tools.common import (
+    merged_with,
     provenance_name,
     read_in_language,
     read_paging,
@@ -24,10 +26,10 @@ from snapshot_format.vocab import Confidence, EdgeKind
 
 CONSUMERS_ARGS = (*SELECTOR_FIELDS, "in_repository", "in_language", "include_tests", "limit", "cursor", "view")
 # Compact entries leave provenance and evidence_kind (which the category implies) to view full.
-_HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol")
-_GROUP_KEY = ("category", "edge_kind", "confidence", "reason")
+_HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol", "bound_to")
+_GROUP_KEY = ("category", "edge_kind", "confidence", "reason", "bound_to")
 # Also tried (the smallest page wins): edge_kind left on the rows, so that one category is one group.
-_COARSE_GROUP_KEY = ("category", "confidence", "reason")
+_COARSE_GROUP_KEY = ("category", "confidence", "reason", "bound_to")
 _ENTRY_ORDER = (
     "category",
     "repo",
@@ -44,12 +46,16 @@ _ENTRY_ORDER = (
     "reason",
     "detail",
     "line",
+    "bound_to",
 )
 
 
 def _row(c: Consumer) -> dict[str, Any]:
     """The full row of one consumer fact (absent fields omitted)."""
     row: dict[str, Any] = {"category": c.category}
+    if c.bound_to is not None:
+        b = c.bound_to
+        row["bound_to"] = {"qualified_name": b.qualified_name, "repository": b.repository, "file_path": b.path}
     if c.symbol is not None:
         s = c.symbol
         row.update(
@@ -130,9 +136,11 @@ def _subject_compact(s: Symbol, asked: str | None) -> dict[str, Any]:
     return out
 
 
-def _compact_entry(c: Consumer) -> dict[str, Any]:
+def _compact_entry(c: Consumer, subject: Symbol) -> dict[str, Any]:
     full = _row(c)
     entry: dict[str, Any] = {"category": c.category, "repo": full["repository"]}
+    if c.bound_to is not None:
+        entry["bound_to"] = f"bound to {counterparts.label(c.bound_to, subject)}"
     if "package_name" in full:
         entry["pkg"] = full["package_name"]
     if "file_path" in full:
@@ -182,7 +190,7 @@ def _strip(entry: dict[str, Any], skip: tuple[str, ...]) -> dict[str, Any]:
     return {k: entry[k] for k in _ENTRY_ORDER if k in entry and k not in skip}
 
 
-_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence")
+_SYMBOL_TAIL = ("category", "edge_kind", "kind", "confidence", "bound_to")
 
 
 def _symbol_row(c: Consumer, entry: dict[str, Any]) -> dict[str, Any]:
@@ -211,6 +219,7 @@ def _merge_uses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             row.get("category"),
             row.get("confidence"),
             row.get("kind"),
+            row.get("bound_to"),
         )
         kept = seen.get(key)
         if kept is None:
@@ -238,7 +247,7 @@ def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[s
     for a file whose qualified names do not spell it (``pkg: package`` when that is every file's). Package and unresolved rows keep the reference
     system's entries (``repo`` only when it differs from the header's).
     """
-    entries = [_compact_entry(c) for c in page]
+    entries = [_compact_entry(c, subject) for c in page]
     for e in entries:  # a dependency on the package the subject's own package name spells says nothing more
         asked_for = e.get("requested_package")
         if e["category"] == "package" and isinstance(asked_for, str) and _spells(subject.package, asked_for):
@@ -337,6 +346,8 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
         }
     else:
         results = _compact(subject, page, selector.qualified_name)
+    if found.merged_with:
+        results["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
     guidance = None
     if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
         guidance = (

@@ -9,6 +9,7 @@ from server.args import Args
 from server.cursor import scope
 from server.envelope import Coverage
 from server.errors import invalid
+from server.queries import counterparts
 from server.queries.references import (
     ALL_KINDS,
     DEFAULT_EXCLUDED,
@@ -22,6 +23,7 @@ from server.queries.repositories import analyses
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.testfiles import tests_note
 from server.tools.common import (
+    merged_with,
     provenance_name,
     read_in_language,
     read_paging,
@@ -52,9 +54,9 @@ DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
 # Compact rows carry no provenance (which analyzer saw the edge: view full states it per row); confidence,
 # what an agent acts on, stays.
-_TAIL = ("edge_kind", "kind", "confidence", "via")
-_HOISTABLE = ("kind", "edge_kind", "confidence", "via")
-_GROUP_KEY = ("kind", "edge_kind", "confidence", "via")
+_TAIL = ("edge_kind", "kind", "confidence", "via", "bound_to")
+_HOISTABLE = ("kind", "edge_kind", "confidence", "via", "bound_to")
+_GROUP_KEY = ("kind", "edge_kind", "confidence", "via", "bound_to")
 _DEFAULTS = ("kind", "edge_kind", "confidence")  # every row has them: the header states the most common
 
 
@@ -124,6 +126,8 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         extras["edge_kinds_default_excluded"] = list(DEFAULT_EXCLUDED)
     if found.dispatch_through:
         extras["dispatch_through"] = found.dispatch_through
+    if found.merged_with:
+        extras["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
     if view == "files":
         results: Any = _files(subject, direction, page, extras, selector.qualified_name)
     elif view == "full":
@@ -218,6 +222,10 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
         }
         if r.via:
             row["via"] = r.via
+        if r.bound_to is not None:
+            row["bound_to"] = {"qualified_name": r.bound_to.qualified_name, "file_path": r.bound_to.path}
+            if r.bound_to.repository != subject.repository:
+                row["bound_to"]["repository"] = r.bound_to.repository
         row["stable_key"] = o.key
         row["evidence_line"] = r.line
         row["evidence_col"] = r.col
@@ -261,6 +269,7 @@ def _compact(
             "edge_kind": EdgeKind(r.kind).name,
             "confidence": Confidence(r.confidence).name,
             "via": f"via {r.via}" if r.via else "",
+            "bound_to": f"bound to {counterparts.label(r.bound_to, subject)}" if r.bound_to is not None else "",
             "label": views.module_label(r.other),
         }
         for r in page

@@ -18,12 +18,13 @@ from server.args import Args
 from server.cursor import scope
 from server.envelope import Coverage
 from server.errors import TRAVERSAL_LIMIT_REACHED, ToolError, invalid
-from server.queries import traverse
+from server.queries import counterparts, traverse
 from server.queries.references import REFERENCE_VOCABULARY
 from server.queries.repositories import is_derived
 from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
 from server.testfiles import FileRoles
 from server.tools.common import (
+    merged_with,
     provenance_name,
     read_in_language,
     read_paging,
@@ -501,11 +502,15 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     check_repository(gen, repo)
     root = resolve(gen, selector)
     root16 = keys.key_to_bytes(root.key)
-    walked = run_walk(gen, [root16], outgoing=False, walk_args=walk_args)
+    # A stub and the implementation it stands for answer as one symbol (docs/surface.md §4.6): the walk starts
+    # from both, and a hop-one row reached from a counterpart says so in reached_from.
+    group = counterparts.counterparts(gen, root)
+    seeds = {root16: root, **{keys.key_to_bytes(s.key): s for s in group}}
+    walked = run_walk(gen, list(seeds), outgoing=False, walk_args=walk_args)
     excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
     rows = [
         r
-        for r in load_rows(gen, walked, {root16: root})
+        for r in load_rows(gen, walked, seeds)
         if (r.symbol.kind in kinds if kinds is not None else kinds_echo is not None or r.symbol.kind not in excluded)
         and (include_derived or repo is not None or not is_derived(r.symbol.repository))
         and (repo is None or r.symbol.repository == repo)
@@ -515,7 +520,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
     rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
-    verdict = traverse.completeness(gen, root, walked, walk_args.depth)
+    verdict = traverse.completeness(gen, root, walked, walk_args.depth, also=group)
     cursor_scope = scope(
         "get_blast_radius",
         "blast-radius-v2",
@@ -567,6 +572,8 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
         header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
         results.update({**header, **body})
+    if group:
+        results["merged_with"] = merged_with(gen, group, full=view == "full")
     if walked.dispatch_through:
         # Calls written against these methods may run the root (or a member reached): their callers are rows.
         results["dispatch_through"] = [s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)]

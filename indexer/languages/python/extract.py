@@ -28,7 +28,7 @@ from indexer.languages.python.modules import LANGUAGE
 from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "python-ts-5"
+EXTRACTOR_VERSION = "python-ts-6"
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _WALRUS_QUERY = Query(_TS_LANGUAGE, "(named_expression name: (identifier) @name)")
@@ -138,6 +138,22 @@ class _Collected:
 
     def add(self, name: str, mode: str, node: Node | None = None) -> None:
         self.entries.setdefault(name, []).append((mode, node))
+
+
+# Exceptions an ImportError is an instance of: a handler naming one of them (or a bare ``except:``) is a fallback.
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_error(clause: Node) -> bool:
+    """Whether an except clause catches ImportError: bare, or naming it (or a base) alone or in a tuple."""
+    caught = [c for c in clause.named_children if c.type not in ("block", "comment")]
+    if not caught:
+        return True
+    head = caught[0]
+    if head.type == "as_pattern" and head.named_children:
+        head = head.named_children[0]
+    names = head.named_children if head.type in ("tuple", "parenthesized_expression") else [head]
+    return any(_text(n).rsplit(".", 1)[-1] in _IMPORT_ERRORS for n in names)
 
 
 def _collapse(text: str, limit: int = _MAX_TEXT) -> str:
@@ -527,6 +543,8 @@ class _Extractor:
                     self._block(clause)
         elif t == "match_statement":
             self._match(node)
+        elif t == "try_statement":
+            self._try(node)
         elif t == "delete_statement":
             for target in node.named_children:
                 self._store(target)
@@ -550,18 +568,47 @@ class _Extractor:
         for i, child in enumerate(node.children):
             if not child.is_named or (skip and node.field_name_for_child(i) in skip):
                 continue
+            self._compound_part(child)
+
+    def _compound_part(self, child: Node) -> None:
+        if child.type == "block":
+            self._block(child)
+        elif child.type in _CLAUSES:
+            for part in child.named_children:
+                if part.type == "block":
+                    self._block(part)
+                elif part.type == "as_pattern":
+                    self._with_item(part)
+                else:
+                    self._expr(part)
+        elif child.type != "comment":
+            self._expr(child)
+
+    def _try(self, node: Node) -> None:
+        """A try statement, visited as any compound; then an ``alt`` site for each import of its body and of its
+        ImportError handlers that binds a name both bind (``try: from ._speedups import f`` / ``except
+        ImportError: from ._native import f``): a checker reads the first, the run time may take a fallback."""
+        marks: list[tuple[str, int, int]] = []
+        for child in node.named_children:
+            start = len(self.sites)
+            self._compound_part(child)
             if child.type == "block":
-                self._block(child)
-            elif child.type in _CLAUSES:
-                for part in child.named_children:
-                    if part.type == "block":
-                        self._block(part)
-                    elif part.type == "as_pattern":
-                        self._with_item(part)
-                    else:
-                        self._expr(part)
-            elif child.type != "comment":
-                self._expr(child)
+                marks.append(("try", start, len(self.sites)))
+            elif child.type in ("except_clause", "except_group_clause") and _catches_import_error(child):
+                marks.append(("except", start, len(self.sites)))
+        scope = self.stack[-1].qn
+        bound: dict[str, dict[str, list[Site]]] = {}
+        for role, start, end in marks:
+            for site in self.sites[start:end]:
+                if site.enclosing != scope or site.kind not in (S.IMPORT, S.FROM):
+                    continue
+                name = site.extra[1] if site.kind == S.FROM else site.extra[0] or site.name.split(".")[0]
+                bound.setdefault(name, {}).setdefault(role, []).append(site)
+        group = f"{node.start_point[0] + 1}:{node.start_point[1]}"
+        for name, roles in bound.items():
+            if "try" in roles and "except" in roles:
+                for role, site in (("try", roles["try"][0]), *(("except", s) for s in roles["except"])):
+                    self.sites.append(Site(S.ALT, name, site.line, site.col, scope, (group, role)))
 
     def _with_item(self, item: Node) -> None:
         value = item.child_by_field_name("value") if item.type == "with_item" else item

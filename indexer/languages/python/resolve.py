@@ -53,8 +53,10 @@ _CANDIDATE = int(Confidence.CANDIDATE)
 _CALLS, _REFERENCES, _IMPORTS = (int(EdgeKind.CALLS_DIRECT), int(EdgeKind.REFERENCES), int(EdgeKind.IMPORTS_SYMBOL))
 _CALLBACK, _TYPE_USES, _EXTENDS = (int(EdgeKind.PASSES_AS_CALLBACK), int(EdgeKind.TYPE_USES), int(EdgeKind.EXTENDS))
 _SYNTAX_CALL, _SYNTAX = int(Provenance.PYTHON_SYNTAX_CALL), int(Provenance.TREE_SITTER_SYNTAX)
+_STANDS_FOR, _CERTAIN = int(EdgeKind.STANDS_FOR), int(Confidence.STRUCTURAL_CERTAIN)
+_IMPORT_SYSTEM = int(Provenance.PYTHON_IMPORT_SYSTEM)
 # Sites that only inform other lookups; they are never edges themselves.
-_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS, S.DYNAMIC})
+_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS, S.DYNAMIC, S.ALT})
 _IN_PROGRESS = object()  # a lookup under way: meeting it again means a cycle
 _MISSING = object()
 _CYCLE = object()  # what a lookup that met itself returns
@@ -81,6 +83,7 @@ class _File:
     stars: list[Site] = field(default_factory=list)  # module-level star imports
     metaclasses: set[str] = field(default_factory=set)  # classes declared with metaclass=
     dynamic: bool = False  # calls globals()/exec(): names may exist that no statement binds
+    alternatives: list[Site] = field(default_factory=list)  # ``alt`` sites: imports an ImportError fallback pairs
     top: dict[str, tuple[str, object]] | None = None  # module namespace, built on first use
 
     @property
@@ -119,6 +122,15 @@ class _Walk(NamedTuple):
     passed: tuple[_T, ...]  # module-level variables the chain went through
 
 
+def _stubbed_module(module: str) -> str | None:
+    """The module a stub-only package's module stands for (``foo-stubs.m`` -> ``foo.m``: PEP 561), else None."""
+    parts = module.split(".")
+    for i in range(len(parts) - 1, -1, -1):
+        if parts[i].endswith("-stubs") and len(parts[i]) > len("-stubs"):
+            return ".".join([parts[i][: -len("-stubs")], *parts[i + 1 :]])
+    return None
+
+
 def resolve(corpus: Corpus) -> Resolution:
     """Bind every site of every indexed file in the corpus; CANDIDATE edges and unresolved rows."""
     return _Resolver(corpus).run()
@@ -144,6 +156,7 @@ class _Resolver:
         self.depth = 0
         self.out = Resolution()
         self.dependencies: set[tuple[str, str, str, str]] = set()
+        self.positions: dict[int, dict[str, tuple[int, int]]] = {}  # id(file) -> qualified name -> (line, col)
 
     # -- tables ------------------------------------------------------------------------------------
 
@@ -171,7 +184,87 @@ class _Resolver:
         for f in self.files:
             if not f.failed:
                 self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._resolve_file(f))
+        self._stand_ins()
         return self.out
+
+    # -- stubs and fallbacks: STANDS_FOR ------------------------------------------------------------------
+
+    def _stand_ins(self) -> None:
+        """STANDS_FOR edges: what a checker binds a use to, towards what the run time may run instead.
+
+        A stub stands for the implementation of its module (``m.pyi`` beside ``m.py``; ``foo-stubs/m.pyi`` for
+        ``foo.m`` of any registered repository), declaration by declaration of the same qualified name; the
+        first import a ``try`` body binds a name with stands for each import its ImportError handler binds the
+        same name with (``alt`` sites), and two classes or modules paired so pair their members of the same
+        name. The uses of either are the uses of both (docs/surface.md §4.6).
+        """
+        seen: set[tuple[str, str]] = set()
+        for f in self.files:
+            if f.failed:
+                continue
+            if f.path.endswith(".pyi"):
+                self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._stub_file(f, seen))
+            if f.alternatives:
+                self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._fallbacks(f, seen))
+
+    def _stub_file(self, f: _File, seen: set[tuple[str, str]]) -> None:
+        """Pair a stub file with the implementation of its module: beside it, or the one a ``-stubs`` package
+        names in any registered repository."""
+        impl = self.modules[f.repo].get(f.module) if self.stubs.get((f.repo, f.module)) is f else None
+        if impl is not None and impl is not f:
+            self._pair(_T("mod", f.repo, f, f.module), _T("mod", f.repo, impl, f.module), seen)
+        real = _stubbed_module(f.module)
+        if real is None:
+            return
+        for repo in sorted(self.modules):
+            other = self.modules[repo].get(real)
+            if other is not None and other is not f:
+                self._pair(_T("mod", f.repo, f, f.module), _T("mod", repo, other, real), seen)
+
+    def _fallbacks(self, f: _File, seen: set[tuple[str, str]]) -> None:
+        """Pair the names one file's try statements bind with what their ImportError handlers bind instead."""
+        at = {(s.line, s.col): s for s in f.facts.sites if s.kind in (S.IMPORT, S.FROM)}
+        first: dict[tuple[str, str], _T | None] = {}
+        for alt in f.alternatives:
+            site = at.get((alt.line, alt.col))
+            value = self._import_value(f, site) if site is not None else None
+            target = value if isinstance(value, _T) and value.tag in ("sym", "mod") and value.file else None
+            group = (alt.extra[0], alt.name)
+            if alt.extra[1] == "try":
+                first[group] = target
+            elif target is not None and first.get(group) is not None:
+                self._pair(first[group], target, seen)  # type: ignore[arg-type]
+
+    def _pair(self, stub: _T, impl: _T, seen: set[tuple[str, str]]) -> None:
+        """STANDS_FOR from ``stub`` to ``impl``, and between their members of the same relative name."""
+        a, b = stub.file, impl.file
+        if a is None or b is None or a.failed or b.failed:
+            return
+        src, dst = self._target_key(stub), self._target_key(impl)
+        if src is None or dst is None or src == dst:
+            return
+        self._stands_for(a, stub.name, src, dst, seen)
+        if stub.tag == "sym" and (stub.kind != "class" or impl.kind != "class"):
+            return  # only a module or a class has members to pair
+        prefix = stub.name + "."
+        for qn, kind in a.symbols.items():
+            if qn.startswith(prefix) and kind != "module":
+                other = impl.name + qn[len(stub.name) :]
+                src, dst = self._key(a, qn, kind), self._key(b, other)
+                if src is not None and dst is not None and src != dst:
+                    self._stands_for(a, qn, src, dst, seen)
+
+    def _stands_for(self, f: _File, qn: str, src: str, dst: str, seen: set[tuple[str, str]]) -> None:
+        if (src, dst) in seen:
+            return
+        seen.add((src, dst))
+        where = self.positions.get(id(f))
+        if where is None:
+            where = self.positions[id(f)] = {}
+            for d in f.facts.symbols:
+                where.setdefault(d.qualified_name, (d.start_line, d.start_col))
+        line, col = where.get(qn, (1, 0))
+        self.out.edges.append(EdgeFact(_STANDS_FOR, src, dst, _CERTAIN, _IMPORT_SYSTEM, line, col))
 
     def _index(self, repo: str, facts: FileFacts) -> _File:
         f = _File(
@@ -201,6 +294,8 @@ class _Resolver:
                 f.metaclasses.add(site.enclosing)
             elif k == S.DYNAMIC:
                 f.dynamic = True
+            elif k == S.ALT:
+                f.alternatives.append(site)
         return f
 
     def _top(self, f: _File) -> dict[str, tuple[str, object]]:

@@ -47,6 +47,12 @@ Site kinds (``name``; ``extra``)
                   (its members may then come from the metaclass)
     ``dynamic``   the file calls ``globals()`` or ``exec()``: its module namespace
                   may hold names no statement binds (at most one per file)
+    ``alt``       an import of a ``try`` body or of its ImportError handler that
+                  binds a name both bind; name = the bound name, at the position of
+                  its ``import``/``from`` site; extra = (the try statement's
+                  ``line:col``, ``try`` | ``except``): only the body's first such
+                  import is ``try`` (the one a checker reads), every handler's is
+                  ``except`` (what the run time may take instead)
 
 Sites of a decorator, base, parameter annotation or default value are
 attributed to the declaration they belong to (``enclosing``), while their
@@ -71,6 +77,7 @@ ATTR = "attr"
 RETURNS = "returns"
 METACLASS = "metaclass"
 DYNAMIC = "dynamic"
+ALT = "alt"
 
 MODULE = "module"
 LOCAL = "local"
