@@ -204,7 +204,8 @@ def config_paths(found_json: list[str]) -> list[str]:
     return [p for p in found_json if _CONFIG_LIKE.match(p.rsplit("/", 1)[-1])]
 
 
-def _under(path: str, directory: str) -> bool:
+def under(path: str, directory: str) -> bool:
+    """Whether a repository-relative path lies inside a directory (``""``: the repository root)."""
     return directory == "" or path.startswith(directory + "/")
 
 
@@ -213,6 +214,18 @@ def unhashed(name: str) -> str | None:
     when the name carries none."""
     m = _CHUNK_HASH.search(name)
     return name[: m.start()] if m and m.start() > 0 else None
+
+
+def relative_stems(rel: str, *, formats: bool = True) -> Iterator[str]:
+    """The paths under the source root a file inside an output directory may be the output of, most specific
+    first: its own (extension dropped), without a chunk's hash, then (``formats``) without leading format
+    directories (``legacy/``, ``esm/``, ``modern/``)."""
+    parts = strip_extension(rel).split("/")
+    last = unhashed(parts[-1])
+    for i in range(len(parts) if formats else 1):
+        yield "/".join(parts[i:])
+        if last is not None:
+            yield "/".join([*parts[i:-1], last])
 
 
 def _top(directory: str) -> str:
@@ -248,10 +261,10 @@ def output_directories(root: Path, paths: Iterable[str], found_json: list[str] |
     compiled = [p for p in sources if not is_test_path(LANGUAGE, p)]
 
     def holds_source(d: str) -> bool:
-        return any(_under(s, d) for s in sources)
+        return any(under(s, d) for s in sources)
 
     def sources_elsewhere(d: str) -> bool:
-        return any(not _under(s, d) for s in compiled)
+        return any(not under(s, d) for s in compiled)
 
     dirs: dict[str, tuple[int, str, str]] = {}
     found_json = json_files(root) if found_json is None else found_json
@@ -298,6 +311,7 @@ class BuildOutputs:
         paths = list(paths)
         found_json = json_files(root)
         self.directories = output_directories(root, paths, found_json)
+        self.paths = paths
         self._emitted = [p for p in paths if is_emitted(p)]
         self._stems: dict[str, str] = {}  # a TypeScript source without its extension -> the source
         for p in paths:
@@ -313,6 +327,11 @@ class BuildOutputs:
         self._corroborated: dict[str, bool] = {}
 
     @property
+    def sources(self) -> list[str]:
+        """The files that are no build output."""
+        return [p for p in self.paths if not self.reason(p)]
+
+    @property
     def any(self) -> bool:
         """Whether anything could be generated at all (there are TypeScript sources)."""
         return bool(self._stems)
@@ -325,19 +344,17 @@ class BuildOutputs:
         if stem in self._stems:
             return self._stems[stem], "generated (build output: beside the TypeScript source of the same name)"
         for base, src in self._bases:
-            if _under(stem, base):
+            if under(stem, base):
                 found = self._stems.get(_join(src, stem[len(base) + 1 :] if base else stem))
                 if found is not None:
                     return found, f"generated (build output: mirrors a TypeScript source under {src}/)"
         return None
 
     def mirror_in(self, path: str, o: OutputDirectory) -> str | None:
-        """The source a file under an output directory is the output of, by its path inside it: format directories
-        (``esm/``, ``modern/``) and a chunk's hash dropped, so weaker evidence than ``mirror``."""
-        parts = strip_extension(path)[len(o.path) + 1 :].split("/")
-        parts[-1] = unhashed(parts[-1]) or parts[-1]
-        for i in range(len(parts)):
-            found = self._stems.get(_join(o.sources, "/".join(parts[i:])))
+        """The source a file under an output directory is the output of, by its path inside it (``relative_stems``:
+        format directories and a chunk's hash dropped, so weaker evidence than ``mirror``)."""
+        for rel in relative_stems(path[len(o.path) + 1 :]):
+            found = self._stems.get(_join(o.sources, rel))
             if found is not None:
                 return found
         return None
@@ -348,7 +365,7 @@ class BuildOutputs:
         ships with its declarations; a hand-written ``plugins/index.js`` has none, whatever its name)."""
         if o.path not in self._corroborated:
             self._corroborated[o.path] = any(
-                _under(p, o.path) and (self.mirror(p) or (is_declaration(p) and self.mirror_in(p, o)))
+                under(p, o.path) and (self.mirror(p) or (is_declaration(p) and self.mirror_in(p, o)))
                 for p in self._emitted
             )
         return self._corroborated[o.path]
@@ -358,7 +375,7 @@ class BuildOutputs:
         if not is_emitted(path):
             return ""
         for o in self.directories:
-            if _under(path, o.path) and (is_declaration(path) or o.rank == 0 or self._holds_outputs(o)):
+            if under(path, o.path) and (is_declaration(path) or o.rank == 0 or self._holds_outputs(o)):
                 return f"generated (build output: {o.path}/ is {o.why})"
         found = self.mirror(path)
         return found[1] if found is not None else ""
