@@ -361,13 +361,16 @@ class BuildOutputs:
 
     def _holds_outputs(self, o: OutputDirectory) -> bool:
         """Whether an output directory found by a name only holds what the sources compile to: an emitted file
-        in it mirrors a source's path, or a declaration file in it is a source's output (compiled JavaScript
-        ships with its declarations; a hand-written ``plugins/index.js`` has none, whatever its name)."""
+        in it mirrors a source's path, a declaration file in it is a source's output (compiled JavaScript ships
+        with its declarations), or its JavaScript is the output of two sources by path inside it. A lone
+        hand-written ``plugins/index.js`` is none of these, whatever its name."""
         if o.path not in self._corroborated:
-            self._corroborated[o.path] = any(
-                under(p, o.path) and (self.mirror(p) or (is_declaration(p) and self.mirror_in(p, o)))
-                for p in self._emitted
-            )
+            inside = [p for p in self._emitted if under(p, o.path)]
+            if any(self.mirror(p) or (is_declaration(p) and self.mirror_in(p, o)) for p in inside):
+                self._corroborated[o.path] = True
+            else:
+                compiled = {self.mirror_in(p, o) for p in inside} - {None}
+                self._corroborated[o.path] = len(compiled) > 1
         return self._corroborated[o.path]
 
     def reason(self, path: str) -> str:
