@@ -19,17 +19,17 @@ from pathlib import Path
 import pytest
 
 from indexer.languages.typescript import analyzer as scip_ts
+from indexer.languages.typescript.outputs import unhashed
+from indexer.languages.typescript.package_map import Mapped, NotMapped, PublishedBuilds
 from server.tools.consumers import find_cross_repo_consumers
 from server.tools.references import find_references
 from server.tools.traversal import get_blast_radius
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import open_current
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
-from tests.helpers import FIXTURES, run_kivgraph
+from tests.helpers import FIXTURES, run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
 from tests.typescript_corpus import build_ts_corpus
-
-pytestmark = pytest.mark.analyzers
 
 Edges = dict[tuple[str, str, int], tuple[str, str, int]]
 Unresolved = list[tuple[str, str, str, int, str]]
@@ -67,6 +67,7 @@ def bound(tmp_path_factory: pytest.TempPathFactory) -> tuple[Edges, Unresolved]:
     return edges, [(u.reason, u.name, u.package, u.line, u.detail) for u in out.unresolved]
 
 
+@pytest.mark.analyzers
 def test_a_hashed_chunk_binds_to_the_source_its_path_mirrors_once_the_hash_is_dropped(
     bound: tuple[Edges, Unresolved],
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_hashed_chunk_binds_to_the_source_its_path_mirrors_once_the_hash_is_dr
         assert edges[key][1] == "TYPESCRIPT_PROJECT_REFERENCE"
 
 
+@pytest.mark.analyzers
 def test_a_chunk_that_mirrors_no_source_binds_by_the_one_declaration_of_its_name_and_kind(
     bound: tuple[Edges, Unresolved],
 ) -> None:
@@ -102,6 +104,7 @@ def test_a_chunk_that_mirrors_no_source_binds_by_the_one_declaration_of_its_name
         assert edges[key] == (path, "TYPESCRIPT_PROJECT_REFERENCE", Confidence.EXACT_PACKAGE_MAPPED), key
 
 
+@pytest.mark.analyzers
 def test_a_name_two_sources_declare_or_a_kind_the_source_lacks_stays_unbound_and_says_why(
     bound: tuple[Edges, Unresolved],
 ) -> None:
@@ -128,6 +131,7 @@ def test_a_name_two_sources_declare_or_a_kind_the_source_lacks_stays_unbound_and
     assert emitter[0] == "PACKAGE_EXPORT_NOT_MAPPED" and "nor does any other source of it" in emitter[1]
 
 
+@pytest.mark.analyzers
 def test_the_chunk_pair_through_the_cli_answers_consumers_and_blast_radius(tmp_path: Path) -> None:
     require_analyzer()
     lib, app = _pair(tmp_path)
@@ -151,3 +155,59 @@ def test_the_chunk_pair_through_the_cli_answers_consumers_and_blast_radius(tmp_p
             blast = get_blast_radius(gen, {"qualified_name": qn, "view": "full"})
             assert blast["completeness"]["verdict"] == "LOWER_BOUND", (qn, blast["completeness"])
             assert "src/main.ts" in {b["file_path"] for b in blast["completeness"]["blind_spots"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "stem"),
+    [
+        ("subscribable-D2lAzdDi", "subscribable"),  # rollup, tsup, tsdown, vite: - and 8 base64url characters
+        ("hydration-DHZNyHqg", "hydration"),
+        ("chunk-5XQ7PZ2J", "chunk"),  # esbuild
+        ("main.3f2a9c1d", "main"),  # webpack, parcel: . and hex
+        ("query-client", None),  # words are no hash
+        ("foo-useQuery", None),
+        ("foo-Resource", None),
+        ("my-module-v2", None),
+        ("index", None),
+    ],
+)
+def test_a_bundler_hash_is_told_from_a_name(name: str, stem: str | None) -> None:
+    assert unhashed(name) == stem
+
+
+def test_a_chunk_declaring_a_name_twice_never_picks_the_one_source_of_it(tmp_path: Path) -> None:
+    manifest = '{"name": "@fx/twins", "exports": {".": {"types": "./build/index.d.ts"}}}'
+    lib = write_repo(
+        tmp_path / "lib",
+        {
+            "package.json": manifest,
+            "src/index.ts": 'export { run } from "./run";\n',
+            "src/run.ts": "export interface Action {\n  kind: string;\n}\n\nexport function run(a: Action): void {}\n",
+            "src/state.ts": "export interface State {\n  value: number;\n}\n",
+        },
+    )
+    app = write_repo(tmp_path / "app", {"package.json": '{"name": "app"}'})
+    write_repo(
+        app / "node_modules" / "@fx" / "twins",
+        {
+            "package.json": manifest,
+            "build/index.d.ts": 'export { r as run } from "./chunk-Q2W3E4R5.js";\n',
+            # the bundler inlined another Action beside the source's and renamed one of them
+            "build/chunk-Q2W3E4R5.d.ts": "interface Action {\n  kind: string;\n}\ninterface Action$1 {\n  type: string;\n}\n"
+            "interface State {\n  value: number;\n}\ndeclare function run(a: Action): void;\nexport { run as r };\n",
+        },
+    )
+    builds = PublishedBuilds({"lib": str(lib), "app": str(app)}, lambda _repo, _path: None)
+
+    def mapped(member: str) -> Mapped | NotMapped:
+        return builds.map("app", "src/main.ts", "@fx/twins", "build/chunk-Q2W3E4R5.d.ts", member, "type", ("lib", ""))
+
+    state = mapped("State.value")
+    assert isinstance(state, Mapped) and (state.path, state.declaration.qualified_name) == (
+        "src/state.ts",
+        "src.state.State.value",
+    )
+    for member in ("Action.kind", "Action$1.type"):
+        twin = mapped(member)
+        assert isinstance(twin, NotMapped) and twin.reason == "AMBIGUOUS_PACKAGE_DECLARATION", (member, twin)
+        assert "the file declares Action, Action$1 and one source of lib declares it" in twin.detail

@@ -185,3 +185,19 @@ def test_include_build_outputs_indexes_the_compiled_javascript_too(tmp_path: Pat
     with open_current(StateLayout(config, home / "state")) as gen:
         paths = {r["file_path"] for r in find_symbol(gen, {"name": "Schema", "view": "full"})["results"]}
     assert {"src/v2/schema.ts", "v2/schema.js", "v2/schema.cjs", "v2/schema.d.ts"} <= paths
+
+
+@pytest.mark.analyzers
+def test_a_language_whose_files_are_all_build_outputs_says_so_not_candidate(tmp_path: Path) -> None:
+    require_analyzer()
+    repo = write_repo(
+        tmp_path / "only-compiled",
+        {"src/a.ts": "export const a = 1;\n", "src/a.js": "export const a = 1;\n"},
+    )
+    home = tmp_path / "home"
+    assert run_kivgraph(home, "init", str(repo), "--languages", "typescript,javascript").returncode == 0
+    _index(home)
+    with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
+        (row,) = gen.repositories()
+        reasons = {a.language: a.reason for a in row.analyses}
+    assert reasons["javascript"] == "no javascript file to analyze (1 skipped)"

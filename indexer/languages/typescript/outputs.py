@@ -331,11 +331,6 @@ class BuildOutputs:
         """The files that are no build output."""
         return [p for p in self.paths if not self.reason(p)]
 
-    @property
-    def any(self) -> bool:
-        """Whether anything could be generated at all (there are TypeScript sources)."""
-        return bool(self._stems)
-
     def mirror(self, path: str) -> tuple[str, str] | None:
         """The TypeScript source an emitted file's path mirrors, and the reason that says how, or None."""
         if not is_emitted(path):
@@ -386,11 +381,10 @@ class BuildOutputs:
 
 def mark_build_outputs(root: Path, found: Discovery) -> Discovery:
     """``found`` with every emitted file the repository's own build generated skipped, with the reason."""
-    if not any(is_emitted(c.path) and not c.skip_reason for c in found.files):
-        return found
-    outputs = BuildOutputs(root, [c.path for c in found.files if not c.skip_reason])
-    if not outputs.any:
-        return found
+    live = [c.path for c in found.files if not c.skip_reason]
+    if not any(map(is_emitted, live)) or not any(map(is_ts_source, live)):
+        return found  # nothing emitted, or no TypeScript source that could have emitted it
+    outputs = BuildOutputs(root, live)
     files: list[Candidate] = []
     for c in found.files:
         reason = "" if c.skip_reason else outputs.reason(c.path)

@@ -273,6 +273,14 @@ class InstalledPackage:
         symbols = loaded[0].symbols if loaded is not None else ()
         return frozenset(s.kind for s in symbols if s.name == name and not s.container and s.kind != "module")
 
+    def twins(self, file: str, name: str) -> set[str]:
+        """The top-level names of ``file`` that are ``name`` or the bundler's renaming of it (``name$1``)."""
+        loaded = self._load(file)
+        symbols = loaded[0].symbols if loaded is not None else ()
+        return {
+            s.name for s in symbols if not s.container and s.kind != "module" and _original_names(s.name)[-1] == name
+        }
+
     def entry_files(self) -> Iterator[tuple[str, str]]:
         """(subpath, declaration file) of every entry that is no pattern and exists."""
         for subpath, targets in self.entries.items():
@@ -463,6 +471,37 @@ class ProviderSource:
 # -- mapping one use --------------------------------------------------------------------------------
 
 
+def _declared_once(
+    source: ProviderSource,
+    installed: InstalledPackage,
+    package: str,
+    file: str,
+    top: str,
+    rest: str,
+    kinds: frozenset[str],
+) -> tuple[str, SymbolFact] | NotMapped | None:
+    """The one source declaration a chunk's ``top`` stands for, by its name (the bundler's ``$1`` dropped) and
+    kind; None when no source declares it. Several sources declaring it, or the chunk declaring the name twice
+    (``Action`` and ``Action$1``: which one is the source's cannot be told), is ambiguous, never a pick."""
+    names = _original_names(top)
+    declared = next((found for name in names if (found := source.declared(name, kinds))), [])
+    twins = installed.twins(file, names[-1])
+    if not declared or (len(declared) == 1 and len(twins) <= 1):
+        return declared[0] if declared else None
+    why = (
+        f"{len(declared)} sources of {source.repository} declare it"
+        if len(declared) > 1
+        else (f"the file declares {', '.join(sorted(twins))} and one source of {source.repository} declares it")
+    )
+    return NotMapped(
+        "AMBIGUOUS_PACKAGE_DECLARATION",
+        f"{package} {file} declares {top} ({'/'.join(sorted(installed.kinds(file, top)))}), exported by no entry "
+        f"of the package, in a file that mirrors no source declaring it; {why}: "
+        + ", ".join(f"{p} {d.qualified_name}" for p, d in declared),
+        tuple((p, f"{d.qualified_name}.{rest}" if rest else d.qualified_name) for p, d in declared),
+    )
+
+
 class PublishedBuilds:
     """Maps declarations in registered providers' published builds to their source declarations."""
 
@@ -568,20 +607,12 @@ class PublishedBuilds:
                 qn = module_name(path) + (f".{top}" if top else "")
                 if source.declaration(path, qn, kinds) is not None:
                     targets[(path, qn)] = f"mirror {file}"
-        if not names and not targets and kinds:  # a shared chunk: the one source declaring the name and kind
-            declared = [found for name in _original_names(top) if (found := source.declared(name, kinds))]
-            if declared and len(declared[0]) > 1:
-                shown = ", ".join(f"{p} {d.qualified_name}" for p, d in declared[0])
-                return NotMapped(
-                    "AMBIGUOUS_PACKAGE_DECLARATION",
-                    f"{package} {file} declares {top} ({'/'.join(sorted(installed.kinds(file, top)))}), "
-                    f"exported by no entry of the package, in a file that mirrors no source declaring it; "
-                    f"{len(declared[0])} sources of {provider[0]} declare it: {shown}",
-                    tuple((p, f"{d.qualified_name}.{rest}" if rest else d.qualified_name) for p, d in declared[0]),
-                )
-            if declared:
-                ((path, decl),) = declared[0]
-                targets[(path, decl.qualified_name)] = f"declared once {file}"
+        if not names and not targets and kinds and installed is not None:  # a shared chunk: by name and kind
+            found = _declared_once(source, installed, package, file, top, rest, kinds)
+            if isinstance(found, NotMapped):
+                return found
+            if found is not None:
+                targets[(found[0], found[1].qualified_name)] = f"declared once {file}"
         if len(targets) > 1:
             shown = ", ".join(f"{p} {qn}" for p, qn in sorted(targets))
             return NotMapped(

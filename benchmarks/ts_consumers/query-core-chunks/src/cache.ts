@@ -12,7 +12,13 @@ export function watchCache(client: QueryClient): () => void {
 }
 
 export function isWatched(cache: QueryCache): boolean {
-  return cache.hasListeners();
+  return cache.hasListeners() && cache.getAll().length > 0;
+}
+
+export async function refetchAll(cache: QueryCache): Promise<void> {
+  for (const query of cache.getAll()) {
+    await query.fetch();
+  }
 }
 
 export function evict(query: Query): number {
