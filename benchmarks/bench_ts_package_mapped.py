@@ -39,6 +39,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_typescript_agreement import file_level, oracle_query
 from benchmarks.corpora import NPM_CORPORA, fetch_npm_package
 from indexer.languages.typescript import analyzer as scip_ts
 from server.queries.references import ALL_KINDS, find_references
@@ -108,11 +109,6 @@ def _index(home: Path) -> dict[str, Any]:
     if proc.returncode != 0:
         raise RuntimeError(f"kivgraph index failed: {proc.stderr[-2000:]}")
     return json.loads(proc.stdout.splitlines()[-1])["result"]
-
-
-def _name_column(line: str, start_col: int, name: str) -> int:
-    m = re.compile(rf"\b{re.escape(name)}\b").search(line, start_col)
-    return m.start() if m else start_col
 
 
 def _oracle(
@@ -221,14 +217,7 @@ def bench(pair: str) -> dict[str, Any]:
                     subject = found[qn]
                     name = qn.rsplit(".", 1)[-1]
                     refs = find_references(gen, subject, kinds=ALL_KINDS, repo=consumer_repo)
-                    line = (provider / subject.path).read_text().splitlines()[subject.start_line - 1]
-                    queries.append(
-                        {
-                            "file": str(provider / subject.path),
-                            "line": subject.start_line,
-                            "col": _name_column(line, subject.start_col, name),
-                        }
-                    )
+                    queries.append(oracle_query(provider, subject))
                     rows.append(
                         {
                             "symbol": qn,
@@ -257,27 +246,12 @@ def bench(pair: str) -> dict[str, Any]:
         results = []
         for corpus, c in compared.items():
             ts_version, resolved, theirs = _oracle(c["root"], provider, c["files"], c["queries"])
-            tp = fp = fn = 0
-            for row, oracle in zip(c["rows"], theirs, strict=True):
-                ours = set(row["kivgraph_files"])
-                row["language_service_files"] = sorted(oracle)
-                row["missing"] = sorted(oracle - ours)
-                row["extra"] = sorted(ours - oracle)
-                tp += len(ours & oracle)
-                fp += len(ours - oracle)
-                fn += len(oracle - ours)
             results.append(
                 {
                     "consumer": _label(corpus) + " with the provider's published tarball in node_modules",
                     "consumer_files": len(c["files"]),
                     "oracle_resolution": resolved,
-                    "file_level": {
-                        "precision": round(tp / (tp + fp), 4) if tp + fp else 1.0,
-                        "recall": round(tp / (tp + fn), 4) if tp + fn else 1.0,
-                        "tp": tp,
-                        "fp": fp,
-                        "fn": fn,
-                    },
+                    "file_level": file_level(c["rows"], theirs),
                     "unresolved_package_rows": c["unresolved"],
                     "symbols_compared": c["rows"],
                 }
@@ -346,7 +320,7 @@ def report(result: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n", 1)[0])
     parser.add_argument("--pair", choices=sorted(PAIRS), action="append", help="default: every pair")
     args = parser.parse_args(argv)
     RESULTS.mkdir(exist_ok=True)

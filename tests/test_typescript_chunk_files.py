@@ -18,7 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from indexer.languages.typescript import analyzer as scip_ts
 from indexer.languages.typescript.outputs import unhashed
 from indexer.languages.typescript.package_map import Mapped, NotMapped, PublishedBuilds
 from server.tools.consumers import find_cross_repo_consumers
@@ -26,10 +25,10 @@ from server.tools.references import find_references
 from server.tools.traversal import get_blast_radius
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import open_current
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import Confidence
 from tests.helpers import FIXTURES, run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
-from tests.typescript_corpus import build_ts_corpus
+from tests.test_typescript_package_mapped import bind_consumer
 
 Edges = dict[tuple[str, str, int], tuple[str, str, int]]
 Unresolved = list[tuple[str, str, str, int, str]]
@@ -50,20 +49,7 @@ def bound(tmp_path_factory: pytest.TempPathFactory) -> tuple[Edges, Unresolved]:
     provider, and the unresolved rows as (reason, name, package, line, detail)."""
     require_analyzer()
     lib, app = _pair(tmp_path_factory.mktemp("chunked"))
-    built = build_ts_corpus([("lib", lib), ("app", app)])
-    corpus = built.corpora["typescript"]
-    repo = next(r for r in corpus.repositories if r.name == "app")
-    facts = scip_ts.analyze_repository(repo, corpus, timeout=120)
-    out = scip_ts.bind(facts, "app", corpus, scip_ts.ModuleTable(corpus))
-    edges: Edges = {}
-    for e in out.edges:
-        target = built.declarations[e.target]
-        if target.repository == "lib":
-            edges[(EdgeKind(e.kind).name, target.qualified_name, e.line)] = (
-                target.path,
-                Provenance(e.provenance).name,
-                e.confidence,
-            )
+    edges, out = bind_consumer(lib, app)
     return edges, [(u.reason, u.name, u.package, u.line, u.detail) for u in out.unresolved]
 
 

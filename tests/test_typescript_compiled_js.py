@@ -191,8 +191,7 @@ def test_include_build_outputs_indexes_the_compiled_javascript_too(tmp_path: Pat
 def test_a_language_whose_files_are_all_build_outputs_says_so_not_candidate(tmp_path: Path) -> None:
     require_analyzer()
     repo = write_repo(
-        tmp_path / "only-compiled",
-        {"src/a.ts": "export const a = 1;\n", "src/a.js": "export const a = 1;\n"},
+        tmp_path / "only-compiled", {"src/a.ts": "export const a = 1;\n", "src/a.js": "export const a = 1;\n"}
     )
     home = tmp_path / "home"
     assert run_kivgraph(home, "init", str(repo), "--languages", "typescript,javascript").returncode == 0

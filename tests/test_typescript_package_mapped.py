@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.corpora import fetch_npm_package
+from indexer.languages.spec import ExactOutcome
 from indexer.languages.typescript import analyzer as scip_ts
 from server.tools.consumers import find_cross_repo_consumers
 from server.tools.references import find_references
@@ -94,7 +95,14 @@ def small_pair(tmp_path_factory: pytest.TempPathFactory) -> Pair:
     write_repo(tmp / "lib", PROVIDER)
     app = write_repo(tmp / "app", CONSUMER)
     write_repo(app / "node_modules" / "@fx" / "lib", PUBLISHED)
-    built = build_ts_corpus([("lib", tmp / "lib"), ("app", app)])
+    edges, out = bind_consumer(tmp / "lib", app)
+    return edges, [(u.reason, u.name, u.package, u.detail) for u in out.unresolved]
+
+
+def bind_consumer(lib: Path, app: Path) -> tuple[dict[tuple[str, str, int], tuple[str, str, int]], ExactOutcome]:
+    """One real scip-typescript run over ``app`` with ``lib`` registered: (target path, provenance, confidence)
+    of the edges into ``lib`` by (edge kind, target qualified name, line), and the whole outcome."""
+    built = build_ts_corpus([("lib", lib), ("app", app)])
     corpus = built.corpora["typescript"]
     repo = next(r for r in corpus.repositories if r.name == "app")
     facts = scip_ts.analyze_repository(repo, corpus, timeout=120)
@@ -108,8 +116,7 @@ def small_pair(tmp_path_factory: pytest.TempPathFactory) -> Pair:
                 Provenance(e.provenance).name,
                 e.confidence,
             )
-    unresolved = [(u.reason, u.name, u.package, u.detail) for u in out.unresolved]
-    return edges, unresolved
+    return edges, out
 
 
 def test_names_the_bundler_mangled_bind_to_the_provider_source(small_pair: Pair) -> None:
