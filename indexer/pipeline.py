@@ -615,12 +615,16 @@ def records_phase(b: Build) -> None:
                 analyses.append(analysis)
             else:
                 counters[lang].mode = "fallback" if counters[lang].mode in ("", "fallback") else "mixed"
+                skipped = sum(1 for c in w.discovery.files if c.language == lang and c.skip_reason)
                 analyses.append(
                     records.LanguageAnalysis(
                         language=lang,
                         mode="fallback",
                         analyzer="tree-sitter",
-                        reason="no exact analyzer configured: edges are CANDIDATE",
+                        # no file of the language (all of zod's JavaScript is its build): nothing is CANDIDATE
+                        reason="no exact analyzer configured: edges are CANDIDATE"
+                        if n
+                        else f"no {lang} file to analyze ({skipped} skipped)",
                         files=n,
                     )
                 )
