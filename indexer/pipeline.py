@@ -391,6 +391,7 @@ def key_phase(b: Build) -> None:
                             exported=sf.exported,
                             container=qn_keys.get(sf.container, "") if sf.container else "",
                             package=ff.package,
+                            callable=sf.callable,
                         )
                     )
                 per_file_symbols[(w.name, ff.path)] = len(ff.symbols)

@@ -23,6 +23,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 4): "4c37dd7f8e271df0",  # Counts.partial_files
     (1, 5): "10418884a85f1b14",  # File.test
     (1, 6): "10418884a85f1b14",  # the value pending of File.analysis and LanguageAnalysis.mode, not the records
+    (1, 7): "334ca8e99af2601e",  # Symbol.callable
 }
 
 

@@ -190,6 +190,8 @@ def symbol_detail(gen: Generation, sym: Symbol, *, detailed: bool = False) -> di
         "start_line": sym.start_line,
         "end_line": sym.end_line,
     }
+    if sym.callable:
+        out["callable"] = True
     if sym.container:
         container = gen.symbol(sym.container)
         if container is not None:
