@@ -137,18 +137,37 @@ def test_go_rust_and_dart_variables_holding_functions_are_callable() -> None:
     assert dart["greet"] == ("variable", True) and dart["data"] == ("variable", False)
 
 
+@pytest.mark.parametrize(
+    ("hover", "held"),
+    [
+        ("var createSlice: (name: string) => { name: string; }", True),
+        ("var pick: <T extends Map<string, number>>(x: T) => T", True),
+        ("var Again: typeof Foo", True),
+        ("var Made: new () => Foo", True),
+        ("var both: { (x: number): string; y: number; }", True),
+        ("var data: { a: number; }", False),
+        ("var list: (A | B)[]", False),
+        ("var named: PayloadActionCreator<void>", False),  # a named type: not decided
+    ],
+)
+def test_the_checkers_printed_type_says_whether_a_variable_holds_a_callable(hover: str, held: bool) -> None:
+    assert scip_ts.holds_callable(f"```ts\n{hover}\n```") is held
+
+
 TS_REPO = {
     "package.json": '{"name": "schemas", "version": "1.0.0"}\n',
     "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020", "module": "esnext"}}\n',
     "src/core.ts": (
         "export interface Ctor<T> { new (def: unknown): T }\n"
         "export function helper(x: number): number { return x + 1; }\n"
+        "export function buildCreate() {\n  return (n: number) => helper(n);\n}\n"
         "export function $constructor<T>(name: string, init: (inst: T) => void): Ctor<T> {\n"
         "  return class { constructor(def: unknown) { init(this as unknown as T); } } as unknown as Ctor<T>;\n"
         "}\n"
     ),
     "src/api.ts": (
-        'import { helper, $constructor, Ctor } from "./core";\n'
+        'import { helper, buildCreate, $constructor, Ctor } from "./core";\n'
+        "export const create = buildCreate();\n"
         "export interface ZodString { check(): number }\n"
         'export const ZodString: Ctor<ZodString> = $constructor("ZodString", (inst: ZodString) => {\n'
         "  inst.check = () => helper(1);\n"
@@ -196,11 +215,17 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
 def test_a_callable_variable_is_walked_and_listed_by_default_and_a_data_variable_is_not(indexed: StateLayout) -> None:
     with open_current(indexed) as gen:
         ts = get_blast_radius(gen, {"qualified_name": "src.core.helper", "view": "full"})
-        assert _rows(ts) == {"src.api.ZodString": "variable", "src.use.build": "function"}  # build: via ZodString
-        assert [n.get("callable") for n in ts["results"]["symbols"] if n["kind"] == "variable"] == [True]
+        # build is reached through ZodString; create only the checker's type shows to hold a function
+        assert _rows(ts) == {
+            "src.api.ZodString": "variable",
+            "src.use.build": "function",
+            "src.core.buildCreate": "function",
+            "src.api.create": "variable",
+        }
+        assert [n.get("callable") for n in ts["results"]["symbols"] if n["kind"] == "variable"] == [True, True]
         assert ts["results"]["symbol_kinds_default_excluded"] == ["field", "variable"]
         everything = get_blast_radius(gen, {"qualified_name": "src.core.helper", "symbol_kinds": ["*"], "view": "full"})
-        assert "src.api.LIMITS" in _rows(everything) and len(_rows(everything)) == 3
+        assert "src.api.LIMITS" in _rows(everything) and len(_rows(everything)) == 5
         py = get_blast_radius(gen, {"qualified_name": "calc.core.helper", "view": "full"})
         assert _rows(py) == {"calc.api.square": "variable", "calc.api.bound": "variable", "calc.use.run": "function"}
         assert {n["via_confidence"] for n in py["results"]["symbols"]} == {"EXACT_TYPECHECKED"}

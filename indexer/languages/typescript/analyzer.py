@@ -88,7 +88,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-7"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-8"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset(
@@ -384,6 +384,8 @@ class TsDefinition(msgspec.Struct, array_like=True, frozen=True):
     kind: str
     line: int
     col: int
+    # A variable whose type, as the checker prints it, is a function or a constructor (records.Symbol.callable)
+    callable: bool = False
 
 
 class RepositoryTsFacts(msgspec.Struct, frozen=True):
@@ -620,7 +622,14 @@ def join_repository(
     synthesized = _definitions(documents, files, facts_of, source_of, decls, defined)
     for path, extra_decls in synthesized.items():  # enclosing lookups see them too
         decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
+    known = list(known)
     _add_known(known, known_declarations or {}, facts_of, decls, defined)
+    typed_callable = {t.symbol for t in known if t.callable} | {
+        canonical_symbol(info.symbol)
+        for doc in documents
+        for info in doc.symbols
+        if info.documentation and holds_callable(info.documentation[0])
+    }
 
     # 2. uses in the corpus's own documents, document by document in path order
     uses: list[TsUse] = []
@@ -640,7 +649,15 @@ def join_repository(
         definitions=tuple(
             sorted(
                 (
-                    TsDefinition(sym, p, d.qualified_name, d.kind, d.start_line, d.start_col)
+                    TsDefinition(
+                        sym,
+                        p,
+                        d.qualified_name,
+                        d.kind,
+                        d.start_line,
+                        d.start_col,
+                        callable=d.kind == "variable" and sym in typed_callable,
+                    )
                     for sym, (p, d) in defined.items()
                 ),
                 key=lambda t: (t.path, t.symbol),
@@ -648,6 +665,47 @@ def join_repository(
         ),
         document_occurrences=tuple(counts),
     )
+
+
+_DECLARED = re.compile(r"^(?:var|let|const) [^:]+: ", re.S)
+_BRACKETS = {"(": ")", "<": ">", "{": "}", "[": "]"}
+
+
+def _past_group(text: str, start: int) -> int:
+    """The index just past the bracket group opening at ``start`` (len(text) when it never closes)."""
+    stack: list[str] = []
+    for i in range(start, len(text)):
+        char = text[i]
+        if char in _BRACKETS:
+            stack.append(_BRACKETS[char])
+        elif stack and char == stack[-1] and not (char == ">" and text[i - 1] == "="):
+            stack.pop()
+            if not stack:
+                return i + 1
+    return len(text)
+
+
+def holds_callable(hover: str) -> bool:
+    """Whether a variable's hover text, as scip-typescript writes it (the checker's printed declaration,
+    ```ts var x: T```), gives it a function or constructor type: ``(a) => b``, ``<T>(a: T) => T``,
+    ``new (…) => X``, ``typeof SomeClass``, or an object type whose first member is a call or construct
+    signature. A named type (``Ctor``, ``PayloadActionCreator<…>``) is not decided here."""
+    body = hover.strip().removeprefix("```ts").removesuffix("```").strip()
+    match = _DECLARED.match(body)
+    if match is None:
+        return False
+    text = body[match.end() :].strip()
+    if text.startswith(("typeof ", "new (", "new <", "abstract new (")):
+        return True
+    if text.startswith("{"):
+        inner = text[1:].lstrip()
+        return inner.startswith(("(", "<", "new (", "new <"))
+    at = 0
+    if text.startswith("<"):
+        at = _past_group(text, 0)
+    if text[at : at + 1] != "(":
+        return False
+    return text[_past_group(text, at) :].lstrip().startswith("=>")
 
 
 def _add_known(
@@ -836,6 +894,11 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         out.covered.add((source, u.line, u.col))
         out.covered_positions.add((u.path, u.line, u.col))
 
+    for t in facts.definitions:
+        if t.callable:
+            held = corpus.key_of(repo, t.path, t.qualified_name, t.kind)
+            if held is not None:
+                out.callable.add(held)
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
