@@ -85,8 +85,9 @@ class Symbol(_Record, frozen=True):
     exported: bool = False
     container: str = ""  # stable key of the enclosing declaration, "" at top level
     package: str = ""
-    # feature 7: a variable or constant whose value is a function, a class or another callable its extractor can
-    # see (a factory handed a function, a stdlib class factory...); get_blast_radius lists it by default
+    # feature 7: a variable or constant whose value is a function, a class or another callable its extractor (or
+    # the TypeScript checker) can see; get_blast_radius lists it by default. On a TypeScript type alias or
+    # interface: its values are callable.
     callable: bool = False
 
 

@@ -51,7 +51,8 @@ def flags(facts: Any) -> dict[str, tuple[str, bool]]:
 
 def test_typescript_variables_holding_functions_classes_and_factories_are_callable() -> None:
     got = flags(extract_ts("src/m.ts", TS_SOURCE, "src.m"))
-    callable_ = {n for n, (_k, c) in got.items() if c}
+    assert got["Parse"] == ("type", True) and got["Ctor"] == ("interface", True)  # their values are callable
+    callable_ = {n for n, (k, c) in got.items() if c and k == "variable"}
     assert callable_ == {
         "annotated",
         "constructed",
@@ -161,13 +162,19 @@ TS_REPO = {
         "export interface Ctor<T> { new (def: unknown): T }\n"
         "export function helper(x: number): number { return x + 1; }\n"
         "export function buildCreate() {\n  return (n: number) => helper(n);\n}\n"
+        "export type Make = { (n: number): number };\n"
+        "export type Named = { n: number };\n"
+        "export function buildMake(): Make {\n  return (n: number) => helper(n);\n}\n"
+        "export function buildNamed(): Named {\n  return { n: helper(2) };\n}\n"
         "export function $constructor<T>(name: string, init: (inst: T) => void): Ctor<T> {\n"
         "  return class { constructor(def: unknown) { init(this as unknown as T); } } as unknown as Ctor<T>;\n"
         "}\n"
     ),
     "src/api.ts": (
-        'import { helper, buildCreate, $constructor, Ctor } from "./core";\n'
+        'import { helper, buildCreate, buildMake, buildNamed, $constructor, Ctor } from "./core";\n'
         "export const create = buildCreate();\n"
+        "export const made = buildMake();\n"
+        "export const named = buildNamed();\n"
         "export interface ZodString { check(): number }\n"
         'export const ZodString: Ctor<ZodString> = $constructor("ZodString", (inst: ZodString) => {\n'
         "  inst.check = () => helper(1);\n"
@@ -215,17 +222,21 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
 def test_a_callable_variable_is_walked_and_listed_by_default_and_a_data_variable_is_not(indexed: StateLayout) -> None:
     with open_current(indexed) as gen:
         ts = get_blast_radius(gen, {"qualified_name": "src.core.helper", "view": "full"})
-        # build is reached through ZodString; create only the checker's type shows to hold a function
+        # build is reached through ZodString; only the checker's type shows that create (a function type) and
+        # made (the repository's one type Make, which has a call signature) hold functions; named holds data
         assert _rows(ts) == {
             "src.api.ZodString": "variable",
             "src.use.build": "function",
             "src.core.buildCreate": "function",
+            "src.core.buildMake": "function",
+            "src.core.buildNamed": "function",
             "src.api.create": "variable",
+            "src.api.made": "variable",
         }
-        assert [n.get("callable") for n in ts["results"]["symbols"] if n["kind"] == "variable"] == [True, True]
+        assert [n.get("callable") for n in ts["results"]["symbols"] if n["kind"] == "variable"] == [True] * 3
         assert ts["results"]["symbol_kinds_default_excluded"] == ["field", "variable"]
         everything = get_blast_radius(gen, {"qualified_name": "src.core.helper", "symbol_kinds": ["*"], "view": "full"})
-        assert "src.api.LIMITS" in _rows(everything) and len(_rows(everything)) == 5
+        assert {"src.api.LIMITS", "src.api.named"} <= set(_rows(everything)) and len(_rows(everything)) == 9
         py = get_blast_radius(gen, {"qualified_name": "calc.core.helper", "view": "full"})
         assert _rows(py) == {"calc.api.square": "variable", "calc.api.bound": "variable", "calc.use.run": "function"}
         assert {n["via_confidence"] for n in py["results"]["symbols"]} == {"EXACT_TYPECHECKED"}

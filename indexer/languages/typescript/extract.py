@@ -26,7 +26,7 @@ from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.modules import language_of, module_name
 from indexer.languages.typescript.variance import prepare, restore
 
-EXTRACTOR_VERSION = "typescript-ts-4"
+EXTRACTOR_VERSION = "typescript-ts-5"
 
 _TS = Language(tree_sitter_typescript.language_typescript())
 _TSX = Language(tree_sitter_typescript.language_tsx())
@@ -221,14 +221,16 @@ class _Extractor:
         elif t == "interface_declaration" and name:
             self.class_like(node, name, scope, container, exported, "interface")
             body = node.child_by_field_name("body")
-            signatures = body.named_children if body is not None and scope == self.module else []
-            if any(m.type in ("call_signature", "construct_signature") for m in signatures):
-                self.callable_types.add(name)
+            if _has_call_signature(body):
+                self._callable_type(f"{scope}.{name}", "interface", name, scope)
         elif t == "type_alias_declaration" and name:
-            if scope == self.module and _unwrap_type(node.child_by_field_name("value")) in _CALLABLE_TYPES:
-                self.callable_types.add(name)
             qn = f"{scope}.{name}"
             self._add(node, name, qn, "type", container, exported)
+            value = _unwrap(node.child_by_field_name("value"))
+            if value is not None and (
+                value.type in _CALLABLE_TYPES or (value.type == "object_type" and _has_call_signature(value))
+            ):
+                self._callable_type(qn, "type", name, scope)
             self.walk_children(node, qn, skip=name_node)
         elif t == "enum_declaration" and name:
             qn = f"{scope}.{name}"
@@ -298,6 +300,14 @@ class _Extractor:
                 query = head.named_children[0]
                 if query.type == "identifier":
                     self.typed_by.append((index, _text(query), True))
+
+    def _callable_type(self, qn: str, kind: str, name: str, scope: str) -> None:
+        """A type alias or interface whose values are callable: marked so, and known by name to this file."""
+        index = self.index.get((qn, kind))
+        if index is not None:
+            self.symbols[index] = msgspec.structs.replace(self.symbols[index], callable=True)
+        if scope == self.module:
+            self.callable_types.add(name)
 
     def _resolve_callable_types(self) -> None:
         """Variables typed by this file's own callable types, or by ``typeof`` its functions and classes."""
@@ -543,11 +553,22 @@ class _Extractor:
             self.walk(arg, enclosing)
 
 
-def _unwrap_type(node: Node | None) -> str:
-    """The node type of a type behind parentheses (``((x: T) => U)``), or "" for none."""
+def _unwrap(node: Node | None) -> Node | None:
+    """A type behind parentheses (``((x: T) => U)``)."""
     while node is not None and node.type == "parenthesized_type" and node.named_children:
         node = node.named_children[0]
-    return node.type if node is not None else ""
+    return node
+
+
+def _unwrap_type(node: Node | None) -> str:
+    """The node type of a type behind parentheses, or "" for none."""
+    inner = _unwrap(node)
+    return inner.type if inner is not None else ""
+
+
+def _has_call_signature(body: Node | None) -> bool:
+    """Whether an interface body or object type has a call or construct signature (its values are callable)."""
+    return body is not None and any(m.type in ("call_signature", "construct_signature") for m in body.named_children)
 
 
 def _arguments(call: Node) -> list[Node]:
