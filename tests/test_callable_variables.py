@@ -219,6 +219,7 @@ def indexed(tmp_path_factory: pytest.TempPathFactory) -> StateLayout:
     return StateLayout(home / "kivgraph.toml", home / "state")
 
 
+@pytest.mark.analyzers
 def test_a_callable_variable_is_walked_and_listed_by_default_and_a_data_variable_is_not(indexed: StateLayout) -> None:
     with open_current(indexed) as gen:
         ts = get_blast_radius(gen, {"qualified_name": "src.core.helper", "view": "full"})
