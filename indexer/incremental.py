@@ -437,7 +437,7 @@ def _carried_resolution(
     kept = {(repo, path) for repo, c in carries.items() if c.carried for path in c.files - c.pending}
     carried_repos = {repo for repo, c in carries.items() if c.carried}
     where = {sym.key: (sym.repository, sym.path) for sym in s.symbols}
-    out = Resolution(package_dependencies=list(fresh.package_dependencies))
+    out = Resolution(package_dependencies=list(fresh.package_dependencies), callable=set(fresh.callable))
     out.edges = [e for e in fresh.edges if where.get(e.source) not in kept]
     out.unresolved = [
         u
@@ -449,6 +449,8 @@ def _carried_resolution(
         for path in sorted(c.files - c.pending):
             record = previous.file(repo, path)
             for sym in previous.declarations(repo, path):
+                if sym.callable:
+                    out.callable.add(sym.key)
                 if sym.key not in where and record is not None and record.status == "partial":
                     _declare_carried(s, sym)  # an analyzer's declaration on a line tree-sitter cannot parse
                     where[sym.key] = (repo, path)

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from indexer import __version__
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
@@ -391,6 +393,7 @@ def key_phase(b: Build) -> None:
                             exported=sf.exported,
                             container=qn_keys.get(sf.container, "") if sf.container else "",
                             package=ff.package,
+                            callable=sf.callable,
                         )
                     )
                 per_file_symbols[(w.name, ff.path)] = len(ff.symbols)
@@ -543,6 +546,11 @@ def link_phase(b: Build) -> None:
                     line=prev.line,
                     count=prev.count + 1,
                 )
+    held = set().union(*(res.callable for res in b.resolutions))
+    if held:  # what an analyzer's types add to what the extractors saw (records.Symbol.callable)
+        b.symbols[:] = [
+            msgspec.structs.replace(s, callable=True) if s.key in held and not s.callable else s for s in symbols
+        ]
     b.edges, b.deps, b.language_of = edges, deps, language_of
     b.timer.add("link", started)
 

@@ -311,7 +311,7 @@ def _get_blast_radius(languages: tuple[str, ...]) -> ToolSpec:
                 "symbol_kinds": {
                     **_SYMBOL_KINDS,
                     "description": 'Only affected symbols of these kinds; ["*"] '
-                    "means all. Default: every kind but variables and fields (the walk still passes "
+                    "means all. Default: every kind but data variables and fields (the walk still passes "
                     "through them).",
                 },
             }

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import lmdb
@@ -302,6 +303,12 @@ class Generation:
                 yield name.decode("utf-8")
                 found = cursor.set_range(name + b"\x01")  # past every entry of this name
 
+    @contextmanager
+    def name_trie(self) -> Iterator[NameTrie]:
+        """The name index read as a trie of name bytes, in one read transaction (bounded fuzzy lookups)."""
+        with self.env.begin(db=self._dbs[keys.DB_BY_NAME]) as txn:
+            yield NameTrie(txn.cursor())
+
     def declarations(self, repository: str, path: str, *, directory: bool = False) -> Iterator[records.Symbol]:
         """Declarations of a file (or of every file under a directory), in file and source order."""
         if directory:
@@ -444,6 +451,33 @@ class Generation:
             start = keys.prefix(provider_repository, provider_package)
         for _key, value in self._scan(keys.DB_PACKAGE_DEPS, start):
             yield codec.PACKAGE_DEPENDENCY.decode(value)
+
+
+class NameTrie:
+    """Walks the name index (name NUL repository NUL path NUL key) as a trie of the names' bytes."""
+
+    def __init__(self, cursor: lmdb.Cursor) -> None:
+        self._cursor = cursor
+
+    def children(self, prefix: bytes) -> list[int]:
+        """The distinct bytes that follow ``prefix`` in some name, ascending, ``0`` first when ``prefix`` is a name.
+
+        One seek per byte returned (and one more), whatever the number of names below ``prefix``.
+        """
+        out: list[int] = []
+        cursor = self._cursor
+        at = len(prefix)
+        found = cursor.set_range(prefix)
+        while found:
+            key = bytes(cursor.key())
+            if not key.startswith(prefix) or len(key) <= at:
+                break
+            byte = key[at]
+            out.append(byte)
+            if byte == 0xFF:
+                break
+            found = cursor.set_range(prefix + bytes((byte + 1,)))
+        return out
 
 
 def _take_shared_hold(generation_dir: Path) -> int:

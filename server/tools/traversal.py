@@ -190,6 +190,8 @@ def full_node(row: Row) -> dict[str, Any]:
     }
     if row.dispatch_via is not None:
         node["dispatch_via"] = row.dispatch_via.qualified_name
+    if s.callable:
+        node["callable"] = True
     node["stable_key"] = s.key
     node["reached_from_key"] = keys.key_from_bytes(row.reached.reached_from)
     return node
@@ -507,11 +509,14 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     group = counterparts.counterparts(gen, root)
     seeds = {root16: root, **{keys.key_to_bytes(s.key): s for s in group}}
     walked = run_walk(gen, list(seeds), outgoing=False, walk_args=walk_args)
-    excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
     rows = [
         r
         for r in load_rows(gen, walked, seeds)
-        if (r.symbol.kind in kinds if kinds is not None else kinds_echo is not None or r.symbol.kind not in excluded)
+        if (
+            r.symbol.kind in kinds
+            if kinds is not None
+            else kinds_echo is not None or traverse.listed_by_default(r.symbol)
+        )
         and (include_derived or repo is not None or not is_derived(r.symbol.repository))
         and (repo is None or r.symbol.repository == repo)
         and (language is None or r.symbol.language == language)
