@@ -9,6 +9,8 @@ raised in the main thread through ``children.interrupt``), the CANDIDATE generat
 files pending, and the loop goes on to the next run, which takes both edits. Nothing else is interrupted: a
 change that arrives while the run resolves, links or publishes waits for it, and a run that published no
 CANDIDATE generation (a rebuild) is never superseded, so a steady stream of edits cannot starve it.
+The listener also keeps the newest write it heard (``written_since``): ``indexer.staleness`` drops a
+result whose analyzer ran while a file was written, even when the file is back as the run read it.
 """
 
 from __future__ import annotations
