@@ -33,7 +33,7 @@ from snapshot_format.layout import list_generations, read_current
 from snapshot_format.reader import open_current
 from snapshot_format.vocab import Confidence, EdgeKind
 from tests.fault_kit import SOURCE, indexed_home, layout_of, spawn_index, wait_stopped
-from tests.fresh_kit import Run, Workspace, answers, differences, full_rebuild
+from tests.fresh_kit import Run, Workspace, assert_like_a_full_rebuild, indexed_copy
 from tests.helpers import copy_fixture, kept_signal_handlers, write_repo
 
 MODIFIED = 2  # watchfiles.Change.modified
@@ -120,12 +120,7 @@ def once(action: Callable[[], object]) -> Callable[[], None]:
 @pytest.fixture
 def py_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Workspace, Path]:
     """The shapes fixture, registered and indexed once with scip-python."""
-    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
-    ws = Workspace(tmp_path / "home")
-    repo = copy_fixture("pyrepo_a", tmp_path)
-    ws.register("shapes", repo, "python")
-    assert ws.index().names == ["exact"]
-    return ws, repo
+    return indexed_copy(tmp_path, monkeypatch, "pyrepo_a", "shapes", "python")
 
 
 def report_of(repo: Path) -> Path:
@@ -139,13 +134,6 @@ def assert_nothing_after_holds_the_edit(ws: Workspace, runs: list[Run], revert: 
         with ws.generation(name) as gen:
             assert not gen.symbols_by_name("square_only"), f"{name}, published after the revert, holds the edit"
     assert not [p for p in ws.layout.generations_dir.iterdir() if p.name.startswith(".tmp-")]
-
-
-def assert_like_a_full_rebuild(ws: Workspace, tmp_path: Path) -> None:
-    with ws.current() as gen:
-        got = answers(gen)
-        assert not [f.path for f in gen.files("shapes") if f.analysis == "pending"]
-    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
 
 
 def square_only_callers(ws: Workspace) -> dict[str, int]:
