@@ -14,6 +14,7 @@ import json
 import os
 import queue
 import signal
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -24,9 +25,13 @@ from click.testing import CliRunner
 
 from indexer import incremental, supersede
 from indexer.config import load
+from indexer.fact_cache import FactCache
+from indexer.incremental import Inputs, run_inputs
+from indexer.languages import registry
 from indexer.languages.python.analyzer import ScipPythonAdapter
-from indexer.pipeline import run_index
-from indexer.staleness import TreeKeptChanging
+from indexer.languages.spec import AnalyzerFailed
+from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, git_state_of, run_index
+from indexer.staleness import TreeKeptChanging, tree_changes
 from indexer.watch import watch_and_index
 from kivgraph_cli.main import cli
 from snapshot_format.layout import list_generations, read_current
@@ -363,3 +368,84 @@ def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_ar
         assert "carried over" in analysis.reason and "drawing:drawing/canvas.py" in analysis.reason
         (shapes_analysis,) = gen.repository("shapes").analyses  # type: ignore[union-attr]
         assert shapes_analysis.mode == "exact"
+
+
+# --- what the check sees: every kind of change, by content ----------------------------------------------
+
+
+def _read(home: Path, cache: FactCache) -> tuple[Build, Inputs]:
+    """One read of the registered tree, as a run makes it (discovery, hashes, git state, inputs)."""
+    loaded = load(home / "kivgraph.toml")
+    b = Build(loaded, cache, lambda _p: None, _Timer())
+    discover_phase(b)
+    extract_phase(b)
+    b.git = {w.name: git_state_of(w) for w in b.work}
+    return b, run_inputs(b)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), "-c", "user.email=a@b", "-c", "user.name=a", *args], check=True)
+
+
+def test_the_check_names_each_change_since_the_read_and_content_decides(tmp_path: Path) -> None:
+    files = {**SOURCE, "web/app.ts": "export function greet(): string {\n  return 'hi';\n}\n", "tsconfig.json": "{}\n"}
+    repo = write_repo(tmp_path / "repo", {k: v for k, v in files.items() if k != "tsconfig.json"})  # untracked
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-qm", "x")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "kivgraph.toml").write_text(
+        f'version = 1\n\n[[repository]]\nname = "repo"\npath = "{repo}"\nlanguages = ["python", "typescript"]\n'
+    )
+    core, more = repo / "pkg" / "core.py", repo / "pkg" / "more.py"
+    late = repo / "pkg" / "late.py"
+
+    def nothing() -> None:
+        return None
+
+    def same_size_same_time() -> None:  # an edit that keeps the size and the modification time
+        st = core.stat()
+        core.write_text(SOURCE["pkg/core.py"].replace("1", "2"))
+        os.utime(core, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+    changes: list[tuple[Callable[[], object], Callable[[], object], list[str]]] = [
+        # (what the tree had when it was read, beyond the commit; what changed since; what the check names)
+        (nothing, lambda: os.utime(core, (1, 1)), []),  # a touch: the same content
+        (nothing, lambda: core.write_text(SOURCE["pkg/core.py"] + "# x\n"), ["repo:pkg/core.py"]),
+        (nothing, same_size_same_time, ["repo:pkg/core.py"]),
+        (nothing, lambda: late.write_text("x = 1\n"), ["repo:pkg/late.py (added)"]),
+        (nothing, lambda: more.unlink(), ["repo:pkg/more.py (removed)"]),
+        (
+            lambda: late.write_text("x = 1\n"),
+            lambda: (repo / ".gitignore").write_text("pkg/late.py\n"),
+            ["repo:pkg/late.py (removed)"],
+        ),  # an untracked file ignored since
+        (
+            nothing,
+            lambda: _git(repo, "commit", "-q", "--allow-empty", "-m", "y"),
+            ["repo (its git commit, branch or dirty state)"],
+        ),
+    ]
+    adapter = registry.adapter_for("typescript")
+    try:
+        assert adapter is not None
+        adapter.identity()
+        changes.append(
+            (
+                nothing,
+                lambda: (repo / "tsconfig.json").write_text('{"compilerOptions": {"strict": true}}\n'),
+                ["repo (the inputs of its typescript analyzer)"],
+            )
+        )
+    except AnalyzerFailed:
+        pass  # no scip-typescript here: its inputs are not part of the fingerprint
+    with FactCache(tmp_path / "cache") as cache:
+        for before, change, expected in changes:
+            write_repo(repo, files)  # the tree as committed, before each change
+            late.unlink(missing_ok=True)
+            (repo / ".gitignore").unlink(missing_ok=True)
+            before()
+            b, inputs = _read(home, cache)
+            change()
+            assert tree_changes(b, inputs, run_inputs) == expected, expected
