@@ -681,7 +681,7 @@ def index_in_stages(
         if read > 1:
             supersede.begin_run()  # a new read of the tree: the edits heard so far are its own
         try:
-            run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, on_published=published)
+            run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
         except staleness.Stale as stale:
             dropped.append(stale)
             again = "reading the tree again" if read < staleness.MAX_READS else "giving up"
@@ -701,10 +701,9 @@ def _read_and_publish(
     *,
     mode: str,
     only: frozenset[str] | None,
-    on_published: PublishedFn,
+    published: PublishedFn,
 ) -> StagedRun:
     """One read of the tree and what it publishes (``Stale`` when the tree changed under a result)."""
-    published = on_published
     previous = _open_current(layout)
     try:
         b = Build(loaded, cache, emit, timer, only, previous)
