@@ -8,7 +8,7 @@ session, and answers that carry their generation's own content (each generation 
 of ``generation_marker`` declarations: find_symbol must count its own snapshot's, graph_status its own
 symbols), so an answer mixing two generations would show. The same client load then runs against the
 MCP SDK's own streamable HTTP server answering an empty tool (benchmarks/bare_sdk_http_server.py): the
-budget is a p50 per tool at most twice that empty tool's p50 (docs/budgets.md §1.7).
+budget is a p50 per tool at most twice that empty tool's p50 (docs/budgets.md §1.8).
 
 Memory: the server's RSS and unique memory (USS) after one session, after all sessions have opened (the
 difference over the extra sessions is the memory per session), and at the end.
@@ -436,7 +436,7 @@ def report(data: dict[str, Any]) -> str:
     lines += [
         "",
         f"Every tool's p50 is **{verdict}** the budget of {data['budget_p50_over_empty']:g}x the empty tool's p50 on the "
-        "SDK's own streamable HTTP server under the same load (docs/budgets.md §1.7).",
+        "SDK's own streamable HTTP server under the same load (docs/budgets.md §1.8).",
         "",
         "| server memory (MiB) | after one session | after all sessions opened | at the end |",
         "| --- | ---: | ---: | ---: |",

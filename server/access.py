@@ -1,4 +1,4 @@
-"""Access per repository: the one place a token's repositories are enforced (docs/surface.md §1.3).
+"""Access per repository: the one place a token's repositories are enforced (docs/surface.md §1.6).
 
 A token limited to some repositories gets, for each call, a ``RepositoryView`` of the leased generation in
 place of the generation itself. The view is a ``Generation`` to every query and tool function, and every

@@ -128,7 +128,9 @@ def serve(
     # uvicorn's reloader imports watchfiles whenever it is installed (the indexer installs it); serve never
     # loads watchfiles (docs/budgets.md §2.10). Over stdio uvicorn itself stays out too (sse_starlette copes
     # with an absent uvicorn), which also shortens the start; --http runs on it.
-    for blocked in ("watchfiles",) if http_address else ("uvicorn", "watchfiles"):
+    # (uvicorn's own watchfiles reloader is blocked too, so not even an import of watchfiles is attempted.)
+    http_blocked = ("watchfiles", "uvicorn.supervisors.watchfilesreload")
+    for blocked in http_blocked if http_address else ("uvicorn", "watchfiles"):
         sys.modules.setdefault(blocked, None)  # type: ignore[assignment]
     import os
 

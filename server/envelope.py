@@ -71,7 +71,7 @@ def envelope(
     ``tests`` states the rows in test files left out of the answer (``+4 in 2 test files; include_tests=true
     lists them``); absent when none was left out. ``pending_exact`` appears only on a snapshot published before
     its exact analysis. ``access`` appears on every answer to a token limited to some repositories: what it
-    does not name may exist in a repository the token cannot read (docs/surface.md §1.3).
+    does not name may exist in a repository the token cannot read (docs/surface.md §1.6).
     """
     truncated = next_cursor is not None
     out: dict[str, Any] = {"snapshot_id": snapshot_id}

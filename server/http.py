@@ -3,7 +3,7 @@
 The MCP side is the stdio server's own: one ``KivgraphApp`` (one holder, one tool registry, one
 list_changed path) serves every session; the SDK's ``StreamableHTTPSessionManager`` runs the sessions
 (idle ones expire, a closed one is discarded with everything it held). In front of it, a small ASGI gate
-answers, in this order and before any MCP message is read (docs/surface.md §1.2):
+answers, in this order and before any MCP message is read (docs/surface.md §1.5):
 
 1. a path other than ``/mcp``: 404;
 2. a Host header that is not one the server answers to (loopback by default, ``--allowed-host`` adds

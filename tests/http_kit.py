@@ -32,11 +32,12 @@ class Served:
 
 
 @contextmanager
-def http_serve(home: Path, *extra: str) -> Iterator[Served]:
+def http_serve(home: Path, *extra: str, python_flags: tuple[str, ...] = ()) -> Iterator[Served]:
     """`kivgraph serve --http 127.0.0.1:0` on ``home``; yields once it listens, stops it (SIGTERM) after."""
     process = subprocess.Popen(
         [
             sys.executable,
+            *python_flags,
             "-m",
             "kivgraph_cli",
             "serve",

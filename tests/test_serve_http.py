@@ -25,6 +25,7 @@ from snapshot_format.reader import open_current
 from tests.helpers import copy_fixture, run_kivgraph
 from tests.http_kit import create_token, http_serve, mcp_session, text_of
 from tests.server_fixtures import GraphBuilder, StandardGraph, build_standard
+from tests.test_serve_imports import FORBIDDEN, imported_modules
 
 pytestmark = [pytest.mark.e2e, pytest.mark.anyio]
 
@@ -373,3 +374,16 @@ async def test_idle_sessions_expire_and_a_session_belongs_to_its_token(tmp_path:
                     if again.status_code == 404:
                         break
                     await anyio.sleep(1.0)  # longer than the idle timeout: a request in flight resets it
+
+
+async def test_serve_http_never_imports_the_indexer_tree_sitter_or_watchfiles(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    graph = publish_standard(home, tmp_path / "src")
+    token = create_token(home, "alice")
+    with http_serve(home, python_flags=("-X", "importtime")) as served:
+        async with mcp_session(served.url, token) as session:
+            for tool, arguments in sample_calls(graph).items():
+                assert not (await session.call_tool(tool, arguments)).is_error, tool
+    modules = imported_modules("".join(served.stderr))
+    assert {"uvicorn", "mcp.server.streamable_http_manager", "server.http", "server.access"} <= modules
+    assert sorted(m for m in modules if FORBIDDEN.match(m)) == []
