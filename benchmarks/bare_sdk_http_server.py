@@ -1,8 +1,8 @@
 """The MCP SDK's own streamable HTTP server with one empty tool: the reference point of benchmarks/bench_http.py.
 
 What the SDK's documentation would have one write: the low-level server, ``streamable_http_app()`` (its
-session manager, its Host/Origin checks for 127.0.0.1), run by uvicorn. The tool ``empty`` answers
-``ok``. It prints ``listening on URL;`` to stderr once its socket listens.
+session manager, its Host/Origin checks for 127.0.0.1), run by uvicorn, with the empty tool of
+benchmarks/bare_sdk_server.py (``ping`` answers ``pong``). It prints ``listening on URL;`` to stderr once its socket listens.
 
     python -m benchmarks.bare_sdk_http_server
 """
@@ -14,26 +14,14 @@ import sys
 from typing import Any
 
 import anyio
-import mcp_types as types
 import uvicorn
-from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 
-_EMPTY = types.Tool(name="empty", description="Answers ok.", input_schema={"type": "object", "properties": {}})
-
-
-async def _list_tools(
-    _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
-) -> types.ListToolsResult:
-    return types.ListToolsResult(tools=[_EMPTY])
-
-
-async def _call_tool(_ctx: ServerRequestContext[Any], _params: types.CallToolRequestParams) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(text="ok")])
+from benchmarks.bare_sdk_server import call_tool, list_tools
 
 
 async def main() -> None:
-    server: Server[Any] = Server("bare-http", on_list_tools=_list_tools, on_call_tool=_call_tool)
+    server: Server[Any] = Server("bare-http", on_list_tools=list_tools, on_call_tool=call_tool)
     app = server.streamable_http_app(host="127.0.0.1")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -7,15 +7,14 @@ import re
 import subprocess
 import sys
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import httpx2
 import mcp_types as types
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientSession, MessageHandlerFnT
 from mcp.client.streamable_http import streamable_http_client
 
 from tests.helpers import REPO_ROOT, kivgraph_env, run_kivgraph
@@ -95,12 +94,9 @@ def create_token(home: Path, name: str, *args: str) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
-MessageHandler = Callable[[Any], Awaitable[None]]
-
-
 @asynccontextmanager
 async def mcp_session(
-    url: str, token: str | None, on_message: MessageHandler | None = None, **headers: str
+    url: str, token: str | None, on_message: MessageHandlerFnT | None = None, **headers: str
 ) -> AsyncIterator[ClientSession]:
     """An initialized SDK ClientSession over streamable HTTP, sending ``Authorization: Bearer token``."""
     sent = dict(headers)

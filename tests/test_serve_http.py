@@ -147,7 +147,7 @@ async def test_every_session_hears_list_changed_when_a_generation_is_published(t
         heard = [anyio.Event(), anyio.Event()]
 
         def handler(i: int) -> Any:
-            async def handle(message: Any) -> None:
+            async def handle(message: object) -> None:
                 if getattr(message, "method", None) == "notifications/tools/list_changed":
                     heard[i].set()
 
