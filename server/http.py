@@ -18,16 +18,18 @@ each session to the token that opened it (another token presenting its session i
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import ipaddress
 import json
 import logging
 import math
 import os
+import signal
 import socket
 import threading
 import time
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -371,7 +373,22 @@ async def serve_http(
     config = uvicorn.Config(
         gate, lifespan="off", log_config=None, access_log=False, server_header=False, timeout_graceful_shutdown=5
     )
-    server = uvicorn.Server(config)
+
+    class _Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            """SIGINT and SIGTERM stop the server gracefully and the process exits 0 (uvicorn re-raises them)."""
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+
+    server = _Server(config)
     log.info(
         "listening on %s; serving %s from %s (%s tokens)",
         url,

@@ -111,6 +111,8 @@ async def test_the_twelve_tools_answer_through_a_token_as_they_do_in_process(tmp
             refused = await session.call_tool("index_project", {"name": "x", "path": str(tmp_path), "confirmed": True})
             assert refused.is_error and text_of(refused).startswith("PERMISSION_DENIED: ")
             assert "index scope" in text_of(refused)
+    assert served.process.returncode == 0  # SIGTERM ends the server cleanly
+    assert "HTTP server stopped" in "".join(served.stderr)
     uses = json.loads(run_kivgraph(home, "token", "list", "--json").stdout)["tokens"]
     assert [(u["name"], u["scope"], bool(u["last_used_at"])) for u in uses] == [("alice", "read", True)]
     assert token not in (home / "state" / "tokens.json").read_text()
