@@ -299,6 +299,7 @@ def summarize(latencies: dict[str, list[float]]) -> dict[str, dict[str, float]]:
 
 
 def run(sessions: int, calls: int, symbols: int, edges: int) -> dict[str, Any]:
+    load_start = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="kivgraph-http-") as tmp:
         layout = StateLayout(config_path=Path(tmp) / "kivgraph.toml", state_dir=Path(tmp) / "state")
         base = generate(symbols, edges)
@@ -350,6 +351,7 @@ def run(sessions: int, calls: int, symbols: int, edges: int) -> dict[str, Any]:
             load, marks = anyio.run(drive, server, tokens, plans, calls, expected, publish_during)
         finally:
             server.stop()
+        load_between = [round(x, 2) for x in os.getloadavg()]
         bare = spawn([sys.executable, "-m", "benchmarks.bare_sdk_http_server"], env)
         try:
             no_tokens: list[str | None] = [None] * sessions
@@ -365,7 +367,9 @@ def run(sessions: int, calls: int, symbols: int, edges: int) -> dict[str, Any]:
     return {
         "python": sys.version.split()[0],
         "cores": os.cpu_count(),
-        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+        "load_average_at_start": load_start,
+        "load_average_between_runs": load_between,
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "sessions": sessions,
         "calls_per_session": calls,
         "synthetic": {"symbols": symbols, "edges": edges, "repositories": len(repos)},
@@ -414,7 +418,9 @@ def report(data: dict[str, Any]) -> str:
         f"{data['synthetic']['symbols']} symbols and {data['synthetic']['edges']} edges in "
         f"{data['synthetic']['repositories']} repositories, while two more generations were published "
         f"({publications}). Client and server share "
-        f"the machine's {data['cores']} cores, with other work: load average {data['load_average_at_start'][0]} at the start. "
+        f"the machine's {data['cores']} cores, with other work: load average (1 min) {data['load_average_at_start'][0]} at the "
+        f"start, {data['load_average_between_runs'][0]} between the two servers' runs, "
+        f"{data['load_average_at_end'][0]} at the end. "
         f"Python {data['python']}.",
         "",
         f"- errors: **{data['errors']}**; answers mixing two generations: **{data['answers_mixing_generations']}**; "
