@@ -276,7 +276,7 @@ class KivgraphApp:
         if first:
             log.info("a generation is published: listing the read tools")
         for key, peer in list(self._peers.items()):
-            if not first and (peer.languages is None or self._languages(peer.access) == peer.languages):
+            if not first and (peer.languages is None or await self._languages_now(peer.access) == peer.languages):
                 continue
             try:
                 await peer.session.send_tool_list_changed()
@@ -284,7 +284,7 @@ class KivgraphApp:
                 log.debug("tools/list_changed not delivered: %s", exc)
                 self._peers.pop(key, None)
         # The 2026 protocol's subscriptions/listen streams share one bus: they hear of the whole graph's changes.
-        languages = self._languages(FULL_ACCESS)
+        languages = await self._languages_now(FULL_ACCESS)
         if first or (self._languages_announced is not None and languages != self._languages_announced):
             await self._bus.publish(ToolsListChanged())
         self._languages_announced = languages
@@ -328,11 +328,11 @@ class KivgraphApp:
         with self.holder.lease() as generation:
             return served_languages(view_of(generation, access)) if generation is not None else ()
 
-    def listed_tools(self, access: Access = FULL_ACCESS) -> list[types.Tool]:
-        """The tools/list answer for a caller with ``access``."""
-        if self.holder.current_id is None and not self._read_tools_listed:
-            return self._tools_for(None)
-        return self._tools_for(self._languages(access))
+    async def _languages_now(self, access: Access) -> tuple[str, ...]:
+        """``_languages`` off the event loop for a limited token (its view counts its symbols once per generation)."""
+        if not access.limited:
+            return self._languages(access)
+        return await anyio.to_thread.run_sync(self._languages, access, limiter=self._limiter)
 
     def _tools_for(self, languages: tuple[str, ...] | None) -> list[types.Tool]:
         """The Tool objects for a language enum (None: index_project alone), built once per enum."""
@@ -350,10 +350,11 @@ class KivgraphApp:
             # An outside index published between two polls: list (and announce) now.
             await self.refresh()
         access = self.access_of(ctx)
-        tools = self.listed_tools(access)
-        if self._read_tools_listed:
-            self._peer(ctx, access).languages = self._languages(access)
-        return types.ListToolsResult(tools=tools)
+        if not self._read_tools_listed and self.holder.current_id is None:
+            return types.ListToolsResult(tools=self._tools_for(None))
+        languages = await self._languages_now(access)
+        self._peer(ctx, access).languages = languages
+        return types.ListToolsResult(tools=self._tools_for(languages))
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -492,44 +493,53 @@ class KivgraphApp:
     async def _index_project(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, access: Access = FULL_ACCESS
     ) -> str:
-        if not access.may_index:
-            raise ToolError(
-                PERMISSION_DENIED, "this token has the read scope; index_project needs a token with the index scope"
-            )
-        request = indexing.parse_index_request(
-            params.arguments, self.options.cwd or Path(os.getcwd()), self.layout.state_dir
-        )
-        outside = [p.name for p in request.projects if not access.sees(p.name)]
-        if outside:
-            # The same refusal whether such a repository is registered or not: the token cannot tell.
-            raise ToolError(
-                PERMISSION_DENIED,
-                f"this token may index only the repositories it can read ({', '.join(access.repositories)}); "
-                f"not {', '.join(repr(n) for n in outside)}",
-            )
+        request: indexing.IndexRequest | None = None
         try:
+            if not access.may_index:
+                raise ToolError(
+                    PERMISSION_DENIED, "this token has the read scope; index_project needs a token with the index scope"
+                )
+            request = indexing.parse_index_request(
+                params.arguments, self.options.cwd or Path(os.getcwd()), self.layout.state_dir
+            )
+            outside = [p.name for p in request.projects if not access.sees(p.name)]
+            if outside:
+                # The same refusal whether such a repository is registered or not: the token cannot tell.
+                raise ToolError(
+                    PERMISSION_DENIED,
+                    f"this token may index only the repositories it can read ({', '.join(access.repositories)}); "
+                    f"not {', '.join(repr(n) for n in outside)}",
+                )
             text = await self._run_index(ctx, params, request, access)
         except ToolError as exc:
-            self._audit_index(access, request, exc.code)
+            self._audit_index(access, request, params.arguments, exc.code)
             raise
         except _InputRequired:
             raise
         except BaseException:
-            self._audit_index(access, request, "INTERRUPTED")
+            self._audit_index(access, request, params.arguments, "INTERRUPTED")
             raise
-        self._audit_index(access, request, "OK")
+        self._audit_index(access, request, params.arguments, "OK")
         return text
 
-    def _audit_index(self, access: Access, request: indexing.IndexRequest, outcome: str) -> None:
-        if self.options.audit is not None:
-            self.options.audit.record(
-                "index_project",
-                token=access.token,
-                token_id=access.token_id,
-                projects=[{"name": p.name, "path": p.path} for p in request.projects],
-                outcome=outcome,
-                snapshot=self.holder.current_id,
-            )
+    def _audit_index(
+        self, access: Access, request: indexing.IndexRequest | None, arguments: object, outcome: str
+    ) -> None:
+        """One audit line per index_project call over HTTP (the projects as parsed, else the names asked for)."""
+        if self.options.audit is None:
+            return
+        if request is not None:
+            projects = [{"name": p.name, "path": p.path} for p in request.projects]
+        else:
+            projects = [{"name": n} for n in indexing.names_asked(arguments)]
+        self.options.audit.record(
+            "index_project",
+            token=access.token,
+            token_id=access.token_id,
+            projects=projects,
+            outcome=outcome,
+            snapshot=self.holder.current_id,
+        )
 
     async def _run_index(
         self,
@@ -577,7 +587,8 @@ class KivgraphApp:
         counts: Any = result.get("counts", {})
         index: Any = result.get("index", {})
         if access.limited:  # the run's figures cover every repository: give those of what the token sees
-            counts, index = self._view_counts(access), {}
+            counts = await anyio.to_thread.run_sync(self._view_counts, access, limiter=self._limiter)
+            index = {}
         payload = {
             "project": projects[0],
             "projects": projects,

@@ -35,6 +35,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+
 from server.access import Access
 from server.app import ACCESS_KEY, KivgraphApp, ServeOptions
 from server.audit import AuditLog
@@ -309,9 +312,6 @@ class Gate:
                 [(b"retry-after", str(retry).encode())],
             )
         self._audit.used(record.name, record.id, session_start="mcp-session-id" not in headers)
-        from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
-        from mcp.server.auth.provider import AccessToken
-
         # The SDK binds a session to the principal that opened it: the token's id.
         principal = AccessToken(token=record.id, client_id=record.id, scopes=[record.scope])
         access = Access(token=record.name, token_id=record.id, scope=record.scope, repositories=record.repositories)

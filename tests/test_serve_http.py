@@ -111,6 +111,9 @@ async def test_the_twelve_tools_answer_through_a_token_as_they_do_in_process(tmp
             refused = await session.call_tool("index_project", {"name": "x", "path": str(tmp_path), "confirmed": True})
             assert refused.is_error and text_of(refused).startswith("PERMISSION_DENIED: ")
             assert "index scope" in text_of(refused)
+    audited = [json.loads(x) for x in (home / "state" / "logs" / "audit.jsonl").read_text().splitlines()]
+    refusal = [(x["token"], x["outcome"], x["projects"]) for x in audited if x["event"] == "index_project"]
+    assert refusal == [("alice", "PERMISSION_DENIED", [{"name": "x"}])]  # refused calls are audited too
     assert served.process.returncode == 0  # SIGTERM ends the server cleanly
     assert "HTTP server stopped" in "".join(served.stderr)
     uses = json.loads(run_kivgraph(home, "token", "list", "--json").stdout)["tokens"]
