@@ -105,13 +105,21 @@ def with_markers(base: GenerationContent, count: int) -> GenerationContent:
 
 
 def memory(pid: int) -> dict[str, float]:
-    """RSS and unique memory (private pages) of a process, in MiB."""
+    """RSS, unique memory (private pages) and anonymous memory (the heap: not the mapped generation), in MiB.
+
+    The generation's pages a process has read count as its private pages while no other process maps them,
+    so unique memory grows with the pages the calls touched; anonymous memory is what the server allocated.
+    """
     out: dict[str, float] = {}
     for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
         key, _, value = line.partition(":")
-        if key in ("Rss", "Private_Clean", "Private_Dirty"):
+        if key in ("Rss", "Private_Clean", "Private_Dirty", "Anonymous"):
             out[key] = int(value.split()[0]) / 1024
-    return {"rss_mib": round(out["Rss"], 1), "uss_mib": round(out["Private_Clean"] + out["Private_Dirty"], 1)}
+    return {
+        "rss_mib": round(out["Rss"], 1),
+        "uss_mib": round(out["Private_Clean"] + out["Private_Dirty"], 1),
+        "anon_mib": round(out["Anonymous"], 1),
+    }
 
 
 @dataclass
@@ -364,6 +372,7 @@ def run(sessions: int, calls: int, symbols: int, edges: int) -> dict[str, Any]:
         row["p50_over_empty"] = round(row["p50_ms"] / empty_p50, 2)
     per_session = (marks["all_sessions"]["rss_mib"] - marks["one_session"]["rss_mib"]) / max(sessions - 1, 1)
     per_session_uss = (marks["all_sessions"]["uss_mib"] - marks["one_session"]["uss_mib"]) / max(sessions - 1, 1)
+    per_session_anon = (marks["all_sessions"]["anon_mib"] - marks["one_session"]["anon_mib"]) / max(sessions - 1, 1)
     return {
         "python": sys.version.split()[0],
         "cores": os.cpu_count(),
@@ -400,7 +409,11 @@ def run(sessions: int, calls: int, symbols: int, edges: int) -> dict[str, Any]:
         "within_budget": all(r["p50_over_empty"] <= BUDGET_RATIO for r in tools.values()),
         "memory": {
             "kivgraph": {k: marks[k] for k in ("one_session", "all_sessions", "end")},
-            "kivgraph_per_extra_session_mib": {"rss": round(per_session, 3), "uss": round(per_session_uss, 3)},
+            "kivgraph_per_extra_session_mib": {
+                "rss": round(per_session, 3),
+                "uss": round(per_session_uss, 3),
+                "anon": round(per_session_anon, 3),
+            },
             "bare_sdk": {k: bare_marks[k] for k in ("one_session", "all_sessions", "end")},
         },
     }
@@ -451,11 +464,17 @@ def report(data: dict[str, Any]) -> str:
         f"{mem['kivgraph']['end']['rss_mib']} |",
         f"| kivgraph unique (USS) | {mem['kivgraph']['one_session']['uss_mib']} | "
         f"{mem['kivgraph']['all_sessions']['uss_mib']} | {mem['kivgraph']['end']['uss_mib']} |",
+        f"| kivgraph anonymous (heap) | {mem['kivgraph']['one_session']['anon_mib']} | "
+        f"{mem['kivgraph']['all_sessions']['anon_mib']} | {mem['kivgraph']['end']['anon_mib']} |",
         f"| SDK server RSS | {mem['bare_sdk']['one_session']['rss_mib']} | {mem['bare_sdk']['all_sessions']['rss_mib']} | "
         f"{mem['bare_sdk']['end']['rss_mib']} |",
+        f"| SDK server anonymous (heap) | {mem['bare_sdk']['one_session']['anon_mib']} | "
+        f"{mem['bare_sdk']['all_sessions']['anon_mib']} | {mem['bare_sdk']['end']['anon_mib']} |",
         "",
         f"Memory per extra session: {mem['kivgraph_per_extra_session_mib']['rss']} MiB RSS "
-        f"({mem['kivgraph_per_extra_session_mib']['uss']} MiB unique).",
+        f"({mem['kivgraph_per_extra_session_mib']['anon']} MiB of heap). Unique memory counts the pages of the "
+        "mapped generation the calls read (no other process maps them here), so it grows with the graph "
+        "read; the heap is what the server allocated. At the end all sessions have closed.",
     ]
     return "\n".join(lines) + "\n"
 
