@@ -262,6 +262,7 @@ class Gate:
         self._limiter = limiter
         self._hosts = hosts
         self._audit = audit
+        self._principals: dict[TokenRecord, tuple[AuthenticatedUser, Access]] = {}  # built once per token
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -312,10 +313,15 @@ class Gate:
                 [(b"retry-after", str(retry).encode())],
             )
         self._audit.used(record.name, record.id, session_start="mcp-session-id" not in headers)
-        # The SDK binds a session to the principal that opened it: the token's id.
-        principal = AccessToken(token=record.id, client_id=record.id, scopes=[record.scope])
-        access = Access(token=record.name, token_id=record.id, scope=record.scope, repositories=record.repositories)
-        return {**scope, "user": AuthenticatedUser(principal), ACCESS_KEY: access}
+        found = self._principals.get(record)
+        if found is None:
+            if len(self._principals) > 10_000:
+                self._principals.clear()
+            # The SDK binds a session to the principal that opened it: the token's id.
+            principal = AccessToken(token=record.id, client_id=record.id, scopes=[record.scope])
+            access = Access(token=record.name, token_id=record.id, scope=record.scope, repositories=record.repositories)
+            found = self._principals[record] = (AuthenticatedUser(principal), access)
+        return {**scope, "user": found[0], ACCESS_KEY: found[1]}
 
 
 def _listen(host: str, port: int) -> socket.socket:
