@@ -368,9 +368,10 @@ class KivgraphApp:
             elif name in READ_TOOL_NAMES:
                 if self.holder.current_id is None:
                     await self.refresh()  # published since the last poll: answer from it rather than refuse
-                if name in _INLINE_TOOLS:
+                if name in _INLINE_TOOLS and not access.limited:
                     # Key lookups and short scans answer in well under a millisecond: a thread hop
-                    # would cost more than the answer (it doubled the stdio round trip).
+                    # would cost more than the answer (it doubled the stdio round trip). A limited token's
+                    # view filters what it reads (and counts its languages once per generation): a thread.
                     text = self._read(name, params.arguments, access)
                 else:
                     text = await anyio.to_thread.run_sync(
