@@ -57,7 +57,8 @@ def names_asked(arguments: object) -> list[str]:
     """The project names an index_project call asked for, read leniently (for the audit of a refused call)."""
     if not isinstance(arguments, dict):
         return []
-    entries = arguments.get("projects") if isinstance(arguments.get("projects"), list) else [arguments]
+    listed = arguments.get("projects")
+    entries: list[object] = listed if isinstance(listed, list) else [arguments]
     names = [e.get("name") for e in entries if isinstance(e, dict)]
     return [n[:200] for n in names if isinstance(n, str)][:50]
 
