@@ -122,6 +122,7 @@ def test_a_damaged_store_refuses_every_token_and_names_the_file(tmp_path: Path) 
     assert TokenBook(path).lookup(token) is None
 
 
+@pytest.mark.e2e
 def test_the_token_commands_print_the_token_once_on_the_last_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
     made = run_kivgraph(home, "token", "create", "--name", "alice", "--repository", "beta", timeout=60)
