@@ -29,8 +29,8 @@ import msgspec
 from snapshot_format import keys, records
 from snapshot_format.lexical import LexiconDocument, LexiconStats
 from snapshot_format.manifest import Manifest
+from snapshot_format.names import repository_allowed
 from snapshot_format.reader import Generation
-from snapshot_format.tokens import repository_allowed
 from snapshot_format.vocab import Confidence, EdgeKind
 
 ACCESS_NOTE = "within the repositories this token can read"

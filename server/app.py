@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import lmdb
@@ -35,7 +35,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server import indexing
 from server.access import FULL_ACCESS, Access, view_of
-from server.audit import AuditLog
 from server.envelope import Coverage
 from server.errors import (
     INDEX_NOT_READY,
@@ -55,6 +54,9 @@ from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.versions import RELEASE
+
+if TYPE_CHECKING:
+    from server.audit import AuditLog  # HTTP only: stdio never loads it
 
 log = logging.getLogger("kivgraph.serve")
 calls = logging.getLogger(CALLS_LOGGER)

@@ -27,7 +27,7 @@ import msgspec
 
 from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout
-from snapshot_format.names import RESERVED_PREFIX, repository_name_problem
+from snapshot_format.names import RESERVED_PREFIX, repository_allowed, repository_name_problem
 
 TOKEN_STORE_VERSION = 1
 TOKENS_FILENAME = "tokens.json"
@@ -70,17 +70,6 @@ _decoder = msgspec.json.Decoder(TokenStore)
 def tokens_path(layout: StateLayout) -> Path:
     """Where the token store lives: beside the generations, in the state directory."""
     return layout.state_dir / TOKENS_FILENAME
-
-
-def repository_allowed(patterns: tuple[str, ...], repository: str) -> bool:
-    """Whether ``repository`` matches one of ``patterns`` (exact names, or a prefix ending in ``*``)."""
-    for pattern in patterns:
-        if pattern.endswith("*"):
-            if repository.startswith(pattern[:-1]):
-                return True
-        elif repository == pattern:
-            return True
-    return False
 
 
 def repository_pattern_problem(pattern: str) -> str:
