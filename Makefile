@@ -53,11 +53,12 @@ faults: setup
 demo: setup
 	$(BIN)/python -m benchmarks.demo
 
-## bench: indexing, query, start-to-first-answer and token benchmarks; JSON and a report land in benchmarks/results/
+## bench: indexing, query, start-to-first-answer, HTTP load and token benchmarks; JSON and a report land in benchmarks/results/
 bench: setup
 	$(BIN)/python -m benchmarks.bench_index --corpus click
 	$(BIN)/python -m benchmarks.bench_query
 	$(BIN)/python -m benchmarks.bench_startup
+	$(BIN)/python -m benchmarks.bench_http
 	$(BIN)/python -m benchmarks.bench_tokens
 
 ## agreement: each analyzer's find_references against the language's own reference search (slow: cold indexes)

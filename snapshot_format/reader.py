@@ -103,6 +103,14 @@ class Generation:
         return self.manifest.id
 
     @property
+    def built_at_ns(self) -> int:
+        return self.manifest.built_at_ns
+
+    @property
+    def feature_version(self) -> int:
+        return self.manifest.feature_version
+
+    @property
     def closed(self) -> bool:
         """Whether the environment has been unmapped."""
         return self._closed
@@ -248,6 +256,10 @@ class Generation:
         raw = self._get(keys.DB_SYMBOLS, key16)
         return codec.SYMBOL.decode(raw) if raw else None
 
+    def symbol_raw_value(self, key16: bytes) -> bytes | None:
+        """The stored bytes of a symbol record, undecoded (a caller that needs one field decodes only it)."""
+        return self._get(keys.DB_SYMBOLS, key16)
+
     def symbols_by_raw(self, keys16: Iterable[bytes]) -> Iterator[records.Symbol]:
         """Symbols for many raw keys in one transaction (missing keys skipped)."""
         with self.env.begin(db=self._dbs[keys.DB_SYMBOLS]) as txn:
@@ -328,6 +340,11 @@ class Generation:
                 raw = symtxn.get(key[-keys.KEY_BYTES :])
                 if raw:
                     yield codec.SYMBOL.decode(raw)
+
+    def declaration_keys(self, repository: str) -> Iterator[bytes]:
+        """The raw keys of every declaration of a repository, from the file index alone (nothing decoded)."""
+        for key in self._scan_keys(keys.DB_BY_FILE, keys.text(repository) + keys.SEP):
+            yield key[-keys.KEY_BYTES :]
 
     # --- edges ---------------------------------------------------------------------
 
@@ -440,6 +457,13 @@ class Generation:
         """(repository, path, language, weighted length) of a lexical document."""
         raw = self._get(keys.DB_LEXICON_DOCS, keys.lexicon_doc_key(doc))
         return lexical.decode_document(raw) if raw else None
+
+    def lexicon_documents(self) -> Iterator[tuple[int, LexiconDocument]]:
+        """Every lexical document with its id, in id order (none without a lexicon)."""
+        if keys.DB_LEXICON_DOCS not in self._dbs:
+            return
+        for key, value in self._scan(keys.DB_LEXICON_DOCS, b""):
+            yield int.from_bytes(key, "big"), lexical.decode_document(value)
 
     # --- package dependencies ------------------------------------------------------------
 
