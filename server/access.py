@@ -20,6 +20,7 @@ import hashlib
 import threading
 import weakref
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -30,7 +31,7 @@ from snapshot_format import keys, records
 from snapshot_format.lexical import LexiconDocument, LexiconStats
 from snapshot_format.manifest import Manifest
 from snapshot_format.names import repository_allowed
-from snapshot_format.reader import Generation
+from snapshot_format.reader import Generation, NameTrie
 from snapshot_format.vocab import Confidence, EdgeKind
 
 ACCESS_NOTE = "within the repositories this token can read"
@@ -336,6 +337,14 @@ class RepositoryView(Generation):
             for k in self._inner.name_keys(name)
             if self.access.sees(k[head : k.index(keys.SEP, head)].decode("utf-8"))
         )
+
+    @contextmanager
+    def name_trie(self) -> Iterator[NameTrie]:
+        # The names alone, hidden ones included: a did-you-mean shows a name only with a declaration this token
+        # sees (its lookups read through the view); that hidden names share the seek budget is a channel like
+        # response time (docs/surface.md §1.6).
+        with self._inner.name_trie() as trie:
+            yield trie
 
     def distinct_names(self, name_prefix: str = "") -> Iterator[str]:
         for name in self._inner.distinct_names(name_prefix):

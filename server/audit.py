@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from snapshot_format.regular import irregular
 from snapshot_format.tokens import AUDIT_FILENAME
 
 MAX_AUDIT_BYTES = 8 << 20
@@ -37,6 +38,10 @@ class AuditLog:
         self._lock = threading.Lock()
         self._last_use: dict[str, float] = {}
         self._handler: logging.Handler | None = None
+        damaged = irregular(self.path) or irregular(self.path.with_name(AUDIT_FILENAME + ".1"))
+        if damaged:  # a FIFO there would block the open for writing
+            log.warning("audit log disabled: %s", damaged)
+            return
         try:
             log_dir.mkdir(parents=True, exist_ok=True)
             self._handler = logging.handlers.RotatingFileHandler(

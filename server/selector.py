@@ -186,6 +186,8 @@ def _grouped(gen: Generation, group: list[Symbol], describe: Callable[[Symbol], 
         for n in (counterparts.uses(gen, s),)
     )
     return f"{describe(main)} answering as one symbol with {rest} (uses bound {bound})"
+
+
 def _qualified_matches(gen: Generation, qn: str, selector: Selector) -> list[Symbol]:
     """What a qualified name names within the selector's repository and path: exactly, else a typed form."""
     matches = [

@@ -28,6 +28,7 @@ import msgspec
 from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout
 from snapshot_format.names import RESERVED_PREFIX, repository_allowed, repository_name_problem
+from snapshot_format.regular import IrregularFileError, open_regular, read_regular
 
 TOKEN_STORE_VERSION = 1
 TOKENS_FILENAME = "tokens.json"
@@ -117,10 +118,11 @@ def verify(record: TokenRecord, secret: str) -> bool:
 def read_store(path: Path) -> tuple[TokenRecord, ...]:
     """The stored tokens (none when the file is absent); TokenStoreError names the file otherwise."""
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_STORE_BYTES + 1)
+        data = read_regular(path, limit=MAX_STORE_BYTES)  # a FIFO in its place must not hang serve
     except FileNotFoundError:
         return ()
+    except IrregularFileError as exc:
+        raise TokenStoreError(f"{exc}; the token store must be a file written by `kivgraph token create`") from None
     except OSError as exc:
         raise TokenStoreError(f"{path}: cannot read the token store: {exc.strerror or exc}") from None
     if len(data) > MAX_STORE_BYTES:
@@ -143,7 +145,11 @@ def read_store(path: Path) -> tuple[TokenRecord, ...]:
 def _locked(path: Path) -> Iterator[None]:
     """One writer at a time (two ``token create`` at once must not lose a token)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path.with_name(path.name + ".lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    lock = path.with_name(path.name + ".lock")
+    try:
+        fd = open_regular(lock, os.O_RDWR | os.O_CREAT, 0o600)
+    except IrregularFileError as exc:
+        raise TokenStoreError(f"{exc}; remove it (nothing holds it) and retry") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -224,8 +230,8 @@ def last_uses(layout: StateLayout) -> dict[str, str]:
     found: dict[str, str] = {}
     for path in audit_paths(layout):
         try:
-            lines = path.read_bytes().splitlines()
-        except OSError:
+            lines = read_regular(path).splitlines()
+        except OSError:  # absent, or not a regular file (a FIFO there would block): no uses recorded
             continue
         for line in lines:
             try:
