@@ -75,7 +75,7 @@ from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.npm_tool import cause, tail
-from indexer.languages.rust import monikers, toolchain
+from indexer.languages.rust import dependencies, monikers, toolchain
 from indexer.languages.rust import sites as S
 from indexer.languages.rust import workspace as ws
 from indexer.languages.rust.extract import same_node
@@ -88,7 +88,7 @@ from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite,
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-6"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-7"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -124,6 +124,8 @@ _SCIP_KINDS = {
 }
 
 DEPENDENCIES_NOT_LOADED = "DEPENDENCIES_NOT_LOADED"
+# cargo left a registered provider's [patch] unused: the workspace was analysed against the registry's copy
+PATCH_NOT_USED = "CRATE_PATCH_NOT_USED"
 
 
 # -- running ------------------------------------------------------------------------------------------------
@@ -138,6 +140,8 @@ class WorkspaceRun:
     problems: ws.LoadProblems = field(default_factory=ws.LoadProblems)
     failure: str = ""
     seconds: float = 0.0
+    # how its crate graph was settled first: fetched, pinned, what could not be resolved, unused patches
+    resolved: dependencies.Resolved | None = None
 
 
 def _real_cargo() -> Path:
@@ -157,8 +161,13 @@ def run_workspace(
     *,
     timeout: float,
     exe: Path | None = None,
+    allow_network: bool = False,
 ) -> WorkspaceRun:
-    """rust-analyzer over one workspace, offline, writing only under the state and scratch directories."""
+    """rust-analyzer over one workspace, offline, writing only under the state and scratch directories.
+
+    Its crate graph is settled first (``dependencies.resolve``: fetched into kivgraph's cargo home when
+    ``allow_network``), within the same ``timeout``.
+    """
     exe = exe or toolchain.executable()
     toolchain.identity()
     state = ws.state_dir()
@@ -168,15 +177,31 @@ def run_workspace(
         scratch = Path(tmp)
         out = scratch / "index.scip"
         log = scratch / "cargo.jsonl"
-        env = ws.cargo_environment(state, repository, root, workspace, providers, scratch, _real_cargo(), log)
+        env, resolved = ws.cargo_environment(
+            state,
+            repository,
+            root,
+            workspace,
+            providers,
+            scratch,
+            _real_cargo(),
+            log,
+            allow_network=allow_network,
+            timeout=timeout,
+        )
+        left = max(timeout - (time.monotonic() - started), 1.0)
         cmd = [str(exe), "scip", str(manifest.parent.resolve()), "--output", str(out)]
         try:
-            code, stdout, stderr = children.run(cmd, timeout=timeout, cwd=scratch, env=env)
+            code, stdout, stderr = children.run(cmd, timeout=left, cwd=scratch, env=env)
         except OSError as exc:
             raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
         except subprocess.TimeoutExpired:
             return WorkspaceRun(
-                workspace, None, failure=f"{ANALYZER} timed out after {timeout:g}s", seconds=time.monotonic() - started
+                workspace,
+                None,
+                failure=f"{ANALYZER} timed out after {timeout:g}s",
+                seconds=time.monotonic() - started,
+                resolved=resolved,
             )
         problems = ws.load_problems(ws.read_calls(log), manifest)
         if code != 0 or not out.exists():
@@ -187,14 +212,20 @@ def run_workspace(
                 problems,
                 f"{ANALYZER} exited {code}: {_failure_line(detail)}",
                 time.monotonic() - started,
+                resolved,
             )
         try:
             index = decode_index(out.read_bytes())
         except ValueError as exc:
             return WorkspaceRun(
-                workspace, None, problems, f"{ANALYZER} wrote an unreadable index: {exc}", time.monotonic() - started
+                workspace,
+                None,
+                problems,
+                f"{ANALYZER} wrote an unreadable index: {exc}",
+                time.monotonic() - started,
+                resolved,
             )
-        return WorkspaceRun(workspace, index, problems, seconds=time.monotonic() - started)
+        return WorkspaceRun(workspace, index, problems, seconds=time.monotonic() - started, resolved=resolved)
 
 
 def _failure_line(text: str) -> str:
@@ -398,6 +429,17 @@ class RustBlind(msgspec.Struct, array_like=True, frozen=True):
     workspace: str
 
 
+class RustUnusedPatch(msgspec.Struct, array_like=True, frozen=True):
+    """A registered provider's patch cargo did not use in one workspace (``dependencies.UnusedPatch``)."""
+
+    package: str
+    workspace: str
+    provider: str
+    provider_version: str
+    used_version: str
+    why: str
+
+
 class RustProblem(msgspec.Struct, array_like=True, frozen=True):
     """Something a workspace run could not do: reason, the workspace directory, cargo's or rust-analyzer's words."""
 
@@ -420,6 +462,9 @@ class RepositoryRustFacts(msgspec.Struct, frozen=True):
     failure: str = ""
     # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
+    # What settling the crate graphs took (dependencies fetched, versions pinned), for status.
+    notes: tuple[str, ...] = ()
+    unused_patches: tuple[RustUnusedPatch, ...] = ()
 
 
 @dataclass
@@ -667,13 +712,34 @@ def _problems(runs: list[WorkspaceRun]) -> list[RustProblem]:
         if run.index is None:
             problems.append(RustProblem("WORKSPACE_NOT_LOADED", where, run.failure))
             continue
+        missing = run.resolved.missing if run.resolved is not None else ""
         if run.problems.dependencies:
-            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, run.problems.dependencies))
+            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, missing or run.problems.dependencies))
         if run.problems.build_scripts:
             problems.append(RustProblem("BUILD_SCRIPTS_NOT_BUILT", where, run.problems.build_scripts))
         if run.problems.sysroot:
             problems.append(RustProblem("SYSROOT_NOT_LOADED", where, run.problems.sysroot))
+        for u in run.resolved.unused if run.resolved is not None else ():
+            problems.append(
+                RustProblem(
+                    PATCH_NOT_USED,
+                    where,
+                    f"cargo did not use the patch to the registered {u.provider} ({u.package} {u.provider_version}): "
+                    f"{u.why}, so the workspace was analysed against the registry's {u.package} {u.used_version}",
+                )
+            )
     return problems
+
+
+def _unused_patches(runs: list[WorkspaceRun]) -> list[RustUnusedPatch]:
+    return [
+        RustUnusedPatch(
+            u.package, run.workspace.directory or ".", u.provider, u.provider_version, u.used_version, u.why
+        )
+        for run in runs
+        if run.resolved is not None
+        for u in run.resolved.unused
+    ]
 
 
 @dataclass
@@ -833,6 +899,13 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
         documents=len(docs),
         occurrences=n_occ,
         declarations=tuple((p, s) for p, ds in synthesized.items() for s in ds),
+        notes=tuple(
+            f"{run.workspace.directory or '.'}: {note}"
+            for run in runs
+            if run.resolved is not None
+            for note in run.resolved.notes
+        ),
+        unused_patches=tuple(_unused_patches(runs)),
     )
 
 
@@ -1201,11 +1274,15 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
                 detail=_problem_detail(p),
             )
         )
+    out.notes.extend(facts.notes)
     missing = [
-        p for p in facts.problems if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED")
+        p
+        for p in facts.problems
+        if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED", PATCH_NOT_USED)
     ]
     if missing:
         out.notes.append("; ".join(_note(p) for p in missing))
+    unused = {u.package: u for u in facts.unused_patches}
     for b in facts.blind:
         source = corpus.key_of(repo, b.path, b.source_qn, b.source_kind)
         out.unresolved.append(
@@ -1236,7 +1313,7 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
         if u.target_path:
             target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
         else:
-            found = _foreign(u, repo, modules)
+            found = _foreign(u, repo, modules, unused)
             if isinstance(found, UnresolvedFact | None):
                 if found is not None and u.use not in ("implements", "method_of"):
                     out.unresolved.append(msgspec.structs.replace(found, source=source))
@@ -1281,6 +1358,8 @@ def _problem_detail(p: RustProblem) -> str:
             "loaded std, alloc and core unlinked, so methods of their types (Vec, Box, iterators) are not "
             "resolved; `make setup` fetches what it needs"
         )
+    if p.reason == PATCH_NOT_USED:
+        return p.detail + "; its uses of that crate are not tied to the registered repository"
     if p.reason == "BUILD_SCRIPTS_NOT_BUILT":
         return (
             f"cargo could not build the build scripts and proc macros of workspace {p.workspace} ({p.detail}); "
@@ -1297,10 +1376,14 @@ def _note(p: RustProblem) -> str:
         )
     if p.reason == "SYSROOT_NOT_LOADED":
         return f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`"
+    if p.reason == PATCH_NOT_USED:
+        return f"{p.workspace}: {p.detail}; its uses of that crate are {PATCH_NOT_USED} rows"
     return f"workspace {p.workspace} not loaded ({p.detail}): its edges are CANDIDATE"
 
 
-def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, SymbolFact] | UnresolvedFact | None:
+def _foreign(
+    u: RustUse, repo: str, modules: ModuleTable, unused: Mapping[str, RustUnusedPatch] | None = None
+) -> tuple[str, str, SymbolFact] | UnresolvedFact | None:
     """A symbol no definition of this repository named: a registered package's declaration, or why not."""
     sym = monikers.parse(u.symbol)
     key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
@@ -1336,6 +1419,14 @@ def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, Sym
         )
     provided = owners[0]
     if provided.repository != repo and provided.package.version and sym.version != provided.package.version:
+        patch = (unused or {}).get(sym.package)
+        if patch is not None and patch.used_version == sym.version:
+            return row(
+                PATCH_NOT_USED,
+                f"rust-analyzer resolved {sym.package} {sym.version} from the registry: cargo did not use the patch "
+                f"to the registered {provided.repository} ({provided.package.version}) because {patch.why}; "
+                f"this use is not tied to {provided.repository}",
+            )
         return row(
             "CRATE_VERSION_MISMATCH",
             f"rust-analyzer resolved {sym.package} {sym.version}, and "
@@ -1379,9 +1470,11 @@ def cache_key(
     hashes: Mapping[str, Mapping[str, str]],
     analyzer_identity: str,
     corpus_roots: Iterable[tuple[str, str]] = (),
+    allow_network: bool = False,
 ) -> bytes:
     """Adapter and analyzer identity + every Rust file of the corpus + the manifests and lockfiles the runs read
-    + the state of the local registry cache (a dependency fetched since makes the run worth repeating)."""
+    + the state of the local registry caches, the user's and kivgraph's own (a dependency fetched since makes
+    the run worth repeating) + whether the network is allowed (a run that could not fetch may now)."""
     h = hashlib.blake2b(digest_size=20)
     real = toolchain.cargo()
     for part in (
@@ -1392,14 +1485,15 @@ def cache_key(
         repo.root,
         str(real),
         str(real.stat().st_mtime_ns) if real is not None else "-",
+        f"network={allow_network}",
     ):
         h.update(part.encode() + b"\0")
-    registry = ws.real_cargo_home() / "registry" / "cache"
-    try:
-        for entry in sorted(os.scandir(registry), key=lambda e: e.name):
-            h.update(f"registry\0{entry.name}\0{entry.stat().st_mtime_ns}\n".encode())
-    except OSError:
-        h.update(b"no registry\n")
+    for home in (ws.real_cargo_home(), ws.state_dir() / ws.OWN_CARGO_HOME):
+        try:
+            for cache in sorted(os.scandir(home / "registry" / "cache"), key=lambda e: e.name):
+                h.update(f"registry\0{home}\0{cache.name}\0{cache.stat().st_mtime_ns}\n".encode())
+        except OSError:
+            h.update(f"no registry in {home}\n".encode())
     for name, root in sorted({(repo.name, repo.root), *corpus_roots}):
         for path in sorted(_manifests(Path(root))):
             h.update(f"{name}\0{path}\0".encode() + _digest(Path(root, path)) + b"\n")
@@ -1439,7 +1533,7 @@ def analyze_repository(
         if left <= 0:
             runs.append(WorkspaceRun(space, None, failure=f"{ANALYZER} timed out after {timeout:g}s"))
             continue
-        runs.append(run_workspace(root, space, repo.name, providers, timeout=left))
+        runs.append(run_workspace(root, space, repo.name, providers, timeout=left, allow_network=corpus.allow_network))
     if all(r.index is None for r in runs):
         raise AnalyzerFailed("; ".join(f"{r.workspace.directory or '.'}: {r.failure}" for r in runs))
     return join_repository(runs, repo)
@@ -1451,6 +1545,7 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     analyzer = ANALYZER
     facts_type = RepositoryRustFacts
     _roots: tuple[tuple[str, str], ...] = ()
+    _allow_network = False
 
     def install(self) -> str:
         return toolchain.install()
@@ -1470,10 +1565,11 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     def modules(self, corpus: Corpus) -> ModuleTable:
         # the pass asks for the table before any cache key: the other repositories' manifests are inputs too
         self._roots = tuple((r.name, r.root) for r in corpus.repositories)
+        self._allow_network = corpus.allow_network
         return ModuleTable(corpus)
 
     def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
-        return cache_key(repo, hashes, identity, self._roots)
+        return cache_key(repo, hashes, identity, self._roots, self._allow_network)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryRustFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

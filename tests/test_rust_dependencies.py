@@ -1,0 +1,302 @@
+"""A workspace's crate graph settled before rust-analyzer runs, with the real cargo and a registry on 127.0.0.1.
+
+``dependencies.resolve`` is run on real Cargo workspaces against a crate
+registry served by the test (tests/cargo_registry.py: cargo's sparse protocol,
+real ``.crate`` tarballs): dependencies missing from the user's cargo cache
+are fetched into kivgraph's own cargo home when the network is allowed, and
+said so (which setting, or that the registry cannot be reached) when not; a
+``[patch]`` to a registered provider that cargo would leave unused is fixed
+by unlocking what pulls the other version, or reported. Nothing here runs
+rust-analyzer (tests/test_rust_exact.py does).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from indexer.languages.rust import cargo_shim, dependencies
+from indexer.languages.rust import workspace as ws
+from tests.cargo_registry import LocalRegistry, closed_port, write_replacement
+from tests.helpers import write_repo
+
+CARGO = shutil.which("cargo")
+pytestmark = pytest.mark.skipif(CARGO is None, reason="no cargo on PATH: the crate graph cannot be resolved")
+
+
+def _app(root: Path, deps: str) -> Path:
+    return write_repo(
+        root,
+        {
+            "Cargo.toml": f'[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{deps}',
+            "src/lib.rs": "pub fn a() {}\n",
+        },
+    )
+
+
+def _base(root: Path) -> Path:
+    return write_repo(
+        root,
+        {
+            "Cargo.toml": '[package]\nname = "base"\nversion = "1.0.0"\nedition = "2021"\n',
+            "src/lib.rs": "pub fn b() {}\n",
+        },
+    )
+
+
+@pytest.fixture()
+def registry() -> Iterator[LocalRegistry]:
+    reg = LocalRegistry()
+    reg.add("base", "1.0.0")
+    reg.add("base", "1.1.0")
+    reg.add("mid", "1.0.0", {"base": "1.0"})
+    reg.add("mid", "1.1.0", {"base": "1.1"})
+    reg.add("leaf", "0.3.1")
+    with reg:
+        yield reg
+
+
+def _cargo(tmp: Path, app: Path, patch: Path | None = None) -> dependencies.Cargo:
+    assert CARGO is not None
+    return dependencies.Cargo(
+        Path(CARGO), app / "Cargo.toml", tmp / "scratch" / "lock" / "Cargo.lock", patch, time.monotonic() + 120
+    )
+
+
+def _locked(lock: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for p in tomllib.loads(lock.read_text()).get("package", []):
+        out.setdefault(p["name"], []).append(p["version"] + ("" if "source" in p else " (path)"))
+    return out
+
+
+def _cached(home: Path) -> list[str]:
+    return sorted(p.name for p in (home / "registry" / "cache").glob("*/*.crate"))
+
+
+def test_missing_dependencies_are_fetched_into_kivgraphs_cargo_home_when_the_network_is_allowed(
+    tmp_path: Path, registry: LocalRegistry
+) -> None:
+    app = _app(tmp_path / "app", 'leaf = "0.3"\n')
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    before = sorted(p.name for p in app.iterdir())
+    got = dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=True)
+    assert got.missing == ""
+    assert got.home == ours
+    assert got.notes == [f"fetched 1 locked dependencies into kivgraph's cargo home {ours}"]
+    assert _cached(ours) == ["leaf-0.3.1.crate"]
+    assert _cached(user) == [], "nothing is written into the user's cargo home"
+    assert (ours / "config.toml").read_text() == (user / "config.toml").read_text()  # the mirror applies there too
+    assert sorted(p.name for p in app.iterdir()) == before, "no Cargo.lock written into the repository"
+    assert _locked(got.lock) == {"app": ["0.1.0 (path)"], "leaf": ["0.3.1"]}
+    # the next run finds them there, offline, without asking the registry again
+    asked = len(registry.requests)
+    again = dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=False)
+    assert (again.home, again.missing, again.notes) == (ours, "", [])
+    assert len(registry.requests) == asked
+
+
+def test_without_the_network_it_says_which_setting_would_fetch_them_and_asks_nobody(
+    tmp_path: Path, registry: LocalRegistry
+) -> None:
+    app = _app(tmp_path / "app", 'leaf = "0.3"\n')
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    got = dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=False)
+    assert got.home == user
+    assert "no matching package named `leaf` found" in got.missing
+    assert "set `allow_network = true` under `[rust]` in kivgraph.toml" in got.missing
+    assert str(ours) in got.missing
+    assert registry.requests == [] and not ours.exists()
+
+
+def test_an_unreachable_registry_is_said_so_with_cargos_words(tmp_path: Path) -> None:
+    app = _app(tmp_path / "app", 'leaf = "0.3"\n')
+    user = write_replacement(tmp_path / "user", f"sparse+http://127.0.0.1:{closed_port()}/index/")
+    ours = tmp_path / "state" / "cargo-home"
+    got = dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=True)
+    assert got.missing.startswith("the crate registry could not be reached to fetch the missing dependencies (")
+    assert "Could not connect" in got.missing
+    assert dependencies.unreachable(got.missing)
+    assert not dependencies.unreachable("error: failed to select a version for the requirement `x = ^9`")
+
+
+def _stale_lock(tmp_path: Path, registry: LocalRegistry, app: Path) -> str:
+    """The consumer's own Cargo.lock, made before the provider was registered: base 1.1.0, mid 1.1.0."""
+    home = registry.user_home(tmp_path / "elsewhere")
+    subprocess.run(
+        [CARGO or "cargo", "generate-lockfile", "--manifest-path", str(app / "Cargo.toml")],
+        env={**os.environ, "CARGO_HOME": str(home)},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert _locked(app / "Cargo.lock") == {"app": ["0.1.0 (path)"], "base": ["1.1.0"], "mid": ["1.1.0"]}
+    return (app / "Cargo.lock").read_text()
+
+
+def _patch(tmp_path: Path, base: Path) -> Path:
+    patch = tmp_path / "scratch" / "patch.toml"
+    patch.parent.mkdir(parents=True, exist_ok=True)
+    patch.write_text(f"[patch.crates-io]\nbase = {{ path = {json.dumps(str(base))} }}\n")
+    return patch
+
+
+def test_a_patch_cargo_would_leave_unused_is_fixed_by_unlocking_what_pulls_the_other_version(
+    tmp_path: Path, registry: LocalRegistry
+) -> None:
+    app = _app(tmp_path / "app", 'base = "1"\nmid = "1"\n')
+    base = _base(tmp_path / "base")
+    locked = _stale_lock(tmp_path, registry, app)
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    cargo = _cargo(tmp_path, app, _patch(tmp_path, base))
+    got = dependencies.resolve(
+        cargo, user, ours, app / "Cargo.lock", {"base": ("base", "1.0.0", base)}, allow_network=True
+    )
+    assert got.missing == "" and got.unused == []
+    assert got.notes[-1] == (
+        "pinned mid 1.1.0 → 1.0.0 in the run's own lockfile so that cargo uses the registered base 1.0.0 "
+        "(fetched into kivgraph's cargo home)"
+    )
+    assert _locked(got.lock) == {"app": ["0.1.0 (path)"], "base": ["1.0.0 (path)"], "mid": ["1.0.0"]}
+    assert (app / "Cargo.lock").read_text() == locked, "the repository's own lockfile is left as it was"
+    meta, error = cargo.metadata(got.home)
+    assert meta is not None, error
+    assert {(p["name"], p["version"], p["source"] is None) for p in meta["packages"]} == {  # type: ignore[union-attr]
+        ("app", "0.1.0", True),
+        ("base", "1.0.0", True),
+        ("mid", "1.0.0", False),
+    }
+
+
+def test_without_the_network_an_unused_patch_is_reported_with_who_pulls_the_other_version(
+    tmp_path: Path, registry: LocalRegistry
+) -> None:
+    app = _app(tmp_path / "app", 'base = "1"\nmid = "1"\n')
+    base = _base(tmp_path / "base")
+    _stale_lock(tmp_path, registry, app)
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    # the stale graph is in the user's cache (its build fetched it), the older mid is not
+    shutil.copytree(tmp_path / "elsewhere", user, dirs_exist_ok=True)
+    subprocess.run(
+        [CARGO or "cargo", "fetch", "--manifest-path", str(app / "Cargo.toml")],
+        env={**os.environ, "CARGO_HOME": str(user)},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    got = dependencies.resolve(
+        _cargo(tmp_path, app, _patch(tmp_path, base)),
+        user,
+        ours,
+        app / "Cargo.lock",
+        {"base": ("base", "1.0.0", base)},
+        allow_network=False,
+    )
+    assert got.missing == "" and got.home == user
+    (unused,) = got.unused
+    assert (unused.package, unused.provider, unused.provider_version, unused.used_version) == (
+        "base",
+        "base",
+        "1.0.0",
+        "1.1.0",
+    )
+    assert unused.why.startswith("app 0.1.0 requires base ^1; mid 1.1.0 requires base ^1.1")
+    assert "the network is off for Rust" in unused.why
+
+
+def test_a_patch_the_workspace_itself_rules_out_stays_unused_and_is_reported(
+    tmp_path: Path, registry: LocalRegistry
+) -> None:
+    app = _app(tmp_path / "app", 'base = "1.1"\n')
+    base = _base(tmp_path / "base")
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    got = dependencies.resolve(
+        _cargo(tmp_path, app, _patch(tmp_path, base)),
+        user,
+        ours,
+        None,
+        {"base": ("base", "1.0.0", base)},
+        allow_network=True,
+    )
+    assert got.missing == ""
+    assert [(u.package, u.used_version, u.why) for u in got.unused] == [
+        ("base", "1.1.0", "app 0.1.0 requires base ^1.1")
+    ]
+
+
+def test_a_registry_copy_of_another_major_version_is_no_unused_patch() -> None:
+    assert dependencies.compatible("1.0.215", "1.0.228") and dependencies.compatible("0.3.1", "0.3.9")
+    assert not dependencies.compatible("0.3.1", "0.4.0") and not dependencies.compatible("1.0.0", "2.0.0")
+    assert not dependencies.compatible("0.0.1", "0.0.2")
+
+
+def test_the_shim_hands_the_runs_lockfile_to_workspace_calls_and_the_users_home_to_the_standard_library(
+    tmp_path: Path,
+) -> None:
+    real = tmp_path / "real-cargo"
+    real.write_text('#!/bin/sh\necho "home=$CARGO_HOME"\n')
+    real.chmod(0o755)
+    ours_lock = tmp_path / "run" / "Cargo.lock"
+    ours_lock.parent.mkdir()
+    ours_lock.write_text("# the run's graph\n")
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "KIVGRAPH_CARGO_REAL": str(real),
+        "KIVGRAPH_CARGO_REAL_HOME": str(tmp_path / "user-home"),
+        "KIVGRAPH_CARGO_WORKSPACE_HOME": str(tmp_path / "kivgraph-home"),
+        "KIVGRAPH_CARGO_LOCK": str(ours_lock),
+    }
+
+    def call(manifest: str, lock: Path) -> str:
+        args = ["metadata", "--manifest-path", manifest, "--lockfile-path", str(lock)]
+        proc = subprocess.run(
+            [sys.executable, "-I", cargo_shim.__file__, *args], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    ra_lock = tmp_path / "ra" / "Cargo.lock"
+    ra_lock.parent.mkdir()
+    ra_lock.write_text("# rust-analyzer's copy of the repository's lockfile\n")
+    assert call("/r/Cargo.toml", ra_lock) == f"home={tmp_path / 'kivgraph-home'}"
+    assert ra_lock.read_text() == "# the run's graph\n"
+    std_lock = tmp_path / "std" / "Cargo.lock"
+    std_lock.parent.mkdir()
+    std_lock.write_text("# rust-src's lockfile\n")
+    sysroot = "/rs/lib/rustlib/src/rust/library/Cargo.toml"
+    assert call(sysroot, std_lock) == f"home={tmp_path / 'user-home'}"
+    assert std_lock.read_text() == "# rust-src's lockfile\n"
+    assert cargo_shim.is_sysroot(sysroot) and not cargo_shim.is_sysroot("/r/Cargo.toml")
+
+
+def test_index_entries_are_read_from_cargos_index_cache(tmp_path: Path, registry: LocalRegistry) -> None:
+    app = _app(tmp_path / "app", 'mid = "1"\n')
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    assert dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=True).missing == ""
+    entries = dependencies.index_entries([ours], "mid")
+    assert sorted((e["vers"], e["deps"][0]["req"]) for e in entries) == [("1.0.0", "1.0"), ("1.1.0", "1.1")]  # type: ignore[index]
+    assert dependencies.index_entries([ours, user], "nothing-like-it") == []
+
+
+def test_the_config_key_lets_rust_reach_the_registry(tmp_path: Path) -> None:
+    from indexer import config
+
+    path = tmp_path / "kivgraph.toml"
+    path.write_text("version = 1\n\n[rust]\nallow_network = true\n")
+    loaded = config.load(path)
+    assert loaded.allows_network("rust") and not loaded.allows_network("go")
+    assert "[rust]\nallow_network = true" in config.render(loaded.raw)
+    path.write_text("version = 1\n\n[rust]\nallow_netwrok = true\n")
+    with pytest.raises(config.ConfigError, match=r"unknown key 'rust\.allow_netwrok'"):
+        config.load(path)
+    assert not config.load(tmp_path / "none.toml", missing_ok=True).allows_network("rust")
+    assert Path("rust", "cargo-home") == ws.OWN_CARGO_HOME
