@@ -239,7 +239,7 @@ def test_a_registry_copy_of_another_major_version_is_no_unused_patch() -> None:
     assert not dependencies.compatible("0.0.1", "0.0.2")
 
 
-def test_the_shim_hands_the_runs_lockfile_to_workspace_calls_and_the_users_home_to_the_standard_library(
+def test_the_shim_hands_the_runs_lockfile_and_home_to_workspace_calls_and_the_standard_library_its_own(
     tmp_path: Path,
 ) -> None:
     real = tmp_path / "real-cargo"
@@ -253,6 +253,7 @@ def test_the_shim_hands_the_runs_lockfile_to_workspace_calls_and_the_users_home_
         "KIVGRAPH_CARGO_REAL": str(real),
         "KIVGRAPH_CARGO_REAL_HOME": str(tmp_path / "user-home"),
         "KIVGRAPH_CARGO_WORKSPACE_HOME": str(tmp_path / "kivgraph-home"),
+        "KIVGRAPH_CARGO_SYSROOT_HOME": str(tmp_path / "std-home"),
         "KIVGRAPH_CARGO_LOCK": str(ours_lock),
     }
 
@@ -273,7 +274,7 @@ def test_the_shim_hands_the_runs_lockfile_to_workspace_calls_and_the_users_home_
     std_lock.parent.mkdir()
     std_lock.write_text("# rust-src's lockfile\n")
     sysroot = "/rs/lib/rustlib/src/rust/library/Cargo.toml"
-    assert call(sysroot, std_lock) == f"home={tmp_path / 'user-home'}"
+    assert call(sysroot, std_lock) == f"home={tmp_path / 'std-home'}"
     assert std_lock.read_text() == "# rust-src's lockfile\n"
     assert cargo_shim.is_sysroot(sysroot) and not cargo_shim.is_sysroot("/r/Cargo.toml")
 
@@ -300,3 +301,23 @@ def test_the_config_key_lets_rust_reach_the_registry(tmp_path: Path) -> None:
         config.load(path)
     assert not config.load(tmp_path / "none.toml", missing_ok=True).allows_network("rust")
     assert Path("rust", "cargo-home") == ws.OWN_CARGO_HOME
+
+
+def test_the_standard_librarys_dependencies_are_fetched_into_kivgraphs_home_where_setup_did_not_run(
+    tmp_path: Path,
+) -> None:
+    from indexer.languages.rust import toolchain
+
+    machine = ws.real_cargo_home()
+    if toolchain.sysroot_library() is None or not list((machine / "registry" / "cache").glob("*/rand_xorshift-*")):
+        pytest.skip("no rust-src, or setup has not put the standard library's dependencies in this machine's cache")
+    with LocalRegistry(mirror=machine) as reg:  # serves this machine's cached crates, nothing from outside
+        user, ours = reg.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+        offline = dependencies.sysroot_home(user, ours, allow_network=False)
+        assert offline == (user, "")  # nothing to be had: rust-analyzer will say SYSROOT_NOT_LOADED
+        home, note = dependencies.sysroot_home(user, ours, allow_network=True)
+        assert home == ours
+        assert note == f"fetched the standard library's dependencies into kivgraph's cargo home {ours}"
+        assert any(name.startswith("rand_xorshift-") for name in _cached(ours)) and _cached(user) == []
+        dependencies._SYSROOT_HOMES.clear()
+        assert dependencies.sysroot_home(user, ours, allow_network=False) == (ours, "")  # found there next time

@@ -417,6 +417,19 @@ class RustUse(msgspec.Struct, array_like=True, frozen=True):
     source_path: str = ""  # "" = ``path``; an IMPLEMENTS or METHOD_OF source may be declared elsewhere
 
 
+class RustAmbiguous(msgspec.Struct, array_like=True, frozen=True):
+    """A use of a symbol rust-analyzer gave to several definitions, which the use's syntax does not tell apart."""
+
+    path: str
+    line: int
+    col: int
+    name: str
+    source_qn: str
+    source_kind: str
+    reason: str  # AMBIGUOUS_MEMBER (members of two impls) or AMBIGUOUS_ANALYZER_SYMBOL
+    candidates: tuple[tuple[str, str, int], ...]  # (path, qualified name, line) of each definition
+
+
 class RustBlind(msgspec.Struct, array_like=True, frozen=True):
     """A reference site rust-analyzer left unresolved in a workspace whose dependencies were not loaded."""
 
@@ -465,6 +478,7 @@ class RepositoryRustFacts(msgspec.Struct, frozen=True):
     # What settling the crate graphs took (dependencies fetched, versions pinned), for status.
     notes: tuple[str, ...] = ()
     unused_patches: tuple[RustUnusedPatch, ...] = ()
+    ambiguous: tuple[RustAmbiguous, ...] = ()
 
 
 @dataclass
@@ -664,8 +678,11 @@ def _document_uses(
     resolved: set[tuple[int, int]],
     uses: list[RustUse],
     external: list[CoveredSite],
+    duplicates: _Duplicates | None = None,
+    ambiguous: list[RustAmbiguous] | None = None,
 ) -> int:
-    """The uses of one document's occurrences (into ``uses``/``external``); how many occurrences it has."""
+    """The uses of one document's occurrences (into ``uses``/``external``, and ``ambiguous`` for a symbol
+    several definitions share that the use's syntax does not tell apart); how many occurrences it has."""
     n_occ = 0
     for occ in d.occurrences:
         n_occ += 1
@@ -696,7 +713,15 @@ def _document_uses(
             continue
         if use == "impl_trait":
             continue  # the impl's IMPLEMENTS edges come from its header
-        out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined)
+        hits = defined.get(occ.symbol, [])
+        chosen = None
+        if len(hits) > 1 and duplicates is not None:
+            chosen = duplicates.pick(hits, d, node, source)
+            if chosen is None:
+                if ambiguous is not None:
+                    ambiguous.append(duplicates.ambiguous(hits, d.path, line0 + 1, col, source))
+                continue
+        out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined, chosen)
         if isinstance(out, RustUse):
             uses.append(out)
         elif out is not None:
@@ -831,6 +856,86 @@ class _Definitions:
                     self.define(d, symbol, decl, True)
 
 
+def _positions(d: _Doc) -> dict[tuple[int, int], str]:
+    """Every use occurrence of a document: 0-based start -> symbol (the first at a position)."""
+    out: dict[tuple[int, int], str] = {}
+    for occ in d.occurrences:
+        if occ.symbol and not occ.is_definition:
+            out.setdefault((occ.range[0], occ.range[1]), occ.symbol)
+    return out
+
+
+def _named_trait(node: Node | None, at: Mapping[tuple[int, int], str]) -> str:
+    """The trait a path names in front of a member (``de::Error::custom``, ``<T as de::Error>::custom``): the
+    symbol rust-analyzer gave that name, or "" (a method call, a type's path, ``Self::custom``)."""
+    parent = node.parent if node is not None else None
+    if node is None or parent is None or parent.type not in _PATHS:
+        return ""
+    if not same_node(parent.child_by_field_name("name"), node):
+        return ""
+    path = parent.child_by_field_name("path")
+    if path is not None and path.type == "bracketed_type":
+        qualified = next((c for c in path.named_children if c.type == "qualified_type"), None)
+        path = qualified.child_by_field_name("alias") if qualified is not None else None
+    if path is None:
+        return ""
+    symbol = at.get(_last(path).start_point, "")
+    return symbol if symbol.endswith("#") else ""
+
+
+class _Duplicates:
+    """Symbols rust-analyzer gives to several definitions ("Duplicate symbol"): which one a use means.
+
+    Members of two impls of one type whose traits render alike (``impl ser::Error for Error { fn custom }``
+    and ``impl de::Error for Error { fn custom }`` are both ``impl#[Error][Error]custom().``) are told apart
+    by the trait a use names (``de::Error::custom(m)``), matched against the trait rust-analyzer resolved in
+    each impl's header; items nested in functions by the function the use is in. Any other use is ambiguous:
+    never one of them picked.
+    """
+
+    def __init__(self, docs: list[_Doc], decls: Mapping[str, FileDeclarations], defined: Mapping[str, list]) -> None:
+        self._docs = {d.path: d for d in docs}
+        self._positions: dict[str, dict[tuple[int, int], str]] = {}
+        self.impl_trait: dict[int, str] = {}  # id(impl member) -> the SCIP symbol of its impl's trait
+        dup_files = {path for hits in defined.values() if len(hits) > 1 for path, _decl in hits}
+        for path in sorted(dup_files & self._docs.keys()):
+            d, fd = self._docs[path], decls[path]
+            for node in _nodes(d.root, "impl_item"):
+                trait_node = node.child_by_field_name("trait")
+                symbol = self.positions(d).get(_last(trait_node).start_point, "") if trait_node is not None else ""
+                for member in _members(fd, node.child_by_field_name("body")):
+                    self.impl_trait[id(member)] = symbol
+
+    def positions(self, d: _Doc) -> dict[tuple[int, int], str]:
+        if d.path not in self._positions:
+            self._positions[d.path] = _positions(d)
+        return self._positions[d.path]
+
+    def pick(
+        self, hits: list[tuple[str, SymbolFact]], d: _Doc, node: Node | None, source: SymbolFact
+    ) -> tuple[str, SymbolFact] | None:
+        if all(self.impl_trait.get(id(decl)) for _path, decl in hits):
+            trait = _named_trait(node, self.positions(d))
+            same = [h for h in hits if trait and self.impl_trait[id(h[1])] == trait]
+            return same[0] if len(same) == 1 else None
+        return _pick(hits, d.path, source)
+
+    def ambiguous(
+        self, hits: list[tuple[str, SymbolFact]], path: str, line: int, col: int, source: SymbolFact
+    ) -> RustAmbiguous:
+        members = all(self.impl_trait.get(id(decl)) for _path, decl in hits)
+        return RustAmbiguous(
+            path,
+            line,
+            col,
+            hits[0][1].name,
+            source.qualified_name,
+            source.kind,
+            "AMBIGUOUS_MEMBER" if members else "AMBIGUOUS_ANALYZER_SYMBOL",
+            tuple((p, decl.qualified_name, decl.start_line) for p, decl in hits),
+        )
+
+
 def _invocation_span(d: _Doc, enclosing: tuple[int, ...]) -> tuple[int, int, int, int] | None:
     """The macro invocation whose path starts at ``enclosing``'s start, as a 0-based span, or None."""
     head = d.leaves.get((enclosing[0], enclosing[1]))
@@ -874,6 +979,8 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
     uses: list[RustUse] = []
     external: list[CoveredSite] = []
     blind: list[RustBlind] = []
+    ambiguous: list[RustAmbiguous] = []
+    duplicates = _Duplicates(docs, decls, defined)
     n_occ = 0
     dependencies_missing = {
         run.workspace.directory for run in runs if run.index is not None and run.problems.dependencies
@@ -883,7 +990,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
         inactive = _inactive_impls(d.root, fd, live)
         at: dict[tuple[int, int], str] = {}  # non-definition occurrence positions -> symbol (impl headers)
         resolved: set[tuple[int, int]] = set()
-        n_occ += _document_uses(d, fd, live, inactive, defined, at, resolved, uses, external)
+        n_occ += _document_uses(d, fd, live, inactive, defined, at, resolved, uses, external, duplicates, ambiguous)
         uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
         external.extend(_expanded_arguments(d, fd, resolved, live, inactive))
         if d.workspace in dependencies_missing:
@@ -906,6 +1013,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
             for note in run.resolved.notes
         ),
         unused_patches=tuple(_unused_patches(runs)),
+        ambiguous=tuple(ambiguous),
     )
 
 
@@ -944,10 +1052,11 @@ def _use(
     use: str,
     symbol: str,
     defined: Mapping[str, list[tuple[str, SymbolFact]]],
+    chosen: tuple[str, SymbolFact] | None = None,
 ) -> RustUse | CoveredSite | None:
     hits = defined.get(symbol)
     if hits:
-        picked = _pick(hits, path, source)
+        picked = chosen or _pick(hits, path, source)
         if picked is None:
             return None  # rust-analyzer gave several declarations one name: the fallback answers here
         target_path, target = picked
@@ -1300,6 +1409,27 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
             )
         )
         out.covered_positions.add((b.path, b.line, b.col))
+    for a in facts.ambiguous:
+        source = corpus.key_of(repo, a.path, a.source_qn, a.source_kind)
+        if source is None:
+            continue
+        out.unresolved.append(
+            UnresolvedFact(
+                name=a.name,
+                reason=a.reason,
+                repository=repo,
+                path=a.path,
+                line=a.line,
+                col=a.col,
+                language=LANGUAGE,
+                source=source,
+                detail=f"rust-analyzer gives one symbol to {len(a.candidates)} definitions ("
+                + ", ".join(f"{qn} at {p}:{line}" for p, qn, line in a.candidates)
+                + "), and nothing at this use says which it calls: it may be any of them",
+            )
+        )
+        out.covered.add((source, a.line, a.col))
+        out.covered_positions.add((a.path, a.line, a.col))
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:

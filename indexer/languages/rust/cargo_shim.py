@@ -7,8 +7,8 @@ the real cargo (``KIVGRAPH_CARGO_REAL``) in the cargo home the workspace's
 crate graph was resolved in (``KIVGRAPH_CARGO_WORKSPACE_HOME``: the user's, or
 kivgraph's own when the dependencies were fetched there, see
 ``dependencies.py``); the standard library's own workspace is always resolved
-in the user's cargo home (``KIVGRAPH_CARGO_REAL_HOME``), where setup put its
-dependencies:
+in ``KIVGRAPH_CARGO_SYSROOT_HOME`` (the user's cargo home, where setup put its
+dependencies, unless they had to be fetched into kivgraph's):
 
 - rust-analyzer 0.0.320 asks for a private copy of the lockfile with
   ``--lockfile-path P -Zunstable-options`` on toolchains since 1.82; cargo 1.95
@@ -109,7 +109,7 @@ def main() -> int:
     args, lockfile = rewrite(sys.argv[1:], os.environ.get("KIVGRAPH_CARGO_PATCH", ""))
     env = dict(os.environ)
     sysroot = is_sysroot(manifest_of(args))
-    home = env.get("KIVGRAPH_CARGO_REAL_HOME", "") if sysroot else env.get("KIVGRAPH_CARGO_WORKSPACE_HOME", "")
+    home = env.get("KIVGRAPH_CARGO_SYSROOT_HOME" if sysroot else "KIVGRAPH_CARGO_WORKSPACE_HOME", "")
     home = home or env.get("KIVGRAPH_CARGO_REAL_HOME", "")
     ours = env.get("KIVGRAPH_CARGO_LOCK", "")
     if lockfile and ours and not sysroot and os.path.isfile(ours):

@@ -386,3 +386,50 @@ def _repatch(
                 "; an older release of what pulls it in may accept the registered one, but the network is off for Rust"
             )
         out.unused.append(UnusedPatch(stray.package, repo, version, stray.version, why))
+
+
+_SYSROOT_HOMES: dict[tuple[Path, Path, bool], tuple[Path, str]] = {}
+
+
+def sysroot_home(user: Path, ours: Path, *, allow_network: bool, timeout: float = 600) -> tuple[Path, str]:
+    """The cargo home in which the standard library's own crate graph resolves offline, and what it took.
+
+    Setup fetches std's dependencies into the user's cargo home; where it has not (a machine setup never
+    ran on), kivgraph's own home is tried, and with the network allowed they are fetched there (rust-src's
+    lockfile, ``--locked``). Settled once per process; the note is "" when nothing was fetched.
+    """
+    key = (user, ours, allow_network)
+    if key in _SYSROOT_HOMES:
+        return _SYSROOT_HOMES[key]
+    from indexer.languages.rust import toolchain
+
+    manifest, real = toolchain.sysroot_library(), toolchain.cargo()
+    out: tuple[Path, str] = (user, "")
+    if manifest is not None and real is not None:
+        host = toolchain.host()
+        env = {k: v for k, v in os.environ.items() if k != "CARGO_TARGET_DIR"}
+        env["RUSTC_BOOTSTRAP"] = "1"
+
+        def run(home: Path, args: list[str], offline: bool) -> int:
+            try:
+                return subprocess.run(
+                    [str(real), "--quiet", *args, "--locked", "--manifest-path", str(manifest)],
+                    env={**env, "CARGO_HOME": str(home), "CARGO_NET_OFFLINE": "true" if offline else "false"},
+                    capture_output=True,
+                    timeout=timeout,
+                    check=False,
+                ).returncode
+            except (OSError, subprocess.TimeoutExpired):
+                return -1
+
+        check = ["metadata", "--format-version", "1", "--filter-platform", host]
+        if run(user, check, True) == 0:
+            out = (user, "")
+        elif _has_registry(ours) and run(ours, check, True) == 0:
+            out = (ours, "")
+        elif allow_network:
+            _copy_config(user, ours)
+            if run(ours, ["fetch", "--target", host], False) == 0 and run(ours, check, True) == 0:
+                out = (ours, f"fetched the standard library's dependencies into kivgraph's cargo home {ours}")
+    _SYSROOT_HOMES[key] = out
+    return out

@@ -385,6 +385,10 @@ def cargo_environment(
         allow_network=allow_network,
     )
     env["KIVGRAPH_CARGO_WORKSPACE_HOME"] = str(resolved.home)
+    std_home, fetched = dependencies.sysroot_home(real_cargo_home(), home, allow_network=allow_network)
+    env["KIVGRAPH_CARGO_SYSROOT_HOME"] = str(std_home)
+    if fetched:
+        resolved.notes.append(fetched)
     if resolved.lock.is_file():
         env["KIVGRAPH_CARGO_LOCK"] = str(resolved.lock)
     return env, resolved
