@@ -321,3 +321,106 @@ def test_the_standard_librarys_dependencies_are_fetched_into_kivgraphs_home_wher
         assert any(name.startswith("rand_xorshift-") for name in _cached(ours)) and _cached(user) == []
         dependencies._SYSROOT_HOMES.clear()
         assert dependencies.sysroot_home(user, ours, allow_network=False) == (ours, "")  # found there next time
+
+
+# -- with rust-analyzer, through the real CLI: a machine nobody prepared ------------------------------------
+
+
+def _analyzer_missing() -> str:
+    from indexer.languages.rust import analyzer, toolchain
+
+    try:
+        toolchain.identity()
+    except analyzer.AnalyzerFailed as exc:
+        return f"RUST-ANALYZER UNAVAILABLE, the fetch and the patch are not tested end to end: {exc}"
+    return ""
+
+
+def _fresh_machine(tmp_path: Path, reg: LocalRegistry, app_deps: str) -> tuple[Path, dict[str, str], Path, str]:
+    """A provider (base 1.0.0) and a consumer with a lockfile made before base was registered, both registered
+    with the network allowed, and an empty cargo home whose registry is ``reg``; (home, env, app, its lock)."""
+    from tests.helpers import run_kivgraph
+
+    base = write_repo(
+        tmp_path / "base",
+        {
+            "Cargo.toml": '[package]\nname = "base"\nversion = "1.0.0"\nedition = "2021"\n',
+            "src/lib.rs": "pub fn b() -> u32 {\n    1\n}\n",
+        },
+    )
+    app = _app(tmp_path / "app", app_deps)
+    (app / "src" / "lib.rs").write_text("pub fn a() -> u32 {\n    base::b() + mid::m()\n}\n")
+    locked = _stale_lock(tmp_path, reg, app)
+    home = tmp_path / "home"
+    env = {"CARGO_HOME": str(reg.user_home(tmp_path / "user"))}
+    assert (
+        run_kivgraph(home, "init", str(base), str(app), "--languages", "rust", CARGO_HOME=env["CARGO_HOME"]).returncode
+        == 0
+    )
+    with open(home / "kivgraph.toml", "a", encoding="utf-8") as config:
+        config.write("\n[rust]\nallow_network = true\n")
+    return home, env, app, locked
+
+
+def _registry_with_mid() -> LocalRegistry:
+    reg = LocalRegistry(mirror=ws.real_cargo_home())  # the standard library's crates from this machine's cache
+    reg.add("base", "1.0.0", lib="pub fn b() -> u32 {\n    1\n}\n")
+    reg.add("base", "1.1.0", lib="pub fn b() -> u32 {\n    2\n}\n")
+    reg.add("mid", "1.0.0", {"base": "1.0"}, lib="pub fn m() -> u32 {\n    base::b()\n}\n")
+    reg.add("mid", "1.1.0", {"base": "1.1"}, lib="pub fn m() -> u32 {\n    base::b()\n}\n")
+    return reg
+
+
+def test_on_a_fresh_machine_the_consumer_binds_to_the_registered_provider_after_fetch_and_pin(tmp_path: Path) -> None:
+    missing = _analyzer_missing()
+    if missing:
+        pytest.skip(missing)
+    from snapshot_format.layout import StateLayout
+    from snapshot_format.reader import open_current
+    from snapshot_format.vocab import Confidence
+    from tests.helpers import run_kivgraph
+
+    with _registry_with_mid() as reg:
+        home, env, app, locked = _fresh_machine(tmp_path, reg, 'base = "1"\nmid = "1"\n')
+        result = run_kivgraph(home, "index", "--json", timeout=900, CARGO_HOME=env["CARGO_HOME"])
+        assert result.returncode == 0, result.stderr
+    assert (app / "Cargo.lock").read_text() == locked
+    with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
+        (repo,) = [r for r in gen.repositories() if r.name == "app"]
+        (analysis,) = [a for a in repo.analyses if a.language == "rust"]
+        assert analysis.mode == "exact", analysis.reason
+        assert "fetched" in analysis.reason and "into kivgraph's cargo home" in analysis.reason
+        assert "pinned mid 1.1.0 → 1.0.0" in analysis.reason
+        (a,) = gen.symbols_by_qualified_name("app::a")
+        (b,) = gen.symbols_by_qualified_name("base::b", repository="base")
+        assert (b.key, Confidence.EXACT_TYPECHECKED) in {(e.target, e.confidence) for e in gen.edges_out(a.key)}
+        reasons = {u.reason for u in gen.unresolved_in("app")}
+        assert not reasons & {"CRATE_PATCH_NOT_USED", "CRATE_VERSION_MISMATCH", "DEPENDENCIES_NOT_LOADED"}
+    assert _cached(Path(env["CARGO_HOME"])) == [], "the user's cargo home is never written"
+
+
+def test_a_patch_that_stays_unused_is_a_blind_spot_on_the_providers_answers(tmp_path: Path) -> None:
+    missing = _analyzer_missing()
+    if missing:
+        pytest.skip(missing)
+    from server.tools.references import find_references
+    from snapshot_format.layout import StateLayout
+    from snapshot_format.reader import open_current
+    from tests.helpers import run_kivgraph
+
+    with _registry_with_mid() as reg:
+        home, env, _app_root, _locked = _fresh_machine(tmp_path, reg, 'base = "1.1"\nmid = "1"\n')
+        result = run_kivgraph(home, "index", "--json", timeout=900, CARGO_HOME=env["CARGO_HOME"])
+        assert result.returncode == 0, result.stderr
+    with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
+        (repo,) = [r for r in gen.repositories() if r.name == "app"]
+        (analysis,) = [a for a in repo.analyses if a.language == "rust"]
+        assert "cargo did not use the patch to the registered base (base 1.0.0): app 0.1.0 requires base ^1.1" in (
+            analysis.reason
+        )
+        rows = [u for u in gen.unresolved_in("app") if u.reason == "CRATE_PATCH_NOT_USED"]
+        assert {(u.path, u.line, u.name) for u in rows if u.path} >= {("src/lib.rs", 2, "b")}
+        answer = find_references(gen, {"qualified_name": "base::b", "in_repository": "base", "view": "full"})
+        assert answer["completeness"]["verdict"] == "LOWER_BOUND"
+        spots = answer["completeness"]["blind_spots"]
+        assert any(s["reason"] == "CRATE_PATCH_NOT_USED" and s["repository"] == "app" for s in spots), spots

@@ -273,7 +273,8 @@ class _Stray:
 
 def _strays(meta: Mapping[str, object], patches: Mapping[str, tuple[str, str, Path]]) -> list[_Stray]:
     pkgs, nodes = _packages(meta), _nodes(meta)
-    members = {str(m) for m in meta.get("workspace_members", []) or []} if isinstance(meta, dict) else set()
+    listed = meta.get("workspace_members")
+    members = {str(m) for m in listed} if isinstance(listed, list) else set()
     up: dict[str, set[str]] = {}
     for source, deps in nodes.items():
         for dep in deps:
