@@ -22,7 +22,7 @@ and a function called through a ``pub use`` re-export):
 - rust-analyzer: the files of ``textDocument/references`` (declaration left
   out) from a separate rust-analyzer language server over stdio
   (``benchmarks.rust_lsp_refs``), one session on serde_json's workspace with
-  the same offline cargo environment, all ten requests batched: its IDE
+  the same offline cargo environment, all requests batched: its IDE
   analysis, not the SCIP index kivgraph ingested.
 
 rust-analyzer's references of a trait item also list the uses of the items
@@ -89,6 +89,36 @@ SYMBOLS: list[tuple[str, str, str, str]] = [
     ("serde_json", "serde_json::map::Map::get", "method", "inherent method; homonym of Value::get"),
     ("serde_json", "serde_json::value::Value::get", "method", "inherent method; homonym of Map::get"),
     ("serde_json", "serde_json::json", "macro", "macro-heavy: invoked through its own recursive rules"),
+    (
+        "serde",
+        "serde::de::value::Error::<Error>::custom",
+        "method",
+        "duplicate symbol: `impl de::Error for Error { fn custom }`, one SCIP symbol with the ser impl's",
+    ),
+    (
+        "serde",
+        "serde::de::value::Error::<Error>::custom#3",
+        "method",
+        "duplicate symbol: `impl ser::Error for Error { fn custom }`, one SCIP symbol with the de impl's",
+    ),
+    (
+        "serde_json",
+        "serde_json::error::Error::<Error>::custom",
+        "method",
+        "duplicate symbol: serde_json's `impl de::Error for Error { fn custom }`",
+    ),
+    (
+        "serde_json",
+        "serde_json::error::Error::<Error>::custom#2",
+        "method",
+        "duplicate symbol: serde_json's `impl ser::Error for Error { fn custom }`",
+    ),
+    (
+        "serde",
+        "serde::private::string::from_utf8_lossy",
+        "function",
+        "called through a `pub use` re-export path (`crate::__private::from_utf8_lossy`)",
+    ),
 ]
 
 
@@ -412,6 +442,18 @@ def _split(home: Path, roots: dict[str, Path], env: dict[str, str]) -> dict[str,
     }
 
 
+def _status(home: Path) -> dict[str, str]:
+    """Each repository's Rust analysis reason in the current generation (what `kivgraph status` says)."""
+    from snapshot_format.layout import resolve_layout
+    from snapshot_format.reader import open_current
+
+    gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
+    try:
+        return {r.name: a.reason for r in gen.repositories() for a in r.analyses if a.language == "rust"}
+    finally:
+        gen.close()
+
+
 def _crates(home: Path) -> list[str]:
     return sorted(p.name for p in (home / "registry" / "cache").glob("*/*.crate"))
 
@@ -443,6 +485,7 @@ def bench() -> dict[str, Any]:
             config.write("\n[rust]\nallow_network = true\n")
         cold = index_run(home, env, timeout=7200)
         fetched = {
+            "cold_status": _status(home),
             "user_cargo_home": str(empty),
             "crates_in_user_cargo_home": len(_crates(empty)),
             "crates_in_kivgraph_cargo_home": len(_crates(home / "state" / "rust" / "cargo-home")),
@@ -496,13 +539,21 @@ def bench() -> dict[str, Any]:
 def report(d: dict[str, Any]) -> str:
     o, c = d["overall"], d["cross_repository"]
     lines = [
-        "# Rust: find_references against rust-analyzer, serde and serde_json",
+        "# Rust: find_references against rust-analyzer, serde and serde_json, from an empty cargo cache",
         "",
         ", ".join(f"{n} {v['version']}" for n, v in d["corpora"].items())
         + f" (crate registry, pinned Cargo.lock); {d['machine']['rustc']}, rust-analyzer 0.0.320, "
         f"{d['machine']['cpus']} CPUs. {d['counts']['files']} files, {d['counts']['symbols']} symbols, "
         f"{d['counts']['edges']} edges, {d['counts']['unresolved']} unresolved. "
         "Produced by `python -m benchmarks.bench_rust_agreement`.",
+        "",
+        f"Cargo cache: CARGO_HOME was an empty directory ({d['cargo_cache']['crates_in_user_cargo_home']} crates, "
+        f"{d['cargo_cache']['crates_in_user_cargo_home_after']} after every run) and the config said "
+        "`[rust] allow_network = true`: the cold index fetched "
+        f"{d['cargo_cache']['crates_in_kivgraph_cargo_home']} crates (the workspaces' locked dependencies and the "
+        "standard library's) into kivgraph's own cargo home before rust-analyzer ran. Status said: "
+        + "; ".join(f"{n}: {reason}" for n, reason in d["cargo_cache"]["cold_status"].items())
+        + ".",
         "",
         "File level: kivgraph = files of the incoming references of every edge kind (re-exports and an item's "
         "IMPLEMENTS rows included, a type's counted apart: they sit at the type's declaration, the impl header's "

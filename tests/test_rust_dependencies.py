@@ -92,7 +92,7 @@ def test_missing_dependencies_are_fetched_into_kivgraphs_cargo_home_when_the_net
     got = dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=True)
     assert got.missing == ""
     assert got.home == ours
-    assert got.notes == [f"fetched 1 locked dependencies into kivgraph's cargo home {ours}"]
+    assert got.notes == [f"fetched 1 crate of its crate graph into kivgraph's cargo home {ours}"]
     assert _cached(ours) == ["leaf-0.3.1.crate"]
     assert _cached(user) == [], "nothing is written into the user's cargo home"
     assert (ours / "config.toml").read_text() == (user / "config.toml").read_text()  # the mirror applies there too

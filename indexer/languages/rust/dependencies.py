@@ -243,7 +243,8 @@ def _fetch(cargo: Cargo, user: Path, ours: Path, out: Resolved) -> tuple[dict[st
         return None, f"fetched into {ours}, yet cargo could not resolve the crate graph offline ({error})"
     out.home = ours
     downloaded = fetched.stderr.count("Downloaded ")
-    out.notes.append(f"fetched {downloaded} locked dependencies into kivgraph's cargo home {ours}")
+    plural = "" if downloaded == 1 else "s"
+    out.notes.append(f"fetched {downloaded} crate{plural} of its crate graph into kivgraph's cargo home {ours}")
     return meta, ""
 
 
