@@ -404,6 +404,7 @@ def test_a_patch_that_stays_unused_is_a_blind_spot_on_the_providers_answers(tmp_
     if missing:
         pytest.skip(missing)
     from server.tools.references import find_references
+    from server.tools.traversal import get_blast_radius
     from snapshot_format.layout import StateLayout
     from snapshot_format.reader import open_current
     from tests.helpers import run_kivgraph
@@ -420,7 +421,11 @@ def test_a_patch_that_stays_unused_is_a_blind_spot_on_the_providers_answers(tmp_
         )
         rows = [u for u in gen.unresolved_in("app") if u.reason == "CRATE_PATCH_NOT_USED"]
         assert {(u.path, u.line, u.name) for u in rows if u.path} >= {("src/lib.rs", 2, "b")}
-        answer = find_references(gen, {"qualified_name": "base::b", "in_repository": "base", "view": "full"})
-        assert answer["completeness"]["verdict"] == "LOWER_BOUND"
-        spots = answer["completeness"]["blind_spots"]
-        assert any(s["reason"] == "CRATE_PATCH_NOT_USED" and s["repository"] == "app" for s in spots), spots
+        selector = {"qualified_name": "base::b", "in_repository": "base", "view": "full"}
+        refs = find_references(gen, selector)
+        assert "CRATE_PATCH_NOT_USED" in refs["results"].get("unbound", {}), refs["results"]
+        assert refs["coverage"]["unresolved_related"] >= 1
+        blast = get_blast_radius(gen, selector)
+        assert blast["completeness"]["verdict"] == "LOWER_BOUND", blast["completeness"]
+        spots = blast["completeness"]["blind_spots"]
+        assert any(s["reason"] == "CRATE_PATCH_NOT_USED" for s in spots), spots
