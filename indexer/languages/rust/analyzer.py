@@ -883,14 +883,40 @@ def _named_trait(node: Node | None, at: Mapping[tuple[int, int], str]) -> str:
     return symbol if symbol.endswith("#") else ""
 
 
+def _traits_in_scope(node: Node | None, at: Mapping[tuple[int, int], str]) -> set[str] | None:
+    """The symbols every ``use`` in scope at ``node`` imports (its blocks', then its module's), or None when a
+    glob import (``use a::*``) may bring in more than the file spells."""
+    out: set[str] = set()
+    cur = node.parent if node is not None else None
+    while cur is not None:
+        if cur.type in ("block", "declaration_list", "source_file"):
+            for child in cur.named_children:
+                if child.type != "use_declaration":
+                    continue
+                stack = [child]
+                while stack:
+                    n = stack.pop()
+                    if n.type == "use_wildcard":
+                        return None
+                    if n.type in _LEAVES and n.start_point in at:
+                        out.add(at[n.start_point])
+                    stack.extend(n.named_children)
+            if cur.type == "source_file" or (cur.parent is not None and cur.parent.type == "mod_item"):
+                return out
+        cur = cur.parent
+    return out
+
+
 class _Duplicates:
     """Symbols rust-analyzer gives to several definitions ("Duplicate symbol"): which one a use means.
 
     Members of two impls of one type whose traits render alike (``impl ser::Error for Error { fn custom }``
     and ``impl de::Error for Error { fn custom }`` are both ``impl#[Error][Error]custom().``) are told apart
-    by the trait a use names (``de::Error::custom(m)``), matched against the trait rust-analyzer resolved in
-    each impl's header; items nested in functions by the function the use is in. Any other use is ambiguous:
-    never one of them picked.
+    by the trait rust-analyzer resolved in each impl's header: the one a use names (``de::Error::custom(m)``,
+    ``<E as de::Error>::custom(m)``), else the only one of them in scope there (Rust resolves
+    ``Error::custom(m)`` and ``e.custom()`` through a trait in scope; a trait brought in by a glob import or
+    declared in the same file leaves it undecided). Items nested in functions are told apart by the function
+    the use is in. Any other use is ambiguous: never one of them picked.
     """
 
     def __init__(self, docs: list[_Doc], decls: Mapping[str, FileDeclarations], defined: Mapping[str, list]) -> None:
@@ -915,7 +941,15 @@ class _Duplicates:
         self, hits: list[tuple[str, SymbolFact]], d: _Doc, node: Node | None, source: SymbolFact
     ) -> tuple[str, SymbolFact] | None:
         if all(self.impl_trait.get(id(decl)) for _path, decl in hits):
-            trait = _named_trait(node, self.positions(d))
+            at = self.positions(d)
+            trait = _named_trait(node, at)
+            traits = {self.impl_trait[id(decl)] for _path, decl in hits}
+            if trait not in traits:  # ``Error::custom``: the path names the type, not a trait
+                local = {occ.symbol for occ in d.occurrences if occ.is_definition and occ.symbol in traits}
+                prelude = any((sym := monikers.parse(t)) is None or monikers.is_toolchain(sym) for t in traits)
+                scope = _traits_in_scope(node, at) if not local and not prelude else None
+                visible = traits & scope if scope is not None else set()
+                trait = next(iter(visible)) if len(visible) == 1 else ""
             same = [h for h in hits if trait and self.impl_trait[id(h[1])] == trait]
             return same[0] if len(same) == 1 else None
         return _pick(hits, d.path, source)
