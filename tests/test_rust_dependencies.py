@@ -163,8 +163,9 @@ def test_a_patch_cargo_would_leave_unused_is_fixed_by_unlocking_what_pulls_the_o
     )
     assert got.missing == "" and got.unused == []
     assert got.notes[-1] == (
-        "pinned mid 1.1.0 → 1.0.0 in the run's own lockfile so that cargo uses the registered base 1.0.0 "
-        "(fetched into kivgraph's cargo home)"
+        "cargo would have left the patch to the registered base 1.0.0 unused (the lockfile holds base 1.1.0; "
+        "app 0.1.0 requires base ^1; mid 1.1.0 requires base ^1.1): unlocked it in the run's own lockfile, "
+        "pinning mid 1.1.0 → 1.0.0, so that cargo uses the registered one (fetched into kivgraph's cargo home)"
     )
     assert _locked(got.lock) == {"app": ["0.1.0 (path)"], "base": ["1.0.0 (path)"], "mid": ["1.0.0"]}
     assert (app / "Cargo.lock").read_text() == locked, "the repository's own lockfile is left as it was"
@@ -390,7 +391,7 @@ def test_on_a_fresh_machine_the_consumer_binds_to_the_registered_provider_after_
         (analysis,) = [a for a in repo.analyses if a.language == "rust"]
         assert analysis.mode == "exact", analysis.reason
         assert "fetched" in analysis.reason and "into kivgraph's cargo home" in analysis.reason
-        assert "pinned mid 1.1.0 → 1.0.0" in analysis.reason
+        assert "pinning mid 1.1.0 → 1.0.0, so that cargo uses the registered one" in analysis.reason
         (a,) = gen.symbols_by_qualified_name("app::a")
         (b,) = gen.symbols_by_qualified_name("base::b", repository="base")
         assert (b.key, Confidence.EXACT_TYPECHECKED) in {(e.target, e.confidence) for e in gen.edges_out(a.key)}

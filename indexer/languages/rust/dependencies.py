@@ -338,7 +338,8 @@ def _repatch(
     allow_network: bool,
 ) -> None:
     """Unlock each registry copy of a patched crate and what pulls it in, until cargo uses every patch."""
-    before = _versions(meta)
+    before, first = _versions(meta), meta
+    initial = _strays(meta, patches)
     tried: set[tuple[str, ...]] = set()
     online = False
     for _ in range(_ROUNDS):
@@ -372,12 +373,16 @@ def _repatch(
         for name in before.keys() & after.keys()
         if before[name] != after[name] and name not in patches
     )
-    if changed:
+    left = {s.package for s in _strays(meta, patches)}
+    for stray in initial:
+        if stray.package in left:
+            continue
+        _repo, version, _dir = patches[stray.package]
         out.notes.append(
-            "pinned "
-            + ", ".join(changed)
-            + " in the run's own lockfile so that cargo uses the registered "
-            + ", ".join(sorted(f"{n} {v}" for n, (_r, v, _d) in patches.items()))
+            f"cargo would have left the patch to the registered {stray.package} {version} unused (the lockfile "
+            f"holds {stray.package} {stray.version}; {_why(first, stray)}): unlocked it in the run's own lockfile"
+            + (f", pinning {', '.join(changed)}" if changed else "")
+            + ", so that cargo uses the registered one"
             + (" (fetched into kivgraph's cargo home)" if online else "")
         )
     for stray in _strays(meta, patches):
