@@ -884,11 +884,14 @@ def _named_trait(node: Node | None, at: Mapping[tuple[int, int], str]) -> str:
 
 
 def _traits_in_scope(node: Node | None, at: Mapping[tuple[int, int], str]) -> set[str] | None:
-    """The symbols every ``use`` in scope at ``node`` imports (its blocks', then its module's), or None when a
-    glob import (``use a::*``) may bring in more than the file spells."""
+    """The symbols every ``use`` in scope at ``node`` imports (its blocks', then its module's) and the traits of
+    the impls around it, or None when a glob import (``use a::*``) may bring in more than the file spells."""
     out: set[str] = set()
     cur = node.parent if node is not None else None
     while cur is not None:
+        trait_node = cur.child_by_field_name("trait") if cur.type == "impl_item" else None
+        if trait_node is not None and _last(trait_node).start_point in at:  # the trait an enclosing impl implements
+            out.add(at[_last(trait_node).start_point])
         if cur.type in ("block", "declaration_list", "source_file"):
             for child in cur.named_children:
                 if child.type != "use_declaration":
