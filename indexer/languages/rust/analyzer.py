@@ -943,6 +943,9 @@ class _Duplicates:
     def pick(
         self, hits: list[tuple[str, SymbolFact]], d: _Doc, node: Node | None, source: SymbolFact
     ) -> tuple[str, SymbolFact] | None:
+        nested = _nested(hits, d.path, source)
+        if nested is not None:
+            return nested
         if all(self.impl_trait.get(id(decl)) for _path, decl in hits):
             at = self.positions(d)
             trait = _named_trait(node, at)
@@ -1065,19 +1068,27 @@ def _source(fd: FileDeclarations, node: Node | None, use: str, line0: int, col: 
     return fd.enclosing(line0 + 1, col)
 
 
+def _nested(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> tuple[str, SymbolFact] | None:
+    """Of several definitions of one symbol in this file, the only one inside what encloses the use (items
+    nested in functions: rust-analyzer names them without the function), or None."""
+    inner = [
+        h
+        for h in hits
+        if h[0] == path
+        and h[1].container
+        and (source.qualified_name == h[1].container or source.qualified_name.startswith(h[1].container + "::"))
+    ]
+    return inner[0] if len(inner) == 1 else None
+
+
 def _pick(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> tuple[str, SymbolFact] | None:
     """Of several definitions of one symbol, the one this use means: in its own function, else its own file."""
     if len(hits) == 1:
         return hits[0]
+    nested = _nested(hits, path, source)
+    if nested is not None:
+        return nested
     here = [h for h in hits if h[0] == path]
-    inner = [
-        h
-        for h in here
-        if h[1].container
-        and (source.qualified_name == h[1].container or source.qualified_name.startswith(h[1].container + "::"))
-    ]
-    if len(inner) == 1:
-        return inner[0]
     return here[0] if len(here) == 1 else None
 
 
