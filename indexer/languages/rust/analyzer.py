@@ -426,7 +426,7 @@ class RustAmbiguous(msgspec.Struct, array_like=True, frozen=True):
     name: str
     source_qn: str
     source_kind: str
-    reason: str  # AMBIGUOUS_MEMBER (members of two impls) or AMBIGUOUS_ANALYZER_SYMBOL
+    reason: str  # AMBIGUOUS_MEMBER: members of impls of traits that print alike
     candidates: tuple[tuple[str, str, int], ...]  # (path, qualified name, line) of each definition
 
 
@@ -718,9 +718,9 @@ def _document_uses(
         if len(hits) > 1 and duplicates is not None:
             chosen = duplicates.pick(hits, d, node, source)
             if chosen is None:
-                if ambiguous is not None:
+                if ambiguous is not None and duplicates.members(hits):
                     ambiguous.append(duplicates.ambiguous(hits, d.path, line0 + 1, col, source))
-                continue
+                continue  # other items one symbol names (nested in functions, in other targets): the fallback's
         out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined, chosen)
         if isinstance(out, RustUse):
             uses.append(out)
@@ -918,8 +918,10 @@ class _Duplicates:
     by the trait rust-analyzer resolved in each impl's header: the one a use names (``de::Error::custom(m)``,
     ``<E as de::Error>::custom(m)``), else the only one of them in scope there (Rust resolves
     ``Error::custom(m)`` and ``e.custom()`` through a trait in scope; a trait brought in by a glob import or
-    declared in the same file leaves it undecided). Items nested in functions are told apart by the function
-    the use is in. Any other use is ambiguous: never one of them picked.
+    declared in the same file leaves it undecided); such a use that stays undecided is an AMBIGUOUS_MEMBER
+    row, never one of them picked. Items nested in functions are told apart by the function the use is in,
+    and definitions in several targets (a library and its examples) by the file; what stays undecided there
+    is left to the fallback, as before.
     """
 
     def __init__(self, docs: list[_Doc], decls: Mapping[str, FileDeclarations], defined: Mapping[str, list]) -> None:
@@ -946,24 +948,29 @@ class _Duplicates:
         nested = _nested(hits, d.path, source)
         if nested is not None:
             return nested
-        if all(self.impl_trait.get(id(decl)) for _path, decl in hits):
-            at = self.positions(d)
-            trait = _named_trait(node, at)
-            traits = {self.impl_trait[id(decl)] for _path, decl in hits}
-            if trait not in traits:  # ``Error::custom``: the path names the type, not a trait
-                local = {occ.symbol for occ in d.occurrences if occ.is_definition and occ.symbol in traits}
-                prelude = any((sym := monikers.parse(t)) is None or monikers.is_toolchain(sym) for t in traits)
-                scope = _traits_in_scope(node, at) if not local and not prelude else None
-                visible = traits & scope if scope is not None else set()
-                trait = next(iter(visible)) if len(visible) == 1 else ""
-            same = [h for h in hits if trait and self.impl_trait[id(h[1])] == trait]
-            return same[0] if len(same) == 1 else None
-        return _pick(hits, d.path, source)
+        if not self.members(hits):
+            return _pick(hits, d.path, source)
+        at = self.positions(d)
+        trait = _named_trait(node, at)
+        traits = {self.impl_trait[id(decl)] for _path, decl in hits}
+        if trait not in traits:  # ``Error::custom``: the path names the type, not a trait
+            local = {occ.symbol for occ in d.occurrences if occ.is_definition and occ.symbol in traits}
+            prelude = any((sym := monikers.parse(t)) is None or monikers.is_toolchain(sym) for t in traits)
+            scope = _traits_in_scope(node, at) if not local and not prelude else None
+            visible = traits & scope if scope is not None else set()
+            trait = next(iter(visible)) if len(visible) == 1 else ""
+        same = [h for h in hits if trait and self.impl_trait[id(h[1])] == trait]
+        return _pick(same, d.path, source) if same else None
+
+    def members(self, hits: list[tuple[str, SymbolFact]]) -> bool:
+        """Whether the definitions are members of impls of several traits that rust-analyzer names alike."""
+        return all(self.impl_trait.get(id(decl)) for _path, decl in hits) and (
+            len({self.impl_trait[id(decl)] for _path, decl in hits}) > 1
+        )
 
     def ambiguous(
         self, hits: list[tuple[str, SymbolFact]], path: str, line: int, col: int, source: SymbolFact
     ) -> RustAmbiguous:
-        members = all(self.impl_trait.get(id(decl)) for _path, decl in hits)
         return RustAmbiguous(
             path,
             line,
@@ -971,7 +978,7 @@ class _Duplicates:
             hits[0][1].name,
             source.qualified_name,
             source.kind,
-            "AMBIGUOUS_MEMBER" if members else "AMBIGUOUS_ANALYZER_SYMBOL",
+            "AMBIGUOUS_MEMBER",
             tuple((p, decl.qualified_name, decl.start_line) for p, decl in hits),
         )
 
