@@ -59,12 +59,25 @@ class LocalRegistry:
     port: int = 0
     _server: ThreadingHTTPServer | None = None
 
-    def add(self, name: str, version: str, deps: dict[str, str] | None = None, lib: str = "") -> None:
-        """A library crate ``name`` ``version`` with normal dependencies ``{name: requirement}``."""
-        deps = deps or {}
-        manifest = f'[package]\nname = "{name}"\nversion = "{version}"\nedition = "2021"\n\n[dependencies]\n' + "".join(
-            f'{d} = "{req}"\n' for d, req in sorted(deps.items())
+    def add(
+        self,
+        name: str,
+        version: str,
+        deps: dict[str, str] | None = None,
+        lib: str = "",
+        targets: dict[str, str] | None = None,
+    ) -> None:
+        """A library crate ``name`` ``version`` with normal dependencies ``{name: requirement}``, those named in
+        ``targets`` only for that platform (``{"base": "cfg(any())"}``, serde's trick to pin a version)."""
+        deps, targets = deps or {}, targets or {}
+        plain = "".join(f'{d} = "{req}"\n' for d, req in sorted(deps.items()) if d not in targets)
+        scoped = "".join(
+            f"\n[target.'{targets[d]}'.dependencies]\n{d} = \"{req}\"\n"
+            for d, req in sorted(deps.items())
+            if d in targets
         )
+        manifest = f'[package]\nname = "{name}"\nversion = "{version}"\nedition = "2021"\n\n[dependencies]\n'
+        manifest += plain + scoped
         data = crate_archive(name, version, {"Cargo.toml": manifest, "src/lib.rs": lib or "pub fn f() {}\n"})
         self.archives[(name, version)] = data
         self.crates.setdefault(name, []).append(
@@ -78,7 +91,7 @@ class LocalRegistry:
                         "features": [],
                         "optional": False,
                         "default_features": True,
-                        "target": None,
+                        "target": targets.get(d),
                         "kind": "normal",
                     }
                     for d, req in sorted(deps.items())

@@ -163,9 +163,9 @@ def test_a_patch_cargo_would_leave_unused_is_fixed_by_unlocking_what_pulls_the_o
     )
     assert got.missing == "" and got.unused == []
     assert got.notes[-1] == (
-        "cargo would have left the patch to the registered base 1.0.0 unused (the lockfile holds base 1.1.0; "
-        "app 0.1.0 requires base ^1; mid 1.1.0 requires base ^1.1): unlocked it in the run's own lockfile, "
-        "pinning mid 1.1.0 → 1.0.0, so that cargo uses the registered one (fetched into kivgraph's cargo home)"
+        "cargo would have left the patch to the registered base 1.0.0 unused (mid 1.1.0 requires base ^1.1): "
+        "pinned mid 1.1.0 → 1.0.0 and released base 1.1.0 in the run's own lockfile, so that cargo uses the "
+        "registered one (fetched into kivgraph's cargo home)"
     )
     assert _locked(got.lock) == {"app": ["0.1.0 (path)"], "base": ["1.0.0 (path)"], "mid": ["1.0.0"]}
     assert (app / "Cargo.lock").read_text() == locked, "the repository's own lockfile is left as it was"
@@ -210,8 +210,10 @@ def test_without_the_network_an_unused_patch_is_reported_with_who_pulls_the_othe
         "1.0.0",
         "1.1.0",
     )
-    assert unused.why.startswith("app 0.1.0 requires base ^1; mid 1.1.0 requires base ^1.1")
-    assert "the network is off for Rust" in unused.why
+    assert unused.why == (
+        "mid 1.1.0 requires base ^1.1; an older release of what requires it accepts the registered one, but the "
+        "network is off for Rust"
+    )
 
 
 def test_a_patch_the_workspace_itself_rules_out_stays_unused_and_is_reported(
@@ -232,6 +234,64 @@ def test_a_patch_the_workspace_itself_rules_out_stays_unused_and_is_reported(
     assert [(u.package, u.used_version, u.why) for u in got.unused] == [
         ("base", "1.1.0", "app 0.1.0 requires base ^1.1")
     ]
+
+
+def test_a_newer_release_of_a_dependency_that_pins_the_patched_crate_is_pinned_back(tmp_path: Path) -> None:
+    # serde_bytes 0.11.19 requires serde ^1.0.220 for `cfg(any())`, a platform that never is (serde's way to
+    # keep serde and serde_core in step): locked so, the patch to a registered serde 1.0.219 goes unused, and
+    # only the release before it accepts the registered one
+    reg = LocalRegistry()
+    reg.add("base", "1.0.0")
+    reg.add("base", "1.1.0")
+    reg.add("shim", "0.1.0", {"base": "1.0"})
+    reg.add("shim", "0.1.1", {"base": "1.1"}, targets={"base": "cfg(any())"})
+    app = _app(tmp_path / "app", 'base = "1"\nshim = "0.1"\n')
+    base = _base(tmp_path / "base")
+    with reg:
+        subprocess.run(
+            [CARGO or "cargo", "generate-lockfile", "--manifest-path", str(app / "Cargo.toml")],
+            env={**os.environ, "CARGO_HOME": str(reg.user_home(tmp_path / "elsewhere"))},
+            check=True,
+            capture_output=True,
+            timeout=120,
+        )
+        assert _locked(app / "Cargo.lock") == {"app": ["0.1.0 (path)"], "base": ["1.1.0"], "shim": ["0.1.1"]}
+        user, ours = reg.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+        got = dependencies.resolve(
+            _cargo(tmp_path, app, _patch(tmp_path, base)),
+            user,
+            ours,
+            app / "Cargo.lock",
+            {"base": ("base", "1.0.0", base)},
+            allow_network=True,
+        )
+    assert got.missing == "" and got.unused == []
+    assert "(shim 0.1.1 requires base ^1.1): pinned shim 0.1.1 → 0.1.0 and released base 1.1.0" in got.notes[-1]
+    assert _locked(got.lock) == {"app": ["0.1.0 (path)"], "base": ["1.0.0 (path)"], "shim": ["0.1.0"]}
+
+
+@pytest.mark.parametrize(
+    ("req", "version", "accepts"),
+    [
+        ("^1.0.220", "1.0.219", False),
+        ("^1.0.220", "1.0.229", True),
+        ("1.0.63", "1.0.219", True),
+        ("^0.11", "0.12.0", False),
+        ("~1.2", "1.2.9", True),
+        ("~1.2", "1.3.0", False),
+        ("=1.0.228", "1.0.228", True),
+        ("=1.0.228", "1.0.229", False),
+        (">=1.0, <1.0.200", "1.0.199", True),
+        (">=1.0, <1.0.200", "1.0.200", False),
+        ("1.*", "1.9.0", True),
+        ("*", "0.0.1", True),
+        ("^0.0.3", "0.0.4", False),
+        ("^1", "2.0.0", False),
+        ("nonsense", "1.0.0", False),
+    ],
+)
+def test_version_requirements_are_read_the_way_cargo_reads_them(req: str, version: str, accepts: bool) -> None:
+    assert dependencies.req_matches(req, version) is accepts
 
 
 def test_a_registry_copy_of_another_major_version_is_no_unused_patch() -> None:
@@ -391,7 +451,7 @@ def test_on_a_fresh_machine_the_consumer_binds_to_the_registered_provider_after_
         (analysis,) = [a for a in repo.analyses if a.language == "rust"]
         assert analysis.mode == "exact", analysis.reason
         assert "fetched" in analysis.reason and "into kivgraph's cargo home" in analysis.reason
-        assert "pinning mid 1.1.0 → 1.0.0, so that cargo uses the registered one" in analysis.reason
+        assert "pinned mid 1.1.0 → 1.0.0 and released base 1.1.0" in analysis.reason
         (a,) = gen.symbols_by_qualified_name("app::a")
         (b,) = gen.symbols_by_qualified_name("base::b", repository="base")
         assert (b.key, Confidence.EXACT_TYPECHECKED) in {(e.target, e.confidence) for e in gen.edges_out(a.key)}

@@ -40,6 +40,7 @@ import re
 import shutil
 import subprocess
 import time
+import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,78 +254,202 @@ def _packages(meta: Mapping[str, object]) -> dict[str, dict[str, object]]:
     return {str(p["id"]): p for p in pkgs if isinstance(p, dict)} if isinstance(pkgs, list) else {}
 
 
-def _nodes(meta: Mapping[str, object]) -> dict[str, list[str]]:
-    """Package id -> the ids of its dependencies in the resolved graph."""
-    resolve_ = meta.get("resolve")
-    nodes = resolve_.get("nodes", []) if isinstance(resolve_, dict) else []
-    return {str(n["id"]): [str(d["pkg"]) for d in n.get("deps", [])] for n in nodes if isinstance(n, dict)}
+# -- semver requirements, as cargo reads them -----------------------------------------------------------------
+
+_COMPARATOR = re.compile(r"^(\^|~|=|>=|<=|>|<)?\s*(\d+|\*|x|X)(?:\.(\d+|\*|x|X))?(?:\.(\d+|\*|x|X))?(-[0-9A-Za-z.-]+)?(\+.*)?$")
+
+
+def _triple(version: str) -> tuple[int, int, int] | None:
+    core = version.split("+", 1)[0]
+    if "-" in core:
+        return None  # a pre-release: never what a release requirement means
+    parts = core.split(".")
+    if len(parts) != 3 or not all(p.isdigit() for p in parts):
+        return None
+    return int(parts[0]), int(parts[1]), int(parts[2])
+
+
+def req_matches(req: str, version: str) -> bool:
+    """Whether a cargo version requirement (``^1.0.220``, ``>=1.0, <2``, ``~0.3``, ``=1.2.3``, ``1.*``) accepts a
+    release; an unreadable requirement accepts nothing."""
+    v = _triple(version)
+    if v is None:
+        return False
+    for part in (p.strip() for p in req.split(",")):
+        if not part or part == "*":
+            continue
+        m = _COMPARATOR.match(part)
+        if m is None or m.group(5):
+            return False
+        op, fields = m.group(1) or "^", [m.group(2), m.group(3), m.group(4)]
+        given = [int(f) for f in fields if f is not None and f.isdigit()]
+        if len(given) < len([f for f in fields if f is not None]):  # a wildcard: ``1.*`` is ``=1``
+            op = "=" if op in ("^", "~", "=") else op
+        if not given:
+            continue
+        low = (*given, *(0,) * (3 - len(given)))
+        if len(given) == 3:
+            up = (given[0] + 1, 0, 0) if given[0] else ((0, given[1] + 1, 0) if given[1] else (0, 0, given[2] + 1))
+        elif len(given) == 2:
+            up = (given[0] + 1, 0, 0) if given[0] else (0, given[1] + 1, 0)
+        else:
+            up = (given[0] + 1, 0, 0)
+        tilde_up = (given[0], given[1] + 1, 0) if len(given) >= 2 else (given[0] + 1, 0, 0)
+        exact_up = (given[0], given[1], given[2] + 1) if len(given) == 3 else tilde_up if len(given) == 2 else up
+        ok = {
+            "^": low <= v < up,
+            "~": low <= v < tilde_up,
+            "=": low <= v < exact_up,
+            ">=": v >= low,
+            ">": v >= exact_up,
+            "<": v < low,
+            "<=": v < exact_up,
+        }[op]
+        if not ok:
+            return False
+    return True
+
+
+def _version_key(version: str) -> tuple[int, int, int]:
+    return _triple(version) or (-1, -1, -1)
+
+
+# -- the lockfile's graph --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Locked:
+    name: str
+    version: str
+    registry: bool
+    deps: tuple[str, ...]  # "name", "name version" or "name version (source)"
+
+    @property
+    def spec(self) -> str:
+        return f"{self.name}@{self.version}"
+
+
+def _locked(lock: Path) -> list[_Locked]:
+    try:
+        data = tomllib.loads(lock.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    out = []
+    for p in data.get("package", []):
+        if isinstance(p, dict) and isinstance(p.get("name"), str):
+            out.append(
+                _Locked(
+                    p["name"],
+                    str(p.get("version", "")),
+                    bool(p.get("source")),
+                    tuple(str(d) for d in p.get("dependencies", [])),
+                )
+            )
+    return out
+
+
+def _depends_on(pkg: _Locked, target: _Locked, same_name: int) -> bool:
+    for dep in pkg.deps:
+        parts = dep.split(" ")
+        if parts[0] != target.name:
+            continue
+        if len(parts) == 1 and same_name == 1:
+            return True
+        if len(parts) >= 2 and parts[1] == target.version:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Cause:
+    """A package that requires another version of a patched crate than the registered one."""
+
+    package: _Locked
+    requirement: str
+    member: bool
+    pin: str = ""  # the newest older release that accepts the registered version ("" = none)
 
 
 @dataclass(frozen=True)
 class _Stray:
-    """A registry copy of a patched package in the graph, and the packages that pull it in."""
+    """A registry copy of a patched package in the locked graph, and what pulls it in."""
 
-    package: str
-    id: str
-    version: str
-    pullers: tuple[str, ...]  # ids of the packages that depend on it directly
-    unlock: tuple[str, ...]  # ``name@version`` of it and of every locked package above it (no member)
-    members: tuple[str, ...]  # workspace members that depend on it directly
+    copy: _Locked
+    causes: tuple[_Cause, ...]  # pullers whose requirement the registered version does not meet
 
 
-def _strays(meta: Mapping[str, object], patches: Mapping[str, tuple[str, str, Path]]) -> list[_Stray]:
-    pkgs, nodes = _packages(meta), _nodes(meta)
-    listed = meta.get("workspace_members")
-    members = {str(m) for m in listed} if isinstance(listed, list) else set()
-    up: dict[str, set[str]] = {}
-    for source, deps in nodes.items():
-        for dep in deps:
-            up.setdefault(dep, set()).add(source)
-    out: list[_Stray] = []
-    for pid, p in sorted(pkgs.items()):
-        name, version, source = str(p.get("name")), str(p.get("version")), p.get("source")
-        if name not in patches or not source or not compatible(version, patches[name][1]):
+def _requirements(meta: Mapping[str, object], homes: Iterable[Path], pkg: _Locked, dep: str) -> list[str]:
+    """What ``pkg`` requires of ``dep`` (every target; a registry package's dev-dependencies left out)."""
+    for p in _packages(meta).values():
+        if p.get("name") == pkg.name and str(p.get("version")) == pkg.version:
+            deps = p.get("dependencies")
+            return [
+                str(d.get("req", "*"))
+                for d in (deps if isinstance(deps, list) else [])
+                if isinstance(d, dict) and d.get("name") == dep and (not pkg.registry or d.get("kind") != "dev")
+            ]
+    for entry in index_entries(homes, pkg.name):
+        if entry.get("vers") == pkg.version:
+            return _entry_requirements(entry, dep)
+    return []
+
+
+def _entry_requirements(entry: Mapping[str, object], dep: str) -> list[str]:
+    deps = entry.get("deps")
+    return [
+        str(d.get("req", "*"))
+        for d in (deps if isinstance(deps, list) else [])
+        if isinstance(d, dict) and (d.get("package") or d.get("name")) == dep and d.get("kind") != "dev"
+    ]
+
+
+def _older_release(homes: Iterable[Path], pkg: _Locked, dep: str, wanted: str) -> str:
+    """The newest release of ``pkg`` below its locked one, semver-compatible with it, whose requirements of
+    ``dep`` all accept ``wanted`` ("" when the index cargo cached has none)."""
+    best = ""
+    for entry in index_entries(homes, pkg.name):
+        vers = str(entry.get("vers", ""))
+        if entry.get("yanked") or _triple(vers) is None or not compatible(vers, pkg.version):
             continue
-        above: set[str] = set()
-        queue = [pid]
-        while queue:
-            for parent in up.get(queue.pop(), ()):
-                if parent not in above and parent not in members:
-                    above.add(parent)
-                    queue.append(parent)
-        above_specs = sorted(
-            f"{pkgs[a]['name']}@{pkgs[a]['version']}" for a in above if a in pkgs and pkgs[a].get("source")
-        )
-        unlock = [f"{name}@{version}", *above_specs]
-        direct = sorted(up.get(pid, ()))
-        out.append(_Stray(name, pid, version, tuple(direct), tuple(unlock), tuple(d for d in direct if d in members)))
+        if _version_key(vers) >= _version_key(pkg.version):
+            continue
+        if all(req_matches(r, wanted) for r in _entry_requirements(entry, dep)) and (
+            not best or _version_key(vers) > _version_key(best)
+        ):
+            best = vers
+    return best
+
+
+def _strays(
+    lock: Path, meta: Mapping[str, object], homes: Iterable[Path], patches: Mapping[str, tuple[str, str, Path]]
+) -> list[_Stray]:
+    graph = _locked(lock)
+    out: list[_Stray] = []
+    for copy in graph:
+        if copy.name not in patches or not copy.registry or not compatible(copy.version, patches[copy.name][1]):
+            continue
+        wanted = patches[copy.name][1]
+        same = sum(1 for p in graph if p.name == copy.name)
+        causes = []
+        for pkg in graph:
+            if not _depends_on(pkg, copy, same):
+                continue
+            reqs = _requirements(meta, homes, pkg, copy.name)
+            refused = [r for r in reqs if not req_matches(r, wanted)]
+            if not refused:
+                continue
+            pin = _older_release(homes, pkg, copy.name, wanted) if pkg.registry else ""
+            causes.append(_Cause(pkg, ", ".join(refused), not pkg.registry, pin))
+        out.append(_Stray(copy, tuple(causes)))
     return out
 
 
-def _requirement(pkg: Mapping[str, object], name: str) -> str:
-    for dep in pkg.get("dependencies", []) or []:  # type: ignore[union-attr]
-        if isinstance(dep, dict) and dep.get("name") == name and dep.get("kind") != "dev":
-            return str(dep.get("req", "*"))
-    return "*"
-
-
-def _why(meta: Mapping[str, object], stray: _Stray) -> str:
-    pkgs = _packages(meta)
-    parts = []
-    for pid in stray.pullers:
-        p = pkgs.get(pid)
-        if p is not None:
-            parts.append(f"{p['name']} {p['version']} requires {stray.package} {_requirement(p, stray.package)}")
-    return "; ".join(parts) or f"the lockfile holds {stray.package} {stray.version}"
-
-
-def _versions(meta: Mapping[str, object]) -> dict[str, str]:
-    """The registry packages of a graph: name -> its versions (", "-joined, sorted)."""
-    out: dict[str, set[str]] = {}
-    for p in _packages(meta).values():
-        if p.get("source"):
-            out.setdefault(str(p["name"]), set()).add(str(p["version"]))
-    return {name: ", ".join(sorted(vs)) for name, vs in out.items()}
+def _why(stray: _Stray) -> str:
+    if not stray.causes:
+        return f"the lockfile holds {stray.copy.name} {stray.copy.version}"
+    return "; ".join(
+        f"{c.package.name} {c.package.version} requires {stray.copy.name} {c.requirement}" for c in stray.causes
+    )
 
 
 def _repatch(
@@ -337,62 +462,67 @@ def _repatch(
     *,
     allow_network: bool,
 ) -> None:
-    """Unlock each registry copy of a patched crate and what pulls it in, until cargo uses every patch."""
-    before, first = _versions(meta), meta
-    initial = _strays(meta, patches)
-    tried: set[tuple[str, ...]] = set()
+    """Pin what pulls another version of a patched crate to a release that accepts the registered one, release
+    the registry's copy, and let cargo resolve again; what cannot be fixed so is ``out.unused``."""
+    homes = (out.home, ours, user)
+    initial = _strays(cargo.lock, meta, homes, patches)
+    pinned: dict[str, str] = {}
     online = False
     for _ in range(_ROUNDS):
-        strays = _strays(meta, patches)
-        fixable = [s for s in strays if s.unlock not in tried]
-        if not fixable:
+        strays = _strays(cargo.lock, meta, homes, patches)
+        if not strays or any(c.member or not c.pin for s in strays for c in s.causes):
             break
-        unlock = sorted({spec for s in fixable for spec in s.unlock})
-        tried.update(s.unlock for s in fixable)
-        args = ["update", *(a for spec in unlock for a in ("-p", spec))]
-        proc = cargo.run(out.home, args, offline=True)
-        if proc.returncode == 0:
-            meta2, _ = cargo.metadata(out.home)
-            if meta2 is not None and len(_strays(meta2, patches)) < len(strays):
-                meta = meta2
-                continue
-        if not allow_network:
-            continue
-        # the versions that accept the provider may not be cached: resolve and fetch them in our own cargo home
-        _copy_config(user, ours)
-        proc = cargo.run(ours, args, offline=False)
-        if proc.returncode != 0:
-            continue
-        fetched = cargo.run(ours, ["fetch", *(["--target", cargo.host] if cargo.host else [])], offline=False)
-        meta2, _ = cargo.metadata(ours) if fetched.returncode == 0 else (None, "")
-        if meta2 is not None:
-            meta, out.home, online = meta2, ours, True
-    after = _versions(meta)
-    changed = sorted(
-        f"{name} {before[name]} → {after[name]}"
-        for name in before.keys() & after.keys()
-        if before[name] != after[name] and name not in patches
-    )
-    left = {s.package for s in _strays(meta, patches)}
-    for stray in initial:
-        if stray.package in left:
-            continue
-        _repo, version, _dir = patches[stray.package]
+        commands = [
+            ["update", "-p", c.package.spec, "--precise", c.pin] for s in strays for c in s.causes if c.pin
+        ] + [["update", *(a for s in strays for a in ("-p", s.copy.spec))]]
+        attempt = _apply(cargo, out.home, commands, offline=True)
+        if attempt is None and allow_network:
+            _copy_config(user, ours)
+            attempt = _apply(cargo, ours, commands, offline=False)
+            online = attempt is not None
+        if attempt is None:
+            break
+        out.home, meta = attempt
+        pinned.update({f"{c.package.name} {c.package.version}": c.pin for s in strays for c in s.causes if c.pin})
+        if len(_strays(cargo.lock, meta, homes, patches)) >= len(strays):
+            break
+    left = _strays(cargo.lock, meta, homes, patches)
+    fixed = [s for s in initial if s.copy.name not in {t.copy.name for t in left}]
+    for stray in fixed:
+        version = patches[stray.copy.name][1]
         out.notes.append(
-            f"cargo would have left the patch to the registered {stray.package} {version} unused (the lockfile "
-            f"holds {stray.package} {stray.version}; {_why(first, stray)}): unlocked it in the run's own lockfile"
-            + (f", pinning {', '.join(changed)}" if changed else "")
-            + ", so that cargo uses the registered one"
+            f"cargo would have left the patch to the registered {stray.copy.name} {version} unused "
+            f"({_why(stray)}): "
+            + (f"pinned {', '.join(f'{k} → {v}' for k, v in sorted(pinned.items()))} and " if pinned else "")
+            + f"released {stray.copy.name} {stray.copy.version} in the run's own lockfile, so that cargo uses the "
+            "registered one"
             + (" (fetched into kivgraph's cargo home)" if online else "")
         )
-    for stray in _strays(meta, patches):
-        repo, version, _dir = patches[stray.package]
-        why = _why(meta, stray)
-        if set(stray.pullers) - set(stray.members) and not allow_network:
-            why += (
-                "; an older release of what pulls it in may accept the registered one, but the network is off for Rust"
-            )
-        out.unused.append(UnusedPatch(stray.package, repo, version, stray.version, why))
+    for stray in left:
+        repo, version, _dir = patches[stray.copy.name]
+        why = _why(stray)
+        if any(not c.member and not c.pin for c in stray.causes):
+            why += "; no older release of what requires it accepts the registered one in the cached index"
+        elif any(not c.member for c in stray.causes) and not allow_network:
+            why += "; an older release of what requires it accepts the registered one, but the network is off for Rust"
+        out.unused.append(UnusedPatch(stray.copy.name, repo, version, stray.copy.version, why))
+
+
+def _apply(
+    cargo: Cargo, home: Path, commands: list[list[str]], *, offline: bool
+) -> tuple[Path, dict[str, object]] | None:
+    """Run the ``cargo update`` commands on a copy of the run's lockfile; the new graph, or None (the lockfile
+    left as it was) when one fails or the graph does not resolve offline afterwards."""
+    saved = cargo.lock.read_bytes() if cargo.lock.is_file() else None
+    ok = all(cargo.run(home, cmd, offline=offline).returncode == 0 for cmd in commands)
+    if ok and not offline:
+        ok = cargo.run(home, ["fetch", *(["--target", cargo.host] if cargo.host else [])], offline=False).returncode == 0
+    meta, _error = cargo.metadata(home) if ok else (None, "")
+    if meta is None:
+        if saved is not None:
+            cargo.lock.write_bytes(saved)
+        return None
+    return home, meta
 
 
 _SYSROOT_HOMES: dict[tuple[Path, Path, bool], tuple[Path, str]] = {}
