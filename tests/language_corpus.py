@@ -46,4 +46,23 @@ def build_language_corpus(
     def key_of(repository: str, path: str, qualified_name: str, kind: str) -> str | None:
         return keys.get((repository, path, qualified_name, kind))
 
-    return BuiltCorpus(Corpus(language=language, repositories=repos, key_of=key_of), declarations)
+    packages = {(r.name, f.path): f.package for r in repos for f in r.files}
+
+    def declare(repository: str, path: str, fact: Any) -> None:
+        """A declaration only an analyzer saw, keyed as the pipeline keys it (``Corpus.declare``)."""
+        if (repository, path) not in packages or (repository, path, fact.qualified_name, fact.kind) in keys:
+            return
+        key = stable_key(
+            language=language,
+            repository=repository,
+            package=packages[(repository, path)],
+            module=path,
+            qualified_name=fact.qualified_name,
+            kind=fact.kind,
+            discriminator="",
+        )
+        keys[(repository, path, fact.qualified_name, fact.kind)] = key
+        declarations[key] = Declaration(repository, path, fact.qualified_name, fact.kind)
+
+    corpus = Corpus(language=language, repositories=repos, key_of=key_of, declare=declare)
+    return BuiltCorpus(corpus, declarations)

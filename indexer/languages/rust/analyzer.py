@@ -1369,7 +1369,12 @@ def _blind_sites(d: _Doc, resolved: set[tuple[int, int]]) -> list[RustBlind]:
 
 
 class ModuleTable:
-    """Registered repositories' Cargo packages and, per package, its declarations under rust-analyzer's names."""
+    """Registered repositories' Cargo packages and, per package, its declarations under rust-analyzer's names.
+
+    A provider's declarations include those only rust-analyzer saw there (``add``: the items a macro declares,
+    such as serde's ``ser::Error`` trait from ``declare_error_trait!``), once its own run has been joined: a
+    consumer's impl of such a trait then IMPLEMENTS the provider's item, so calls through it reach the impl.
+    """
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
@@ -1377,15 +1382,33 @@ class ModuleTable:
         self._repos = {r.name: r for r in corpus.repositories}
         self._tables: dict[tuple[str, str], monikers.PackageTable] = {}
         self._kinds: dict[str, dict[str, str]] = {}
+        self._extra: dict[str, dict[str, list[SymbolFact]]] = {}
+
+    def add(self, repository: str, declarations: Iterable[tuple[str, SymbolFact]]) -> None:
+        """Declarations rust-analyzer defined in ``repository`` where tree-sitter has none (its joined facts)."""
+        extra = self._extra.setdefault(repository, {})
+        added = False
+        for path, decl in declarations:
+            if all(d is not decl and d != decl for d in extra.get(path, [])):
+                extra.setdefault(path, []).append(decl)
+                added = True
+        if added:  # tables built before know nothing of them
+            self._kinds.pop(repository, None)
+            self._tables = {k: v for k, v in self._tables.items() if k[0] != repository}
 
     def table(self, provided: ws.Provided) -> monikers.PackageTable:
         key = (provided.repository, provided.package.directory)
         if key not in self._tables:
             repo = self._repos[provided.repository]
-            kinds = self._kinds.setdefault(repo.name, monikers.declarations_by_kind(repo.files))
-            files = monikers.files_of_package(Path(repo.root), repo.files, provided.package.directory)
+            extra = self._extra.get(repo.name, {})
+            files = [
+                msgspec.structs.replace(ff, symbols=(*ff.symbols, *extra[ff.path])) if ff.path in extra else ff
+                for ff in repo.files
+            ]
+            kinds = self._kinds.setdefault(repo.name, monikers.declarations_by_kind(files))
+            package = monikers.files_of_package(Path(repo.root), files, provided.package.directory)
             self._tables[key] = monikers.table(
-                files, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds
+                package, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds
             )
         return self._tables[key]
 
@@ -1427,6 +1450,7 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
 def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
     """EXACT_TYPECHECKED edges for every use whose target a registered repository declares; rows for the rest."""
     out = ExactOutcome(repository=repo)
+    modules.add(repo, facts.declarations)
     for p in facts.problems:
         out.unresolved.append(
             UnresolvedFact(
@@ -1500,7 +1524,15 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
         else:
             found = _foreign(u, repo, modules, unused)
             if isinstance(found, UnresolvedFact | None):
-                if found is not None and u.use not in ("implements", "method_of"):
+                if found is not None and u.use == "implements":  # calls through that item may run this one
+                    out.unresolved.append(
+                        msgspec.structs.replace(
+                            found,
+                            source=source,
+                            detail=f"{u.source_qn} implements a trait item that is not tied: {found.detail}",
+                        )
+                    )
+                elif found is not None and u.use != "method_of":
                     out.unresolved.append(msgspec.structs.replace(found, source=source))
                 if u.use not in ("implements", "method_of"):
                     out.covered.add((source, u.line, u.col))

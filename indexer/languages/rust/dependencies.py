@@ -256,7 +256,9 @@ def _packages(meta: Mapping[str, object]) -> dict[str, dict[str, object]]:
 
 # -- semver requirements, as cargo reads them -----------------------------------------------------------------
 
-_COMPARATOR = re.compile(r"^(\^|~|=|>=|<=|>|<)?\s*(\d+|\*|x|X)(?:\.(\d+|\*|x|X))?(?:\.(\d+|\*|x|X))?(-[0-9A-Za-z.-]+)?(\+.*)?$")
+_COMPARATOR = re.compile(
+    r"^(\^|~|=|>=|<=|>|<)?\s*(\d+|\*|x|X)(?:\.(\d+|\*|x|X))?(?:\.(\d+|\*|x|X))?(-[0-9A-Za-z.-]+)?(\+.*)?$"
+)
 
 
 def _triple(version: str) -> tuple[int, int, int] | None:
@@ -472,9 +474,9 @@ def _repatch(
         strays = _strays(cargo.lock, meta, homes, patches)
         if not strays or any(c.member or not c.pin for s in strays for c in s.causes):
             break
-        commands = [
-            ["update", "-p", c.package.spec, "--precise", c.pin] for s in strays for c in s.causes if c.pin
-        ] + [["update", *(a for s in strays for a in ("-p", s.copy.spec))]]
+        commands = [["update", "-p", c.package.spec, "--precise", c.pin] for s in strays for c in s.causes if c.pin] + [
+            ["update", *(a for s in strays for a in ("-p", s.copy.spec))]
+        ]
         attempt = _apply(cargo, out.home, commands, offline=True)
         if attempt is None and allow_network:
             _copy_config(user, ours)
@@ -495,8 +497,7 @@ def _repatch(
             f"({_why(stray)}): "
             + (f"pinned {', '.join(f'{k} → {v}' for k, v in sorted(pinned.items()))} and " if pinned else "")
             + f"released {stray.copy.name} {stray.copy.version} in the run's own lockfile, so that cargo uses the "
-            "registered one"
-            + (" (fetched into kivgraph's cargo home)" if online else "")
+            "registered one" + (" (fetched into kivgraph's cargo home)" if online else "")
         )
     for stray in left:
         repo, version, _dir = patches[stray.copy.name]
@@ -516,7 +517,9 @@ def _apply(
     saved = cargo.lock.read_bytes() if cargo.lock.is_file() else None
     ok = all(cargo.run(home, cmd, offline=offline).returncode == 0 for cmd in commands)
     if ok and not offline:
-        ok = cargo.run(home, ["fetch", *(["--target", cargo.host] if cargo.host else [])], offline=False).returncode == 0
+        ok = (
+            cargo.run(home, ["fetch", *(["--target", cargo.host] if cargo.host else [])], offline=False).returncode == 0
+        )
     meta, _error = cargo.metadata(home) if ok else (None, "")
     if meta is None:
         if saved is not None:
