@@ -1573,7 +1573,8 @@ def _problem_detail(p: RustProblem) -> str:
         return (
             f"cargo could not resolve the standard library's crate graph offline ({p.detail}): rust-analyzer "
             "loaded std, alloc and core unlinked, so methods of their types (Vec, Box, iterators) are not "
-            "resolved; `make setup` fetches what it needs"
+            "resolved; `make setup` fetches what it needs (or `allow_network = true` under `[rust]` lets the index "
+            "fetch it into kivgraph's own cargo home)"
         )
     if p.reason == PATCH_NOT_USED:
         return p.detail + "; its uses of that crate are not tied to the registered repository"
@@ -1592,7 +1593,10 @@ def _note(p: RustProblem) -> str:
             f"{DEPENDENCIES_NOT_LOADED} rows"
         )
     if p.reason == "SYSROOT_NOT_LOADED":
-        return f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`"
+        return (
+            f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`, or "
+            "set `allow_network = true` under `[rust]` to fetch them into kivgraph's cargo home"
+        )
     if p.reason == PATCH_NOT_USED:
         return f"{p.workspace}: {p.detail}; its uses of that crate are {PATCH_NOT_USED} rows"
     return f"workspace {p.workspace} not loaded ({p.detail}): its edges are CANDIDATE"
