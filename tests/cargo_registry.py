@@ -28,16 +28,6 @@ from pathlib import Path
 from indexer.languages.rust import dependencies
 
 
-def index_path(name: str) -> str:
-    """Where cargo's sparse index keeps a crate's file: ``1/a``, ``2/ab``, ``3/a/abc``, ``ab/cd/abcd…``."""
-    n = name.lower()
-    if len(n) <= 2:
-        return f"{len(n)}/{n}"
-    if len(n) == 3:
-        return f"3/{n[0]}/{n}"
-    return f"{n[:2]}/{n[2:4]}/{n}"
-
-
 def crate_archive(name: str, version: str, files: dict[str, str]) -> bytes:
     """A ``.crate`` file: a gzip tarball of ``name-version/`` with the given files (Cargo.toml among them)."""
     raw = io.BytesIO()

@@ -129,16 +129,34 @@ def test_an_unreachable_registry_is_said_so_with_cargos_words(tmp_path: Path) ->
     assert not dependencies.unreachable("error: failed to select a version for the requirement `x = ^9`")
 
 
-def _stale_lock(tmp_path: Path, registry: LocalRegistry, app: Path) -> str:
-    """The consumer's own Cargo.lock, made before the provider was registered: base 1.1.0, mid 1.1.0."""
-    home = registry.user_home(tmp_path / "elsewhere")
+def _run_cargo(home: Path, app: Path, subcommand: str) -> None:
+    """``cargo SUBCOMMAND`` on the consumer as its author did, with a cargo home of theirs."""
     subprocess.run(
-        [CARGO or "cargo", "generate-lockfile", "--manifest-path", str(app / "Cargo.toml")],
+        [CARGO or "cargo", subcommand, "--manifest-path", str(app / "Cargo.toml")],
         env={**os.environ, "CARGO_HOME": str(home)},
         check=True,
         capture_output=True,
         timeout=120,
     )
+
+
+def _resolve_patched(
+    tmp_path: Path, app: Path, base: Path, user: Path, lock: Path | None, *, allow_network: bool
+) -> dependencies.Resolved:
+    """``resolve`` of the consumer with its ``base`` patched to the registered checkout (base 1.0.0)."""
+    return dependencies.resolve(
+        _cargo(tmp_path, app, _patch(tmp_path, base)),
+        user,
+        tmp_path / "state" / "cargo-home",
+        lock,
+        {"base": ("base", "1.0.0", base)},
+        allow_network=allow_network,
+    )
+
+
+def _stale_lock(tmp_path: Path, registry: LocalRegistry, app: Path) -> str:
+    """The consumer's own Cargo.lock, made before the provider was registered: base 1.1.0, mid 1.1.0."""
+    _run_cargo(registry.user_home(tmp_path / "elsewhere"), app, "generate-lockfile")
     assert _locked(app / "Cargo.lock") == {"app": ["0.1.0 (path)"], "base": ["1.1.0"], "mid": ["1.1.0"]}
     return (app / "Cargo.lock").read_text()
 
@@ -184,24 +202,11 @@ def test_without_the_network_an_unused_patch_is_reported_with_who_pulls_the_othe
     app = _app(tmp_path / "app", 'base = "1"\nmid = "1"\n')
     base = _base(tmp_path / "base")
     _stale_lock(tmp_path, registry, app)
-    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    user = registry.user_home(tmp_path / "user")
     # the stale graph is in the user's cache (its build fetched it), the older mid is not
     shutil.copytree(tmp_path / "elsewhere", user, dirs_exist_ok=True)
-    subprocess.run(
-        [CARGO or "cargo", "fetch", "--manifest-path", str(app / "Cargo.toml")],
-        env={**os.environ, "CARGO_HOME": str(user)},
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
-    got = dependencies.resolve(
-        _cargo(tmp_path, app, _patch(tmp_path, base)),
-        user,
-        ours,
-        app / "Cargo.lock",
-        {"base": ("base", "1.0.0", base)},
-        allow_network=False,
-    )
+    _run_cargo(user, app, "fetch")
+    got = _resolve_patched(tmp_path, app, base, user, app / "Cargo.lock", allow_network=False)
     assert got.missing == "" and got.home == user
     (unused,) = got.unused
     assert (unused.package, unused.provider, unused.provider_version, unused.used_version) == (
@@ -221,15 +226,7 @@ def test_a_patch_the_workspace_itself_rules_out_stays_unused_and_is_reported(
 ) -> None:
     app = _app(tmp_path / "app", 'base = "1.1"\n')
     base = _base(tmp_path / "base")
-    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
-    got = dependencies.resolve(
-        _cargo(tmp_path, app, _patch(tmp_path, base)),
-        user,
-        ours,
-        None,
-        {"base": ("base", "1.0.0", base)},
-        allow_network=True,
-    )
+    got = _resolve_patched(tmp_path, app, base, registry.user_home(tmp_path / "user"), None, allow_network=True)
     assert got.missing == ""
     assert [(u.package, u.used_version, u.why) for u in got.unused] == [
         ("base", "1.1.0", "app 0.1.0 requires base ^1.1")
@@ -248,22 +245,10 @@ def test_a_newer_release_of_a_dependency_that_pins_the_patched_crate_is_pinned_b
     app = _app(tmp_path / "app", 'base = "1"\nshim = "0.1"\n')
     base = _base(tmp_path / "base")
     with reg:
-        subprocess.run(
-            [CARGO or "cargo", "generate-lockfile", "--manifest-path", str(app / "Cargo.toml")],
-            env={**os.environ, "CARGO_HOME": str(reg.user_home(tmp_path / "elsewhere"))},
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        _run_cargo(reg.user_home(tmp_path / "elsewhere"), app, "generate-lockfile")
         assert _locked(app / "Cargo.lock") == {"app": ["0.1.0 (path)"], "base": ["1.1.0"], "shim": ["0.1.1"]}
-        user, ours = reg.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
-        got = dependencies.resolve(
-            _cargo(tmp_path, app, _patch(tmp_path, base)),
-            user,
-            ours,
-            app / "Cargo.lock",
-            {"base": ("base", "1.0.0", base)},
-            allow_network=True,
+        got = _resolve_patched(
+            tmp_path, app, base, reg.user_home(tmp_path / "user"), app / "Cargo.lock", allow_network=True
         )
     assert got.missing == "" and got.unused == []
     assert "(shim 0.1.1 requires base ^1.1): pinned shim 0.1.1 → 0.1.0 and released base 1.1.0" in got.notes[-1]
@@ -387,42 +372,6 @@ def test_the_standard_librarys_dependencies_are_fetched_into_kivgraphs_home_wher
 # -- with rust-analyzer, through the real CLI: a machine nobody prepared ------------------------------------
 
 
-def _analyzer_missing() -> str:
-    from indexer.languages.rust import analyzer, toolchain
-
-    try:
-        toolchain.identity()
-    except analyzer.AnalyzerFailed as exc:
-        return f"RUST-ANALYZER UNAVAILABLE, the fetch and the patch are not tested end to end: {exc}"
-    return ""
-
-
-def _fresh_machine(tmp_path: Path, reg: LocalRegistry, app_deps: str) -> tuple[Path, dict[str, str], Path, str]:
-    """A provider (base 1.0.0) and a consumer with a lockfile made before base was registered, both registered
-    with the network allowed, and an empty cargo home whose registry is ``reg``; (home, env, app, its lock)."""
-    from tests.helpers import run_kivgraph
-
-    base = write_repo(
-        tmp_path / "base",
-        {
-            "Cargo.toml": '[package]\nname = "base"\nversion = "1.0.0"\nedition = "2021"\n',
-            "src/lib.rs": "pub fn b() -> u32 {\n    1\n}\n",
-        },
-    )
-    app = _app(tmp_path / "app", app_deps)
-    (app / "src" / "lib.rs").write_text("pub fn a() -> u32 {\n    base::b() + mid::m()\n}\n")
-    locked = _stale_lock(tmp_path, reg, app)
-    home = tmp_path / "home"
-    env = {"CARGO_HOME": str(reg.user_home(tmp_path / "user"))}
-    assert (
-        run_kivgraph(home, "init", str(base), str(app), "--languages", "rust", CARGO_HOME=env["CARGO_HOME"]).returncode
-        == 0
-    )
-    with open(home / "kivgraph.toml", "a", encoding="utf-8") as config:
-        config.write("\n[rust]\nallow_network = true\n")
-    return home, env, app, locked
-
-
 def _registry_with_mid() -> LocalRegistry:
     reg = LocalRegistry(mirror=ws.real_cargo_home())  # the standard library's crates from this machine's cache
     reg.add("base", "1.0.0", lib="pub fn b() -> u32 {\n    1\n}\n")
@@ -432,53 +381,76 @@ def _registry_with_mid() -> LocalRegistry:
     return reg
 
 
-def test_on_a_fresh_machine_the_consumer_binds_to_the_registered_provider_after_fetch_and_pin(tmp_path: Path) -> None:
-    missing = _analyzer_missing()
+def _indexed_on_a_fresh_machine(tmp_path: Path, app_deps: str) -> tuple[Path, Path, str, Path]:
+    """A provider (base 1.0.0) and a consumer whose lockfile was made before base was registered, both
+    registered with the network allowed and indexed with an empty cargo home whose registry is the test's;
+    (kivgraph home, the consumer, its lockfile as it was, the user's cargo home)."""
+    from tests.helpers import run_kivgraph
+    from tests.test_rust_exact import _built
+
+    missing = _built()
     if missing:
         pytest.skip(missing)
+    base = write_repo(
+        tmp_path / "base",
+        {
+            "Cargo.toml": '[package]\nname = "base"\nversion = "1.0.0"\nedition = "2021"\n',
+            "src/lib.rs": "pub fn b() -> u32 {\n    1\n}\n",
+        },
+    )
+    app = _app(tmp_path / "app", app_deps)
+    (app / "src" / "lib.rs").write_text("pub fn a() -> u32 {\n    base::b() + mid::m()\n}\n")
+    home = tmp_path / "home"
+    with _registry_with_mid() as reg:
+        locked = _stale_lock(tmp_path, reg, app)
+        user = reg.user_home(tmp_path / "user")
+        assert (
+            run_kivgraph(home, "init", str(base), str(app), "--languages", "rust", CARGO_HOME=str(user)).returncode == 0
+        )
+        with open(home / "kivgraph.toml", "a", encoding="utf-8") as config:
+            config.write("\n[rust]\nallow_network = true\n")
+        result = run_kivgraph(home, "index", "--json", timeout=900, CARGO_HOME=str(user))
+        assert result.returncode == 0, result.stderr
+    return home, app, locked, user
+
+
+def _rust_reason(gen: object, repository: str) -> str:
+    (repo,) = [r for r in gen.repositories() if r.name == repository]  # type: ignore[attr-defined]
+    (analysis,) = [a for a in repo.analyses if a.language == "rust"]
+    assert analysis.mode == "exact", analysis.reason
+    return str(analysis.reason)
+
+
+def test_on_a_fresh_machine_the_consumer_binds_to_the_registered_provider_after_fetch_and_pin(tmp_path: Path) -> None:
     from snapshot_format.layout import StateLayout
     from snapshot_format.reader import open_current
     from snapshot_format.vocab import Confidence
-    from tests.helpers import run_kivgraph
 
-    with _registry_with_mid() as reg:
-        home, env, app, locked = _fresh_machine(tmp_path, reg, 'base = "1"\nmid = "1"\n')
-        result = run_kivgraph(home, "index", "--json", timeout=900, CARGO_HOME=env["CARGO_HOME"])
-        assert result.returncode == 0, result.stderr
+    home, app, locked, user = _indexed_on_a_fresh_machine(tmp_path, 'base = "1"\nmid = "1"\n')
     assert (app / "Cargo.lock").read_text() == locked
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
-        (repo,) = [r for r in gen.repositories() if r.name == "app"]
-        (analysis,) = [a for a in repo.analyses if a.language == "rust"]
-        assert analysis.mode == "exact", analysis.reason
-        assert "fetched" in analysis.reason and "into kivgraph's cargo home" in analysis.reason
-        assert "pinned mid 1.1.0 → 1.0.0 and released base 1.1.0" in analysis.reason
+        reason = _rust_reason(gen, "app")
+        assert "fetched" in reason and "into kivgraph's cargo home" in reason
+        assert "pinned mid 1.1.0 → 1.0.0 and released base 1.1.0" in reason
         (a,) = gen.symbols_by_qualified_name("app::a")
         (b,) = gen.symbols_by_qualified_name("base::b", repository="base")
         assert (b.key, Confidence.EXACT_TYPECHECKED) in {(e.target, e.confidence) for e in gen.edges_out(a.key)}
         reasons = {u.reason for u in gen.unresolved_in("app")}
         assert not reasons & {"CRATE_PATCH_NOT_USED", "CRATE_VERSION_MISMATCH", "DEPENDENCIES_NOT_LOADED"}
-    assert _cached(Path(env["CARGO_HOME"])) == [], "the user's cargo home is never written"
+    assert _cached(user) == [], "the user's cargo home is never written"
 
 
 def test_a_patch_that_stays_unused_is_a_blind_spot_on_the_providers_answers(tmp_path: Path) -> None:
-    missing = _analyzer_missing()
-    if missing:
-        pytest.skip(missing)
     from server.tools.references import find_references
     from server.tools.traversal import get_blast_radius
     from snapshot_format.layout import StateLayout
     from snapshot_format.reader import open_current
-    from tests.helpers import run_kivgraph
 
-    with _registry_with_mid() as reg:
-        home, env, _app_root, _locked = _fresh_machine(tmp_path, reg, 'base = "1.1"\nmid = "1"\n')
-        result = run_kivgraph(home, "index", "--json", timeout=900, CARGO_HOME=env["CARGO_HOME"])
-        assert result.returncode == 0, result.stderr
+    home, _app_root, _locked, _user = _indexed_on_a_fresh_machine(tmp_path, 'base = "1.1"\nmid = "1"\n')
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
-        (repo,) = [r for r in gen.repositories() if r.name == "app"]
-        (analysis,) = [a for a in repo.analyses if a.language == "rust"]
-        assert "cargo did not use the patch to the registered base (base 1.0.0): app 0.1.0 requires base ^1.1" in (
-            analysis.reason
+        assert (
+            "cargo did not use the patch to the registered base (base 1.0.0): app 0.1.0 requires base ^1.1"
+            in _rust_reason(gen, "app")
         )
         rows = [u for u in gen.unresolved_in("app") if u.reason == "CRATE_PATCH_NOT_USED"]
         assert {(u.path, u.line, u.name) for u in rows if u.path} >= {("src/lib.rs", 2, "b")}

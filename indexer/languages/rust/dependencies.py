@@ -136,7 +136,7 @@ def index_entries(homes: Iterable[Path], name: str) -> list[dict[str, object]]:
     A cache file is a header (format byte, index version, revision, NUL) then pairs of NUL-ended version and
     JSON line; only the JSON objects are read.
     """
-    rel = _index_file(name)
+    rel = index_file(name)
     out: dict[str, dict[str, object]] = {}
     for home in homes:
         for cache in sorted((Path(home) / "registry" / "index").glob("*/.cache")):
@@ -156,7 +156,8 @@ def index_entries(homes: Iterable[Path], name: str) -> list[dict[str, object]]:
     return list(out.values())
 
 
-def _index_file(name: str) -> str:
+def index_file(name: str) -> str:
+    """Where cargo's index keeps a crate's file: ``1/a``, ``2/ab``, ``3/a/abc``, ``ab/cd/abcd…``."""
     n = name.lower()
     if len(n) <= 2:
         return f"{len(n)}/{n}"
