@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from indexer.exact_pass import ExactPass, merge
+from indexer.facts import UnresolvedFact
 from indexer.languages.rust import analyzer
 from indexer.languages.rust import workspace as ws
 from indexer.languages.rust.resolve import resolve as resolve_rust
@@ -135,7 +136,9 @@ def _index() -> bytes:
     return docs
 
 
-def _joined(tmp_path: Path) -> tuple[object, list[tuple[str, str, str, str, int]], list[object]]:
+def _joined(
+    tmp_path: Path,
+) -> tuple[analyzer.RepositoryRustFacts, list[tuple[str, str, str, str, int]], list[UnresolvedFact]]:
     root = write_repo(tmp_path / "main", FILES)
     built = build_rust_corpus([("main", root)])
     (repo,) = built.corpus.repositories
@@ -179,7 +182,7 @@ def test_a_use_that_does_not_name_the_trait_is_ambiguous_and_binds_to_neither(tm
     assert "rust-analyzer gives one symbol to 2 definitions" in row.detail
     assert "main::error::Error::<Error>::custom at src/error.rs:6" in row.detail
     assert "main::error::Error::<Error>::custom#2 at src/error.rs:12" in row.detail
-    assert [a.line for a in facts.ambiguous] == [22]  # type: ignore[attr-defined]
+    assert [a.line for a in facts.ambiguous] == [22]
 
 
 def test_the_index_really_holds_one_symbol_for_both_definitions() -> None:
