@@ -45,6 +45,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from indexer.languages.rust import toolchain
+
 # rust-analyzer sets this for its own ``-Z`` calls (a stable cargo takes ``-Zlockfile-path`` only with it).
 _CHANNEL = "__CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS"
 _NETWORK = re.compile(r"^\[\d+\] |Could not connect|Could not resolve|Couldn't resolve|failed to download from")
@@ -542,8 +544,6 @@ def sysroot_home(user: Path, ours: Path, *, allow_network: bool, timeout: float 
     key = (user, ours, allow_network)
     if key in _SYSROOT_HOMES:
         return _SYSROOT_HOMES[key]
-    from indexer.languages.rust import toolchain
-
     manifest, real = toolchain.sysroot_library(), toolchain.cargo()
     out: tuple[Path, str] = (user, "")
     if manifest is not None and real is not None:
