@@ -118,6 +118,14 @@ def test_without_the_network_it_says_which_setting_would_fetch_them_and_asks_nob
     assert registry.requests == [] and not ours.exists()
 
 
+def test_a_broken_manifest_is_reported_as_it_is_and_nothing_is_fetched(tmp_path: Path, registry: LocalRegistry) -> None:
+    app = _app(tmp_path / "app", 'nope = { path = "../nope" }\n')  # a path dependency that is not there
+    user, ours = registry.user_home(tmp_path / "user"), tmp_path / "state" / "cargo-home"
+    got = dependencies.resolve(_cargo(tmp_path, app), user, ours, None, {}, allow_network=True)
+    assert got.missing.startswith("error:") and "allow_network" not in got.missing
+    assert registry.requests == [] and not ours.exists()
+
+
 def test_an_unreachable_registry_is_said_so_with_cargos_words(tmp_path: Path) -> None:
     app = _app(tmp_path / "app", 'leaf = "0.3"\n')
     user = write_replacement(tmp_path / "user", f"sparse+http://127.0.0.1:{closed_port()}/index/")

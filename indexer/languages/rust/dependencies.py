@@ -49,6 +49,8 @@ from indexer.languages.rust import toolchain
 
 # rust-analyzer sets this for its own ``-Z`` calls (a stable cargo takes ``-Zlockfile-path`` only with it).
 _CHANNEL = "__CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS"
+# cargo's words when a dependency is not in the cargo cache and it may not go online to get it
+_OFFLINE_MISS = re.compile(r"no matching package|failed to download|offline")
 _NETWORK = re.compile(r"^\[\d+\] |Could not connect|Could not resolve|Couldn't resolve|failed to download from")
 # Files of the user's cargo home that say how to reach a registry (a mirror, a proxy): never credentials.
 _CONFIG_FILES = ("config.toml", "config")
@@ -111,7 +113,10 @@ class Cargo:
         platform = ["--filter-platform", self.host] if self.host else []
         proc = self.run(home, ["metadata", "--format-version", "1", *platform], offline=offline)
         if proc.returncode != 0:
-            return None, error_line(proc.stderr)
+            error = error_line(proc.stderr)
+            if offline and "offline" not in error and "offline mode" in proc.stderr:
+                error += " (cargo ran offline)"  # its reminder: resolution only saw what is in the cache
+            return None, error
         try:
             data = json.loads(proc.stdout)
         except ValueError:
@@ -217,6 +222,9 @@ def resolve(
     if meta is None and _has_registry(ours):
         meta, _ = cargo.metadata(ours)
         out.home = ours if meta is not None else user
+    if meta is None and not _OFFLINE_MISS.search(error):
+        out.missing = error  # not a dependency missing from the cache (a broken manifest): nothing to fetch
+        return out
     if meta is None:
         if not allow_network:
             out.missing = (
