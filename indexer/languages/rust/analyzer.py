@@ -6,13 +6,18 @@ the run's scratch directory, bounded by the configured timeout, its process
 group killed on every way out. cargo is kivgraph's shim (``cargo_shim.py``)
 in a cargo home of our own, offline, with the target directory in the state
 directory and registered providers patched in; nothing is written into the
-repository. When cargo cannot resolve the workspace's dependencies offline
-(one is not in the local cargo cache), rust-analyzer loads none of them: the
+repository. Before it runs, the workspace's crate graph is settled
+(``dependencies.resolve``: fetched into kivgraph's cargo home when the config
+allows the network, a registered provider's patch that cargo would leave
+unused fixed by pinning what requires another version, else every use of
+that crate a CRATE_PATCH_NOT_USED row). When cargo cannot resolve the
+workspace's dependencies offline even so, rust-analyzer loads none of them: the
 run still counts for what it resolved, and every reference site it left
 unresolved there becomes a DEPENDENCIES_NOT_LOADED row, so that no answer
 about a dependency's symbol is called complete. When the standard library's
 own crate graph cannot be resolved (its dependencies are not in the cargo
-cache: ``make setup`` fetches them), the run says SYSROOT_NOT_LOADED.
+cache: ``make setup`` fetches them, or the index with the network allowed),
+the run says SYSROOT_NOT_LOADED.
 
 Joining (``join_repository``, repository-local and cacheable):
 
@@ -25,7 +30,12 @@ Joining (``join_repository``, repository-local and cacheable):
   ``declare_error_trait!``, from the definition range rust-analyzer gives their
   uses). rust-analyzer gives some items one symbol (items nested in functions):
   a use binds to the definition in its own function, else the only one in its
-  file, else it is left to the fallback;
+  file, else it is left to the fallback. It also gives one symbol to the
+  members of two impls for one type whose traits print alike (``impl
+  ser::Error for Error { fn custom }``, ``impl de::Error for Error { fn custom
+  }``): a use binds to the impl of the trait it names, else of the only one of
+  those traits in scope there, else it is an AMBIGUOUS_MEMBER row
+  (``_Duplicates``);
 - code rust-analyzer does not analyse as items (behind an inactive ``#[cfg]``:
   it name-resolves paths there, and its own find-references leaves them out)
   is no exact evidence: a use inside a declaration it did not define stays with

@@ -547,7 +547,7 @@ def sysroot_home(user: Path, ours: Path, *, allow_network: bool, timeout: float 
 
     Setup fetches std's dependencies into the user's cargo home; where it has not (a machine setup never
     ran on), kivgraph's own home is tried, and with the network allowed they are fetched there (rust-src's
-    lockfile, ``--locked``). Settled once per process; the note is "" when nothing was fetched.
+    lockfile, ``--locked``). A home found is kept for the process; the note is "" when nothing was fetched.
     """
     key = (user, ours, allow_network)
     if key in _SYSROOT_HOMES:
@@ -573,12 +573,12 @@ def sysroot_home(user: Path, ours: Path, *, allow_network: bool, timeout: float 
 
         check = ["metadata", "--format-version", "1", "--filter-platform", host]
         if run(user, check, True) == 0:
-            out = (user, "")
+            out = _SYSROOT_HOMES[key] = (user, "")
         elif _has_registry(ours) and run(ours, check, True) == 0:
-            out = (ours, "")
+            out = _SYSROOT_HOMES[key] = (ours, "")
         elif allow_network:
             _copy_config(user, ours)
             if run(ours, ["fetch", "--target", host], False) == 0 and run(ours, check, True) == 0:
+                _SYSROOT_HOMES[key] = (ours, "")
                 out = (ours, f"fetched the standard library's dependencies into kivgraph's cargo home {ours}")
-    _SYSROOT_HOMES[key] = out
-    return out
+    return out  # what did not resolve is looked at again next time (setup may have run since)
