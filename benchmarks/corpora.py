@@ -246,17 +246,20 @@ def cargo_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return {**os.environ, "CARGO_HOME": str(cargo_home()), **(extra or {})}
 
 
-def fetch_crate(name: str) -> Path:
-    """The source of a pinned crate from the registry, its pinned Cargo.lock beside its Cargo.toml, and every
-    dependency of that lock (and of the standard library's own workspace) in ``cargo_home()``."""
+def fetch_crate_source(name: str) -> Path:
+    """The source of a pinned crate from the registry with its pinned Cargo.lock beside its Cargo.toml, and
+    nothing else: its dependencies are left to whoever indexes it (kivgraph with ``[rust] allow_network``)."""
     version, sha256 = RUST_CORPORA[name]
-    dest = cache_root() / "corpora" / f"{name}-{version}"
+    dest = cache_root() / "corpora" / f"{name}-{version}-source"
     marker = dest / ".kivgraph-complete"
     if marker.exists():
         return dest
-    cargo = shutil.which("cargo")
-    if cargo is None:
-        raise RuntimeError("cargo is needed to fetch the Rust corpora's dependencies")
+    _unpack_crate(name, version, sha256, dest)
+    marker.touch()
+    return dest
+
+
+def _unpack_crate(name: str, version: str, sha256: str, dest: Path) -> None:
     url = f"https://static.crates.io/crates/{name}/{name}-{version}.crate"
     with urllib.request.urlopen(url, timeout=120) as response:
         data = response.read()
@@ -270,6 +273,20 @@ def fetch_crate(name: str) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(str(Path(tmp) / f"{name}-{version}"), dest)
     shutil.copyfile(RUST_LOCKS / f"{name}-{version}.Cargo.lock", dest / "Cargo.lock")
+
+
+def fetch_crate(name: str) -> Path:
+    """The source of a pinned crate from the registry, its pinned Cargo.lock beside its Cargo.toml, and every
+    dependency of that lock (and of the standard library's own workspace) in ``cargo_home()``."""
+    version, sha256 = RUST_CORPORA[name]
+    dest = cache_root() / "corpora" / f"{name}-{version}"
+    marker = dest / ".kivgraph-complete"
+    if marker.exists():
+        return dest
+    cargo = shutil.which("cargo")
+    if cargo is None:
+        raise RuntimeError("cargo is needed to fetch the Rust corpora's dependencies")
+    _unpack_crate(name, version, sha256, dest)
     patches: list[str] = []
     for dep, corpus in RUST_PATCHES.get(name, {}).items():
         patches += ["--config", f"patch.crates-io.{dep}.path={json.dumps(str(fetch_crate(corpus)))}"]

@@ -61,9 +61,16 @@ class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     include_build_outputs: bool = False
 
 
+class RustConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # true: a workspace's locked dependencies missing from the cargo cache are fetched from the crate registry
+    # into kivgraph's own cargo home (indexer.languages.rust.dependencies); false: nothing leaves the machine
+    allow_network: bool = False
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     version: int = CONFIG_VERSION
     indexing: IndexingConfig = msgspec.field(default_factory=IndexingConfig)
+    rust: RustConfig = msgspec.field(default_factory=RustConfig)
     repository: list[RepositoryConfig] = []
 
 
@@ -90,6 +97,10 @@ class LoadedConfig:
     @property
     def indexing(self) -> IndexingConfig:
         return self.raw.indexing
+
+    def allows_network(self, language: str) -> bool:
+        """Whether the config lets this language's analyzer reach a package registry (``[rust] allow_network``)."""
+        return language == "rust" and self.raw.rust.allow_network
 
 
 def _key_path(message: str) -> tuple[str, str]:
@@ -252,6 +263,8 @@ def render(config: Config) -> str:
         lines.append(f"analyzer_timeout_seconds = {idx.analyzer_timeout_seconds}")
     if idx.include_build_outputs != defaults.include_build_outputs:
         lines.append(f"include_build_outputs = {str(idx.include_build_outputs).lower()}")
+    if config.rust.allow_network != RustConfig().allow_network:
+        lines += ["", "[rust]", f"allow_network = {str(config.rust.allow_network).lower()}"]
     for repo in config.repository:
         lines += ["", "[[repository]]", f"name = {_toml_str(repo.name)}", f"path = {_toml_str(repo.path)}"]
         lines.append(f"languages = {_toml_list(repo.languages)}")

@@ -32,6 +32,8 @@ class Corpus:
     # Adds a declaration only an analyzer saw (a line tree-sitter could not parse) to the graph, so that
     # ``key_of`` finds it: (repository, path, declaration). The pipeline provides it; tests may leave it.
     declare: Callable[[str, str, SymbolFact], None] = field(default=lambda _repo, _path, _fact: None)
+    # Whether the config lets this language's analyzer reach a package registry (``[rust] allow_network``).
+    allow_network: bool = False
 
 
 @dataclass

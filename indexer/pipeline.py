@@ -422,6 +422,7 @@ def corpus_for(b: Build, language: str) -> Corpus:
         repositories=[RepositoryFacts(w.name, str(w.root), w.facts.get(language, [])) for w in b.work],
         key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
         declare=AnalyzerDeclarations(language, b.work, key_index, b.symbols, b.per_file_symbols),
+        allow_network=b.loaded.allows_network(language),
     )
 
 

@@ -21,6 +21,20 @@ def build_language_corpus(
     repos: list[RepositoryFacts] = []
     keys: dict[tuple[str, str, str, str], str] = {}
     declarations: dict[str, Declaration] = {}
+
+    def add(repository: str, path: str, package: str, qualified_name: str, kind: str) -> None:
+        key = stable_key(
+            language=language,
+            repository=repository,
+            package=package,
+            module=path,
+            qualified_name=qualified_name,
+            kind=kind,
+            discriminator="",
+        )
+        keys[(repository, path, qualified_name, kind)] = key
+        declarations[key] = Declaration(repository, path, qualified_name, kind)
+
     for name, root in repositories:
         paths = paths_of(root)
         all_paths = frozenset(paths)
@@ -30,20 +44,18 @@ def build_language_corpus(
             extracted = module.extract(path, (root / path).read_bytes(), package)
             facts.files.append(extracted)
             for sym in extracted.symbols:
-                key = stable_key(
-                    language=language,
-                    repository=name,
-                    package=package,
-                    module=path,
-                    qualified_name=sym.qualified_name,
-                    kind=sym.kind,
-                    discriminator="",
-                )
-                keys[(name, path, sym.qualified_name, sym.kind)] = key
-                declarations[key] = Declaration(name, path, sym.qualified_name, sym.kind)
+                add(name, path, package, sym.qualified_name, sym.kind)
         repos.append(facts)
 
     def key_of(repository: str, path: str, qualified_name: str, kind: str) -> str | None:
         return keys.get((repository, path, qualified_name, kind))
 
-    return BuiltCorpus(Corpus(language=language, repositories=repos, key_of=key_of), declarations)
+    packages = {(r.name, f.path): f.package for r in repos for f in r.files}
+
+    def declare(repository: str, path: str, fact: Any) -> None:
+        """A declaration only an analyzer saw, keyed as the pipeline keys it (``Corpus.declare``)."""
+        if (repository, path) in packages and (repository, path, fact.qualified_name, fact.kind) not in keys:
+            add(repository, path, packages[(repository, path)], fact.qualified_name, fact.kind)
+
+    corpus = Corpus(language=language, repositories=repos, key_of=key_of, declare=declare)
+    return BuiltCorpus(corpus, declarations)

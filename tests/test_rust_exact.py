@@ -119,6 +119,8 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
             facts = {}
             for repo in built.corpus.repositories:
                 facts[repo.name] = analyzer.analyze_repository(repo, built.corpus, timeout=300)
+                for path, decl in facts[repo.name].declarations:  # as the exact pass does, before bind
+                    built.corpus.declare(repo.name, path, decl)
                 exact.outcomes.append(analyzer.bind(facts[repo.name], repo.name, built.corpus, modules))
             untouched = all(_tree(root / repo) == before[repo] for repo in repos)
             out[case_path.name] = Ran(case, built, merge(resolve_rust(built.corpus), exact), untouched, facts)

@@ -6,13 +6,18 @@ the run's scratch directory, bounded by the configured timeout, its process
 group killed on every way out. cargo is kivgraph's shim (``cargo_shim.py``)
 in a cargo home of our own, offline, with the target directory in the state
 directory and registered providers patched in; nothing is written into the
-repository. When cargo cannot resolve the workspace's dependencies offline
-(one is not in the local cargo cache), rust-analyzer loads none of them: the
+repository. Before it runs, the workspace's crate graph is settled
+(``dependencies.resolve``: fetched into kivgraph's cargo home when the config
+allows the network, a registered provider's patch that cargo would leave
+unused fixed by pinning what requires another version, else every use of
+that crate a CRATE_PATCH_NOT_USED row). When cargo cannot resolve the
+workspace's dependencies offline even so, rust-analyzer loads none of them: the
 run still counts for what it resolved, and every reference site it left
 unresolved there becomes a DEPENDENCIES_NOT_LOADED row, so that no answer
 about a dependency's symbol is called complete. When the standard library's
 own crate graph cannot be resolved (its dependencies are not in the cargo
-cache: ``make setup`` fetches them), the run says SYSROOT_NOT_LOADED.
+cache: ``make setup`` fetches them, or the index with the network allowed),
+the run says SYSROOT_NOT_LOADED.
 
 Joining (``join_repository``, repository-local and cacheable):
 
@@ -25,7 +30,12 @@ Joining (``join_repository``, repository-local and cacheable):
   ``declare_error_trait!``, from the definition range rust-analyzer gives their
   uses). rust-analyzer gives some items one symbol (items nested in functions):
   a use binds to the definition in its own function, else the only one in its
-  file, else it is left to the fallback;
+  file, else it is left to the fallback. It also gives one symbol to the
+  members of two impls for one type whose traits print alike (``impl
+  ser::Error for Error { fn custom }``, ``impl de::Error for Error { fn custom
+  }``): a use binds to the impl of the trait it names, else of the only one of
+  those traits in scope there, else it is an AMBIGUOUS_MEMBER row
+  (``_Duplicates``);
 - code rust-analyzer does not analyse as items (behind an inactive ``#[cfg]``:
   it name-resolves paths there, and its own find-references leaves them out)
   is no exact evidence: a use inside a declaration it did not define stays with
@@ -75,7 +85,7 @@ from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.npm_tool import cause, tail
-from indexer.languages.rust import monikers, toolchain
+from indexer.languages.rust import dependencies, monikers, toolchain
 from indexer.languages.rust import sites as S
 from indexer.languages.rust import workspace as ws
 from indexer.languages.rust.extract import same_node
@@ -88,7 +98,7 @@ from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite,
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-6"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-7"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -124,6 +134,8 @@ _SCIP_KINDS = {
 }
 
 DEPENDENCIES_NOT_LOADED = "DEPENDENCIES_NOT_LOADED"
+# cargo left a registered provider's [patch] unused: the workspace was analysed against the registry's copy
+PATCH_NOT_USED = "CRATE_PATCH_NOT_USED"
 
 
 # -- running ------------------------------------------------------------------------------------------------
@@ -138,6 +150,8 @@ class WorkspaceRun:
     problems: ws.LoadProblems = field(default_factory=ws.LoadProblems)
     failure: str = ""
     seconds: float = 0.0
+    # how its crate graph was settled first: fetched, pinned, what could not be resolved, unused patches
+    resolved: dependencies.Resolved | None = None
 
 
 def _real_cargo() -> Path:
@@ -157,8 +171,13 @@ def run_workspace(
     *,
     timeout: float,
     exe: Path | None = None,
+    allow_network: bool = False,
 ) -> WorkspaceRun:
-    """rust-analyzer over one workspace, offline, writing only under the state and scratch directories."""
+    """rust-analyzer over one workspace, offline, writing only under the state and scratch directories.
+
+    Its crate graph is settled first (``dependencies.resolve``: fetched into kivgraph's cargo home when
+    ``allow_network``), within the same ``timeout``.
+    """
     exe = exe or toolchain.executable()
     toolchain.identity()
     state = ws.state_dir()
@@ -168,15 +187,31 @@ def run_workspace(
         scratch = Path(tmp)
         out = scratch / "index.scip"
         log = scratch / "cargo.jsonl"
-        env = ws.cargo_environment(state, repository, root, workspace, providers, scratch, _real_cargo(), log)
+        env, resolved = ws.cargo_environment(
+            state,
+            repository,
+            root,
+            workspace,
+            providers,
+            scratch,
+            _real_cargo(),
+            log,
+            allow_network=allow_network,
+            timeout=timeout,
+        )
+        left = max(timeout - (time.monotonic() - started), 1.0)
         cmd = [str(exe), "scip", str(manifest.parent.resolve()), "--output", str(out)]
         try:
-            code, stdout, stderr = children.run(cmd, timeout=timeout, cwd=scratch, env=env)
+            code, stdout, stderr = children.run(cmd, timeout=left, cwd=scratch, env=env)
         except OSError as exc:
             raise AnalyzerFailed(f"{ANALYZER} could not start: {exc}") from None
         except subprocess.TimeoutExpired:
             return WorkspaceRun(
-                workspace, None, failure=f"{ANALYZER} timed out after {timeout:g}s", seconds=time.monotonic() - started
+                workspace,
+                None,
+                failure=f"{ANALYZER} timed out after {timeout:g}s",
+                seconds=time.monotonic() - started,
+                resolved=resolved,
             )
         problems = ws.load_problems(ws.read_calls(log), manifest)
         if code != 0 or not out.exists():
@@ -187,14 +222,20 @@ def run_workspace(
                 problems,
                 f"{ANALYZER} exited {code}: {_failure_line(detail)}",
                 time.monotonic() - started,
+                resolved,
             )
         try:
             index = decode_index(out.read_bytes())
         except ValueError as exc:
             return WorkspaceRun(
-                workspace, None, problems, f"{ANALYZER} wrote an unreadable index: {exc}", time.monotonic() - started
+                workspace,
+                None,
+                problems,
+                f"{ANALYZER} wrote an unreadable index: {exc}",
+                time.monotonic() - started,
+                resolved,
             )
-        return WorkspaceRun(workspace, index, problems, seconds=time.monotonic() - started)
+        return WorkspaceRun(workspace, index, problems, seconds=time.monotonic() - started, resolved=resolved)
 
 
 def _failure_line(text: str) -> str:
@@ -386,6 +427,19 @@ class RustUse(msgspec.Struct, array_like=True, frozen=True):
     source_path: str = ""  # "" = ``path``; an IMPLEMENTS or METHOD_OF source may be declared elsewhere
 
 
+class RustAmbiguous(msgspec.Struct, array_like=True, frozen=True):
+    """A use of a symbol rust-analyzer gave to several definitions, which the use's syntax does not tell apart."""
+
+    path: str
+    line: int
+    col: int
+    name: str
+    source_qn: str
+    source_kind: str
+    reason: str  # AMBIGUOUS_MEMBER: members of impls of traits that print alike
+    candidates: tuple[tuple[str, str, int], ...]  # (path, qualified name, line) of each definition
+
+
 class RustBlind(msgspec.Struct, array_like=True, frozen=True):
     """A reference site rust-analyzer left unresolved in a workspace whose dependencies were not loaded."""
 
@@ -396,6 +450,17 @@ class RustBlind(msgspec.Struct, array_like=True, frozen=True):
     source_qn: str
     source_kind: str
     workspace: str
+
+
+class RustUnusedPatch(msgspec.Struct, array_like=True, frozen=True):
+    """A registered provider's patch cargo did not use in one workspace (``dependencies.UnusedPatch``)."""
+
+    package: str
+    workspace: str
+    provider: str
+    provider_version: str
+    used_version: str
+    why: str
 
 
 class RustProblem(msgspec.Struct, array_like=True, frozen=True):
@@ -420,6 +485,10 @@ class RepositoryRustFacts(msgspec.Struct, frozen=True):
     failure: str = ""
     # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
     declarations: tuple[tuple[str, SymbolFact], ...] = ()
+    # What settling the crate graphs took (dependencies fetched, versions pinned), for status.
+    notes: tuple[str, ...] = ()
+    unused_patches: tuple[RustUnusedPatch, ...] = ()
+    ambiguous: tuple[RustAmbiguous, ...] = ()
 
 
 @dataclass
@@ -619,8 +688,11 @@ def _document_uses(
     resolved: set[tuple[int, int]],
     uses: list[RustUse],
     external: list[CoveredSite],
+    duplicates: _Duplicates | None = None,
+    ambiguous: list[RustAmbiguous] | None = None,
 ) -> int:
-    """The uses of one document's occurrences (into ``uses``/``external``); how many occurrences it has."""
+    """The uses of one document's occurrences (into ``uses``/``external``, and ``ambiguous`` for a symbol
+    several definitions share that the use's syntax does not tell apart); how many occurrences it has."""
     n_occ = 0
     for occ in d.occurrences:
         n_occ += 1
@@ -651,7 +723,15 @@ def _document_uses(
             continue
         if use == "impl_trait":
             continue  # the impl's IMPLEMENTS edges come from its header
-        out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined)
+        hits = defined.get(occ.symbol, [])
+        chosen = None
+        if len(hits) > 1 and duplicates is not None:
+            chosen = duplicates.pick(hits, d, node, source)
+            if chosen is None:
+                if ambiguous is not None and duplicates.members(hits):
+                    ambiguous.append(duplicates.ambiguous(hits, d.path, line0 + 1, col, source))
+                continue  # other items one symbol names (nested in functions, in other targets): the fallback's
+        out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined, chosen)
         if isinstance(out, RustUse):
             uses.append(out)
         elif out is not None:
@@ -667,13 +747,34 @@ def _problems(runs: list[WorkspaceRun]) -> list[RustProblem]:
         if run.index is None:
             problems.append(RustProblem("WORKSPACE_NOT_LOADED", where, run.failure))
             continue
+        missing = run.resolved.missing if run.resolved is not None else ""
         if run.problems.dependencies:
-            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, run.problems.dependencies))
+            problems.append(RustProblem(DEPENDENCIES_NOT_LOADED, where, missing or run.problems.dependencies))
         if run.problems.build_scripts:
             problems.append(RustProblem("BUILD_SCRIPTS_NOT_BUILT", where, run.problems.build_scripts))
         if run.problems.sysroot:
             problems.append(RustProblem("SYSROOT_NOT_LOADED", where, run.problems.sysroot))
+        for u in run.resolved.unused if run.resolved is not None else ():
+            problems.append(
+                RustProblem(
+                    PATCH_NOT_USED,
+                    where,
+                    f"cargo did not use the patch to the registered {u.provider} ({u.package} {u.provider_version}): "
+                    f"{u.why}, so the workspace was analysed against the registry's {u.package} {u.used_version}",
+                )
+            )
     return problems
+
+
+def _unused_patches(runs: list[WorkspaceRun]) -> list[RustUnusedPatch]:
+    return [
+        RustUnusedPatch(
+            u.package, run.workspace.directory or ".", u.provider, u.provider_version, u.used_version, u.why
+        )
+        for run in runs
+        if run.resolved is not None
+        for u in run.resolved.unused
+    ]
 
 
 @dataclass
@@ -765,6 +866,133 @@ class _Definitions:
                     self.define(d, symbol, decl, True)
 
 
+def _positions(d: _Doc) -> dict[tuple[int, int], str]:
+    """Every use occurrence of a document: 0-based start -> symbol (the first at a position)."""
+    out: dict[tuple[int, int], str] = {}
+    for occ in d.occurrences:
+        if occ.symbol and not occ.is_definition:
+            out.setdefault((occ.range[0], occ.range[1]), occ.symbol)
+    return out
+
+
+def _named_trait(node: Node | None, at: Mapping[tuple[int, int], str]) -> str:
+    """The trait a path names in front of a member (``de::Error::custom``, ``<T as de::Error>::custom``): the
+    symbol rust-analyzer gave that name, or "" (a method call, a type's path, ``Self::custom``)."""
+    parent = node.parent if node is not None else None
+    if node is None or parent is None or parent.type not in _PATHS:
+        return ""
+    if not same_node(parent.child_by_field_name("name"), node):
+        return ""
+    path = parent.child_by_field_name("path")
+    if path is not None and path.type == "bracketed_type":
+        qualified = next((c for c in path.named_children if c.type == "qualified_type"), None)
+        path = qualified.child_by_field_name("alias") if qualified is not None else None
+    if path is None:
+        return ""
+    symbol = at.get(_last(path).start_point, "")
+    return symbol if symbol.endswith("#") else ""
+
+
+def _traits_in_scope(node: Node | None, at: Mapping[tuple[int, int], str]) -> set[str] | None:
+    """The symbols every ``use`` in scope at ``node`` imports (its blocks', then its module's) and the traits of
+    the impls around it, or None when a glob import (``use a::*``) may bring in more than the file spells."""
+    out: set[str] = set()
+    cur = node.parent if node is not None else None
+    while cur is not None:
+        trait_node = cur.child_by_field_name("trait") if cur.type == "impl_item" else None
+        if trait_node is not None and _last(trait_node).start_point in at:  # the trait an enclosing impl implements
+            out.add(at[_last(trait_node).start_point])
+        if cur.type in ("block", "declaration_list", "source_file"):
+            for child in cur.named_children:
+                if child.type != "use_declaration":
+                    continue
+                stack = [child]
+                while stack:
+                    n = stack.pop()
+                    if n.type == "use_wildcard":
+                        return None
+                    if n.type in _LEAVES and n.start_point in at:
+                        out.add(at[n.start_point])
+                    stack.extend(n.named_children)
+            if cur.type == "source_file" or (cur.parent is not None and cur.parent.type == "mod_item"):
+                return out
+        cur = cur.parent
+    return out
+
+
+class _Duplicates:
+    """Symbols rust-analyzer gives to several definitions ("Duplicate symbol"): which one a use means.
+
+    Members of two impls of one type whose traits render alike (``impl ser::Error for Error { fn custom }``
+    and ``impl de::Error for Error { fn custom }`` are both ``impl#[Error][Error]custom().``) are told apart
+    by the trait rust-analyzer resolved in each impl's header: the one a use names (``de::Error::custom(m)``,
+    ``<E as de::Error>::custom(m)``), else the only one of them in scope there (Rust resolves
+    ``Error::custom(m)`` and ``e.custom()`` through a trait in scope; a trait brought in by a glob import or
+    declared in the same file leaves it undecided); such a use that stays undecided is an AMBIGUOUS_MEMBER
+    row, never one of them picked. Items nested in functions are told apart by the function the use is in,
+    and definitions in several targets (a library and its examples) by the file; what stays undecided there
+    is left to the fallback, as before.
+    """
+
+    def __init__(self, docs: list[_Doc], decls: Mapping[str, FileDeclarations], defined: Mapping[str, list]) -> None:
+        self._docs = {d.path: d for d in docs}
+        self._positions: dict[str, dict[tuple[int, int], str]] = {}
+        self.impl_trait: dict[int, str] = {}  # id(impl member) -> the SCIP symbol of its impl's trait
+        dup_files = {path for hits in defined.values() if len(hits) > 1 for path, _decl in hits}
+        for path in sorted(dup_files & self._docs.keys()):
+            d, fd = self._docs[path], decls[path]
+            for node in _nodes(d.root, "impl_item"):
+                trait_node = node.child_by_field_name("trait")
+                symbol = self.positions(d).get(_last(trait_node).start_point, "") if trait_node is not None else ""
+                for member in _members(fd, node.child_by_field_name("body")):
+                    self.impl_trait[id(member)] = symbol
+
+    def positions(self, d: _Doc) -> dict[tuple[int, int], str]:
+        if d.path not in self._positions:
+            self._positions[d.path] = _positions(d)
+        return self._positions[d.path]
+
+    def pick(
+        self, hits: list[tuple[str, SymbolFact]], d: _Doc, node: Node | None, source: SymbolFact
+    ) -> tuple[str, SymbolFact] | None:
+        nested = _nested(hits, d.path, source)
+        if nested is not None:
+            return nested
+        if not self.members(hits):
+            return _pick(hits, d.path, source)
+        at = self.positions(d)
+        trait = _named_trait(node, at)
+        traits = {self.impl_trait[id(decl)] for _path, decl in hits}
+        if trait not in traits:  # ``Error::custom``: the path names the type, not a trait
+            local = {occ.symbol for occ in d.occurrences if occ.is_definition and occ.symbol in traits}
+            prelude = any((sym := monikers.parse(t)) is None or monikers.is_toolchain(sym) for t in traits)
+            scope = _traits_in_scope(node, at) if not local and not prelude else None
+            visible = traits & scope if scope is not None else set()
+            trait = next(iter(visible)) if len(visible) == 1 else ""
+        same = [h for h in hits if trait and self.impl_trait[id(h[1])] == trait]
+        return _pick(same, d.path, source) if same else None
+
+    def members(self, hits: list[tuple[str, SymbolFact]]) -> bool:
+        """Whether the definitions are members of impls of several traits that rust-analyzer names alike."""
+        return all(self.impl_trait.get(id(decl)) for _path, decl in hits) and (
+            len({self.impl_trait[id(decl)] for _path, decl in hits}) > 1
+        )
+
+    def ambiguous(
+        self, hits: list[tuple[str, SymbolFact]], path: str, line: int, col: int, source: SymbolFact
+    ) -> RustAmbiguous:
+        return RustAmbiguous(
+            path,
+            line,
+            col,
+            hits[0][1].name,
+            source.qualified_name,
+            source.kind,
+            "AMBIGUOUS_MEMBER",
+            tuple((p, decl.qualified_name, decl.start_line) for p, decl in hits),
+        )
+
+
 def _invocation_span(d: _Doc, enclosing: tuple[int, ...]) -> tuple[int, int, int, int] | None:
     """The macro invocation whose path starts at ``enclosing``'s start, as a 0-based span, or None."""
     head = d.leaves.get((enclosing[0], enclosing[1]))
@@ -808,6 +1036,8 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
     uses: list[RustUse] = []
     external: list[CoveredSite] = []
     blind: list[RustBlind] = []
+    ambiguous: list[RustAmbiguous] = []
+    duplicates = _Duplicates(docs, decls, defined)
     n_occ = 0
     dependencies_missing = {
         run.workspace.directory for run in runs if run.index is not None and run.problems.dependencies
@@ -817,7 +1047,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
         inactive = _inactive_impls(d.root, fd, live)
         at: dict[tuple[int, int], str] = {}  # non-definition occurrence positions -> symbol (impl headers)
         resolved: set[tuple[int, int]] = set()
-        n_occ += _document_uses(d, fd, live, inactive, defined, at, resolved, uses, external)
+        n_occ += _document_uses(d, fd, live, inactive, defined, at, resolved, uses, external, duplicates, ambiguous)
         uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
         external.extend(_expanded_arguments(d, fd, resolved, live, inactive))
         if d.workspace in dependencies_missing:
@@ -833,6 +1063,14 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
         documents=len(docs),
         occurrences=n_occ,
         declarations=tuple((p, s) for p, ds in synthesized.items() for s in ds),
+        notes=tuple(
+            f"{run.workspace.directory or '.'}: {note}"
+            for run in runs
+            if run.resolved is not None
+            for note in run.resolved.notes
+        ),
+        unused_patches=tuple(_unused_patches(runs)),
+        ambiguous=tuple(ambiguous),
     )
 
 
@@ -847,19 +1085,27 @@ def _source(fd: FileDeclarations, node: Node | None, use: str, line0: int, col: 
     return fd.enclosing(line0 + 1, col)
 
 
+def _nested(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> tuple[str, SymbolFact] | None:
+    """Of several definitions of one symbol in this file, the only one inside what encloses the use (items
+    nested in functions: rust-analyzer names them without the function), or None."""
+    inner = [
+        h
+        for h in hits
+        if h[0] == path
+        and h[1].container
+        and (source.qualified_name == h[1].container or source.qualified_name.startswith(h[1].container + "::"))
+    ]
+    return inner[0] if len(inner) == 1 else None
+
+
 def _pick(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> tuple[str, SymbolFact] | None:
     """Of several definitions of one symbol, the one this use means: in its own function, else its own file."""
     if len(hits) == 1:
         return hits[0]
+    nested = _nested(hits, path, source)
+    if nested is not None:
+        return nested
     here = [h for h in hits if h[0] == path]
-    inner = [
-        h
-        for h in here
-        if h[1].container
-        and (source.qualified_name == h[1].container or source.qualified_name.startswith(h[1].container + "::"))
-    ]
-    if len(inner) == 1:
-        return inner[0]
     return here[0] if len(here) == 1 else None
 
 
@@ -871,10 +1117,11 @@ def _use(
     use: str,
     symbol: str,
     defined: Mapping[str, list[tuple[str, SymbolFact]]],
+    chosen: tuple[str, SymbolFact] | None = None,
 ) -> RustUse | CoveredSite | None:
     hits = defined.get(symbol)
     if hits:
-        picked = _pick(hits, path, source)
+        picked = chosen or _pick(hits, path, source)
         if picked is None:
             return None  # rust-analyzer gave several declarations one name: the fallback answers here
         target_path, target = picked
@@ -1132,7 +1379,12 @@ def _blind_sites(d: _Doc, resolved: set[tuple[int, int]]) -> list[RustBlind]:
 
 
 class ModuleTable:
-    """Registered repositories' Cargo packages and, per package, its declarations under rust-analyzer's names."""
+    """Registered repositories' Cargo packages and, per package, its declarations under rust-analyzer's names.
+
+    A provider's declarations include those only rust-analyzer saw there (``add``: the items a macro declares,
+    such as serde's ``ser::Error`` trait from ``declare_error_trait!``), once its own run has been joined: a
+    consumer's impl of such a trait then IMPLEMENTS the provider's item, so calls through it reach the impl.
+    """
 
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
@@ -1140,15 +1392,33 @@ class ModuleTable:
         self._repos = {r.name: r for r in corpus.repositories}
         self._tables: dict[tuple[str, str], monikers.PackageTable] = {}
         self._kinds: dict[str, dict[str, str]] = {}
+        self._extra: dict[str, dict[str, list[SymbolFact]]] = {}
+
+    def add(self, repository: str, declarations: Iterable[tuple[str, SymbolFact]]) -> None:
+        """Declarations rust-analyzer defined in ``repository`` where tree-sitter has none (its joined facts)."""
+        extra = self._extra.setdefault(repository, {})
+        added = False
+        for path, decl in declarations:
+            if all(d is not decl and d != decl for d in extra.get(path, [])):
+                extra.setdefault(path, []).append(decl)
+                added = True
+        if added:  # tables built before know nothing of them
+            self._kinds.pop(repository, None)
+            self._tables = {k: v for k, v in self._tables.items() if k[0] != repository}
 
     def table(self, provided: ws.Provided) -> monikers.PackageTable:
         key = (provided.repository, provided.package.directory)
         if key not in self._tables:
             repo = self._repos[provided.repository]
-            kinds = self._kinds.setdefault(repo.name, monikers.declarations_by_kind(repo.files))
-            files = monikers.files_of_package(Path(repo.root), repo.files, provided.package.directory)
+            extra = self._extra.get(repo.name, {})
+            files = [
+                msgspec.structs.replace(ff, symbols=(*ff.symbols, *extra[ff.path])) if ff.path in extra else ff
+                for ff in repo.files
+            ]
+            kinds = self._kinds.setdefault(repo.name, monikers.declarations_by_kind(files))
+            package = monikers.files_of_package(Path(repo.root), files, provided.package.directory)
             self._tables[key] = monikers.table(
-                files, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds
+                package, monikers.lib_root(provided.package.directory, provided.package.lib_path), kinds
             )
         return self._tables[key]
 
@@ -1190,6 +1460,7 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
 def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
     """EXACT_TYPECHECKED edges for every use whose target a registered repository declares; rows for the rest."""
     out = ExactOutcome(repository=repo)
+    modules.add(repo, facts.declarations)
     for p in facts.problems:
         out.unresolved.append(
             UnresolvedFact(
@@ -1201,11 +1472,15 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
                 detail=_problem_detail(p),
             )
         )
+    out.notes.extend(facts.notes)
     missing = [
-        p for p in facts.problems if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED")
+        p
+        for p in facts.problems
+        if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED", PATCH_NOT_USED)
     ]
     if missing:
         out.notes.append("; ".join(_note(p) for p in missing))
+    unused = {u.package: u for u in facts.unused_patches}
     for b in facts.blind:
         source = corpus.key_of(repo, b.path, b.source_qn, b.source_kind)
         out.unresolved.append(
@@ -1223,6 +1498,27 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
             )
         )
         out.covered_positions.add((b.path, b.line, b.col))
+    for a in facts.ambiguous:
+        source = corpus.key_of(repo, a.path, a.source_qn, a.source_kind)
+        if source is None:
+            continue
+        out.unresolved.append(
+            UnresolvedFact(
+                name=a.name,
+                reason=a.reason,
+                repository=repo,
+                path=a.path,
+                line=a.line,
+                col=a.col,
+                language=LANGUAGE,
+                source=source,
+                detail=f"rust-analyzer gives one symbol to {len(a.candidates)} definitions ("
+                + ", ".join(f"{qn} at {p}:{line}" for p, qn, line in a.candidates)
+                + "), and nothing at this use says which it calls: it may be any of them",
+            )
+        )
+        out.covered.add((source, a.line, a.col))
+        out.covered_positions.add((a.path, a.line, a.col))
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
@@ -1236,9 +1532,17 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
         if u.target_path:
             target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
         else:
-            found = _foreign(u, repo, modules)
+            found = _foreign(u, repo, modules, unused)
             if isinstance(found, UnresolvedFact | None):
-                if found is not None and u.use not in ("implements", "method_of"):
+                if found is not None and u.use == "implements":  # calls through that item may run this one
+                    out.unresolved.append(
+                        msgspec.structs.replace(
+                            found,
+                            source=source,
+                            detail=f"{u.source_qn} implements a trait item that is not tied: {found.detail}",
+                        )
+                    )
+                elif found is not None and u.use != "method_of":
                     out.unresolved.append(msgspec.structs.replace(found, source=source))
                 if u.use not in ("implements", "method_of"):
                     out.covered.add((source, u.line, u.col))
@@ -1279,8 +1583,11 @@ def _problem_detail(p: RustProblem) -> str:
         return (
             f"cargo could not resolve the standard library's crate graph offline ({p.detail}): rust-analyzer "
             "loaded std, alloc and core unlinked, so methods of their types (Vec, Box, iterators) are not "
-            "resolved; `make setup` fetches what it needs"
+            "resolved; `make setup` fetches what it needs (or `allow_network = true` under `[rust]` lets the index "
+            "fetch it into kivgraph's own cargo home)"
         )
+    if p.reason == PATCH_NOT_USED:
+        return p.detail + "; its uses of that crate are not tied to the registered repository"
     if p.reason == "BUILD_SCRIPTS_NOT_BUILT":
         return (
             f"cargo could not build the build scripts and proc macros of workspace {p.workspace} ({p.detail}); "
@@ -1296,11 +1603,18 @@ def _note(p: RustProblem) -> str:
             f"{DEPENDENCIES_NOT_LOADED} rows"
         )
     if p.reason == "SYSROOT_NOT_LOADED":
-        return f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`"
+        return (
+            f"the standard library's dependencies are not in the cargo cache ({p.detail}): run `make setup`, or "
+            "set `allow_network = true` under `[rust]` to fetch them into kivgraph's cargo home"
+        )
+    if p.reason == PATCH_NOT_USED:
+        return f"{p.workspace}: {p.detail}; its uses of that crate are {PATCH_NOT_USED} rows"
     return f"workspace {p.workspace} not loaded ({p.detail}): its edges are CANDIDATE"
 
 
-def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, SymbolFact] | UnresolvedFact | None:
+def _foreign(
+    u: RustUse, repo: str, modules: ModuleTable, unused: Mapping[str, RustUnusedPatch] | None = None
+) -> tuple[str, str, SymbolFact] | UnresolvedFact | None:
     """A symbol no definition of this repository named: a registered package's declaration, or why not."""
     sym = monikers.parse(u.symbol)
     key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
@@ -1336,6 +1650,14 @@ def _foreign(u: RustUse, repo: str, modules: ModuleTable) -> tuple[str, str, Sym
         )
     provided = owners[0]
     if provided.repository != repo and provided.package.version and sym.version != provided.package.version:
+        patch = (unused or {}).get(sym.package)
+        if patch is not None and patch.used_version == sym.version:
+            return row(
+                PATCH_NOT_USED,
+                f"rust-analyzer resolved {sym.package} {sym.version} from the registry: cargo did not use the patch "
+                f"to the registered {provided.repository} ({provided.package.version}) because {patch.why}; "
+                f"this use is not tied to {provided.repository}",
+            )
         return row(
             "CRATE_VERSION_MISMATCH",
             f"rust-analyzer resolved {sym.package} {sym.version}, and "
@@ -1379,9 +1701,11 @@ def cache_key(
     hashes: Mapping[str, Mapping[str, str]],
     analyzer_identity: str,
     corpus_roots: Iterable[tuple[str, str]] = (),
+    allow_network: bool = False,
 ) -> bytes:
     """Adapter and analyzer identity + every Rust file of the corpus + the manifests and lockfiles the runs read
-    + the state of the local registry cache (a dependency fetched since makes the run worth repeating)."""
+    + the state of the local registry caches, the user's and kivgraph's own (a dependency fetched since makes
+    the run worth repeating) + whether the network is allowed (a run that could not fetch may now)."""
     h = hashlib.blake2b(digest_size=20)
     real = toolchain.cargo()
     for part in (
@@ -1392,14 +1716,15 @@ def cache_key(
         repo.root,
         str(real),
         str(real.stat().st_mtime_ns) if real is not None else "-",
+        f"network={allow_network}",
     ):
         h.update(part.encode() + b"\0")
-    registry = ws.real_cargo_home() / "registry" / "cache"
-    try:
-        for entry in sorted(os.scandir(registry), key=lambda e: e.name):
-            h.update(f"registry\0{entry.name}\0{entry.stat().st_mtime_ns}\n".encode())
-    except OSError:
-        h.update(b"no registry\n")
+    for home in (ws.real_cargo_home(), ws.state_dir() / ws.OWN_CARGO_HOME):
+        try:
+            for cache in sorted(os.scandir(home / "registry" / "cache"), key=lambda e: e.name):
+                h.update(f"registry\0{home}\0{cache.name}\0{cache.stat().st_mtime_ns}\n".encode())
+        except OSError:
+            h.update(f"no registry in {home}\n".encode())
     for name, root in sorted({(repo.name, repo.root), *corpus_roots}):
         for path in sorted(_manifests(Path(root))):
             h.update(f"{name}\0{path}\0".encode() + _digest(Path(root, path)) + b"\n")
@@ -1439,7 +1764,7 @@ def analyze_repository(
         if left <= 0:
             runs.append(WorkspaceRun(space, None, failure=f"{ANALYZER} timed out after {timeout:g}s"))
             continue
-        runs.append(run_workspace(root, space, repo.name, providers, timeout=left))
+        runs.append(run_workspace(root, space, repo.name, providers, timeout=left, allow_network=corpus.allow_network))
     if all(r.index is None for r in runs):
         raise AnalyzerFailed("; ".join(f"{r.workspace.directory or '.'}: {r.failure}" for r in runs))
     return join_repository(runs, repo)
@@ -1451,6 +1776,7 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     analyzer = ANALYZER
     facts_type = RepositoryRustFacts
     _roots: tuple[tuple[str, str], ...] = ()
+    _allow_network = False
 
     def install(self) -> str:
         return toolchain.install()
@@ -1470,10 +1796,11 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     def modules(self, corpus: Corpus) -> ModuleTable:
         # the pass asks for the table before any cache key: the other repositories' manifests are inputs too
         self._roots = tuple((r.name, r.root) for r in corpus.repositories)
+        self._allow_network = corpus.allow_network
         return ModuleTable(corpus)
 
     def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
-        return cache_key(repo, hashes, identity, self._roots)
+        return cache_key(repo, hashes, identity, self._roots, self._allow_network)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryRustFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

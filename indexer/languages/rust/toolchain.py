@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import json
 import os
 import shutil
@@ -270,7 +271,7 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
                 "--manifest-path",
                 str(manifest),
                 "--filter-platform",
-                _host(),
+                host(),
             ],
             capture_output=True,
             env=env,
@@ -279,7 +280,7 @@ def fetch_sysroot_dependencies(timeout: float = 600) -> str:
         if offline.returncode == 0:
             return f"{added}the standard library's dependencies are in the cargo cache"
         fetched = subprocess.run(
-            [*base, "fetch", "--locked", "--manifest-path", str(manifest), "--target", _host()],
+            [*base, "fetch", "--locked", "--manifest-path", str(manifest), "--target", host()],
             capture_output=True,
             text=True,
             env=env,
@@ -316,7 +317,9 @@ def add_rust_src(timeout: float = 600) -> str:
     return ""
 
 
-def _host() -> str:
+@functools.cache
+def host() -> str:
+    """The host's target triple (``rustc -vV``): the platform rust-analyzer filters a crate graph by."""
     rustc = shutil.which("rustc")
     try:
         out = subprocess.run([rustc or "rustc", "-vV"], capture_output=True, text=True, timeout=60).stdout
