@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import copy
+import functools
 import hashlib
 import time
 from collections.abc import Callable, Iterable
@@ -133,8 +134,12 @@ class Inputs:
     analyzer_keys: dict[tuple[str, str], bytes | None]
 
 
-def run_inputs(b: Build) -> Inputs:
-    """Everything the generation is a function of, after discovery and extraction (see the module doc)."""
+def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
+    """Everything the generation is a function of, after discovery and extraction (see the module doc).
+
+    ``tree_only``: each analyzer's part without the caches a run fills itself (``LanguageAdapter.tree_key``),
+    what the stale-read check compares: a dependency the run fetched is not a change of the tree.
+    """
     h = hashlib.blake2b(digest_size=20)
 
     def add(*parts: object) -> None:
@@ -178,7 +183,7 @@ def run_inputs(b: Build) -> Inputs:
             continue
         for repo in corpus.repositories:
             if repo.files:
-                key = adapter.cache_key(repo, hashes, identity)
+                key = (adapter.tree_key if tree_only else adapter.cache_key)(repo, hashes, identity)
                 keys[(language, repo.name)] = key
                 add("analyzer", language, repo.name, key.hex())
     return Inputs(h.hexdigest(), keys)
@@ -714,7 +719,7 @@ def _read_and_publish(
         t = time.perf_counter()
         b.git = {w.name: git_state_of(w) for w in b.work}
         inputs = run_inputs(b)
-        check = staleness.ReadCheck(b, inputs, run_inputs)
+        check = staleness.ReadCheck(b, run_inputs(b, tree_only=True), functools.partial(run_inputs, tree_only=True))
         timer.add("inputs", t)
         if mode == "on" and previous is not None and unchanged(cache, previous, inputs):
             remember(cache, _current_result(previous), inputs)  # refresh its day: the record is not pruned

@@ -108,6 +108,12 @@ class ExactAdapter(ABC, Generic[FactsT]):
     def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
         """Everything the run over ``repo`` depends on: its files, its providers' files, the analyzer."""
 
+    def tree_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        """The part of ``cache_key`` the repositories and their configuration decide, without the state of caches
+        an analyzer run fills itself (a dependency it fetched): what the stale-read check compares
+        (``indexer/staleness.py``). The whole key unless the adapter's key reads such a cache."""
+        return self.cache_key(repo, hashes, identity)
+
     @abstractmethod
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> FactsT:
         """Run the analyzer over one repository and join its output (repository-local, cacheable)."""

@@ -1702,10 +1702,13 @@ def cache_key(
     analyzer_identity: str,
     corpus_roots: Iterable[tuple[str, str]] = (),
     allow_network: bool = False,
+    *,
+    registries: bool = True,
 ) -> bytes:
     """Adapter and analyzer identity + every Rust file of the corpus + the manifests and lockfiles the runs read
     + the state of the local registry caches, the user's and kivgraph's own (a dependency fetched since makes
-    the run worth repeating) + whether the network is allowed (a run that could not fetch may now)."""
+    the run worth repeating; left out with ``registries=False``: a run's own fetch is no change of the tree)
+    + whether the network is allowed (a run that could not fetch may now)."""
     h = hashlib.blake2b(digest_size=20)
     real = toolchain.cargo()
     for part in (
@@ -1719,7 +1722,7 @@ def cache_key(
         f"network={allow_network}",
     ):
         h.update(part.encode() + b"\0")
-    for home in (ws.real_cargo_home(), ws.state_dir() / ws.OWN_CARGO_HOME):
+    for home in (ws.real_cargo_home(), ws.state_dir() / ws.OWN_CARGO_HOME) if registries else ():
         try:
             for cache in sorted(os.scandir(home / "registry" / "cache"), key=lambda e: e.name):
                 h.update(f"registry\0{home}\0{cache.name}\0{cache.stat().st_mtime_ns}\n".encode())
@@ -1801,6 +1804,9 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
 
     def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
         return cache_key(repo, hashes, identity, self._roots, self._allow_network)
+
+    def tree_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+        return cache_key(repo, hashes, identity, self._roots, self._allow_network, registries=False)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryRustFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
