@@ -49,6 +49,7 @@ FIND_REFERENCES_ARGS = (
     "limit",
     "cursor",
     "view",
+    "relation",
 )
 DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
@@ -81,6 +82,10 @@ def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
 def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
     args = Args(arguments, FIND_REFERENCES_ARGS)
+    if args.raw("relation") not in (None, ""):
+        from server.tools.hierarchy import find_relation
+
+        return find_relation(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     direction = args.enum("direction", DIRECTIONS, "incoming")

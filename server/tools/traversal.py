@@ -57,8 +57,8 @@ COMMON_ARGS = (
     "cursor",
     "view",
 )
-TRACE_ARGS = COMMON_ARGS
-BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds")
+TRACE_ARGS = (*COMMON_ARGS, "to")
+BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds", "changes")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
 # Compact rows leave the provenance of the first edge to view full (as find_references does).
 _HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
@@ -114,8 +114,11 @@ def read_walk_args(args: Args) -> WalkArgs:
     return WalkArgs(depth, max_nodes, kinds, identity, confidence, depth_asked=asked)
 
 
-def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs) -> traverse.Walk:
-    deadline = time.monotonic() + DEADLINE_SECONDS
+def run_walk(
+    gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs, deadline: float | None = None
+) -> traverse.Walk:
+    """The walk, refused with TRAVERSAL_LIMIT_REACHED past ``deadline`` (default: the server's, from now)."""
+    deadline = deadline if deadline is not None else time.monotonic() + DEADLINE_SECONDS
     try:
         return traverse.walk(
             gen,
@@ -296,12 +299,16 @@ def _at(s: Symbol) -> str:
 def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     """What the symbol (and its members) reaches, outgoing, breadth first."""
     args = Args(arguments, TRACE_ARGS)
+    if args.raw("to") is not None:
+        from server.tools.paths import trace_path
+
+        return trace_path(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     walk_args = read_walk_args(args)
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
-    view = read_view(args, files_allowed=False)
+    view = read_view(args, files_allowed=False, tree_allowed=True)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
     root = resolve(gen, selector)
@@ -330,6 +337,27 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
+    if view == "tree":
+        from server.tools.tree import tree_answer
+
+        blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
+        extra = {"root": _at(root)}
+        if not walk_args.depth_asked:
+            extra["depth"] = walk_args.depth
+        extra.update(unbound_groups(gen, blind, include_tests=True, repository=None).fields(compact=True))
+        members = {keys.key_to_bytes(s.key): s for s in gen.symbols_by_raw(seeds[1:])}
+        return tree_answer(
+            gen,
+            roots=[{root16: root, **members}],
+            rows=rows,
+            all_rows=load_rows(gen, walked, known),
+            outgoing=True,
+            walk_args=walk_args,
+            extra=extra,
+            cursor_given=args.raw("cursor") is not None,
+            truncated_walk=walked.truncated,
+            unresolved=len(blind),
+        )
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
     head: dict[str, Any] = {
@@ -491,13 +519,17 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     order: they say which tests to run, not what else breaks.
     """
     args = Args(arguments, BLAST_ARGS)
+    if args.raw("changes") is not None:
+        from server.tools.changes import blast_radius_of_changes
+
+        return blast_radius_of_changes(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     walk_args = read_walk_args(args)
     kinds, kinds_echo = read_symbol_kinds(args)
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
-    view = read_view(args, files_allowed=False)
+    view = read_view(args, files_allowed=False, tree_allowed=True)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
     root = resolve(gen, selector)
@@ -535,6 +567,31 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
+    if view == "tree":
+        from server.tools.tree import tree_answer
+
+        extra: dict[str, Any] = {"root": _at(root)}
+        if not walk_args.depth_asked:
+            extra["depth"] = walk_args.depth
+        if kinds_echo is not None:
+            extra["symbol_kinds"] = kinds_echo
+        if group:
+            extra["merged_with"] = merged_with(gen, group, full=False)
+        if walked.dispatch_through:
+            extra["dispatch_through"] = [s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)]
+        return tree_answer(
+            gen,
+            roots=[seeds],
+            rows=rows,
+            all_rows=load_rows(gen, walked, seeds),
+            outgoing=False,
+            walk_args=walk_args,
+            extra=extra,
+            cursor_given=args.raw("cursor") is not None,
+            truncated_walk=walked.truncated,
+            completeness=completeness_block(verdict, gen, compact=True),
+            unresolved=verdict.unresolved_count,
+        )
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
     page_main = [r for r in page if id(r) not in in_tests]
