@@ -257,6 +257,8 @@ def _read_hunk(current: FileDiff, lines: list[str], i: int, match: re.Match[str]
             raise DiffError(f"line {i + 1}: the hunk ends before the line counts of its @@ header say")
         last = tag if tag in "+- " else last
         i += 1
+    if old_left > 0 or new_left > 0:
+        raise DiffError(f"line {i}: the hunk ends before the line counts of its @@ header say")
     close_runs()
     return i
 
@@ -495,8 +497,13 @@ def roots_of(gen: Generation, decided: Decided) -> list[Root]:
         elif module is not None and meaningful and not declared_names(language, enumerate(meaningful)):
             touch(module, max(before, 1))
     roots: list[Root] = []
+    # the module of a file the change adds (new side) or deletes (old side) comes and goes with the file
+    whole_file = (diff.old_path is None) if new else (diff.new_path is None)
+    if whole_file and not new and module is not None:
+        touch(module, 1)  # whoever imports the deleted module breaks, not only the users of its declarations
     for sym, lines in _collapsed(touched, mine):
-        change = ("added" if new else "removed") if _whole(sym, mine) else "edited"
+        whole = _whole(sym, mine) or (whole_file and sym.kind in _MODULE_KINDS)
+        change = ("added" if new else "removed") if whole else "edited"
         roots.append(Root(change, repository, path or "", sorted(lines), symbol=sym, side=decided.side))
     # Declarations only the other side holds: named from their declaring lines.
     mine_names = {name for _n, name in declared_names(language, mine.items())}
