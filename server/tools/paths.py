@@ -111,9 +111,9 @@ def _no_path(
     if search.truncated:
         block["traversal_truncated"] = True
         reasons.append("max_nodes")
-    skipped = search.skipped if search is not confirmed else confirmed.skipped
-    if skipped:
-        block["edges_not_followed"] = skipped  # of a confidence the question left out
+    # edges of a confidence left out: a reason when no wider search crossed them, or when one found a path
+    if confirmed.skipped and (search is confirmed or search.hit):
+        block["edges_not_followed"] = confirmed.skipped
         reasons.append("confidence")
     walk = search.as_walk()
     blind = traverse.unbound_inside(gen, search.seeds, walk, walk_args.depth + 1)
