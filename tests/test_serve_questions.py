@@ -171,7 +171,9 @@ CALC = {
     ),
 }
 # the working tree: compute's body edited, gone removed (legacy still calls it), audit added (a new caller)
-EDITED_CORE = "def compute(x: int) -> int:\n    return helper(x) + 2\n\n\ndef helper(x: int) -> int:\n    return x * 2\n"
+EDITED_CORE = (
+    "def compute(x: int) -> int:\n    return helper(x) + 2\n\n\ndef helper(x: int) -> int:\n    return x * 2\n"
+)
 ADDED_CALLER = "\n\ndef audit() -> int:\n    return compute(9)\n"
 
 
@@ -185,7 +187,9 @@ def _rust_exact() -> bool:
 
 def _git(root: Path, *args: str) -> None:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t"}
-    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, env={**env, "GIT_COMMITTER_EMAIL": "t@t"})
+    subprocess.run(
+        ["git", "-C", str(root), *args], check=True, capture_output=True, env={**env, "GIT_COMMITTER_EMAIL": "t@t"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -242,26 +246,39 @@ async def test_python_implementations_and_transitive_subtypes(peer: StdioPeer) -
     assert nodes(sub) == {("pkg.shapes.Polygon", 1), ("pkg.shapes.Circle", 1), ("pkg.shapes.Square", 2)}
     assert {n["via_confidence"] for n in sub["results"]["nodes"]} == {"EXACT_TYPECHECKED"}
     assert sub["completeness"]["verdict"] == "COMPLETE"
-    area = await ask(peer, "find_references", qualified_name="pkg.shapes.Shape.area", relation="implementations", view="full")
+    area = await ask(
+        peer, "find_references", qualified_name="pkg.shapes.Shape.area", relation="implementations", view="full"
+    )
     assert nodes(area) == {("pkg.shapes.Polygon.area", 1), ("pkg.shapes.Circle.area", 1), ("pkg.shapes.Square.area", 2)}
     up = await ask(peer, "find_references", qualified_name="pkg.shapes.Square.area", relation="overrides", view="full")
     assert nodes(up) == {("pkg.shapes.Polygon.area", 1), ("pkg.shapes.Shape.area", 2)}
 
 
 async def test_typescript_implementations_skip_interfaces_and_subtypes_keep_them(peer: StdioPeer) -> None:
-    impl = await ask(peer, "find_references", qualified_name="src.shapes.Shape", relation="implementations", view="full")
+    impl = await ask(
+        peer, "find_references", qualified_name="src.shapes.Shape", relation="implementations", view="full"
+    )
     assert {q for q, _d in nodes(impl)} == {"src.shapes.Base", "src.shapes.Square", "src.shapes.Cube"}
     sub = await ask(peer, "find_references", qualified_name="src.shapes.Shape", relation="subtypes", view="full")
-    assert {q for q, _d in nodes(sub)} == {"src.shapes.Solid", "src.shapes.Base", "src.shapes.Square", "src.shapes.Cube"}
+    assert {q for q, _d in nodes(sub)} == {
+        "src.shapes.Solid",
+        "src.shapes.Base",
+        "src.shapes.Square",
+        "src.shapes.Cube",
+    }
     up = await ask(peer, "find_references", qualified_name="src.shapes.Square", relation="supertypes", view="full")
     assert {q for q, _d in nodes(up)} == {"src.shapes.Base", "src.shapes.Shape"}
     assert sub["completeness"]["verdict"] == impl["completeness"]["verdict"] == "COMPLETE"
 
 
 async def test_go_implementations_and_an_embedding_interface_as_subtype(peer: StdioPeer) -> None:
-    impl = await ask(peer, "find_references", qualified_name="Shape", repository="goshapes", relation="implementations", view="full")
+    impl = await ask(
+        peer, "find_references", qualified_name="Shape", repository="goshapes", relation="implementations", view="full"
+    )
     assert nodes(impl) == {("Square", 1), ("Cube", 1)}  # Solid embeds Shape: an interface, a subtype, no implementation
-    sub = await ask(peer, "find_references", qualified_name="Shape", repository="goshapes", relation="subtypes", view="full")
+    sub = await ask(
+        peer, "find_references", qualified_name="Shape", repository="goshapes", relation="subtypes", view="full"
+    )
     assert nodes(sub) == {("Solid", 1), ("Square", 1), ("Cube", 1)}
     assert {n["via_kind"] for n in sub["results"]["nodes"] if n["qualified_name"] == "Solid"} == {"EMBEDS"}
     method = await ask(peer, "find_references", qualified_name="Shape.Area", relation="implementations", view="full")
@@ -273,7 +290,9 @@ async def test_rust_implementations_and_transitive_subtraits(peer: StdioPeer) ->
     exact = _rust_exact()
     sub = await ask(peer, "find_references", name="Shape", repository="rsshapes", relation="subtypes", view="full")
     assert nodes(sub) == {("solids::Solid", 1), ("solids::Square", 1), ("solids::Cube", 1), ("solids::Crystal", 2)}
-    impl = await ask(peer, "find_references", name="Shape", repository="rsshapes", relation="implementations", view="full")
+    impl = await ask(
+        peer, "find_references", name="Shape", repository="rsshapes", relation="implementations", view="full"
+    )
     assert {q for q, _d in nodes(impl)} == {"solids::Square", "solids::Cube"}
     confidences = {n["via_confidence"] for n in sub["results"]["nodes"]}
     if exact:
@@ -293,13 +312,24 @@ async def test_a_path_found_through_dispatch_and_one_that_does_not_exist(peer: S
     results = found["results"]
     assert found["total"] == 1 and results["hops"] == 3 and results["confidence"] == "EXACT_TYPECHECKED"
     (path,) = results["paths"]
-    assert [s["qn"] for s in path] == ["pkg.flow.report", "pkg.flow.total", "pkg.shapes.Shape.area", "pkg.shapes.Polygon.area"]
+    assert [s["qn"] for s in path] == [
+        "pkg.flow.report",
+        "pkg.flow.total",
+        "pkg.shapes.Shape.area",
+        "pkg.shapes.Polygon.area",
+    ]
     assert [s.get("via") for s in path] == [None, "CALLS_DIRECT", "CALLS_DIRECT", "OVERRIDES"]
     assert path[3]["dispatch"] is True
-    none = await ask(peer, "trace_dependencies", qualified_name="pkg.flow.lonely", to={"qualified_name": "pkg.shapes.Shape"})
+    none = await ask(
+        peer, "trace_dependencies", qualified_name="pkg.flow.lonely", to={"qualified_name": "pkg.shapes.Shape"}
+    )
     assert none["total"] == 0 and none["results"]["no_path"]["verdict"] == "UNREACHABLE"
     bounded = await ask(
-        peer, "trace_dependencies", qualified_name="pkg.flow.report", to={"qualified_name": "pkg.shapes.Polygon.area"}, depth=2
+        peer,
+        "trace_dependencies",
+        qualified_name="pkg.flow.report",
+        to={"qualified_name": "pkg.shapes.Polygon.area"},
+        depth=2,
     )
     assert bounded["results"]["no_path"]["verdict"] == "NOT_FOUND_WITHIN_BOUNDS"
     assert "depth" in bounded["results"]["no_path"]["could_hide_one"]
@@ -321,7 +351,8 @@ async def test_a_blast_radius_tree(peer: StdioPeer) -> None:
 
 def _roots(answer: dict[str, Any]) -> set[tuple[str, str, str, bool]]:
     return {
-        (r.get("qn", r.get("name")), r["change"], r["lines"], r.get("indexed", True)) for r in answer["results"]["roots"]
+        (r.get("qn", r.get("name")), r["change"], r["lines"], r.get("indexed", True))
+        for r in answer["results"]["roots"]
     }
 
 

@@ -243,9 +243,7 @@ def test_a_diff_given_as_text_maps_whichever_side_the_generation_holds(tmp_path:
 
 
 def test_the_other_side_of_a_diff_is_rebuilt_from_one_side_and_the_hunks() -> None:
-    (diff,) = parse_unified_diff(
-        "--- a/m.py\n+++ b/m.py\n@@ -2,2 +2,3 @@\n-b\n-c\n+B\n+C\n+D\n@@ -6,0 +7 @@ e\n+f\n"
-    )
+    (diff,) = parse_unified_diff("--- a/m.py\n+++ b/m.py\n@@ -2,2 +2,3 @@\n-b\n-c\n+B\n+C\n+D\n@@ -6,0 +7 @@ e\n+f\n")
     old = b"a\nb\nc\nd\ne\nx\n"
     new = b"a\nB\nC\nD\nd\ne\nf\nx\n"
     assert other_side(old, diff, to_new=True) == new

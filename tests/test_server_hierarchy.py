@@ -99,7 +99,12 @@ def test_implementations_pass_through_interfaces_and_list_what_implements(tmp_pa
     b2 = b.sym("geo", "pkg.shapes.Drawable")
     assert b2.kind == "interface"
     down = refs(gen, qualified_name="pkg.shapes.Drawable", relation="implementations", view="full")
-    assert {n[0] for n in nodes(down)} == {"pkg.shapes.Shape", "pkg.shapes.Polygon", "pkg.shapes.Circle", "pkg.shapes.Square"}
+    assert {n[0] for n in nodes(down)} == {
+        "pkg.shapes.Shape",
+        "pkg.shapes.Polygon",
+        "pkg.shapes.Circle",
+        "pkg.shapes.Square",
+    }
     # a method's implementations are the methods overriding it, at every level
     area = refs(gen, qualified_name="pkg.shapes.Shape.area", relation="implementations", view="full")
     assert nodes(area) == {
@@ -118,7 +123,10 @@ def test_supertypes_and_overrides_walk_upward(tmp_path: Path) -> None:
         ("pkg.shapes.Drawable", 3, "IMPLEMENTS", "pkg.shapes.Shape"),
     }
     over = refs(gen, qualified_name="pkg.shapes.Square.area", relation="overrides", view="full")
-    assert [n["qualified_name"] for n in over["results"]["nodes"]] == ["pkg.shapes.Polygon.area", "pkg.shapes.Shape.area"]
+    assert [n["qualified_name"] for n in over["results"]["nodes"]] == [
+        "pkg.shapes.Polygon.area",
+        "pkg.shapes.Shape.area",
+    ]
 
 
 def test_the_compact_view_writes_hierarchy_rows_as_the_walks_do(tmp_path: Path) -> None:
@@ -183,7 +191,9 @@ def test_an_unbound_base_in_a_class_head_is_a_blind_spot_of_the_subtypes(tmp_pat
     b.repo("geo")
     b.add_file("geo", "pkg/shapes.py", SHAPES)
     b.add_file("geo", "pkg/more.py", "class Hexagon(shapes_alias.Shape):\n    pass\n")
-    b.unresolved_ref("Shape", "NAME_NOT_RESOLVED", "geo", "pkg/more.py", line=1, source=b.sym("geo", "pkg.more.Hexagon"))
+    b.unresolved_ref(
+        "Shape", "NAME_NOT_RESOLVED", "geo", "pkg/more.py", line=1, source=b.sym("geo", "pkg.more.Hexagon")
+    )
     gen = Generation(b.publish(StateLayout(tmp_path / "k.toml", tmp_path / "state")).path)
     answer = refs(gen, qualified_name="pkg.shapes.Shape", relation="subtypes")
     block = answer["completeness"]

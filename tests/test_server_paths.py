@@ -14,7 +14,6 @@ The graph, worked out by hand::
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -48,7 +47,9 @@ def gen(tmp_path_factory: pytest.TempPathFactory) -> Generation:
     for caller, callee in CALLS:
         b.edge(s(caller), EdgeKind.CALLS_DIRECT, s(callee))
     b.edge(s("Impl.m"), EdgeKind.OVERRIDES, s("I.m"), provenance=Provenance.PYTHON_INDEXER_DEF)
-    b.edge(s("p"), EdgeKind.CALLS_DIRECT, s("q"), confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL)
+    b.edge(
+        s("p"), EdgeKind.CALLS_DIRECT, s("q"), confidence=Confidence.CANDIDATE, provenance=Provenance.PYTHON_SYNTAX_CALL
+    )
     b.unresolved_ref("mystery", "NAME_NOT_RESOLVED", "g", "m.py", line=s("u").start_line + 1, source=s("u"))
     variable = b.add_symbol("g", "m.py", "V", "variable", 200)
     b.edge(variable, EdgeKind.REFERENCES, s("e"))
@@ -74,7 +75,11 @@ def test_every_shortest_confirmed_path_is_listed_with_each_hops_edge(gen: Genera
     assert results["to"] == "g:m.py:17"
     full = trace(gen, qualified_name="m.a", to={"qualified_name": "m.e"}, view="full")
     hop = full["results"]["paths"][0][1]
-    assert (hop["confidence"], hop["provenance"], hop["kind"]) == ("EXACT_TYPECHECKED", "PYTHON_INDEXER_USE", "function")
+    assert (hop["confidence"], hop["provenance"], hop["kind"]) == (
+        "EXACT_TYPECHECKED",
+        "PYTHON_INDEXER_USE",
+        "function",
+    )
 
 
 def test_a_path_crosses_dispatch_to_an_override_and_says_so(gen: Generation) -> None:

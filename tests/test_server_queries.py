@@ -126,7 +126,9 @@ def test_an_unsupported_enum_value_is_rejected_naming_the_field(
     ("tool", "arguments"),
     [("find_symbol", {"name": "area"}), ("get_file_outline", {"repository": "alpha", "path": "pkg"})],
 )
-def test_view_tree_is_refused_outside_the_walks_naming_them(gen: Generation, tool: str, arguments: dict[str, Any]) -> None:
+def test_view_tree_is_refused_outside_the_walks_naming_them(
+    gen: Generation, tool: str, arguments: dict[str, Any]
+) -> None:
     err = error(gen, tool, **arguments, view="tree")
     assert err.code == INVALID_ARGUMENT
     assert err.message.startswith("view tree is only accepted by get_blast_radius and trace_dependencies")

@@ -309,7 +309,9 @@ def other_side(data: bytes, diff: FileDiff, *, to_new: bool) -> bytes:
         lines.pop()
     drop, put = (diff.removed, diff.added) if to_new else (diff.added, diff.removed)
     kept = iter(line for number, line in enumerate(lines, start=1) if number not in drop)
-    out = [put[number] if number in put else next(kept, "") for number in range(1, len(lines) - len(drop) + len(put) + 1)]
+    out = [
+        put[number] if number in put else next(kept, "") for number in range(1, len(lines) - len(drop) + len(put) + 1)
+    ]
     if to_new:
         newline = not diff.new_no_newline if (diff.new_no_newline or diff.old_no_newline) else ends_with_newline
     else:
