@@ -17,18 +17,18 @@ from mcp.server.stdio import stdio_server
 _PING = types.Tool(name="ping", description="Answers pong.", input_schema={"type": "object", "properties": {}})
 
 
-async def _list_tools(
+async def list_tools(
     _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
 ) -> types.ListToolsResult:
     return types.ListToolsResult(tools=[_PING])
 
 
-async def _call_tool(_ctx: ServerRequestContext[Any], _params: types.CallToolRequestParams) -> types.CallToolResult:
+async def call_tool(_ctx: ServerRequestContext[Any], _params: types.CallToolRequestParams) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text="pong")])
 
 
 async def main() -> None:
-    server: Server[Any] = Server("bare", on_list_tools=_list_tools, on_call_tool=_call_tool)
+    server: Server[Any] = Server("bare", on_list_tools=list_tools, on_call_tool=call_tool)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 

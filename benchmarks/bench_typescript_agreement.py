@@ -33,6 +33,7 @@ from server.queries.references import ALL_KINDS, find_references
 from server.queries.symbols import find_symbols
 from snapshot_format.layout import resolve_layout
 from snapshot_format.reader import open_current
+from snapshot_format.records import Symbol
 
 CORPUS = "query-core"
 # (qualified name, kind): classes, functions, a singleton, methods
@@ -74,6 +75,29 @@ def _index(home: Path) -> dict[str, Any]:
 def _name_column(line: str, start_col: int, name: str) -> int:
     m = re.compile(rf"\b{re.escape(name)}\b").search(line, start_col)
     return m.start() if m else start_col
+
+
+def file_level(rows: list[dict[str, Any]], theirs: list[set[str]]) -> dict[str, Any]:
+    """Precision and recall of kivgraph's files against the language service's, each row given its differences."""
+    tp = fp = fn = 0
+    for row, oracle in zip(rows, theirs, strict=True):
+        ours = set(row["kivgraph_files"])
+        row["language_service_files"] = sorted(oracle)
+        row["missing"] = sorted(oracle - ours)
+        row["extra"] = sorted(ours - oracle)
+        tp += len(ours & oracle)
+        fp += len(ours - oracle)
+        fn += len(oracle - ours)
+    precision = tp / (tp + fp) if tp + fp else 1.0
+    recall = tp / (tp + fn) if tp + fn else 1.0
+    return {"precision": round(precision, 4), "recall": round(recall, 4), "tp": tp, "fp": fp, "fn": fn}
+
+
+def oracle_query(root: Path, subject: Symbol) -> dict[str, Any]:
+    """The language service's question for a declaration: its file, line and the column of its name."""
+    line = (root / subject.path).read_text().splitlines()[subject.start_line - 1]
+    col = _name_column(line, subject.start_col, subject.qualified_name.rsplit(".", 1)[-1])
+    return {"file": str(root / subject.path), "line": subject.start_line, "col": col}
 
 
 def _oracle(root: Path, files: list[str], queries: list[dict[str, Any]]) -> tuple[str, list[set[str]]]:
@@ -125,14 +149,7 @@ def main() -> int:
                 (subject,) = [s for s in find_symbols(gen, name) if s.qualified_name == qn and s.kind == kind]
                 refs = find_references(gen, subject, kinds=ALL_KINDS)  # the service counts exports too
                 ours = {r.other.path for r in refs.rows}
-                line = (root / subject.path).read_text().splitlines()[subject.start_line - 1]
-                queries.append(
-                    {
-                        "file": str(root / subject.path),
-                        "line": subject.start_line,
-                        "col": _name_column(line, subject.start_col, name),
-                    }
-                )
+                queries.append(oracle_query(root, subject))
                 rows.append(
                     {
                         "symbol": qn,
@@ -143,17 +160,7 @@ def main() -> int:
                     }
                 )
         ts_version, theirs = _oracle(root, files, queries)
-    tp = fp = fn = 0
-    for row, oracle in zip(rows, theirs, strict=True):
-        ours = set(row["kivgraph_files"])
-        row["language_service_files"] = sorted(oracle)
-        row["missing"] = sorted(oracle - ours)
-        row["extra"] = sorted(ours - oracle)
-        tp += len(ours & oracle)
-        fp += len(ours - oracle)
-        fn += len(oracle - ours)
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 1.0
+    agreement = file_level(rows, theirs)
     total_cold, total_warm = cold["timings"]["total"], warm["timings"]["total"]
     analyzer_cold = cold["timings"].get("analyzer.typescript", 0.0)
     analyzer_warm = warm["timings"].get("analyzer.typescript", 0.0)
@@ -165,7 +172,7 @@ def main() -> int:
         "mode": cold["index"]["typescript"]["mode"],
         "analyzer": f"{scip_ts.ANALYZER} {scip_ts.PINNED_VERSION}",
         "oracle": f"typescript {ts_version} LanguageService.findReferences",
-        "file_level": {"precision": round(precision, 4), "recall": round(recall, 4), "tp": tp, "fp": fp, "fn": fn},
+        "file_level": agreement,
         "index_seconds": {
             "cold_total": total_cold,
             "cold_analyzer": analyzer_cold,
@@ -188,8 +195,8 @@ def main() -> int:
         f"{result['files']} files, {result['symbols']} symbols, {result['edges']} edges, mode {result['mode']} "
         f"({result['analyzer']}; oracle {result['oracle']}).",
         "",
-        f"File level over {len(rows)} symbols: precision {precision:.3f}, recall {recall:.3f} "
-        f"(tp {tp}, fp {fp}, fn {fn}).",
+        f"File level over {len(rows)} symbols: precision {agreement['precision']:.3f}, recall "
+        f"{agreement['recall']:.3f} (tp {agreement['tp']}, fp {agreement['fp']}, fn {agreement['fn']}).",
         "",
         f"Index time: cold {total_cold:.2f} s (analyzer {analyzer_cold:.2f} s, "
         f"{result['index_seconds']['cold_analyzer_share']:.0%}); warm {total_warm:.2f} s "

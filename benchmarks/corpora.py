@@ -57,6 +57,10 @@ NPM_CORPORA: dict[str, tuple[str, str]] = {
     "effect": ("effect", "3.12.0"),
     "rxjs": ("rxjs", "7.8.1"),
     "react-query": ("@tanstack/react-query", "5.59.0"),  # ships src/; a consumer of query-core
+    # built with tsdown: its build/modern/*.d.ts keep shared declarations in hashed chunk files
+    # (subscribable-D2lAzdDi.d.ts, removable-B1nFbgZm.d.ts, hydration-DArUEfp7.d.ts) no entry exports
+    "query-core-chunked": ("@tanstack/query-core", "5.108.4"),
+    "react-query-chunked": ("@tanstack/react-query", "5.108.4"),
     # react-query's type dependencies, so that its hooks are typed as its own build sees them
     "types-react": ("@types/react", "18.3.12"),
     "types-prop-types": ("@types/prop-types", "15.7.15"),
@@ -64,7 +68,10 @@ NPM_CORPORA: dict[str, tuple[str, str]] = {
 }
 # A consumer corpus gets these corpora's published tarballs installed in its node_modules/<npm name>
 # (a copy, as npm installs it: build output, no source map back to the provider's source).
-NPM_INSTALLS: dict[str, tuple[str, ...]] = {"react-query": ("query-core", "types-react", "types-prop-types", "csstype")}
+NPM_INSTALLS: dict[str, tuple[str, ...]] = {
+    "react-query": ("query-core", "types-react", "types-prop-types", "csstype"),
+    "react-query-chunked": ("query-core-chunked", "types-react", "types-prop-types", "csstype"),
+}
 
 
 # name -> (version, sha256 of the .crate file)

@@ -25,6 +25,7 @@ from indexer.pipeline import run_index
 from indexer.progress import PhaseLines, Progress
 from indexer.progress import as_json as progress_json
 from indexer.publish import PublishError, PublishLock
+from indexer.staleness import TreeKeptChanging
 from snapshot_format import errors as snap_errors
 from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout, list_generations, read_pointer, resolve_layout
@@ -225,7 +226,11 @@ def _parse_register(raw: str) -> list[RepositoryConfig]:
     is_flag=True,
     help="Rebuild from scratch: read nothing from the fact cache (extract and analyze every file again) and refresh it.",
 )
-@click.option("--watch", is_flag=True, help="Keep running: re-index and publish after file changes (debounced).")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Keep running: re-index and publish after file changes (debounced); with --repository, only those repositories' changes.",
+)
 @click.option(
     "--fact-cache",
     type=click.Choice(["on", "off", "verify"]),
@@ -237,7 +242,10 @@ def _parse_register(raw: str) -> list[RepositoryConfig]:
     "only",
     multiple=True,
     metavar="NAME",
-    help="Re-read only NAME from disk (repeatable); other repositories are carried over from the current generation.",
+    help=(
+        "Re-read only NAME from disk (repeatable); other repositories are carried over from the current generation. "
+        "With --watch, only NAME is watched and re-indexed."
+    ),
 )
 @click.option(
     "--register",
@@ -261,8 +269,10 @@ def index(
     """Index every registered repository and publish a new generation atomically.
 
     The previous generation keeps serving until the new one is complete and
-    validated. Only one indexer publishes at a time: a second one exits at once
-    with code 3.
+    validated. Nothing is published for a tree that changed since the run read
+    it: the tree is read again at once, and a tree still changing after three
+    reads fails the run. Only one indexer publishes at a time: a second one
+    exits at once with code 3.
     """
     if full:
         if fact_cache is not None:
@@ -310,7 +320,8 @@ def _index_locked(
     selected = frozenset(only) if only else None
     code = EXIT_FAILURE
     try:
-        code = _index_once(layout, reporter, fact_cache, selected)
+        _check_selected(layout, selected)
+        code = _index_once(layout, reporter, fact_cache, selected, watching=watch)
     finally:
         # Any way out but success — a failure, SIGINT/SIGTERM, a reader that went away — restores the registry.
         if code != 0 and original is not None:
@@ -320,9 +331,30 @@ def _index_locked(
     from indexer.watch import watch_and_index
 
     later = None if fact_cache == "refresh" else fact_cache  # --full is the first build's, not every rebuild's
-    watch_and_index(layout, lambda: _index_once(layout, reporter, later, None), watching=reporter.watching)
+    watch_and_index(
+        layout,
+        lambda: _index_once(layout, reporter, later, selected, watching=True),
+        watching=reporter.watching,
+        only=selected,
+    )
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
+
+
+def _check_selected(layout: StateLayout, selected: frozenset[str] | None) -> None:
+    """Every --repository NAME is registered (a usage error naming the others)."""
+    if selected is None:
+        return
+    try:
+        registered = {r.name for r in load(layout.config_path).repositories}
+    except ConfigError:
+        return  # the run reports the config's own error
+    unknown = sorted(selected - registered)
+    if unknown:
+        raise click.UsageError(
+            f"--repository {', '.join(unknown)}: not registered in {layout.config_path} "
+            f"(registered: {', '.join(sorted(registered)) or 'none'})"
+        )
 
 
 _TERMINATED_BY: list[int] = []
@@ -367,7 +399,14 @@ def _finish_failure(reporter: _Reporter, message: str, code: int) -> None:
     raise SystemExit(code)
 
 
-def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None, only: frozenset[str] | None) -> int:
+def _index_once(
+    layout: StateLayout,
+    reporter: _Reporter,
+    fact_cache: str | None,
+    only: frozenset[str] | None,
+    *,
+    watching: bool = False,
+) -> int:
     started = time.perf_counter()
     reporter.begin()
     try:
@@ -388,6 +427,9 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))
         return EXIT_LOCKED
+    except TreeKeptChanging as exc:  # under --watch not the end: its watcher heard those changes
+        _report_error(reporter, f"{exc}" + ("; the watch goes on" if watching else ""))
+        return 0 if watching else EXIT_FAILURE
     except BrokenPipeError:
         raise  # the reader of --json is gone: nobody to report to
     except (ConfigError, OSError, ValueError, RuntimeError) as exc:
@@ -407,6 +449,7 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         "published": report.published,
         "stages": report.stages,
         "note": report.note,
+        "stale": report.stale,
         "error": None,
     }
     reporter.result(payload)
@@ -422,6 +465,8 @@ def _index_once(layout: StateLayout, reporter: _Reporter, fact_cache: str | None
         )
         cache = report.cache
         click.echo(f"  fact cache {cache['mode']}: {cache['hits']} hits, {cache['misses']} misses")
+        if report.stale:
+            click.echo(f"  tree read {len(report.stale) + 1} times: it changed under {len(report.stale)} result(s)")
         for lang, counters in report.index.items():
             fields = "  ".join(f"{k} {v}" for k, v in counters.items() if k != "mode")
             click.echo(f"  {lang} ({counters.get('mode') or 'not analysed'}): {fields}")

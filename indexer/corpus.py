@@ -41,6 +41,9 @@ class Resolution:
     edges: list[EdgeFact] = field(default_factory=list)
     unresolved: list[UnresolvedFact] = field(default_factory=list)
     package_dependencies: list[PackageDependencyFact] = field(default_factory=list)
+    # Keys of variables an analyzer's types show to hold a callable (records.Symbol.callable), besides what
+    # their extractor saw.
+    callable: set[str] = field(default_factory=set)
 
     def guarded(self, repository: str, facts: FileFacts, language: str, work: Callable[[], object]) -> None:
         """Run one file's resolution; a resolver bug costs that file (a RESOLVER_FAILED row), never the index.

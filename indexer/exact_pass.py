@@ -144,4 +144,5 @@ def merge(candidate: Resolution, exact: ExactPass) -> Resolution:
     for o in exact.outcomes:
         merged.edges.extend(o.edges)
         merged.unresolved.extend(o.unresolved)
+        merged.callable |= o.callable
     return merged

@@ -24,6 +24,9 @@ class SymbolFact(msgspec.Struct, array_like=True, frozen=True):
     doc: str = ""
     exported: bool = False
     container: str = ""  # qualified name of the enclosing declaration, "" at top level
+    # A variable (or constant) whose value is a function, a class or a callable the extractor can see
+    # (records.Symbol.callable; docs/surface.md §11.9 lists what counts per language).
+    callable: bool = False
 
 
 class Site(msgspec.Struct, array_like=True, frozen=True):

@@ -17,6 +17,10 @@
    allows it) and a second publication. A failing analyzer degrades that repository to its fallback,
    as in any run; a stop in between leaves the CANDIDATE generation serving, complete and labelled, and
    the next run finishes it.
+
+Neither publication is made for a tree that changed since the run read it: the tree is read again before
+an analyzer's facts are kept and before CURRENT names a generation, and a stale result is dropped for a
+new read at once (``indexer.staleness``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 import msgspec
 
-from indexer import __version__, supersede
+from indexer import __version__, staleness, supersede
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.exact_pass import merge, run_exact
@@ -108,6 +112,7 @@ class StagedRun:
     counters: dict[str, LanguageCounters]
     stages: list[Stage] = field(default_factory=list)
     note: str = ""  # why nothing was published
+    stale: list[dict[str, object]] = field(default_factory=list)  # results dropped: the tree changed under them
 
     @property
     def published(self) -> bool:
@@ -437,7 +442,7 @@ def _carried_resolution(
     kept = {(repo, path) for repo, c in carries.items() if c.carried for path in c.files - c.pending}
     carried_repos = {repo for repo, c in carries.items() if c.carried}
     where = {sym.key: (sym.repository, sym.path) for sym in s.symbols}
-    out = Resolution(package_dependencies=list(fresh.package_dependencies))
+    out = Resolution(package_dependencies=list(fresh.package_dependencies), callable=set(fresh.callable))
     out.edges = [e for e in fresh.edges if where.get(e.source) not in kept]
     out.unresolved = [
         u
@@ -449,6 +454,8 @@ def _carried_resolution(
         for path in sorted(c.files - c.pending):
             record = previous.file(repo, path)
             for sym in previous.declarations(repo, path):
+                if sym.callable:
+                    out.callable.add(sym.key)
                 if sym.key not in where and record is not None and record.status == "partial":
                     _declare_carried(s, sym)  # an analyzer's declaration on a line tree-sitter cannot parse
                     where[sym.key] = (repo, path)
@@ -526,12 +533,14 @@ class ExactRoute:
     When the adapter has an incremental route (``ExactAdapter.update``) and the last run's facts are still
     in the fact cache with the same non-file inputs, only what the changed files can affect is analysed;
     every ``RECONCILE_EVERY``-th run is whole again, and in verify mode the whole run is made too and must
-    agree. A heartbeat reports the run while it lasts, and its end with the analyzer's time.
+    agree. A heartbeat reports the run while it lasts, and its end with the analyzer's time. ``check`` reads
+    the tree again before facts are kept (``indexer.staleness``).
     """
 
-    def __init__(self, b: Build, mode: str) -> None:
+    def __init__(self, b: Build, mode: str, check: staleness.ReadCheck | None = None) -> None:
         self.b = b
         self.mode = mode
+        self.check = check
         self.routes: dict[tuple[str, str], str] = {}  # (language, repository) -> "whole" | "incremental"
 
     def __call__(
@@ -539,6 +548,10 @@ class ExactRoute:
     ) -> Any:
         phase = f"analyze.{corpus.language}"
         started = time.perf_counter()
+        if self.check is not None:
+            if why := self.check.carried(repo.name):
+                raise AnalyzerFailed(why)
+            self.check.analyzer_starts()
         with (
             supersede.analyzer_running(),
             Heartbeat(self.b.progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)),
@@ -585,6 +598,10 @@ class ExactRoute:
                         facts = whole
         if facts is None:
             facts = adapter.analyze(repo, corpus, timeout=timeout)
+        if self.check is not None:  # facts of a tree that changed while the analyzer read it are never kept
+            if why := self.check.carried(repo.name):
+                raise AnalyzerFailed(why)
+            self.check("analyzer")
         updates = last.updates + 1 if route == "incremental" and last is not None else 0
         cache.keep(record_key, msgspec.msgpack.encode(LastRun(key, env, dict(own), updates)))
         return facts, route
@@ -624,10 +641,18 @@ def _compatible(previous: Generation) -> bool:
     return m.indexer_version == __version__ and m.feature_version == FEATURE_VERSION
 
 
-def _publish(layout: StateLayout, content: GenerationContent, b: Build, stage: str) -> PublishResult:
+def _publish(
+    layout: StateLayout, content: GenerationContent, b: Build, stage: str, check: staleness.ReadCheck
+) -> PublishResult:
     t = time.perf_counter()
     b.progress(Progress("publish", "*", f"writing the {stage} generation", 0, 1))
-    result = publish(layout, content, indexer_version=__version__, retain=b.loaded.indexing.retain_generations)
+    result = publish(
+        layout,
+        content,
+        indexer_version=__version__,
+        retain=b.loaded.indexing.retain_generations,
+        on_step=lambda step: check(stage) if step == "validated" else None,  # last, before CURRENT names it
+    )
     b.timer.add("publish", t)
     b.progress(Progress("publish", "*", f"{result.name} ({stage})", 1, 1))
     return result
@@ -645,8 +670,42 @@ def index_in_stages(
     on_published: PublishedFn | None = None,
 ) -> StagedRun:
     """One index run (the caller holds the publication lock): nothing, or a CANDIDATE then an exact generation,
-    or one exact generation."""
-    published = on_published or (lambda _stage: None)
+    or one exact generation; read again at once when the tree changed under a result (``indexer.staleness``)."""
+    stages: list[Stage] = []  # every publication of the run, whichever read made it
+
+    def published(stage: Stage) -> None:
+        stages.append(stage)
+        if on_published is not None:
+            on_published(stage)
+
+    dropped: list[staleness.Stale] = []
+    for read in range(1, staleness.MAX_READS + 1):
+        if read > 1:
+            supersede.begin_run()  # a new read of the tree: the edits heard so far are its own
+        try:
+            run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
+        except staleness.Stale as stale:
+            dropped.append(stale)
+            again = "reading the tree again" if read < staleness.MAX_READS else "giving up"
+            emit(Progress("stale", "*", f"{stale}; {again}", read, staleness.MAX_READS))
+            continue
+        run.stages, run.stale = stages, [d.as_json() for d in dropped]
+        return run
+    raise staleness.TreeKeptChanging(dropped, stages[-1].result.name if stages else "")
+
+
+def _read_and_publish(
+    loaded: LoadedConfig,
+    layout: StateLayout,
+    cache: FactCache,
+    emit: ProgressFn,
+    timer: _Timer,
+    *,
+    mode: str,
+    only: frozenset[str] | None,
+    published: PublishedFn,
+) -> StagedRun:
+    """One read of the tree and what it publishes (``Stale`` when the tree changed under a result)."""
     previous = _open_current(layout)
     try:
         b = Build(loaded, cache, emit, timer, only, previous)
@@ -655,6 +714,7 @@ def index_in_stages(
         t = time.perf_counter()
         b.git = {w.name: git_state_of(w) for w in b.work}
         inputs = run_inputs(b)
+        check = staleness.ReadCheck(b, inputs, run_inputs)
         timer.add("inputs", t)
         if mode == "on" and previous is not None and unchanged(cache, previous, inputs):
             remember(cache, _current_result(previous), inputs)  # refresh its day: the record is not pruned
@@ -670,13 +730,13 @@ def index_in_stages(
                 built = provisional(b, previous, changes)
                 if built is not None:
                     content, pending = built
-                    result = _publish(layout, content, b, "candidate")
+                    result = _publish(layout, content, b, "candidate", check)
                     stage = Stage("candidate", result, pending, time.perf_counter() - t)
                     timer.add("candidate_stage", t)
                     stages.append(stage)
                     published(stage)
         t = time.perf_counter()
-        route = b.analyze = ExactRoute(b, mode)
+        route = b.analyze = ExactRoute(b, mode, check)
         try:
             with supersede.exact_stage(bool(stages)):
                 resolve_phase(b)
@@ -688,7 +748,7 @@ def index_in_stages(
             b.counters[language].analyzer_incremental += int(how == "incremental")
         link_phase(b)
         records_phase(b)
-        result = _publish(layout, b.content(), b, "exact")
+        result = _publish(layout, b.content(), b, "exact", check)
         remember(cache, result, inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
         stages.append(stage)

@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from indexer import __version__
-from indexer.config import LoadedConfig
+from indexer.config import LoadedConfig, Repository
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.discover import Candidate, Discovery, discover
 from indexer.exact_pass import AnalyzeFn, ExactPass, merge, run_exact
@@ -67,6 +69,7 @@ class IndexReport:
     published: bool = True  # False: nothing changed, CURRENT still serves (``note`` says so)
     stages: list[dict[str, object]] = field(default_factory=list)  # each publication: CANDIDATE, then exact
     note: str = ""
+    stale: list[dict[str, object]] = field(default_factory=list)  # results dropped: the tree changed under them
 
 
 class _Timer:
@@ -265,20 +268,21 @@ def discover_phase(b: Build) -> None:
             work.append(_RepoWork(repo.name, repo.root, repo.languages, Discovery(), problem=repo.problem))
             progress(Progress("discover", repo.name, f"skipped: {repo.problem}", i + 1, n_repos))
             continue
-        found = discover(
-            repo.root,
-            _extension_map(repo.languages),
-            exclude=repo.exclude,
-            max_file_bytes=loaded.indexing.max_file_bytes,
-        )
-        # Hook (issue 11): TypeScript build outputs of the repository's own sources are skipped as generated.
-        if not repo.include_build_outputs:  # a language's own build outputs are not sources
-            specs = {s.name: s for s in map(registry.spec_for, repo.languages) if s is not None}
-            for spec in specs.values():
-                found = spec.mark_build_outputs(repo.root, found)
+        found = discover_repository(repo, loaded.indexing.max_file_bytes)
         timer.add("discover", started)
         work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
         progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))
+
+
+def discover_repository(repo: Repository, max_file_bytes: int) -> Discovery:
+    """One repository's files as a run reads them (the staleness check reads them again the same way)."""
+    found = discover(repo.root, _extension_map(repo.languages), exclude=repo.exclude, max_file_bytes=max_file_bytes)
+    # Hook (issue 11): TypeScript build outputs of the repository's own sources are skipped as generated.
+    if not repo.include_build_outputs:  # a language's own build outputs are not sources
+        specs = {s.name: s for s in map(registry.spec_for, repo.languages) if s is not None}
+        for spec in specs.values():
+            found = spec.mark_build_outputs(repo.root, found)
+    return found
 
 
 def extract_phase(b: Build) -> None:
@@ -391,6 +395,7 @@ def key_phase(b: Build) -> None:
                             exported=sf.exported,
                             container=qn_keys.get(sf.container, "") if sf.container else "",
                             package=ff.package,
+                            callable=sf.callable,
                         )
                     )
                 per_file_symbols[(w.name, ff.path)] = len(ff.symbols)
@@ -543,6 +548,11 @@ def link_phase(b: Build) -> None:
                     line=prev.line,
                     count=prev.count + 1,
                 )
+    held = set().union(*(res.callable for res in b.resolutions))
+    if held:  # what an analyzer's types add to what the extractors saw (records.Symbol.callable)
+        b.symbols[:] = [
+            msgspec.structs.replace(s, callable=True) if s.key in held and not s.callable else s for s in symbols
+        ]
     b.edges, b.deps, b.language_of = edges, deps, language_of
     b.timer.add("link", started)
 
@@ -615,12 +625,16 @@ def records_phase(b: Build) -> None:
                 analyses.append(analysis)
             else:
                 counters[lang].mode = "fallback" if counters[lang].mode in ("", "fallback") else "mixed"
+                skipped = sum(1 for c in w.discovery.files if c.language == lang and c.skip_reason)
                 analyses.append(
                     records.LanguageAnalysis(
                         language=lang,
                         mode="fallback",
                         analyzer="tree-sitter",
-                        reason="no exact analyzer configured: edges are CANDIDATE",
+                        # no file of the language (all of zod's JavaScript is its build): nothing is CANDIDATE
+                        reason="no exact analyzer configured: edges are CANDIDATE"
+                        if n
+                        else f"no {lang} file to analyze ({skipped} skipped)",
                         files=n,
                     )
                 )
@@ -825,5 +839,6 @@ def _locked_run_index(
         published=run.published,
         stages=[st.summary() for st in run.stages],
         note=run.note,
+        stale=run.stale,
     )
     return report, run.result

@@ -9,6 +9,8 @@ raised in the main thread through ``children.interrupt``), the CANDIDATE generat
 files pending, and the loop goes on to the next run, which takes both edits. Nothing else is interrupted: a
 change that arrives while the run resolves, links or publishes waits for it, and a run that published no
 CANDIDATE generation (a rebuild) is never superseded, so a steady stream of edits cannot starve it.
+The listener also keeps the newest write it heard (``written_since``): ``indexer.staleness`` drops a
+result whose analyzer ran while a file was written, even when the file is back as the run read it.
 """
 
 from __future__ import annotations
@@ -30,11 +32,16 @@ class Superseded(BaseException):
     may take it for a failure of the analyzer)."""
 
 
+# File times come from the kernel's coarse clock, a few milliseconds behind time.time(): a write just after a
+# moment may carry a time just before it. Counting those is the safe side (a result dropped, never kept).
+CLOCK_SLACK = 0.05
+
 _dirty = threading.Event()  # a relevant change arrived since the current run began
 _enabled = False  # the current run published its CANDIDATE generation: its exact pass may be superseded
 _armed = False  # an analyzer of that pass is running now
 _watching = False
 _run_started = 0.0  # wall-clock time the current run began (file modification times use the same clock)
+_newest_write: tuple[float, str] = (0.0, "")  # the latest write the listener heard: (modification time, path)
 
 
 def begin_run() -> None:
@@ -50,13 +57,31 @@ def newer_than_run(batch: Iterable[tuple[Any, str]]) -> bool:
     run can reach it once the run is going; only a later write makes the run's exact pass moot. A removed
     file, or one moved in with its old time, does not count: its run may still finish (it never loses an
     edit, the next run takes it)."""
+    return _newest_write_in(batch) is not None
+
+
+def _newest_write_in(batch: Iterable[tuple[Any, str]]) -> tuple[float, str] | None:
+    newest: tuple[float, str] | None = None
     for _change, path in batch:
         try:
-            if os.stat(path).st_mtime >= _run_started:
-                return True
+            written = os.stat(path).st_mtime
         except OSError:
             continue
-    return False
+        if written >= _run_started and (newest is None or written > newest[0]):
+            newest = (written, path)
+    return newest
+
+
+def written_since(moment: float) -> str:
+    """The path of a file the listener heard written at or after ``moment`` (wall clock), else "".
+
+    The staleness check (``indexer.staleness``) asks this about the time an analyzer started: a file edited
+    and put back while the analyzer ran hashes as the run read it, yet the analyzer may have read the edit.
+    It can only make a result stale, never vouch for one (content hashes do that); outside ``--watch`` nobody
+    listens and it is always "".
+    """
+    written, path = _newest_write
+    return path if path and written >= moment - CLOCK_SLACK else ""
 
 
 @contextlib.contextmanager
@@ -83,6 +108,12 @@ def analyzer_running() -> Iterator[None]:
         _armed = False
 
 
+def _note_write(write: tuple[float, str]) -> None:
+    global _newest_write
+    if write[0] >= _newest_write[0]:
+        _newest_write = write  # one assignment: the main thread reads a whole pair
+
+
 def _on_signal(_signum: int, _frame: object) -> None:
     if _armed:
         children.interrupt(Superseded())
@@ -103,7 +134,9 @@ def listen(batches: Callable[[threading.Event], Iterable[Any]], relevant: Callab
             for batch in batches(stop):
                 if stop.is_set():
                     return
-                if batch and relevant(batch) and newer_than_run(batch):
+                newest = _newest_write_in(batch) if batch and relevant(batch) else None
+                if newest is not None:
+                    _note_write(newest)
                     _dirty.set()
                     if _armed:
                         os.kill(os.getpid(), signal.SIGUSR1)

@@ -16,11 +16,12 @@ import click
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("indexer.cli", "init", "Register repositories in kivgraph.toml."),
     "index": ("indexer.cli", "index", "Index registered repositories and publish a new generation."),
-    "serve": ("server.cli", "serve", "Run the MCP server over stdio on the newest generation."),
+    "serve": ("server.cli", "serve", "Run the MCP server (stdio, or --http for a team) on the newest generation."),
     "status": ("indexer.cli", "status", "Show what the newest generation holds."),
     "doctor": ("indexer.cli", "doctor", "Check installation, analyzers, configuration and state."),
     "version": ("indexer.cli", "version", "Print the kivgraph version and format versions."),
     "mcp": ("kivgraph_cli.mcp_clients", "mcp", "Install, inspect or remove kivgraph in MCP client configs."),
+    "token": ("kivgraph_cli.tokens", "token", "Create, list or revoke the bearer tokens of serve --http."),
 }
 
 

@@ -1,5 +1,12 @@
 """`kivgraph mcp install|status|remove`: register kivgraph serve in MCP client configurations.
 
+Two forms: the stdio entry (the client starts `kivgraph serve`), or with ``--url URL --token-env VAR`` the
+HTTP entry of a team's `kivgraph serve --http`, whose bearer token the client reads from the environment
+variable VAR when it connects (the token itself is never written): Claude Code
+``{"type": "http", "url", "headers": {"Authorization": "Bearer ${VAR}"}}``, Cursor the same with
+``${env:VAR}`` and no type, Codex ``url`` and ``bearer_token_env_var``. Claude Desktop takes remote servers
+only through its own settings, so it has no HTTP form here.
+
 Writes are atomic (temp file, fsync, rename, mode 0600) and a ``*.kivgraph.bak``
 backup is made before any replacement or removal (an existing backup is
 kept). Symlinked destinations are refused. Only the entry named ``kivgraph``
@@ -57,6 +64,28 @@ def config_path(target: str, scope: str, home: Path, cwd: Path) -> Path:
     raise click.UsageError(f"unknown target {target!r}")
 
 
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HTTP_KEYS = ("type", "url", "headers", "bearer_token_env_var")
+
+
+def http_entry(target: str, url: str, token_env: str) -> dict[str, Any]:
+    """The client's entry for a kivgraph serve --http at ``url``, its token read from ``token_env``."""
+    if target == "claude-desktop":
+        raise click.UsageError(
+            "claude-desktop reads remote MCP servers only from its own settings (Connectors), not from its "
+            "config file: add the URL there, or install the stdio form"
+        )
+    if not re.match(r"^https?://[^/\s]+(/\S*)?$", url):
+        raise click.BadParameter(f"{url!r} is not an http:// or https:// URL", param_hint="--url")
+    if not _ENV_NAME.match(token_env):
+        raise click.BadParameter(f"{token_env!r} is not an environment variable name", param_hint="--token-env")
+    if target == "codex":
+        return {"url": url, "bearer_token_env_var": token_env}
+    if target == "cursor":
+        return {"url": url, "headers": {"Authorization": f"Bearer ${{env:{token_env}}}"}}
+    return {"type": "http", "url": url, "headers": {"Authorization": f"Bearer ${{{token_env}}}"}}
+
+
 def desired_entry() -> dict[str, Any]:
     """The server entry: the absolute kivgraph executable with `serve`, and KIVGRAPH_HOME when set."""
     exe = shutil.which("kivgraph") or str(Path(sys.executable).with_name("kivgraph"))
@@ -86,7 +115,8 @@ def _state(data: dict[str, Any], target: Target, want: dict[str, Any]) -> str:
     current = servers.get(ENTRY) if isinstance(servers, dict) else None
     if current is None:
         return "absent"
-    same = {k: current.get(k) for k in ("command", "args")} == {k: want.get(k) for k in ("command", "args")}
+    compared = HTTP_KEYS if "url" in want else ("command", "args")
+    same = {k: current.get(k) for k in compared} == {k: want.get(k) for k in compared}
     return "managed" if same else "incompatible"
 
 
@@ -116,6 +146,8 @@ def _toml_without_entry(text: str) -> str:
 
 
 def _toml_entry(entry: dict[str, Any]) -> str:
+    if "url" in entry:
+        return "\n".join(["[mcp_servers.kivgraph]", *(f"{k} = {json.dumps(v)}" for k, v in entry.items())]) + "\n"
     lines = [
         "[mcp_servers.kivgraph]",
         f"command = {json.dumps(entry['command'])}",
@@ -151,6 +183,26 @@ scope_option = click.option(
 )
 
 
+url_option = click.option(
+    "--url",
+    default=None,
+    metavar="URL",
+    help="Install the HTTP form: the URL of a team's `kivgraph serve --http` (https://host/mcp); needs --token-env.",
+)
+token_env_option = click.option(
+    "--token-env",
+    default=None,
+    metavar="VAR",
+    help="With --url: the environment variable the client reads the bearer token from (never written to the file).",
+)
+
+
+def _wanted(target: str, url: str | None, token_env: str | None) -> dict[str, Any]:
+    if (url is None) != (token_env is None):
+        raise click.UsageError("--url and --token-env go together")
+    return http_entry(target, url, token_env) if url is not None and token_env is not None else desired_entry()
+
+
 @click.group()
 def mcp() -> None:
     """Install, inspect or remove the kivgraph entry in an MCP client's configuration."""
@@ -159,14 +211,16 @@ def mcp() -> None:
 @mcp.command()
 @target_option
 @scope_option
+@url_option
+@token_env_option
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @click.option("--force", is_flag=True, help="Replace an existing kivgraph entry that differs.")
-def install(target: str, scope: str, dry_run: bool, force: bool) -> None:
-    """Add `kivgraph serve` to the client's MCP servers."""
+def install(target: str, scope: str, url: str | None, token_env: str | None, dry_run: bool, force: bool) -> None:
+    """Add `kivgraph serve` (stdio), or a team's `kivgraph serve --http` (--url), to the client's MCP servers."""
     t = TARGETS[target]
+    want = _wanted(target, url, token_env)
     path = config_path(target, scope, Path.home(), Path.cwd())
     data, text = _read(path, t.fmt)
-    want = desired_entry()
     state = _state(data, t, want)
     if state == "managed":
         click.echo(f"{target}: managed ({path}); nothing to do")
@@ -183,12 +237,15 @@ def install(target: str, scope: str, dry_run: bool, force: bool) -> None:
 @mcp.command()
 @target_option
 @scope_option
-def status(target: str, scope: str) -> None:
-    """Report absent, managed or incompatible, and the file read."""
+@url_option
+@token_env_option
+def status(target: str, scope: str, url: str | None, token_env: str | None) -> None:
+    """Report absent, managed or incompatible (against the stdio form, or the HTTP form with --url), and the file."""
     t = TARGETS[target]
+    want = _wanted(target, url, token_env)
     path = config_path(target, scope, Path.home(), Path.cwd())
     data, _text = _read(path, t.fmt)
-    click.echo(f"{target}: {_state(data, t, desired_entry())} ({path})")
+    click.echo(f"{target}: {_state(data, t, want)} ({path})")
 
 
 @mcp.command()

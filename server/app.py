@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import lmdb
@@ -34,6 +34,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Too
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server import indexing
+from server.access import FULL_ACCESS, Access, view_of
 from server.envelope import Coverage
 from server.errors import (
     INDEX_NOT_READY,
@@ -53,6 +54,9 @@ from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.versions import RELEASE
+
+if TYPE_CHECKING:
+    from server.audit import AuditLog  # HTTP only: stdio never loads it
 
 log = logging.getLogger("kivgraph.serve")
 calls = logging.getLogger(CALLS_LOGGER)
@@ -88,6 +92,21 @@ class ServeOptions:
     index_timeout: float = indexing.DEFAULT_TIMEOUT_SECONDS
     read_threads: int = 4
     cwd: Path | None = None  # where relative index_project paths resolve (default: the process's)
+    # HTTP: every request carries the Access its token grants (server/http.py); one without is refused
+    require_access: bool = False
+    audit: AuditLog | None = None  # HTTP: index_project calls are recorded here
+
+
+ACCESS_KEY = "kivgraph.access"  # where server/http.py puts a request's Access in its ASGI scope
+
+
+@dataclass
+class _Peer:
+    """One connected client: how to notify it, what its token sees, and the language enum it was last listed."""
+
+    session: ServerSession
+    access: Access
+    languages: tuple[str, ...] | None = None
 
 
 def _tool(spec: Spec) -> types.Tool:
@@ -170,7 +189,7 @@ class KivgraphApp:
         self.options = options or ServeOptions()
         self.holder = SnapshotHolder(layout)
         self.holder.start()
-        self._sessions: list[ServerSession] = []
+        self._peers: dict[int, _Peer] = {}  # by connection; a closed connection removes its own
         self._bus = InMemorySubscriptionBus()
         self._refresh_lock = anyio.Lock()
         self._swapped = anyio.Condition()  # notified whenever the served generation changes
@@ -179,7 +198,7 @@ class KivgraphApp:
         self._followers = 0
         self._task_group: anyio.abc.TaskGroup | None = None
         self._read_tools_listed = self.holder.current_id is not None
-        self._listed_languages: tuple[str, ...] | None = None  # the language enum of the last tools/list
+        self._languages_announced: tuple[str, ...] | None = None  # the whole graph's enum at the last listing
         self._tool_cache: dict[tuple[str, ...], list[types.Tool]] = {}
         self.server = KivgraphServer(
             SERVER_NAME,
@@ -230,11 +249,9 @@ class KivgraphApp:
                 await self._notify_swap()
             if self.holder.current_id is not None and not self._read_tools_listed:
                 self._read_tools_listed = True
-                await self._announce_tools()
-            elif (
-                events.swapped_to and self._listed_languages is not None and self._languages() != self._listed_languages
-            ):
-                await self._announce_tools()  # the language enums changed (a first rust or dart repository)
+                await self._announce_tools(first=True)
+            elif events.swapped_to:
+                await self._announce_tools(first=False)  # to those whose language enum changed (a first rust file)
         return events
 
     def _verify_soon(self) -> None:
@@ -262,33 +279,72 @@ class KivgraphApp:
             while self.holder.current_id != snapshot_id:
                 await self._swapped.wait()
 
-    async def _announce_tools(self) -> None:
-        log.info("a generation is published: listing the read tools")
-        for session in list(self._sessions):
+    async def _announce_tools(self, *, first: bool) -> None:
+        """tools/list_changed: to every client on the first generation, else to each whose tools changed.
+
+        A client's tools change when the language enum of what its token sees changes; each is compared
+        with what that client was last listed.
+        """
+        if first:
+            log.info("a generation is published: listing the read tools")
+        for key, peer in list(self._peers.items()):
+            if not first and (peer.languages is None or await self._languages_now(peer.access) == peer.languages):
+                continue
             try:
-                await session.send_tool_list_changed()
+                await peer.session.send_tool_list_changed()
             except Exception as exc:  # best effort: a gone client must not stop the others
                 log.debug("tools/list_changed not delivered: %s", exc)
-        await self._bus.publish(ToolsListChanged())
+                self._peers.pop(key, None)
+        # The 2026 protocol's subscriptions/listen streams share one bus: they hear of the whole graph's changes.
+        languages = await self._languages_now(FULL_ACCESS)
+        if first or (self._languages_announced is not None and languages != self._languages_announced):
+            await self._bus.publish(ToolsListChanged())
+        self._languages_announced = languages
+
+    def _peer(self, ctx: ServerRequestContext[Any], access: Access) -> _Peer:
+        """The client of this request, registered on first sight and forgotten when its connection closes."""
+        # The SDK gives a handler a fresh ServerSession per request; the connection behind it is the client.
+        connection = getattr(ctx.session, "_connection", None)
+        key = id(connection if connection is not None else ctx.session)
+        peer = self._peers.get(key)
+        if peer is None:
+            peer = self._peers[key] = _Peer(ctx.session, access)
+            stack = getattr(connection, "exit_stack", None)
+            if stack is not None:
+                stack.callback(self._peers.pop, key, None)
+        return peer
+
+    def connected_clients(self) -> int:
+        """How many clients the server would notify now (a closed connection is not one)."""
+        return len(self._peers)
+
+    def access_of(self, ctx: ServerRequestContext[Any]) -> Access:
+        """What the caller may see: its token's Access over HTTP, everything on stdio."""
+        scope = getattr(ctx.request, "scope", None)
+        access = scope.get(ACCESS_KEY) if isinstance(scope, dict) else None
+        if isinstance(access, Access):
+            return access
+        if self.options.require_access:  # never reached through server/http.py, which refuses first
+            raise PermissionError("a request without a token's access reached the server")
+        return FULL_ACCESS
 
     async def _initialized(self, ctx: ServerRequestContext[Any], _params: types.NotificationParams) -> None:
-        self._sessions.append(ctx.session)
+        self._peer(ctx, self.access_of(ctx))
 
     # --- tools ---------------------------------------------------------------------------------------
 
-    def _languages(self) -> tuple[str, ...]:
-        """The languages the served generation holds symbols in (the schemas' language enum)."""
+    def _languages(self, access: Access) -> tuple[str, ...]:
+        """The languages the served generation holds symbols in, as ``access`` sees it (the schemas' enum)."""
         from server.tools.common import served_languages
 
         with self.holder.lease() as generation:
-            return served_languages(generation) if generation is not None else ()
+            return served_languages(view_of(generation, access)) if generation is not None else ()
 
-    def listed_tools(self) -> list[types.Tool]:
-        if self.holder.current_id is None and not self._read_tools_listed:
-            return self._tools_for(None)
-        languages = self._languages()
-        self._listed_languages = languages
-        return self._tools_for(languages)
+    async def _languages_now(self, access: Access) -> tuple[str, ...]:
+        """``_languages`` off the event loop for a limited token (its view counts its symbols once per generation)."""
+        if not access.limited:
+            return self._languages(access)
+        return await anyio.to_thread.run_sync(self._languages, access, limiter=self._limiter)
 
     def _tools_for(self, languages: tuple[str, ...] | None) -> list[types.Tool]:
         """The Tool objects for a language enum (None: index_project alone), built once per enum."""
@@ -300,66 +356,72 @@ class KivgraphApp:
         return tools
 
     async def _list_tools(
-        self, _ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any], _params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         if self.holder.current_id is not None and not self._read_tools_listed:
             # An outside index published between two polls: list (and announce) now.
             await self.refresh()
-        return types.ListToolsResult(tools=self.listed_tools())
+        access = self.access_of(ctx)
+        if not self._read_tools_listed and self.holder.current_id is None:
+            return types.ListToolsResult(tools=self._tools_for(None))
+        languages = await self._languages_now(access)
+        self._peer(ctx, access).languages = languages
+        return types.ListToolsResult(tools=self._tools_for(languages))
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         started = time.perf_counter()
         name = params.name
+        access = self.access_of(ctx)
         try:
             if name == INDEX_PROJECT.name:
-                text = await self._index_project(ctx, params)
+                text = await self._index_project(ctx, params, access)
             elif name in READ_TOOL_NAMES:
                 if self.holder.current_id is None:
                     await self.refresh()  # published since the last poll: answer from it rather than refuse
-                if _inline(name, params.arguments):
+                if _inline(name, params.arguments) and not access.limited:
                     # Key lookups and short scans answer in well under a millisecond: a thread hop
-                    # would cost more than the answer (it doubled the stdio round trip).
-                    text = self._read(name, params.arguments)
+                    # would cost more than the answer (it doubled the stdio round trip). A limited token's
+                    # view filters what it reads (and counts its languages once per generation): a thread.
+                    text = self._read(name, params.arguments, access)
                 else:
-                    text = await anyio.to_thread.run_sync(self._read, name, params.arguments, limiter=self._limiter)
+                    text = await anyio.to_thread.run_sync(
+                        self._read, name, params.arguments, access, limiter=self._limiter
+                    )
             else:
                 raise invalid(f"unknown tool {name!r}")
         except ToolError as exc:
-            self._log_call(name, started, exc.code)
+            self._log_call(name, started, exc.code, access)
             return _text(exc.text, error=True)
         except _InputRequired as needed:
-            self._log_call(name, started, "INPUT_REQUIRED")
+            self._log_call(name, started, "INPUT_REQUIRED", access)
             return needed.result
-        self._log_call(name, started, "OK")
+        self._log_call(name, started, "OK", access)
         return _text(text)
 
-    def _log_call(self, name: str, started: float, outcome: str) -> None:
+    def _log_call(self, name: str, started: float, outcome: str, access: Access) -> None:
         ms = round((time.perf_counter() - started) * 1000, 3)
-        calls.info(
-            "%s %s %.1f ms",
-            name,
-            outcome,
-            ms,
-            extra={"fields": {"tool": name, "outcome": outcome, "ms": ms, "snapshot": self.holder.current_id}},
-        )
+        fields: dict[str, Any] = {"tool": name, "outcome": outcome, "ms": ms, "snapshot": self.holder.current_id}
+        if access.token:
+            fields["token"] = access.token
+        calls.info("%s %s %.1f ms", name, outcome, ms, extra={"fields": fields})
 
-    def _read(self, name: str, arguments: object) -> str:
+    def _read(self, name: str, arguments: object, access: Access = FULL_ACCESS) -> str:
         """Answer a read tool; a generation found damaged is condemned and the call retried once on the next."""
         try:
-            return self._read_once(name, arguments)
+            return self._read_once(name, arguments, access)
         except _Damaged as damaged:
             self.holder.condemn(damaged.generation, damaged.reason)
             try:
-                return self._read_once(name, arguments)
+                return self._read_once(name, arguments, access)
             except _Damaged as again:
                 self.holder.condemn(again.generation, again.reason)
                 raise ToolError(
                     SNAPSHOT_UNAVAILABLE, f"generation {again.generation.name} could not be read: {again.reason}"
                 ) from None
 
-    def _read_once(self, name: str, arguments: object) -> str:
+    def _read_once(self, name: str, arguments: object, access: Access) -> str:
         with self.holder.lease() as generation:
             if generation is None:
                 if self.holder.unavailable:
@@ -371,7 +433,8 @@ class KivgraphApp:
                 raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
             try:
                 generation.check_intact()  # a data file cut short under the map would be SIGBUS, not an error
-                answer = _read_tools()[name](generation, arguments)
+                # The one place a token's repositories apply: every tool reads through its view (server/access.py).
+                answer = _read_tools()[name](view_of(generation, access), arguments)
                 return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
             except ToolError:
                 raise
@@ -440,15 +503,72 @@ class KivgraphApp:
             )
         )
 
-    async def _index_project(self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> str:
-        request = indexing.parse_index_request(
-            params.arguments, self.options.cwd or Path(os.getcwd()), self.layout.state_dir
+    async def _index_project(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, access: Access = FULL_ACCESS
+    ) -> str:
+        request: indexing.IndexRequest | None = None
+        try:
+            if not access.may_index:
+                raise ToolError(
+                    PERMISSION_DENIED, "this token has the read scope; index_project needs a token with the index scope"
+                )
+            request = indexing.parse_index_request(
+                params.arguments, self.options.cwd or Path(os.getcwd()), self.layout.state_dir
+            )
+            outside = [p.name for p in request.projects if not access.sees(p.name)]
+            if outside:
+                # The same refusal whether such a repository is registered or not: the token cannot tell.
+                raise ToolError(
+                    PERMISSION_DENIED,
+                    f"this token may index only the repositories it can read ({', '.join(access.repositories)}); "
+                    f"not {', '.join(repr(n) for n in outside)}",
+                )
+            text = await self._run_index(ctx, params, request, access)
+        except ToolError as exc:
+            self._audit_index(access, request, params.arguments, exc.code)
+            raise
+        except _InputRequired:
+            raise
+        except BaseException:
+            self._audit_index(access, request, params.arguments, "INTERRUPTED")
+            raise
+        self._audit_index(access, request, params.arguments, "OK")
+        return text
+
+    def _audit_index(
+        self, access: Access, request: indexing.IndexRequest | None, arguments: object, outcome: str
+    ) -> None:
+        """One audit line per index_project call over HTTP (the projects as parsed, else the names asked for)."""
+        if self.options.audit is None:
+            return
+        if request is not None:
+            projects = [{"name": p.name, "path": p.path} for p in request.projects]
+        else:
+            projects = [{"name": n} for n in indexing.names_asked(arguments)]
+        self.options.audit.record(
+            "index_project",
+            token=access.token,
+            token_id=access.token_id,
+            projects=projects,
+            outcome=outcome,
+            snapshot=self.holder.current_id,
         )
+
+    async def _run_index(
+        self,
+        ctx: ServerRequestContext[Any],
+        params: types.CallToolRequestParams,
+        request: indexing.IndexRequest,
+        access: Access,
+    ) -> str:
         await self._consent(ctx, params, request)
         counter = 0
 
         async def progress(event: dict[str, Any]) -> None:
             nonlocal counter
+            repository = event.get("repository")
+            if isinstance(repository, str) and repository and not access.sees(repository):
+                return  # the run also rebuilds repositories this token cannot read: not a word of them
             counter += 1
             message = " ".join(str(event.get(k, "")) for k in ("phase", "repository", "detail")).strip()
             try:
@@ -462,7 +582,9 @@ class KivgraphApp:
             outcome = await indexing.run_indexer(argv, on_progress=progress, timeout=self.options.index_timeout)
         if not outcome.passed:
             log.error("indexing failed (exit %s): %s", outcome.returncode, outcome.stderr_tail[-2000:])
-            raise ToolError(INDEXING_FAILED, f"project indexing failed: {outcome.cause()}")
+            # The indexer's own words may name any registered repository: a limited token is told less.
+            cause = "the cause is in the server log" if access.limited else outcome.cause()
+            raise ToolError(INDEXING_FAILED, f"project indexing failed: {cause}")
         events = await self.refresh()
         result = outcome.result or {}
         published = result.get("generation_id")
@@ -475,15 +597,28 @@ class KivgraphApp:
                 f"this server cannot open it: {reason}",
             )
         projects = [p.as_json() for p in request.projects]
+        counts: Any = result.get("counts", {})
+        index: Any = result.get("index", {})
+        if access.limited:  # the run's figures cover every repository: give those of what the token sees
+            counts = await anyio.to_thread.run_sync(self._view_counts, access, limiter=self._limiter)
+            index = {}
         payload = {
             "project": projects[0],
             "projects": projects,
             "generation_id": result.get("generation_id"),
             "snapshot_id": self.holder.current_id,
-            "counts": result.get("counts", {}),
-            "index": result.get("index", {}),
+            "counts": counts,
+            "index": index,
         }
         return _json.encode(payload).decode("utf-8")
+
+    def _view_counts(self, access: Access) -> dict[str, int]:
+        with self.holder.lease() as generation:
+            if generation is None:
+                return {}
+            counts = view_of(generation, access).counts()
+        keep = ("repositories", "files", "symbols", "edges", "unresolved", "package_dependencies")
+        return {k: getattr(counts, k) for k in (*keep, "failed_files", "skipped_files")}
 
 
 def empty_status(layout: StateLayout) -> dict[str, Any]:

@@ -43,6 +43,14 @@ def scope(tool: str, sorting_version: str, **identity: Any) -> CursorScope:
     )
 
 
+def within_view(cursor_scope: CursorScope, view_tag: str) -> CursorScope:
+    """The scope bound to a view of the generation (a token's repositories): its cursors serve no other view."""
+    if not view_tag:
+        return cursor_scope
+    identity = hashlib.sha256(cursor_scope.identity + b"\0view\0" + view_tag.encode()).digest()[:_IDENTITY_BYTES]
+    return CursorScope(identity=identity, sorting=cursor_scope.sorting)
+
+
 def _uvarint(value: int) -> bytes:
     if value < 0:
         raise ValueError("uvarint of a negative number")

@@ -64,12 +64,14 @@ def envelope(
     completeness: dict[str, Any] | None = None,
     tests: str | None = None,
     pending: dict[str, Any] | None = None,
+    access: str | None = None,
 ) -> dict[str, Any]:
     """The envelope around ``results`` in the compact or the full view (``completeness`` only on blast radius).
 
     ``tests`` states the rows in test files left out of the answer (``+4 in 2 test files; include_tests=true
     lists them``); absent when none was left out. ``pending_exact`` appears only on a snapshot published before
-    its exact analysis.
+    its exact analysis. ``access`` appears on every answer to a token limited to some repositories: what it
+    does not name may exist in a repository the token cannot read (docs/surface.md §1.6).
     """
     truncated = next_cursor is not None
     out: dict[str, Any] = {"snapshot_id": snapshot_id}
@@ -97,5 +99,7 @@ def envelope(
         out["tests"] = tests
     if pending:
         out["pending_exact"] = pending
+    if access:
+        out["access"] = access
     out["results"] = results
     return out

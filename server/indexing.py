@@ -53,6 +53,16 @@ class IndexRequest:
     confirmed: bool | None
 
 
+def names_asked(arguments: object) -> list[str]:
+    """The project names an index_project call asked for, read leniently (for the audit of a refused call)."""
+    if not isinstance(arguments, dict):
+        return []
+    listed = arguments.get("projects")
+    entries: list[object] = listed if isinstance(listed, list) else [arguments]
+    names = [e.get("name") for e in entries if isinstance(e, dict)]
+    return [n[:200] for n in names if isinstance(n, str)][:50]
+
+
 # Trees that are never a project: the kernel's virtual filesystems (reading /proc/*/mem or a device can
 # hang or never end).
 _SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))

@@ -12,7 +12,10 @@ The graph stores each language's own qualified name: Python ``click.core.Context
   the module really binds);
 - Python's ``module:Name`` (entry points) and ``path/file.py::Class::method`` (pytest node ids);
 - a tail of the qualified name: ``Context.invoke``, ``core.Context.invoke``, or the module-relative label a
-  compact answer shows (``invoke`` in the group of ``src/click/core.py``, pinned by repository and path).
+  compact answer shows (``invoke`` in the group of ``src/click/core.py``, pinned by repository and path);
+- Rust paths: a tail by ``::`` (``Version::parse``, ``Version::from_str`` for the trait member stored as
+  ``semver::Version::<FromStr>::from_str``), the same with dots (``Version.parse``), ``crate::…`` from the
+  crate's root, and ``krate::Name::member`` through the module's ``pub use`` re-exports.
 
 Every form is tried only when the exact qualified name matched nothing, and ambiguity is never resolved
 silently: several matches are listed with their packages (``candidate_label``).
@@ -53,11 +56,25 @@ def package_matches(package: str, typed: str, language: str) -> bool:
     return language == "go" and go_package_name(package) == typed
 
 
-def _split_points(text: str) -> Iterable[tuple[str, str]]:
-    """Every (head, tail) with ``head.tail == text``, the longest tail first."""
-    for i, char in enumerate(text):
-        if char == "." and 0 < i < len(text) - 1:
-            yield text[:i], text[i + 1 :]
+def _split_points(text: str, sep: str = ".") -> Iterable[tuple[str, str]]:
+    """Every (head, tail) with ``head + sep + tail == text``, the longest tail first."""
+    i = text.find(sep)
+    while i != -1:
+        if 0 < i < len(text) - len(sep):
+            yield text[:i], text[i + len(sep) :]
+        i = text.find(sep, i + 1)
+
+
+def last_element(text: str) -> str:
+    """The unqualified name a typed name ends with (``NewLRU`` of ``lru.NewLRU``, ``parse`` of ``Version::parse``)."""
+    for sep in ("::", ".", ":", "/"):
+        text = text.rsplit(sep, 1)[-1]
+    return text
+
+
+def is_qualified(text: str) -> bool:
+    """Whether ``text`` is written as a qualified name (``pflag.NewFlagSet``, ``Version::parse``)."""
+    return "." in text or "::" in text
 
 
 def _by_package(gen: Generation, text: str, repository: str | None) -> list[Symbol]:
@@ -72,12 +89,12 @@ def _by_package(gen: Generation, text: str, repository: str | None) -> list[Symb
     return out
 
 
-def _through_module(gen: Generation, text: str, repository: str | None) -> list[Symbol]:
+def _through_module(gen: Generation, text: str, repository: str | None, sep: str = ".") -> list[Symbol]:
     """``<module>.<bound name>[.<member>…]``: what the module binds by import or re-export, then its members."""
     out: list[Symbol] = []
-    for head, tail in _split_points(text):
+    for head, tail in _split_points(text, sep):
         modules = [m for m in gen.symbols_by_qualified_name(head, repository) if m.kind == "module"]
-        first, _, rest = tail.partition(".")
+        first, _, rest = tail.partition(sep)
         for module in modules[:_MAX_MODULE_MATCHES]:
             bound = dict.fromkeys(e.target for e in gen.edges_out(module.key, _BINDING_KINDS))
             for target in gen.symbols_by_raw([key_to_bytes(k) for k in bound]):
@@ -86,7 +103,53 @@ def _through_module(gen: Generation, text: str, repository: str | None) -> list[
                 if not rest:
                     out.append(target)
                     continue
-                out.extend(gen.symbols_by_qualified_name(f"{target.qualified_name}.{rest}", target.repository))
+                out.extend(gen.symbols_by_qualified_name(f"{target.qualified_name}{sep}{rest}", target.repository))
+    return out
+
+
+def rust_plain(qualified_name: str) -> str:
+    """A Rust qualified name without its trait-impl segments (``a::Version::<FromStr>::from_str`` → ``a::Version::from_str``).
+
+    An ``<impl …>`` segment (an impl whose type has no path) is kept: what it holds is no member of a named type.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(qualified_name):
+        if qualified_name.startswith("::<", i) and not qualified_name.startswith("::<impl ", i):
+            depth, j = 0, i + 2
+            while j < len(qualified_name):
+                depth += {"<": 1, ">": -1}.get(qualified_name[j], 0)
+                j += 1
+                if depth == 0:
+                    break
+            i = j
+            continue
+        out.append(qualified_name[i])
+        i += 1
+    return "".join(out)
+
+
+def _rust_forms(gen: Generation, path: str, repository: str | None) -> list[Symbol]:
+    """A Rust path as a developer writes it: a tail by ``::`` (trait members by their type), ``crate::…`` from a
+    crate's root, and ``krate::Name::member`` through the ``pub use`` of the module it names."""
+    last = path.rsplit("::", 1)[-1]
+    named = [s for s in gen.symbols_by_name(last, repository) if s.language == "rust"] if last else []
+    rooted = path.startswith("crate::")
+    if rooted:  # from the root of each crate that declares the name
+        rest = path[len("crate::") :]
+        paths = [f"{c}::{rest}" for c in dict.fromkeys(rust_plain(s.qualified_name).split("::")[0] for s in named)]
+    else:
+        paths = [path]
+    out: list[Symbol] = []
+    for full in paths:
+        direct = [
+            s
+            for s in named
+            if (plain := rust_plain(s.qualified_name)) == full or (not rooted and plain.endswith("::" + full))
+        ]
+        if not direct and "::" in full:
+            direct = [s for s in _through_module(gen, full, repository, "::") if s.language == "rust"]
+        out.extend(direct)
     return out
 
 
@@ -123,18 +186,27 @@ def typed_forms(gen: Generation, text: str, repository: str | None) -> list[tupl
         if pinned is not None:
             for sym in _by_tail(gen, qualified, repository):
                 found.setdefault(sym.key, (sym, pinned))
-    if not found:
+    if not found and "::" not in text:
         # A bare word is only a tail (a compact label's ``area`` pinned by its file group's repository and path).
         finders = (_by_package, _through_module, _by_tail) if "." in text else (_by_tail,)
         for finder in finders:
             for sym in finder(gen, text, repository):
                 found.setdefault(sym.key, (sym, None))
+    if not found and is_qualified(text):
+        # Rust's own separator, or dots for it (``Version.parse``), when no dotted reading named anything
+        for sym in _rust_forms(gen, text.replace(".", "::"), repository):
+            found.setdefault(sym.key, (sym, None))
     return list(found.values())
 
 
 def candidate_label(sym: Symbol) -> str:
     """``repo:path:line qualified_name (kind)``, plus the package when the qualified name does not spell it."""
     label = f"{sym.repository}:{sym.path}:{sym.start_line} {sym.qualified_name} ({sym.kind}"
-    if sym.package and not sym.qualified_name.startswith(sym.package + "."):
+    if not spells_package(sym):
         label += f", package {sym.package}"
     return label + ")"
+
+
+def spells_package(sym: Symbol) -> bool:
+    """Whether the symbol's qualified name starts with its package (``a.b.f`` of ``a.b``, Rust ``a::b::f``)."""
+    return not sym.package or sym.qualified_name.startswith((sym.package + ".", sym.package + "::"))

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.access import access_tag
 from snapshot_format.reader import Generation
 
 PENDING = "pending"
 LISTED = 10
-_known: dict[tuple[str, int], dict[str, Any] | None] = {}
+_known: dict[tuple[str, int, str], dict[str, Any] | None] = {}
 
 
 def pending_exact(gen: Generation) -> dict[str, Any] | None:
     """``{"files", "paths", "note"}`` when the generation waits for an exact pass, else None."""
-    key = (str(gen.path), gen.id)
+    key = (str(gen.path), gen.id, access_tag(gen))  # a limited token's view lists only its own files
     if key in _known:
         return _known[key]
     paths: list[str] = []

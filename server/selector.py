@@ -12,13 +12,16 @@ group once.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from server import name_forms
 from server.args import Args
 from server.errors import AMBIGUOUS_SYMBOL, REPOSITORY_NOT_FOUND, SYMBOL_NOT_FOUND, ToolError, invalid
 from server.queries import counterparts
+from server.queries.close_names import close_names
+from server.queries.symbols import first_named
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -32,6 +35,8 @@ DECLARATION_KINDS = (
     SYMBOL_KINDS - BINDING_KINDS - {"local_variable", "parameter", "self_parameter", "type_parameter", "prefix"}
 )
 _MAX_CANDIDATES = 20
+_MAX_SUGGESTIONS = 5  # declarations a did-you-mean lists
+_MAX_CLOSE_NAMES = 12  # close names whose declarations it looks up
 
 
 @dataclass(frozen=True)
@@ -121,20 +126,9 @@ def resolve(gen: Generation, selector: Selector) -> Symbol:
     if selector.name is not None:
         return _resolve_name(gen, selector)
     qn = selector.qualified_name or ""
-    matches = [
-        s
-        for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
-        if under_path(s.path, selector.path)
-    ]
-    if not matches:  # --- hook: the names a developer types (server/name_forms.py) ---
-        matches = _typed(gen, qn, selector)
+    matches = _qualified_matches(gen, qn, selector)
     if not matches:
-        if selector.repository is None:
-            raise ToolError(SYMBOL_NOT_FOUND, f'qualified name "{qn}" was not found')
-        raise ToolError(
-            SYMBOL_NOT_FOUND,
-            f'qualified name "{qn}" was not found under {_where(selector)}; retry without repository and path',
-        )
+        raise _not_found(gen, selector, f'qualified name "{qn}" was not found', qn)
     if len(matches) == 1:
         return matches[0]
     matches.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
@@ -194,6 +188,79 @@ def _grouped(gen: Generation, group: list[Symbol], describe: Callable[[Symbol], 
     return f"{describe(main)} answering as one symbol with {rest} (uses bound {bound})"
 
 
+def _qualified_matches(gen: Generation, qn: str, selector: Selector) -> list[Symbol]:
+    """What a qualified name names within the selector's repository and path: exactly, else a typed form."""
+    matches = [
+        s
+        for s in gen.symbols_by_qualified_name(qn, selector.repository, selector.path)
+        if under_path(s.path, selector.path)
+    ]
+    return matches or _typed(gen, qn, selector)  # the names a developer types (server/name_forms.py)
+
+
+def _not_found(gen: Generation, selector: Selector, missed: str, text: str, anywhere: str = "") -> ToolError:
+    """SYMBOL_NOT_FOUND for a qualified name or name that matched nothing (docs/surface.md §4.2, §4.7).
+
+    Narrowed by repository or path, the message says to retry without them only when that finds something,
+    and lists what it finds; otherwise it names the closest declarations within the narrowing, if any.
+    """
+    narrowed = selector.repository is not None
+    where = f" under {_where(selector)}" if narrowed else anywhere
+    if narrowed:
+        wide = Selector(qualified_name=selector.qualified_name, name=selector.name)
+        elsewhere = _qualified_matches(gen, text, wide) if selector.name is None else _name_declarations(gen, wide)
+        if elsewhere:
+            elsewhere.sort(key=lambda s: (s.repository, s.path, s.start_line, s.key))
+            listed = _candidate_list([name_forms.candidate_label(s) for s in elsewhere])
+            return ToolError(
+                SYMBOL_NOT_FOUND,
+                f"{missed}{where}; retry without repository and path, where it names "
+                f"{len(elsewhere)} symbol{'s' if len(elsewhere) > 1 else ''}: {listed}",
+            )
+    close = did_you_mean(gen, text, lambda name, limit: _declared_within(gen, name, selector, limit))
+    return ToolError(SYMBOL_NOT_FOUND, f"{missed}{where}" + (f"; did you mean {close}?" if close else ""))
+
+
+def did_you_mean(gen: Generation, text: str, declared: Callable[[str, int], list[Symbol]]) -> str:
+    """The closest declarations to a name or qualified name that matched nothing, as candidate labels, or "".
+
+    First the declarations of the qualified name's last element itself (``lru.NewLRU`` when ``NewLRU`` is in
+    another package), else those of the nearest names (server/queries/close_names.py): only the nearest
+    names that have a declaration within the caller's filters, all at one distance, at most
+    ``_MAX_SUGGESTIONS`` declarations. ``declared`` gives a name's first declarations within those filters.
+    """
+    last = name_forms.last_element(text)
+    candidates: Iterator[tuple[int, str]] = close_names(gen, last)
+    if last != text:
+        candidates = itertools.chain([(-1, last)], candidates)
+    shown: list[Symbol] = []
+    nearest: int | None = None
+    for checked, (distance, name) in enumerate(candidates):
+        if checked >= _MAX_CLOSE_NAMES or (nearest is not None and distance > nearest):
+            break
+        found = declared(name, _MAX_SUGGESTIONS - len(shown))
+        if found and nearest is None:
+            nearest = distance
+        shown.extend(found)
+        if len(shown) >= _MAX_SUGGESTIONS:
+            break
+    return "; ".join(name_forms.candidate_label(s) for s in shown)
+
+
+def _declared_within(gen: Generation, name: str, selector: Selector, limit: int) -> list[Symbol]:
+    """The first declarations named ``name`` within the selector's repository and path."""
+    return first_named(
+        gen,
+        name,
+        limit,
+        kinds=DECLARATION_KINDS,
+        repo=selector.repository,
+        path_prefix=selector.path,
+        include_derived=True,
+        keep_file=(lambda _repository, path: under_path(path, selector.path)) if selector.path else None,
+    )
+
+
 def _typed(gen: Generation, text: str, selector: Selector) -> list[Symbol]:
     """The symbols ``text`` names in a typed form, narrowed by the selector's repository and path."""
     out = []
@@ -204,21 +271,33 @@ def _typed(gen: Generation, text: str, selector: Selector) -> list[Symbol]:
 
 
 def _package_note(sym: Symbol) -> str:
-    return f" (package {sym.package})" if sym.package and not sym.qualified_name.startswith(sym.package + ".") else ""
+    return "" if name_forms.spells_package(sym) else f" (package {sym.package})"
 
 
-def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
+def _name_found(gen: Generation, selector: Selector) -> list[Symbol]:
+    """Every symbol (bindings included) a ``name`` names within the selector's repository and path."""
     name = selector.name or ""
     found = [
         s for s in gen.symbols_by_name(name, selector.repository, selector.path) if under_path(s.path, selector.path)
     ]
-    if not found and "." in name:  # a dotted name is a typed qualified name (pflag.NewFlagSet)
+    if not found and name_forms.is_qualified(name):  # a qualified name is typed (pflag.NewFlagSet, Type::method)
         found = _typed(gen, name, selector)
-    declarations = [s for s in found if s.kind in DECLARATION_KINDS]
+    return found
+
+
+def _name_declarations(gen: Generation, selector: Selector, found: list[Symbol] | None = None) -> list[Symbol]:
+    """The declarations a ``name`` names (a module named after the declaration it holds left out)."""
+    declarations = [s for s in (_name_found(gen, selector) if found is None else found) if s.kind in DECLARATION_KINDS]
     # A module named after the declaration it holds (finalize.ts exporting finalize) is not what a bare name
     # means: the declaration is; the module is one qualified_name away, and the answer's qn says which it is.
     files = {(s.repository, s.path) for s in declarations if s.kind != "module"}
-    declarations = [s for s in declarations if s.kind != "module" or (s.repository, s.path) not in files]
+    return [s for s in declarations if s.kind != "module" or (s.repository, s.path) not in files]
+
+
+def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
+    name = selector.name or ""
+    found = _name_found(gen, selector)
+    declarations = _name_declarations(gen, selector, found)
     if len(declarations) == 1:
         return declarations[0]
     if len(declarations) > 1:
@@ -234,11 +313,12 @@ def _resolve_name(gen: Generation, selector: Selector) -> Symbol:
             f'name "{name}" is declared {len(declarations)} times: {listed}; '
             "repeat with the repository and path of the one you mean, or pass its qualified_name",
         )
-    narrowed = f" under {_where(selector)}" if selector.repository is not None else ""
     if any(s.kind in BINDING_KINDS for s in found):
+        if selector.repository is not None:
+            raise _not_found(gen, selector, f'name "{name}" is only imported or re-exported, never declared', name)
         raise ToolError(
             SYMBOL_NOT_FOUND,
-            f'name "{name}" is only imported or re-exported{narrowed}, never declared there; '
+            f'name "{name}" is only imported or re-exported, never declared in the published graph; '
             "pass the repository and path of the declaring file",
         )
-    raise ToolError(SYMBOL_NOT_FOUND, f'name "{name}" is not declared{narrowed} in the published graph')
+    raise _not_found(gen, selector, f'name "{name}" is not declared', name, " in the published graph")

@@ -28,7 +28,7 @@ from snapshot_format.vocab import LANGUAGES, Confidence
 MAX_DIFF_TEXT = 1 << 20  # characters of get_blast_radius changes.diff
 
 # The whole tools/list result, every tool with every language in its enums, in o200k_base tokens: measured
-# 4,748 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.
+# 4,749 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.
 SCHEMA_TOKEN_BUDGET = 4800
 
 
@@ -332,7 +332,7 @@ def _get_blast_radius(languages: tuple[str, ...]) -> ToolSpec:
                 "symbol_kinds": {
                     **_SYMBOL_KINDS,
                     "description": 'Only affected symbols of these kinds; ["*"] '
-                    "means all. Default: every kind but variables and fields (the walk still passes "
+                    "means all. Default: every kind but data variables and fields (the walk still passes "
                     "through them).",
                 },
             }

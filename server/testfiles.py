@@ -44,7 +44,7 @@ class FileRoles:
 
     def __init__(self, gen: Generation) -> None:
         self._gen = gen
-        self._marked = gen.manifest.feature_version >= MIN_FEATURE_FOR["file_test_flag"]
+        self._marked = gen.feature_version >= MIN_FEATURE_FOR["file_test_flag"]
         self._seen: dict[tuple[str, str], bool] = {}
         self._records: dict[tuple[str, str], File | None] = {}
 

@@ -24,3 +24,14 @@ def repository_name_problem(name: str) -> str:
             "no spaces or path separators)"
         )
     return ""
+
+
+def repository_allowed(patterns: tuple[str, ...], repository: str) -> bool:
+    """Whether ``repository`` matches one of ``patterns`` (exact names, or a prefix ending in ``*``)."""
+    for pattern in patterns:
+        if pattern.endswith("*"):
+            if repository.startswith(pattern[:-1]):
+                return True
+        elif repository == pattern:
+            return True
+    return False

@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import os
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import lmdb
@@ -100,6 +101,14 @@ class Generation:
     @property
     def id(self) -> int:
         return self.manifest.id
+
+    @property
+    def built_at_ns(self) -> int:
+        return self.manifest.built_at_ns
+
+    @property
+    def feature_version(self) -> int:
+        return self.manifest.feature_version
 
     @property
     def closed(self) -> bool:
@@ -247,6 +256,10 @@ class Generation:
         raw = self._get(keys.DB_SYMBOLS, key16)
         return codec.SYMBOL.decode(raw) if raw else None
 
+    def symbol_raw_value(self, key16: bytes) -> bytes | None:
+        """The stored bytes of a symbol record, undecoded (a caller that needs one field decodes only it)."""
+        return self._get(keys.DB_SYMBOLS, key16)
+
     def symbols_by_raw(self, keys16: Iterable[bytes]) -> Iterator[records.Symbol]:
         """Symbols for many raw keys in one transaction (missing keys skipped)."""
         with self.env.begin(db=self._dbs[keys.DB_SYMBOLS]) as txn:
@@ -302,6 +315,12 @@ class Generation:
                 yield name.decode("utf-8")
                 found = cursor.set_range(name + b"\x01")  # past every entry of this name
 
+    @contextmanager
+    def name_trie(self) -> Iterator[NameTrie]:
+        """The name index read as a trie of name bytes, in one read transaction (bounded fuzzy lookups)."""
+        with self.env.begin(db=self._dbs[keys.DB_BY_NAME]) as txn:
+            yield NameTrie(txn.cursor())
+
     def declarations(self, repository: str, path: str, *, directory: bool = False) -> Iterator[records.Symbol]:
         """Declarations of a file (or of every file under a directory), in file and source order."""
         if directory:
@@ -321,6 +340,11 @@ class Generation:
                 raw = symtxn.get(key[-keys.KEY_BYTES :])
                 if raw:
                     yield codec.SYMBOL.decode(raw)
+
+    def declaration_keys(self, repository: str) -> Iterator[bytes]:
+        """The raw keys of every declaration of a repository, from the file index alone (nothing decoded)."""
+        for key in self._scan_keys(keys.DB_BY_FILE, keys.text(repository) + keys.SEP):
+            yield key[-keys.KEY_BYTES :]
 
     # --- edges ---------------------------------------------------------------------
 
@@ -434,6 +458,13 @@ class Generation:
         raw = self._get(keys.DB_LEXICON_DOCS, keys.lexicon_doc_key(doc))
         return lexical.decode_document(raw) if raw else None
 
+    def lexicon_documents(self) -> Iterator[tuple[int, LexiconDocument]]:
+        """Every lexical document with its id, in id order (none without a lexicon)."""
+        if keys.DB_LEXICON_DOCS not in self._dbs:
+            return
+        for key, value in self._scan(keys.DB_LEXICON_DOCS, b""):
+            yield int.from_bytes(key, "big"), lexical.decode_document(value)
+
     # --- package dependencies ------------------------------------------------------------
 
     def package_dependencies(
@@ -444,6 +475,33 @@ class Generation:
             start = keys.prefix(provider_repository, provider_package)
         for _key, value in self._scan(keys.DB_PACKAGE_DEPS, start):
             yield codec.PACKAGE_DEPENDENCY.decode(value)
+
+
+class NameTrie:
+    """Walks the name index (name NUL repository NUL path NUL key) as a trie of the names' bytes."""
+
+    def __init__(self, cursor: lmdb.Cursor) -> None:
+        self._cursor = cursor
+
+    def children(self, prefix: bytes) -> list[int]:
+        """The distinct bytes that follow ``prefix`` in some name, ascending, ``0`` first when ``prefix`` is a name.
+
+        One seek per byte returned (and one more), whatever the number of names below ``prefix``.
+        """
+        out: list[int] = []
+        cursor = self._cursor
+        at = len(prefix)
+        found = cursor.set_range(prefix)
+        while found:
+            key = bytes(cursor.key())
+            if not key.startswith(prefix) or len(key) <= at:
+                break
+            byte = key[at]
+            out.append(byte)
+            if byte == 0xFF:
+                break
+            found = cursor.set_range(prefix + bytes((byte + 1,)))
+        return out
 
 
 def _take_shared_hold(generation_dir: Path) -> int:

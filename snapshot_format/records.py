@@ -85,6 +85,10 @@ class Symbol(_Record, frozen=True):
     exported: bool = False
     container: str = ""  # stable key of the enclosing declaration, "" at top level
     package: str = ""
+    # feature 8: a variable or constant whose value is a function, a class or another callable its extractor (or
+    # the TypeScript checker) can see; get_blast_radius lists it by default. On a TypeScript type alias or
+    # interface: its values are callable.
+    callable: bool = False
 
 
 class Edge(_Record, frozen=True):

@@ -11,7 +11,7 @@ safely ignore (a new sub-database, a field appended with a default).
 RELEASE = "0.1.0"
 
 FORMAT_VERSION = 1
-FEATURE_VERSION = 7
+FEATURE_VERSION = 8
 # The oldest reader format that can read what this build writes.
 MIN_READER_VERSION = 1
 # Generations this build can read (the writer of each must not need a newer reader).
@@ -29,6 +29,7 @@ FEATURE_LOG: dict[int, str] = {
     5: "File.test: the indexer marks test files (its language's test patterns), so answers can count them apart",
     6: "File.analysis and LanguageAnalysis.mode pending: a CANDIDATE generation published before the exact pass (issue 15)",
     7: "edge kind STANDS_FOR and provenance PYTHON_IMPORT_SYSTEM: a stub and the implementation it stands for answer as one symbol (issue 23)",
+    8: "Symbol.callable: a variable whose value is a function, a class or a callable (issue 23); older ones read False",
 }
 
 # The oldest FEATURE_VERSION at which a reader uses a feature. Below it the feature is refused with a
@@ -38,6 +39,7 @@ FEATURE_LOG: dict[int, str] = {
 MIN_FEATURE_FOR: dict[str, int] = {
     "lexicon": 3,
     "file_test_flag": 5,  # before it File.test reads False: readers use the path patterns instead
+    "callable_flag": 8,  # before it Symbol.callable reads False: callable variables stay behind symbol_kinds
 }
 
 # Stable keys are permanent identities; the algorithm version is part of every key's input.

@@ -18,12 +18,14 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 from indexer.config import load
 from indexer.incremental import Stage
 from indexer.pipeline import IndexReport, run_index
 from snapshot_format.layout import StateLayout, list_generations, resolve_layout
 from snapshot_format.reader import Generation, open_current
+from tests.helpers import copy_fixture
 
 
 @dataclass
@@ -73,6 +75,31 @@ class Workspace:
 
     def generation(self, name: str) -> Generation:
         return Generation(self.layout.generations_dir / name)
+
+
+def indexed_copy(
+    tmp: Path, monkeypatch: pytest.MonkeyPatch, fixture: str, name: str, *languages: str
+) -> tuple[Workspace, Path]:
+    """A copy of the fixture repository ``fixture`` registered as ``name``, indexed once (a whole exact run)."""
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp / "home"))
+    ws = Workspace(tmp / "home")
+    repo = copy_fixture(fixture, tmp)
+    ws.register(name, repo, *languages)
+    assert ws.index().names == ["exact"]
+    return ws, repo
+
+
+def pending(gen: Generation, repository: str) -> set[str]:
+    """The files the generation leaves pending exact analysis."""
+    return {f.path for f in gen.files(repository) if f.analysis == "pending"}
+
+
+def assert_like_a_full_rebuild(ws: Workspace, tmp: Path) -> None:
+    """CURRENT has nothing pending and answers as a from-scratch index of the same tree does."""
+    with ws.current() as gen:
+        got = answers(gen)
+        assert not pending(gen, ws.repositories[0][0])
+    assert not differences(got, full_rebuild(tmp, ws.repositories))
 
 
 def full_rebuild(tmp: Path, repositories: list[tuple[str, Path, tuple[str, ...]]]) -> dict[str, Any]:

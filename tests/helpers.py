@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -64,3 +67,15 @@ def group_entries(results: dict[str, Any], field: str = "files") -> list[tuple[s
 def labels_of(results: dict[str, Any], field: str = "files") -> list[str]:
     """The labels (``qn@start[-end]``) of a compact answer's file groups, tails dropped."""
     return [entry if isinstance(entry, str) else entry[0] for _repo, _path, entry in group_entries(results, field)]
+
+
+@contextlib.contextmanager
+def kept_signal_handlers() -> Iterator[None]:
+    """Put this process's signal handlers back afterwards: ``kivgraph index`` run in-process installs its own."""
+    signals = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1)
+    saved = {sig: signal.getsignal(sig) for sig in signals}
+    try:
+        yield
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)

@@ -188,6 +188,61 @@ class GraphBuilder:
         self.by_qn.setdefault((repo, sym.qualified_name), []).append(sym)
         return sym
 
+    def add_declared(
+        self,
+        repo: str,
+        path: str,
+        language: str,
+        package: str,
+        declarations: list[tuple[str, str, str, int]],
+        *,
+        text: str = "\n" * 60,
+        test: bool = False,
+    ) -> None:
+        """A file of any language with the declarations given as (qualified name, name, kind, line)."""
+        target = self.root(repo) / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+        self.files.append(
+            records.File(
+                repository=repo,
+                path=path,
+                language=language,
+                package=package,
+                symbols=len(declarations),
+                content_hash=hashlib.sha256(text.encode()).hexdigest(),
+                size=len(text),
+                test=test,
+            )
+        )
+        for qn, name, kind, line in declarations:
+            key = stable_key(
+                language=language,
+                repository=repo,
+                package=package,
+                module=path,
+                qualified_name=qn,
+                kind=kind,
+                discriminator="none",
+            )
+            sym = records.Symbol(
+                key=key,
+                name=name,
+                qualified_name=qn,
+                kind=kind,
+                language=language,
+                repository=repo,
+                path=path,
+                start_line=line,
+                start_col=0,
+                end_line=line,
+                end_col=0,
+                exported=True,
+                package=package,
+            )
+            self.symbols.append(sym)
+            self.by_qn.setdefault((repo, qn), []).append(sym)
+
     def sym(self, repo: str, qn: str, index: int = 0) -> records.Symbol:
         """The declaration with this qualified name (the ``index``-th when there are homonyms)."""
         return self.by_qn[(repo, qn)][index]

@@ -9,10 +9,11 @@ import pytest
 from click.testing import CliRunner
 
 from indexer.config import load
-from indexer.watch import relevant, watch_and_index
+from indexer.watch import owned_by, relevant, watch_and_index
 from kivgraph_cli.main import COMMANDS, cli
 from snapshot_format.layout import resolve_layout
-from tests.helpers import REPO_ROOT, run_kivgraph, write_repo
+from snapshot_format.reader import open_current
+from tests.helpers import REPO_ROOT, kept_signal_handlers, run_kivgraph, write_repo
 
 
 @pytest.mark.parametrize("command", sorted(COMMANDS))
@@ -122,6 +123,111 @@ def test_relevance_ignores_caches_and_foreign_extensions() -> None:
     assert relevant({(1, "/r/pkg/mod.py")}, exts)
     assert not relevant({(1, "/r/pkg/__pycache__/mod.py")}, exts)
     assert not relevant({(1, "/r/pkg/mod.go")}, exts)
+
+
+def test_under_repository_only_the_named_repositories_files_are_relevant_and_a_nested_one_owns_its_own() -> None:
+    roots = {"outer": "/w/outer", "inner": "/w/outer/vendor/inner", "other": "/w/other"}
+    owned = owned_by(roots, frozenset({"outer"}))
+    exts = frozenset({".py"})
+    assert relevant({(2, "/w/outer/pkg/a.py")}, exts, owned)
+    assert relevant({(2, "/w/outer/.gitignore")}, exts, owned)
+    assert not relevant({(2, "/w/outer/vendor/inner/b.py")}, exts, owned)  # inner's own file
+    assert not relevant({(2, "/w/other/c.py")}, exts, owned)
+    assert not relevant({(2, "/w/outer-copy/d.py")}, exts, owned)  # a longer name is no child
+    assert relevant({(2, "/w/other/c.py"), (2, "/w/outer/e.py")}, exts, owned)
+
+
+def _two_repositories(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A KIVGRAPH_HOME registering ``a`` and ``b`` (python), and their roots."""
+    home = tmp_path / "home"
+    a = write_repo(tmp_path / "a", {"a.py": "def a_old():\n    return 1\n"})
+    b = write_repo(tmp_path / "b", {"b.py": "def b_old():\n    return 2\n"})
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    layout.config_path.parent.mkdir(parents=True)
+    layout.config_path.write_text(
+        "version = 1\n"
+        + "".join(f'\n[[repository]]\nname = "{r.name}"\npath = "{r}"\nlanguages = ["python"]\n' for r in (a, b))
+    )
+    return home, a, b
+
+
+def test_watch_with_repository_runs_only_for_changes_to_the_named_repositories(tmp_path: Path) -> None:
+    home, a, b = _two_repositories(tmp_path)
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    batches = [
+        {(2, str(b / "b.py"))},  # b is not watched: no run
+        {(2, str(a / "a.py"))},
+        {(1, str(b / "new.py")), (1, str(a / "new.py"))},  # one of a's files among them: one run
+    ]
+    calls: list[int] = []
+    watch_and_index(layout, lambda: calls.append(1) or 0, changes=batches, only=frozenset({"a"}))
+    assert len(calls) == 2
+
+
+def test_a_real_watch_with_repository_watches_only_the_named_roots(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    home, a, _b = _two_repositories(tmp_path)
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    watched: list[tuple[object, ...]] = []
+
+    def fake_watch(*roots: object, **options: object):
+        watched.append(roots)
+        if "stop_event" not in options:
+            yield set()
+
+    monkeypatch.setattr(watchfiles, "watch", fake_watch)
+    announced: list[int] = []
+    watch_and_index(layout, lambda: 0, watching=announced.append, only=frozenset({"a"}))
+    assert watched == [(str(a),), (str(a),)]  # the watcher and the listener for edits during a run
+    assert announced == [1]
+
+
+@pytest.mark.e2e
+def test_watch_with_an_unknown_repository_is_a_usage_error_naming_it(tmp_path: Path) -> None:
+    home, _a, _b = _two_repositories(tmp_path)
+    result = run_kivgraph(home, "index", "--watch", "--repository", "a", "--repository", "nope")
+    assert result.returncode == 2
+    assert "--repository nope: not registered" in result.stderr and "registered: a, b" in result.stderr
+
+
+def test_watch_with_repository_publishes_the_named_ones_and_keeps_the_others_as_served(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import watchfiles
+
+    home, a, b = _two_repositories(tmp_path)
+    monkeypatch.setenv("KIVGRAPH_HOME", str(home))
+    monkeypatch.setenv("KIVGRAPH_SCIP_PYTHON", "/nonexistent/scip-python")
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    runner = CliRunner()
+    with kept_signal_handlers():
+        assert runner.invoke(cli, ["index"]).exit_code == 0
+    with open_current(layout) as gen:
+        served_b = [(f.path, f.content_hash) for f in gen.files("b")]
+
+    def fake_watch(*_roots: object, **options: object):
+        if "stop_event" in options:
+            return
+        yield set()  # live: the catch-up run
+        (b / "b.py").write_text("def b_new():\n    return 2\n")
+        yield {(2, str(b / "b.py"))}  # b is carried over: no run
+        (a / "a.py").write_text("def a_new():\n    return 1\n")
+        yield {(2, str(a / "a.py"))}
+
+    monkeypatch.setattr(watchfiles, "watch", fake_watch)
+    with kept_signal_handlers():
+        watched = runner.invoke(cli, ["index", "--watch", "--repository", "a", "--json"])
+    assert watched.exit_code == 0, watched.output
+    results = [json.loads(line)["result"] for line in watched.stdout.splitlines() if '"event":"result"' in line]
+    assert len(results) == 3  # the first run, the catch-up, a's edit: none for b's
+    assert all(r["passed"] for r in results)
+    with open_current(layout) as gen:
+        assert gen.symbols_by_name("a_new") and not gen.symbols_by_name("a_old")
+        assert gen.symbols_by_name("b_old") and not gen.symbols_by_name("b_new")
+        assert [(f.path, f.content_hash) for f in gen.files("b")] == served_b
 
 
 @pytest.mark.e2e

@@ -421,3 +421,26 @@ def test_sigkill_of_the_indexer_during_a_real_scip_python_run_leaves_no_process_
         left += len(survivors)
         assert not survivors, f"round {round_no}: scip-python processes {survivors} outlived the killed indexer"
     report("analyzer_kill_scip_python", kills=kills, left=left)
+
+
+def test_a_fifo_in_place_of_the_token_store_its_lock_or_the_audit_log_is_refused_not_waited_on(tmp_path: Path) -> None:
+    from server.audit import AuditLog
+    from snapshot_format.layout import resolve_layout
+    from snapshot_format.tokens import TokenStoreError, create_token, last_uses, read_store
+
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(tmp_path)})
+    store = layout.state_dir / "tokens.json"
+    store.parent.mkdir(parents=True)
+    os.mkfifo(store)
+    with pytest.raises(TokenStoreError, match="is a FIFO"):
+        read_store(store)
+    store.unlink()
+    os.mkfifo(store.with_name("tokens.json.lock"))
+    with pytest.raises(TokenStoreError, match="is a FIFO"):
+        create_token(store, "ci", "read")
+    layout.log_dir.mkdir()
+    os.mkfifo(layout.log_dir / "audit.jsonl")
+    assert last_uses(layout) == {}
+    audit = AuditLog(layout.log_dir)
+    audit.record("index_project", token="ci", token_id="x")  # disabled, not blocked
+    audit.close()

@@ -21,7 +21,7 @@ from indexer.fact_cache import FactCacheDisagreement
 from indexer.watch import watch_and_index
 from snapshot_format.reader import Generation
 from snapshot_format.vocab import Confidence, EdgeKind
-from tests.fresh_kit import Run, Workspace, answers, differences, full_rebuild
+from tests.fresh_kit import Run, Workspace, assert_like_a_full_rebuild, indexed_copy, pending
 from tests.helpers import FIXTURES, copy_fixture, write_repo
 
 pytestmark = pytest.mark.analyzers
@@ -65,17 +65,6 @@ def callers(gen: Generation, qualified_name: str) -> dict[str, int]:
         gen.symbol(e.source).qualified_name: e.confidence  # type: ignore[union-attr]
         for e in gen.edges_in(sym.key, [EdgeKind.CALLS_DIRECT])
     }
-
-
-def pending(gen: Generation, repository: str) -> set[str]:
-    return {f.path for f in gen.files(repository) if f.analysis == "pending"}
-
-
-def assert_like_a_full_rebuild(ws: Workspace, tmp_path: Path) -> None:
-    with ws.current() as gen:
-        got = answers(gen)
-        assert not pending(gen, ws.repositories[0][0])
-    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
 
 
 def indexed(
@@ -203,12 +192,7 @@ def test_go_an_analyzer_failing_in_the_exact_stage_degrades_and_the_watch_goes_o
 
 @pytest.fixture
 def py_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Workspace, Path]:
-    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
-    ws = Workspace(tmp_path / "home")
-    repo = copy_fixture("pyrepo_a", tmp_path)
-    ws.register("shapes", repo, "python")
-    assert ws.index().names == ["exact"]
-    return ws, repo
+    return indexed_copy(tmp_path, monkeypatch, "pyrepo_a", "shapes", "python")
 
 
 def py_changes(repo: Path) -> list[tuple[str, Callable[[], object]]]:

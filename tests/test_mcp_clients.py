@@ -67,3 +67,42 @@ def test_a_different_entry_needs_force_and_symlinks_are_refused(home: Path) -> N
     link.symlink_to(real)
     result = runner.invoke(mcp, ["install", "--target", "cursor"])
     assert result.exit_code != 0 and "symlink" in result.output
+
+
+URL = "https://kivgraph.example.com/mcp"
+
+
+def test_the_http_form_names_the_token_variable_never_the_token(home: Path) -> None:
+    runner = CliRunner()
+    for target, path in (("claude-code", home / ".claude.json"), ("cursor", home / ".cursor" / "mcp.json")):
+        result = runner.invoke(mcp, ["install", "--target", target, "--url", URL, "--token-env", "KIVGRAPH_TOKEN"])
+        assert result.exit_code == 0, result.output
+        entry = json.loads(path.read_text())["mcpServers"]["kivgraph"]
+        assert entry["url"] == URL and "command" not in entry
+        wanted = "Bearer ${KIVGRAPH_TOKEN}" if target == "claude-code" else "Bearer ${env:KIVGRAPH_TOKEN}"
+        assert entry["headers"] == {"Authorization": wanted}
+        assert entry.get("type") == ("http" if target == "claude-code" else None)
+        status = runner.invoke(mcp, ["status", "--target", target, "--url", URL, "--token-env", "KIVGRAPH_TOKEN"])
+        assert "managed" in status.output
+        assert "incompatible" in runner.invoke(mcp, ["status", "--target", target]).output  # not the stdio form
+    result = runner.invoke(mcp, ["install", "--target", "codex", "--url", URL, "--token-env", "KIVGRAPH_TOKEN"])
+    assert result.exit_code == 0, result.output
+    parsed = tomllib.loads((home / ".codex" / "config.toml").read_text())["mcp_servers"]["kivgraph"]
+    assert parsed == {"url": URL, "bearer_token_env_var": "KIVGRAPH_TOKEN"}
+    assert runner.invoke(mcp, ["remove", "--target", "codex"]).exit_code == 0
+    assert "kivgraph" not in tomllib.loads((home / ".codex" / "config.toml").read_text()).get("mcp_servers", {})
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--target", "claude-desktop", "--url", URL, "--token-env", "T"], "Connectors"),
+        (["--target", "cursor", "--url", URL], "go together"),
+        (["--target", "cursor", "--url", "ftp://x", "--token-env", "T"], "--url"),
+        (["--target", "cursor", "--url", URL, "--token-env", "NOT-A-NAME"], "--token-env"),
+    ],
+)
+def test_the_http_form_refuses_what_a_client_cannot_use(home: Path, args: list[str], message: str) -> None:
+    result = CliRunner().invoke(mcp, ["install", *args])
+    assert result.exit_code == 2 and message in result.output
+    assert not (home / ".cursor").exists() and not (home / "Library").exists()

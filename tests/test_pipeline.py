@@ -217,4 +217,4 @@ def test_repository_option_re_reads_only_that_repository_and_keeps_the_others(tm
         assert gen.symbols_by_name("beta2") and not gen.symbols_by_name("beta")  # re-read from disk
         assert {r.name for r in gen.repositories()} == {"one", "two"}
     bad = run_kivgraph(home, "index", "--repository", "three")
-    assert bad.returncode == 1 and "not registered: three" in bad.stderr
+    assert bad.returncode == 2 and "--repository three: not registered" in bad.stderr  # a usage error

@@ -145,6 +145,14 @@ async def test_a_server_started_on_an_existing_generation_answers_at_once(tmp_pa
         assert not is_error, text
         answer = json.loads(text)
         assert answer["total"] == 0 and "guidance" in answer
+        # a name that misses is answered with the closest declarations, through the shared selector
+        is_error, text = await peer.call("get_blast_radius", {"name": "Legacy_To_Inch"})
+        assert is_error and text.startswith('SYMBOL_NOT_FOUND: name "Legacy_To_Inch" is not declared')
+        assert "did you mean shapes:src/shapes/units.py:11 shapes.units.legacy_to_inches (function" in text
+        is_error, text = await peer.call("find_symbol", {"name": "build_reprot"})
+        assert (
+            not is_error and "shapes:src/shapes/report.py:8 shapes.report.build_report" in json.loads(text)["guidance"]
+        )
     assert_stdout_is_only_json_rpc(peer)
     assert tree_state(home) == before  # serve wrote nothing but its logs
     log = home / "state" / "logs" / "serve.jsonl"

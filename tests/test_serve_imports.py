@@ -66,6 +66,8 @@ async def test_serve_never_imports_the_indexer_tree_sitter_or_watchfiles(tmp_pat
     assert sorted(m for m in modules if FORBIDDEN.match(m)) == []
     # the SDK's client and HTTP transports stay out of a stdio server (server/lean_sdk.py)
     assert sorted(m for m in modules if HTTP_SIDE.match(m)) == []
+    # and so do kivgraph's own HTTP side: the gate, the token store, the audit log
+    assert sorted({"server.http", "server.audit", "snapshot_format.tokens"} & modules) == []
 
 
 HTTP_SIDE = re.compile(

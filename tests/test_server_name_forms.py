@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,10 +11,8 @@ import pytest
 from server.errors import AMBIGUOUS_SYMBOL, SYMBOL_NOT_FOUND, ToolError
 from server.name_forms import go_package_name
 from server.tools import READ_TOOLS
-from snapshot_format import records
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
-from snapshot_format.stable_key import stable_key
 from snapshot_format.vocab import EdgeKind
 from tests.server_fixtures import GraphBuilder, build_standard
 
@@ -35,46 +32,8 @@ GO_FILES = {
 def _add_go(b: GraphBuilder, repo: str) -> None:
     path, package, declarations = GO_FILES[repo]
     b.repo(repo, languages=("go",))
-    text = "package x\n" + "\n" * 30
-    (b.root(repo) / path).write_text(text)
-    b.files.append(
-        records.File(
-            repository=repo,
-            path=path,
-            language="go",
-            package=package,
-            symbols=len(declarations),
-            content_hash=hashlib.sha256(text.encode()).hexdigest(),
-            size=len(text),
-        )
-    )
-    for qn, kind, line in declarations:
-        key = stable_key(
-            language="go",
-            repository=repo,
-            package=package,
-            module=path,
-            qualified_name=qn,
-            kind=kind,
-            discriminator="none",
-        )
-        sym = records.Symbol(
-            key=key,
-            name=qn.rsplit(".", 1)[-1],
-            qualified_name=qn,
-            kind=kind,
-            language="go",
-            repository=repo,
-            path=path,
-            start_line=line,
-            start_col=0,
-            end_line=line,
-            end_col=0,
-            exported=True,
-            package=package,
-        )
-        b.symbols.append(sym)
-        b.by_qn.setdefault((repo, qn), []).append(sym)
+    named = [(qn, qn.rsplit(".", 1)[-1], kind, line) for qn, kind, line in declarations]
+    b.add_declared(repo, path, "go", package, named, text="package x\n" + "\n" * 30)
 
 
 @pytest.fixture(scope="module")

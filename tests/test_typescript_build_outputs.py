@@ -30,7 +30,7 @@ GENERATED = [
     "build/greeter.d.ts",
     "build/index.d.ts",
     "build/util.d.ts",
-    "dist/legacy/index-Bq3xT9.d.cts",
+    "dist/legacy/index-Bq3xT9aZ.d.cts",
     "out/greeter.d.ts",
     "out/util.d.ts",
 ]
@@ -82,7 +82,7 @@ def test_a_directory_holding_sources_is_never_an_output(tmp_path: Path) -> None:
             "src/index.ts": "export const a = 1\n",
             "src/env.d.ts": "declare const ENV: string;\n",
             "lib/index.ts": "export const b = 2\n",
-            "lib/index.d.ts": "export declare const b: number;\n",
+            "lib/ambient.d.ts": "declare const AMBIENT: number;\n",
             "packages/p/package.json": '{"name": "p", "typings": "dist/index.d.ts"}',
             "packages/p/src/p.ts": "export const p = 1\n",
             "packages/p/dist/index.d.ts": "export declare const p: 1;\n",
@@ -135,7 +135,7 @@ def test_status_lists_the_skipped_outputs_with_the_reason(indexed: tuple[Path, G
         },
         "generated (build output: dist/ is a conventional build directory (dist/) beside TypeScript sources)": {
             "count": 1,
-            "paths": ["dist/legacy/index-Bq3xT9.d.cts"],
+            "paths": ["dist/legacy/index-Bq3xT9aZ.d.cts"],
         },
         "generated (build output: out/ is the outDir of tsconfig.json)": {
             "count": 2,
@@ -170,7 +170,7 @@ def test_the_flag_indexes_build_outputs_too_and_the_caches_follow_it(tmp_path: P
     assert (included["skipped"], included["extracted"], included["analyzer_runs"]) == (0, len(GENERATED), 1)
     with open_current(StateLayout(config, home / "state")) as gen:
         paths = {r["file_path"] for r in find_symbol(gen, {"name": "Greeter", "view": "full"})["results"]}
-    assert paths == {"src/greeter.ts", "build/greeter.d.ts", "out/greeter.d.ts", "dist/legacy/index-Bq3xT9.d.cts"}
+    assert paths == {"src/greeter.ts", "build/greeter.d.ts", "out/greeter.d.ts", "dist/legacy/index-Bq3xT9aZ.d.cts"}
 
 
 @pytest.mark.parametrize(

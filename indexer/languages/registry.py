@@ -35,7 +35,9 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
     LanguageSpec(
         name="typescript",
         extensions={"typescript": (".ts", ".tsx", ".mts", ".cts"), "javascript": (".js", ".jsx", ".mjs", ".cjs")},
-        test_patterns=_tests(*_COMMON_TEST_DIRS, "spec/", "*.test.*", "*.spec.*", "*-test.*"),
+        test_patterns=_tests(
+            *_COMMON_TEST_DIRS, "spec/", "*.test.*", "*.spec.*", "*-test.*", "*.test-d.*"
+        ),  # tsd type tests
         probe=Probe("doctor_probe.ts", b"export function probe(): number {\n  return 1;\n}\n", "doctor_probe.probe"),
         exact=True,
         build_outputs=True,

@@ -58,6 +58,8 @@ class ExactOutcome:
     excluded: dict[str, str] = field(default_factory=dict)
     # What users must know about this run (a part it could not load), appended to the analysis reason in status.
     notes: list[str] = field(default_factory=list)
+    # Keys of variables the checker's types show to hold a function or a constructor (records.Symbol.callable).
+    callable: set[str] = field(default_factory=set)
 
 
 FactsT = TypeVar("FactsT", bound=msgspec.Struct)

@@ -40,6 +40,8 @@ class SymbolInformation:
     kind: int = 0
     display_name: str = ""
     enclosing_symbol: str = ""
+    # The analyzer's hover text, Markdown (scip-typescript: the checker's printed declaration and its type).
+    documentation: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,10 +207,13 @@ def _symbol_information(buf: bytes, start: int, end: int) -> SymbolInformation:
     symbol = display_name = enclosing = ""
     kind = 0
     relationships: list[Relationship] = []
+    documentation: list[str] = []
     for number, wire, value in _fields(buf, start, end):
         if wire == _LEN:
             if number == 1:
                 symbol = _text(buf, value)  # type: ignore[arg-type]
+            elif number == 3:
+                documentation.append(_text(buf, value))  # type: ignore[arg-type]
             elif number == 4:
                 relationships.append(_relationship(buf, *value))  # type: ignore[misc]
             elif number == 6:
@@ -217,7 +222,7 @@ def _symbol_information(buf: bytes, start: int, end: int) -> SymbolInformation:
                 enclosing = _text(buf, value)  # type: ignore[arg-type]
         elif number == 5 and wire == _VARINT:
             kind = _varint(value)
-    return SymbolInformation(symbol, tuple(relationships), kind, display_name, enclosing)
+    return SymbolInformation(symbol, tuple(relationships), kind, display_name, enclosing, tuple(documentation))
 
 
 def _occurrence(buf: bytes, start: int, end: int) -> Occurrence:

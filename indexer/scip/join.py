@@ -192,7 +192,8 @@ class FileDeclarations:
         self._symbols = [symbols[i] for i in order]
         self._starts = [(s.start_line, s.start_col) for s in self._symbols]
         self._parent: list[int] = []
-        self._is_source = [s.kind in kinds for s in self._symbols]
+        # A callable variable (a lambda, a partial, a factory's product) holds code: the uses in it are its own.
+        self._is_source = [s.kind in kinds or s.callable for s in self._symbols]
         self.module = next((s for s in self._symbols if s.kind == "module"), None)
         stack: list[int] = []
         for i, s in enumerate(self._symbols):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from server.queries.repositories import DERIVED_PREFIX, is_derived
@@ -27,14 +27,14 @@ def _keys_named(
     path_prefix: str | None,
     include_derived: bool,
     keep_file: FileFilter | None = None,
-) -> list[bytes]:
+) -> Iterator[bytes]:
     """Raw keys of the declarations named exactly ``name``, in index order, filtered on the key bytes alone."""
     entries = gen.name_keys(name, repo)
     if not path_prefix and keep_file is None and (include_derived or repo is not None or not has_derived(gen)):
-        return [k[-KEY_BYTES:] for k in entries]
+        yield from (k[-KEY_BYTES:] for k in entries)
+        return
     head = len(text(name)) + 1
     wanted_path = text(path_prefix or "")
-    out = []
     for k in entries:
         repository, _, path = k[head : -KEY_BYTES - 1].partition(SEP)
         if repo is None and not include_derived and repository.startswith(DERIVED_PREFIX.encode()):
@@ -43,7 +43,31 @@ def _keys_named(
             continue
         if keep_file is not None and not keep_file(repository.decode("utf-8"), path.decode("utf-8")):
             continue
-        out.append(k[-KEY_BYTES:])
+        yield k[-KEY_BYTES:]
+
+
+def first_named(
+    gen: Generation,
+    name: str,
+    limit: int,
+    *,
+    kinds: frozenset[str] | None = None,
+    repo: str | None = None,
+    path_prefix: str | None = None,
+    include_derived: bool = False,
+    keep_file: FileFilter | None = None,
+) -> list[Symbol]:
+    """The first ``limit`` declarations named exactly ``name`` that pass the filters, in index order.
+
+    Reads no more of the index than it needs, so a name with thousands of homonyms costs a few records.
+    """
+    out: list[Symbol] = []
+    for raw in _keys_named(gen, name, repo, path_prefix, include_derived, keep_file):
+        sym = gen.symbol_by_raw(raw)
+        if sym is not None and (kinds is None or sym.kind in kinds):
+            out.append(sym)
+            if len(out) >= limit:
+                break
     return out
 
 
@@ -166,6 +190,8 @@ def symbol_detail(gen: Generation, sym: Symbol, *, detailed: bool = False) -> di
         "start_line": sym.start_line,
         "end_line": sym.end_line,
     }
+    if sym.callable:
+        out["callable"] = True
     if sym.container:
         container = gen.symbol(sym.container)
         if container is not None:

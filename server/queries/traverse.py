@@ -24,6 +24,7 @@ DEFAULT_MAX_NODES = 5000
 MAX_NODES = 25_000
 WALK_KINDS: frozenset[int] = frozenset(int(k) for k in REFERENCE_KINDS - CONTAINMENT_KINDS)
 BLAST_DEFAULT_EXCLUDED_KINDS = ("field", "variable")
+_EXCLUDED = frozenset(BLAST_DEFAULT_EXCLUDED_KINDS)
 COMPLETENESS_LIST_CAP = 20
 # A method that implements or overrides another is reached by the calls written against that other one.
 DISPATCH_KINDS: frozenset[int] = frozenset({EdgeKind.IMPLEMENTS, EdgeKind.OVERRIDES})
@@ -50,6 +51,12 @@ TYPE_DECLARATION_KINDS: frozenset[str] = frozenset(
         "package",
     }
 )
+
+
+def listed_by_default(sym: Symbol) -> bool:
+    """Whether get_blast_radius lists a reached symbol without ``symbol_kinds``: any kind but a data variable or
+    field; a variable holding a function, a class or another callable is listed (docs/surface.md §11.9)."""
+    return sym.kind not in _EXCLUDED or sym.callable
 
 
 class TraversalDeadline(Exception):

@@ -51,6 +51,7 @@ from server.tools.traversal import (
     _compact_blast_head,
     _coverage,
     _guidance,
+    blast_row_filter,
     compact_nodes,
     completeness_block,
     full_node,
@@ -312,15 +313,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
     changes = read_changes(gen, args.raw("changes"))
     roots = [r for d in changes.decided for r in roots_of(gen, d)]
     walks = _walk_roots(gen, roots, walk_args)
-    excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
-
-    def kept(r: Row) -> bool:
-        return (
-            (r.symbol.kind in kinds if kinds is not None else kinds_echo is not None or r.symbol.kind not in excluded)
-            and (include_derived or repo is not None or not is_derived(r.symbol.repository))
-            and (repo is None or r.symbol.repository == repo)
-            and (language is None or r.symbol.language == language)
-        )
+    kept = blast_row_filter(kinds, kinds_echo, repo, language, include_derived)
 
     # A root another root reaches is affected too (an edited caller of a removed function): it is a row.
     merged: dict[bytes, Row] = {}

@@ -6,8 +6,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from server.access import ACCESS_NOTE, access_tag, is_limited, language_counts
 from server.args import Args
-from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor
+from server.cursor import Cursor, CursorScope, decode_cursor, encode_cursor, within_view
 from server.envelope import Coverage, envelope
 from server.errors import invalid
 from server.pending import pending_exact
@@ -29,7 +30,8 @@ class Paging:
     cursor: Cursor | None
 
     def window(self, gen: Generation, total: int, cursor_scope: CursorScope) -> tuple[int, int, str | None]:
-        """(start, end, next_cursor) of the page within ``total`` rows."""
+        """(start, end, next_cursor) of the page within ``total`` rows (a cursor serves one view of one snapshot)."""
+        cursor_scope = within_view(cursor_scope, access_tag(gen))
         start = self.cursor.offset_for(cursor_scope, total) if self.cursor is not None else 0
         end = min(total, start + self.limit)
         next_cursor = encode_cursor(gen.id, end, cursor_scope) if end < total else None
@@ -56,7 +58,7 @@ def read_view(args: Args, *, files_allowed: bool, tree_allowed: bool = False) ->
 
 def served_languages(gen: Generation) -> tuple[str, ...]:
     """The languages the generation holds symbols in, in the vocabulary's order (the schemas' enum)."""
-    held = {e.key for e in gen.breakdown().symbols_by_language if e.count}
+    held = {e.key for e in language_counts(gen) if e.count}
     return (*(lang for lang in LANGUAGES if lang in held), *sorted(held - set(LANGUAGES)))
 
 
@@ -149,11 +151,14 @@ def wrap(
     completeness: dict[str, Any] | None = None,
     tests: str | None = None,
 ) -> dict[str, Any]:
-    """The envelope of this generation around ``results``."""
+    """The envelope of this generation around ``results``; a limited token's answer says what it covers."""
+    limited = is_limited(gen)
+    if limited and completeness is not None:
+        completeness = {**completeness, "within": ACCESS_NOTE}
     return envelope(
         compact=compact,
         snapshot_id=gen.id,
-        built_at_ns=gen.manifest.built_at_ns,
+        built_at_ns=gen.built_at_ns,
         total=total,
         returned=returned,
         next_cursor=next_cursor,
@@ -163,6 +168,7 @@ def wrap(
         completeness=completeness,
         tests=tests,
         pending=pending_exact(gen),
+        access=ACCESS_NOTE if limited else None,
     )
 
 

@@ -6,6 +6,7 @@ Each entry of ``symbols`` is named and served on its own: one that names no symb
 
 from __future__ import annotations
 
+from server.access import ACCESS_NOTE, is_limited
 from server.args import Args
 from server.errors import ToolError, invalid
 from server.queries.source import BYTE_CEILING, Body, get_sources
@@ -46,6 +47,8 @@ def get_source(gen: Generation, arguments: object) -> str:
         first += f"  {errors} not found"
     if answer.trimmed:
         first += f"  trimmed {answer.trimmed} at the {BYTE_CEILING} byte ceiling"
+    if is_limited(gen):
+        first += f"  ({ACCESS_NOTE})"
     out = [first + "\n"]
     items = iter(answer.items)
     for i, item_or_error in enumerate(named):

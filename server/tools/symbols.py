@@ -14,11 +14,12 @@ from server.queries.symbols import (
     SORTING_VERSION,
     concise_signature,
     count_unresolved_named,
+    first_named,
     load,
     match_symbols,
     symbol_detail,
 )
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import SELECTOR_FIELDS, check_repository, did_you_mean, parse_selector, resolve
 from server.testfiles import FileRoles, tests_note
 from server.tools.common import read_in_language, read_paging, read_path_prefix, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
@@ -97,7 +98,10 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
         results: Any = [_full_row(s) for s in page]
     else:
         results = _compact(page)
-    guidance = _unparsed_guidance(gen, name) if not matches and not left_out else None
+    guidance = None
+    if not matches and not left_out:
+        filters = {"kinds": kinds, "repo": repo, "path_prefix": path_prefix, "include_derived": include_derived}
+        guidance = _unparsed_guidance(gen, name) or _close_guidance(gen, name, roles, language, include_tests, filters)
     return wrap(
         gen,
         compact=view == "compact",
@@ -125,6 +129,26 @@ def _unparsed_guidance(gen: Generation, name: str) -> str | None:
         f"no declaration named {name!r} was found, but the name occurs on lines that do not parse, where a "
         f"declaration may be: {', '.join(files)}; open those lines, or re-index once the file parses"
     )
+
+
+def _close_guidance(
+    gen: Generation, name: str, roles: FileRoles, language: str | None, include_tests: bool, filters: dict[str, Any]
+) -> str | None:
+    """When nothing matches, the closest declarations within the same filters (docs/surface.md §4.7), if any."""
+
+    def within(repository: str, path: str) -> bool:
+        if language is not None and roles.language(repository, path) != language:
+            return False
+        return include_tests or not roles.is_test(repository, path)
+
+    def declared(candidate: str, limit: int) -> list[Symbol]:
+        return first_named(gen, candidate, limit, keep_file=within, **filters)
+
+    close = did_you_mean(gen, name, declared)
+    if not close:
+        return None
+    narrowed = language is not None or any(filters[k] is not None for k in ("kinds", "repo", "path_prefix"))
+    return f"no declaration matches {name!r}{' within the filters' if narrowed else ''}; did you mean {close}?"
 
 
 def _full_row(s: Symbol) -> dict[str, Any]:

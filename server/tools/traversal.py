@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -193,6 +194,8 @@ def full_node(row: Row) -> dict[str, Any]:
     }
     if row.dispatch_via is not None:
         node["dispatch_via"] = row.dispatch_via.qualified_name
+    if s.callable:
+        node["callable"] = True
     node["stable_key"] = s.key
     node["reached_from_key"] = keys.key_from_bytes(row.reached.reached_from)
     return node
@@ -512,6 +515,31 @@ def _compact_blast_head(
     return head
 
 
+def blast_row_filter(
+    kinds: frozenset[str] | None,
+    kinds_echo: list[str] | None,
+    repo: str | None,
+    language: str | None,
+    include_derived: bool,
+) -> Callable[[Row], bool]:
+    """Whether a reached row is reported: its kind (``symbol_kinds``, else the default: no data variables or
+    fields), its repository and language; filters on rows, never on the walk."""
+
+    def kept(r: Row) -> bool:
+        return (
+            (
+                r.symbol.kind in kinds
+                if kinds is not None
+                else kinds_echo is not None or traverse.listed_by_default(r.symbol)
+            )
+            and (include_derived or repo is not None or not is_derived(r.symbol.repository))
+            and (repo is None or r.symbol.repository == repo)
+            and (language is None or r.symbol.language == language)
+        )
+
+    return kept
+
+
 def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict.
 
@@ -539,15 +567,8 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     group = counterparts.counterparts(gen, root)
     seeds = {root16: root, **{keys.key_to_bytes(s.key): s for s in group}}
     walked = run_walk(gen, list(seeds), outgoing=False, walk_args=walk_args)
-    excluded = frozenset(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)
-    rows = [
-        r
-        for r in load_rows(gen, walked, seeds)
-        if (r.symbol.kind in kinds if kinds is not None else kinds_echo is not None or r.symbol.kind not in excluded)
-        and (include_derived or repo is not None or not is_derived(r.symbol.repository))
-        and (repo is None or r.symbol.repository == repo)
-        and (language is None or r.symbol.language == language)
-    ]
+    kept = blast_row_filter(kinds, kinds_echo, repo, language, include_derived)
+    rows = [r for r in load_rows(gen, walked, seeds) if kept(r)]
     roles = FileRoles(gen)
     in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
     rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))

@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import msgspec
 from tree_sitter import Node
 
 from indexer.facts import FileFacts, Site, SymbolFact
@@ -37,7 +38,7 @@ from indexer.languages.dart import sites as S
 from indexer.languages.dart.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree, node_text
 
-EXTRACTOR_VERSION = "dart-ts-1"
+EXTRACTOR_VERSION = "dart-ts-2"
 
 GRAMMAR = grammar.load()
 
@@ -600,6 +601,9 @@ class _Extractor:
             )
             firsts.append(qn)
             value = [c for c in item.children if c.start_byte > name_node.end_byte and c.type != "="]
+            if kind == "variable" and any(v.type == "function_expression" for v in value):
+                # `final greet = (String n) { … };` holds a function (records.Symbol.callable)
+                self.symbols[-1] = msgspec.structs.replace(self.symbols[-1], callable=True)
             scope = _Scope()
             for v in value:
                 self._collect_locals(v, scope)

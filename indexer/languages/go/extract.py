@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
 import tree_sitter_go
 from tree_sitter import Language, Node
 
@@ -30,7 +31,7 @@ from indexer.languages.syntax import collapse as _collapse
 from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "go-ts-3"
+EXTRACTOR_VERSION = "go-ts-4"
 
 _TS_LANGUAGE = Language(tree_sitter_go.language())
 # Nodes that introduce names bound inside a function body.
@@ -277,7 +278,8 @@ class _Extractor:
             value = spec.child_by_field_name("value")
             first = ""
             doc = self._doc(spec if len(specs) > 1 else decl)
-            for n in names:
+            values = value.named_children if value is not None and value.type == "expression_list" else [value]
+            for i, n in enumerate(names):
                 name = _text(n)
                 if name == "_":
                     continue
@@ -285,6 +287,12 @@ class _Extractor:
                 if kind == "const" and value is not None and typ is None and len(names) == 1:
                     sig += f" = {_text(value)}"
                 qn = self._declare(name, name, kind, spec, sig, doc)
+                held = values[i] if len(values) == len(names) else None
+                # a func literal, or a declared func type: the variable holds a function (records.Symbol.callable)
+                if (typ is not None and typ.type == "function_type") or (
+                    held is not None and held.type == "func_literal"
+                ):
+                    self.symbols[-1] = msgspec.structs.replace(self.symbols[-1], callable=True)
                 first = first or qn
             if not first:
                 self.needs_module = True

@@ -194,6 +194,8 @@ class _Extractor:
         self.enclosing = ""  # declaration that sites are attributed to ("" = the module symbol)
         self.walrus: dict[tuple[int, int], list[str]] = {}
         self.dynamic: Site | None = None  # first globals()/exec() call: the module namespace is open-ended
+        self.module_bindings: dict[str, list[tuple[str, Node | None]]] = {}
+        self.origins: dict[str, str] = {}  # a module-level import's bound name -> what it imports (dotted)
 
     # -- entry -----------------------------------------------------------------------------------
 
@@ -202,6 +204,8 @@ class _Extractor:
         if b":=" in self.source:
             self._index_walrus(root)
         collected = self._collect_body(root, root)
+        self.module_bindings = collected.entries
+        self.origins = _import_origins(root)
         module = _Scope("module", "")
         for name in collected.entries:
             module.names[name] = S.MODULE
@@ -704,22 +708,30 @@ class _Extractor:
         if ann is not None:
             self._type(ann)
         value = right
+        scope = self.stack[-1]
+        held = ""  # a module-level variable holding code: the uses in its value are its own
+        if left is not None and left.type == "identifier" and scope.kind == "module":
+            name = _text(left)
+            sig = f"{name}: {_collapse(_text(ann))}" if ann is not None else ""
+            if right is not None and right.type != "assignment" and self._holds_callable(right, ann):
+                held = self._variable(name, stmt, sig, callable=True)
+            else:
+                self._variable(name, stmt, sig)
         if right is not None and right.type == "assignment":
             self._assignment(right, stmt)
             while value is not None and value.type == "assignment":
                 value = value.child_by_field_name("right")
         elif right is not None:
-            self._expr(right)
+            saved, self.enclosing = self.enclosing, held or self.enclosing
+            try:
+                self._expr(right)
+            finally:
+                self.enclosing = saved
         if left is None:
             return
-        scope = self.stack[-1]
         if left.type == "identifier":
-            name = _text(left)
-            if scope.kind == "module":
-                sig = f"{name}: {_collapse(_text(ann))}" if ann is not None else ""
-                self._variable(name, stmt, sig)
-            elif scope.kind == "class":
-                self._record_attr(scope, name, left, value, ann)
+            if scope.kind == "class":
+                self._record_attr(scope, _text(left), left, value, ann)
         elif left.type == "attribute":
             self._self_attribute(left, value, ann)
             self._store(left)
@@ -797,9 +809,53 @@ class _Extractor:
     def _prefix(self) -> str:
         return self.stack[-1].qn or self.package
 
-    def _variable(self, name: str, stmt: Node, signature: str) -> None:
+    def _holds_callable(self, value: Node, ann: Node | None) -> bool:
+        """Whether a module-level assignment's value is seen to be a function, a class or another callable.
+
+        A ``lambda``; a call of a standard-library factory of callables or classes, named through this
+        file's imports (``functools.partial``, ``collections.namedtuple``, ``typing.NamedTuple``/``TypedDict``/
+        ``NewType``, the functional ``enum.Enum`` API, ``dataclasses.make_dataclass``, ``operator.itemgetter``
+        and its kin; the builtin ``type`` with three arguments); another name for a function or class this
+        module defines (``load = _load``); or a declared ``Callable[...]`` or ``type[...]``.
+        """
+        if value.type == "lambda":
+            return True
+        if ann is not None:
+            head = ann.named_children[0] if ann.type == "type" and ann.named_children else ann
+            if head.type == "generic_type" and head.named_children:
+                head = head.named_children[0]
+            elif head.type == "subscript":
+                head = head.child_by_field_name("value")
+            if self._origin(head) in _CALLABLE_TYPES:
+                return True
+        if value.type == "identifier":
+            bindings = self.module_bindings.get(_text(value), [])
+            return bool(bindings) and all(mode == _DEF for mode, _node in bindings)
+        if value.type != "call":
+            return False
+        origin = self._origin(value.child_by_field_name("function"))
+        if origin == "builtins.type":
+            args = value.child_by_field_name("arguments")
+            return args is not None and args.named_child_count == 3
+        return origin in _CALLABLE_FACTORIES
+
+    def _origin(self, node: Node | None) -> str:
+        """What a name or dotted name denotes through this module's imports (``builtins.x`` for an unbound
+        builtin), or ""."""
+        parts: list[str] = []
+        while node is not None and node.type == "attribute":
+            parts.append(_text(node.child_by_field_name("attribute")))
+            node = node.child_by_field_name("object")
+        if node is None or node.type != "identifier":
+            return ""
+        head = _text(node)
+        parts.append(self.origins.get(head, "") or ("" if head in self.module_bindings else f"builtins.{head}"))
+        return ".".join(reversed(parts)) if parts[-1] else ""
+
+    def _variable(self, name: str, stmt: Node, signature: str, *, callable: bool = False) -> str:
+        """Declare a module-level variable (its first assignment); its qualified name, or "" if declared."""
         if name in self.module_vars:
-            return
+            return ""
         self.module_vars.add(name)
         qn = self._unique(f"{self.package}.{name}")
         (sl, sc), (el, ec) = stmt.start_point, stmt.end_point
@@ -815,8 +871,10 @@ class _Extractor:
                 signature=signature,
                 exported=_exported(name),
                 container=self.package,
+                callable=callable,
             )
         )
+        return qn
 
     def _declare(self, node: Node, start: Node, kind: str, signature: str, doc: str) -> str:
         name = _text(node.child_by_field_name("name"))
@@ -1388,3 +1446,65 @@ def _overloads_with_implementation(block: Node) -> frozenset[str]:
         name = _text(defn.child_by_field_name("name"))
         (stubs if any(_is_overload(d) for d in decorators) else implementations).add(name)
     return frozenset(stubs & implementations)
+
+
+# Standard-library callables whose result is a class or another callable (what ``_holds_callable`` trusts).
+_CALLABLE_FACTORIES = frozenset(
+    {
+        "collections.namedtuple",
+        "typing.NamedTuple",
+        "typing.TypedDict",
+        "typing.NewType",
+        "typing_extensions.NamedTuple",
+        "typing_extensions.TypedDict",
+        "typing_extensions.NewType",
+        "enum.Enum",
+        "enum.IntEnum",
+        "enum.StrEnum",
+        "enum.Flag",
+        "enum.IntFlag",
+        "dataclasses.make_dataclass",
+        "functools.partial",
+        "functools.partialmethod",
+        "functools.singledispatch",
+        "functools.cache",
+        "functools.lru_cache",
+        "functools.wraps",
+        "operator.itemgetter",
+        "operator.attrgetter",
+        "operator.methodcaller",
+        "contextlib.contextmanager",
+        "contextlib.asynccontextmanager",
+        "builtins.staticmethod",
+        "builtins.classmethod",
+        "builtins.property",
+    }
+)
+_CALLABLE_TYPES = frozenset(
+    {"typing.Callable", "collections.abc.Callable", "typing.Type", "builtins.type", "typing_extensions.Callable"}
+)
+
+
+def _import_origins(root: Node) -> dict[str, str]:
+    """The names this module's top-level imports bind (also under ``try``/``if``), each to what it imports."""
+    out: dict[str, str] = {}
+    stack = list(root.named_children)
+    while stack:
+        stmt = stack.pop()
+        if stmt.type in ("try_statement", "if_statement", "else_clause", "elif_clause", "except_clause", "block"):
+            stack.extend(stmt.named_children)
+        elif stmt.type == "import_statement":
+            for item in stmt.named_children:
+                if item.type == "aliased_import":
+                    out[_text(item.child_by_field_name("alias"))] = _text(item.child_by_field_name("name"))
+                elif item.type == "dotted_name":
+                    out.setdefault(_text(item.named_children[0]), _text(item.named_children[0]))
+        elif stmt.type == "import_from_statement":
+            module = "".join(_text(stmt.child_by_field_name("module_name")).split())
+            for item in stmt.children_by_field_name("name"):
+                if item.type == "aliased_import":
+                    bound, imported = _text(item.child_by_field_name("alias")), item.child_by_field_name("name")
+                else:
+                    bound, imported = _text(item), item
+                out[bound] = f"{module}.{_text(imported)}"
+    return out

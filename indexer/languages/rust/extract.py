@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import msgspec
 import tree_sitter_rust
 from tree_sitter import Language, Node
 
@@ -45,7 +46,7 @@ from indexer.languages.syntax import collapse as _collapse
 from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "rust-ts-1"
+EXTRACTOR_VERSION = "rust-ts-2"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
 _SMART_POINTERS = frozenset({"Box", "Rc", "Arc"})
@@ -652,6 +653,11 @@ class _Extractor:
         if value is not None and len(_text(value)) <= 40:
             sig += f" = {_text(value)}"
         qn = self._declare(name, f"{scope.prefix}::{name}", kind, node, sig, self._doc(node), owner, _is_pub(node))
+        # `const F: fn(u8) -> u8 = |x| x + 1;`: a closure (only a capture-free one can be here) or a fn pointer
+        if (vtype is not None and vtype.type == "function_type") or (
+            value is not None and value.type == "closure_expression"
+        ):
+            self.symbols[-1] = msgspec.structs.replace(self.symbols[-1], callable=True)
         self._typeof(node, qn, self.type_encoding(vtype, scope), scope)
         self._type(vtype, scope, qn)
         if value is not None:

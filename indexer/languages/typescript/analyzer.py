@@ -88,7 +88,7 @@ ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-7"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-9"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset(
@@ -384,6 +384,11 @@ class TsDefinition(msgspec.Struct, array_like=True, frozen=True):
     kind: str
     line: int
     col: int
+    # A variable whose type, as the checker prints it, is a function or a constructor (records.Symbol.callable)
+    callable: bool = False
+    # Else the name of the named type the checker prints for it (``CreateApi`` of ``CreateApi<"core">``): bind
+    # marks it callable when the repository declares one type of that name and its values are callable.
+    type_name: str = ""
 
 
 class RepositoryTsFacts(msgspec.Struct, frozen=True):
@@ -620,7 +625,17 @@ def join_repository(
     synthesized = _definitions(documents, files, facts_of, source_of, decls, defined)
     for path, extra_decls in synthesized.items():  # enclosing lookups see them too
         decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
+    known = list(known)
     _add_known(known, known_declarations or {}, facts_of, decls, defined)
+    typed_callable = {t.symbol for t in known if t.callable}
+    type_names = {t.symbol: t.type_name for t in known if t.type_name}
+    for doc in documents:
+        for info in doc.symbols:
+            if info.documentation:
+                if holds_callable(info.documentation[0]):
+                    typed_callable.add(canonical_symbol(info.symbol))
+                elif named := named_type(info.documentation[0]):
+                    type_names[canonical_symbol(info.symbol)] = named
 
     # 2. uses in the corpus's own documents, document by document in path order
     uses: list[TsUse] = []
@@ -640,7 +655,16 @@ def join_repository(
         definitions=tuple(
             sorted(
                 (
-                    TsDefinition(sym, p, d.qualified_name, d.kind, d.start_line, d.start_col)
+                    TsDefinition(
+                        sym,
+                        p,
+                        d.qualified_name,
+                        d.kind,
+                        d.start_line,
+                        d.start_col,
+                        callable=d.kind == "variable" and sym in typed_callable,
+                        type_name=type_names.get(sym, "") if d.kind == "variable" else "",
+                    )
                     for sym, (p, d) in defined.items()
                 ),
                 key=lambda t: (t.path, t.symbol),
@@ -648,6 +672,59 @@ def join_repository(
         ),
         document_occurrences=tuple(counts),
     )
+
+
+_DECLARED = re.compile(r"^(?:var|let|const) [^:]+: ", re.S)
+_BRACKETS = {"(": ")", "<": ">", "{": "}", "[": "]"}
+
+
+def _past_group(text: str, start: int) -> int:
+    """The index just past the bracket group opening at ``start`` (len(text) when it never closes)."""
+    stack: list[str] = []
+    for i in range(start, len(text)):
+        char = text[i]
+        if char in _BRACKETS:
+            stack.append(_BRACKETS[char])
+        elif stack and char == stack[-1] and not (char == ">" and text[i - 1] == "="):
+            stack.pop()
+            if not stack:
+                return i + 1
+    return len(text)
+
+
+_NAMED = re.compile(r"([A-Za-z_$][\w$]*)(?:<|$)")
+_NOT_NAMES = frozenset({"string", "number", "boolean", "bigint", "symbol", "object", "any", "unknown", "never"})
+
+
+def _printed_type(hover: str) -> str:
+    body = hover.strip().removeprefix("```ts").removesuffix("```").strip()
+    match = _DECLARED.match(body)
+    return body[match.end() :].strip() if match is not None else ""
+
+
+def named_type(hover: str) -> str:
+    """The name of the named type a variable's hover gives it (``CreateApi`` of ``var x: CreateApi<"a">``), or ""."""
+    match = _NAMED.match(_printed_type(hover))
+    return match.group(1) if match is not None and match.group(1) not in _NOT_NAMES else ""
+
+
+def holds_callable(hover: str) -> bool:
+    """Whether a variable's hover text, as scip-typescript writes it (the checker's printed declaration,
+    ```ts var x: T```), gives it a function or constructor type: ``(a) => b``, ``<T>(a: T) => T``,
+    ``new (…) => X``, ``typeof SomeClass``, or an object type whose first member is a call or construct
+    signature. A named type (``Ctor``, ``PayloadActionCreator<…>``) is not decided here."""
+    text = _printed_type(hover)
+    if text.startswith(("typeof ", "new (", "new <", "abstract new (")):
+        return True
+    if text.startswith("{"):
+        inner = text[1:].lstrip()
+        return inner.startswith(("(", "<", "new (", "new <"))
+    at = 0
+    if text.startswith("<"):
+        at = _past_group(text, 0)
+    if text[at : at + 1] != "(":
+        return False
+    return text[_past_group(text, at) :].lstrip().startswith("=>")
 
 
 def _add_known(
@@ -827,6 +904,22 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
     return _EDGE_OF_USE.get(use, EdgeKind.REFERENCES)
 
 
+_TYPE_KINDS = frozenset({"type", "interface", "class", "enum"})
+
+
+def _callable_type_names(corpus: Corpus, repo: str) -> dict[str, bool]:
+    """Type names of the repository declared once, each with whether its values are callable (a type alias of a
+    function type, an interface with a call signature...: the extractor's mark); a name declared twice is
+    False, so a printed name only marks a variable callable when it can mean one declaration."""
+    seen: dict[str, bool] = {}
+    for facts in (r for r in corpus.repositories if r.name == repo):
+        for ff in facts.files:
+            for sym in ff.symbols:
+                if sym.kind in _TYPE_KINDS:
+                    seen[sym.name] = sym.name not in seen and sym.callable
+    return seen
+
+
 def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
     """Turn joined uses into exact edges (EXACT_TYPECHECKED, or EXACT_PACKAGE_MAPPED through a published build);
     foreign targets need exactly one provider."""
@@ -836,6 +929,12 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         out.covered.add((source, u.line, u.col))
         out.covered_positions.add((u.path, u.line, u.col))
 
+    named = _callable_type_names(corpus, repo)
+    for t in facts.definitions:
+        if t.callable or named.get(t.type_name, False):
+            held = corpus.key_of(repo, t.path, t.qualified_name, t.kind)
+            if held is not None:
+                out.callable.add(held)
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:

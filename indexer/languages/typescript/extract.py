@@ -26,7 +26,7 @@ from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.modules import language_of, module_name
 from indexer.languages.typescript.variance import prepare, restore
 
-EXTRACTOR_VERSION = "typescript-ts-3"
+EXTRACTOR_VERSION = "typescript-ts-5"
 
 _TS = Language(tree_sitter_typescript.language_typescript())
 _TSX = Language(tree_sitter_typescript.language_tsx())
@@ -37,6 +37,12 @@ _CLASSES = frozenset({"class_declaration", "abstract_class_declaration"})
 _METHODS = frozenset({"method_definition", "method_signature", "abstract_method_signature"})
 _PROPERTIES = frozenset({"public_field_definition", "property_signature"})
 _FUNCTION_VALUES = frozenset({"arrow_function", "function_expression", "function", "generator_function"})
+_CODE_VALUES = _FUNCTION_VALUES | {"class"}
+# Expressions that only restate their operand's value: `(f)`, `f as T`, `f satisfies T`, `f!`, `<T>f`.
+_TRANSPARENT = frozenset(
+    {"parenthesized_expression", "as_expression", "satisfies_expression", "non_null_expression", "type_assertion"}
+)
+_CALLABLE_TYPES = frozenset({"function_type", "constructor_type"})
 _NAME_NODES = frozenset({"identifier", "property_identifier", "type_identifier", "private_property_identifier"})
 _MAX_SIGNATURE = 240
 _MAX_DOC = 240
@@ -88,6 +94,10 @@ class _Extractor:
         self.index: dict[tuple[str, str], int] = {}  # (qn, kind) -> position in symbols
         self.sites: list[Site] = []
         self.local_exports: set[str] = set()
+        # Callable variables (docs/surface.md §11.9): the module's type aliases and interfaces whose values are
+        # callable, and the variables whose declared type names one of the file's own declarations.
+        self.callable_types: set[str] = set()
+        self.typed_by: list[tuple[int, str, bool]] = []  # (symbol index, type name, `typeof`)
 
     # -- declarations ------------------------------------------------------------------------------
 
@@ -175,6 +185,7 @@ class _Extractor:
         self.index[(self.module, "module")] = 0
         for child in root.named_children:
             self.statement(child, self.module, "", top=True, exported=False)
+        self._resolve_callable_types()
         if self.local_exports:
             for i, s in enumerate(self.symbols):
                 if s.container == "" and s.kind != "module" and not s.exported and s.name in self.local_exports:
@@ -209,9 +220,17 @@ class _Extractor:
             self.class_like(node, name, scope, container, exported, "class")
         elif t == "interface_declaration" and name:
             self.class_like(node, name, scope, container, exported, "interface")
+            body = node.child_by_field_name("body")
+            if _has_call_signature(body):
+                self._callable_type(f"{scope}.{name}", "interface", name, scope)
         elif t == "type_alias_declaration" and name:
             qn = f"{scope}.{name}"
             self._add(node, name, qn, "type", container, exported)
+            value = _unwrap(node.child_by_field_name("value"))
+            if value is not None and (
+                value.type in _CALLABLE_TYPES or (value.type == "object_type" and _has_call_signature(value))
+            ):
+                self._callable_type(qn, "type", name, scope)
             self.walk_children(node, qn, skip=name_node)
         elif t == "enum_declaration" and name:
             qn = f"{scope}.{name}"
@@ -244,11 +263,58 @@ class _Extractor:
                 kind = "function" if value is not None and value.type in _FUNCTION_VALUES else "variable"
                 qn = f"{scope}.{n}"
                 self._add(decl, n, qn, kind, container, exported)
+                if kind == "variable":
+                    self._callable_variable(decl, value, named=scope == self.module)
                 self.walk_children(decl, qn, skip=d_name)
         elif t in ("import_statement",):
             self.import_statement(node)
         else:
             self.walk(node, source)
+
+    def _callable_variable(self, decl: Node, value: Node | None, *, named: bool) -> None:
+        """Mark the variable just added callable when the file shows it holds a function or a class.
+
+        Its value is a function or class expression behind parentheses, ``as``, ``satisfies`` or ``!``; or a
+        call handed a function or class expression (a factory or a wrapper: ``$constructor("X", (inst) => …)``,
+        ``memo(() => …)``); or its declared type is a function or constructor type, or names a type alias or
+        interface of this file whose values are callable, or is ``typeof`` a function or class of this file.
+        A call handed no code whose type is declared elsewhere (``x: Imported = make()``) is not known here.
+        """
+        index = len(self.symbols) - 1
+        inner = value
+        while inner is not None and inner.type in _TRANSPARENT:
+            inner = next((c for c in inner.named_children if c.type != "type_arguments"), None)
+        callable_value = inner is not None and (
+            inner.type in _CODE_VALUES
+            or (inner.type == "call_expression" and any(a.type in _CODE_VALUES for a in _arguments(inner)))
+        )
+        annotation = decl.child_by_field_name("type")
+        declared = annotation.named_children[0] if annotation is not None and annotation.named_children else None
+        if callable_value or _unwrap_type(declared) in _CALLABLE_TYPES:
+            self.symbols[index] = msgspec.structs.replace(self.symbols[index], callable=True)
+        elif named and declared is not None:
+            head = declared.child_by_field_name("name") if declared.type == "generic_type" else declared
+            if head is not None and head.type == "type_identifier":
+                self.typed_by.append((index, _text(head), False))
+            elif head is not None and head.type == "type_query" and head.named_children:
+                query = head.named_children[0]
+                if query.type == "identifier":
+                    self.typed_by.append((index, _text(query), True))
+
+    def _callable_type(self, qn: str, kind: str, name: str, scope: str) -> None:
+        """A type alias or interface whose values are callable: marked so, and known by name to this file."""
+        index = self.index.get((qn, kind))
+        if index is not None:
+            self.symbols[index] = msgspec.structs.replace(self.symbols[index], callable=True)
+        if scope == self.module:
+            self.callable_types.add(name)
+
+    def _resolve_callable_types(self) -> None:
+        """Variables typed by this file's own callable types, or by ``typeof`` its functions and classes."""
+        top = {s.name: s.kind for s in self.symbols if s.container == ""}
+        for index, name, query in self.typed_by:
+            if (top.get(name) in ("function", "class")) if query else name in self.callable_types:
+                self.symbols[index] = msgspec.structs.replace(self.symbols[index], callable=True)
 
     def class_like(self, node: Node, name: str, scope: str, container: str, exported: bool, kind: str) -> None:
         qn = f"{scope}.{name}"
@@ -485,6 +551,29 @@ class _Extractor:
                     self._site(S.ARG, found[0].rsplit(".", 1)[-1], found[1], enclosing, (found[0],))
                     continue
             self.walk(arg, enclosing)
+
+
+def _unwrap(node: Node | None) -> Node | None:
+    """A type behind parentheses (``((x: T) => U)``)."""
+    while node is not None and node.type == "parenthesized_type" and node.named_children:
+        node = node.named_children[0]
+    return node
+
+
+def _unwrap_type(node: Node | None) -> str:
+    """The node type of a type behind parentheses, or "" for none."""
+    inner = _unwrap(node)
+    return inner.type if inner is not None else ""
+
+
+def _has_call_signature(body: Node | None) -> bool:
+    """Whether an interface body or object type has a call or construct signature (its values are callable)."""
+    return body is not None and any(m.type in ("call_signature", "construct_signature") for m in body.named_children)
+
+
+def _arguments(call: Node) -> list[Node]:
+    args = call.child_by_field_name("arguments")
+    return list(args.named_children) if args is not None else []
 
 
 def _walk(path: str, source: bytes, root: Node) -> tuple[tuple[SymbolFact, ...], tuple[Site, ...]]:

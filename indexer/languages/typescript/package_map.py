@@ -48,18 +48,18 @@ from pathlib import Path
 
 from indexer.discover import discover
 from indexer.facts import FileFacts, Site, SymbolFact
+from indexer.languages.registry import is_test_path
 from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.extract import extract
-from indexer.languages.typescript.modules import EXTENSIONS, TS_EXTENSIONS, module_name, package_for, strip_extension
+from indexer.languages.typescript.modules import EXTENSIONS, LANGUAGE, module_name, package_for
 from indexer.languages.typescript.outputs import (
     DECLARATION_SUFFIXES,
-    config_dirs,
-    config_paths,
+    BuildOutputs,
     is_declaration,
-    json_files,
     leaves,
-    output_directories,
     read_jsonc,
+    relative_stems,
+    under,
 )
 
 Binding = tuple[str, str]  # (file, top-level name); "" = the module itself
@@ -86,6 +86,7 @@ _DECLARATION_OF = (
 _ENTRY_FIELDS = ("types", "typings", "main", "module")
 # scip-typescript's name for `{ kind: string }` (its number dropped: analyzer.canonical_symbol)
 _TYPE_LITERAL = re.compile(r"(^|\.)typeLiteral\d*(\.|$)")
+_RENAMED = re.compile(r"\$\d+$")  # rollup's suffix for a second declaration of one name in a chunk
 
 
 @dataclass(frozen=True)
@@ -266,6 +267,20 @@ class InstalledPackage:
                 self._files[rel] = (extract(rel, data, package_for(rel, frozenset())), data)
         return self._files[rel]
 
+    def kinds(self, file: str, name: str) -> frozenset[str]:
+        """The kinds ``name`` is declared with at the top of ``file`` (a class and an interface may merge)."""
+        loaded = self._load(file)
+        symbols = loaded[0].symbols if loaded is not None else ()
+        return frozenset(s.kind for s in symbols if s.name == name and not s.container and s.kind != "module")
+
+    def twins(self, file: str, name: str) -> set[str]:
+        """The top-level names of ``file`` that are ``name`` or the bundler's renaming of it (``name$1``)."""
+        loaded = self._load(file)
+        symbols = loaded[0].symbols if loaded is not None else ()
+        return {
+            s.name for s in symbols if not s.container and s.kind != "module" and _original_names(s.name)[-1] == name
+        }
+
     def entry_files(self) -> Iterator[tuple[str, str]]:
         """(subpath, declaration file) of every entry that is no pattern and exists."""
         for subpath, targets in self.entries.items():
@@ -310,6 +325,19 @@ class InstalledPackage:
         return list(dict.fromkeys(found))
 
 
+def _compatible(kinds: frozenset[str]) -> frozenset[str]:
+    """The source kinds a declaration-file kind may stand for: ``declare const f: () => void`` is written
+    ``export const f = () => ...``, a function to the extractor."""
+    return kinds | {"function"} if "variable" in kinds else kinds
+
+
+def _original_names(name: str) -> list[str]:
+    """A declaration's name in a chunk, then its name in the source when the bundler renamed it to keep two
+    apart (``Action$1``)."""
+    original = _RENAMED.sub("", name)
+    return [name, original] if original and original != name else [name]
+
+
 # -- the provider's source side -----------------------------------------------------------------------
 
 
@@ -324,7 +352,8 @@ class ProviderSource:
         self._disk: dict[str, FileFacts | None] = {}
         self.graph = ExportGraph(self._load, self._exists)
         self.manifest = read_jsonc(self.root / directory / "package.json") or {}
-        self._outputs: list[tuple[str, str]] | None = None  # (output dir, source root)
+        self._outputs: BuildOutputs | None = None
+        self._by_name: dict[str, dict[tuple[str, str], SymbolFact]] | None = None
         self._entries: dict[str, list[str]] = {}
 
     def _path(self, rel: str) -> str:
@@ -354,36 +383,49 @@ class ProviderSource:
         except OSError:
             return None
 
-    def output_roots(self) -> list[tuple[str, str]]:
-        """(output directory, source root) pairs, repository-relative, longest output first."""
+    @property
+    def outputs(self) -> BuildOutputs:
+        """The provider's build outputs, as indexing found them (its sources are what they are not)."""
         if self._outputs is None:
-            pairs: dict[str, str] = {}
-            for config in config_paths(json_files(self.root)):  # the compiler's own transform first
-                dirs = config_dirs(self.root, self.root / config)
-                src = dirs.get("rootDir")
-                for option in ("outDir", "declarationDir"):
-                    if src is not None and option in dirs:
-                        pairs.setdefault(dirs[option], src)
-            sources = discover(self.root, dict.fromkeys(TS_EXTENSIONS, "typescript"))
-            default_root = self._path("src") if (self.root / self._path("src")).is_dir() else self._path(".")
-            for o in output_directories(self.root, [c.path for c in sources.files if not c.skip_reason]):
-                pairs.setdefault(o.path, default_root)  # else the convention: the same place under src/
-            self._outputs = sorted(pairs.items(), key=lambda p: -len(p[0]))
+            found = discover(self.root, dict.fromkeys(EXTENSIONS, "typescript"))
+            self._outputs = BuildOutputs(self.root, [c.path for c in found.files if not c.skip_reason])
         return self._outputs
 
     def in_output(self, path: str) -> bool:
-        """Whether a repository-relative path lies in a build output directory (a built ``.js`` is no source)."""
-        return any(path.startswith(out + "/") for out, _src in self.output_roots())
+        """Whether a repository-relative path is a build output (a built ``.js`` is no source)."""
+        return bool(self.outputs.reason(path))
 
     def mirror(self, build_file: str) -> list[str]:
-        """The provider's source files a build file (repository-relative) is the output of."""
-        for out, src in self.output_roots():
-            if not build_file.startswith(out + "/"):
+        """The provider's source files a build file (repository-relative) is the output of: the file its path
+        mirrors, else the same place under the source root, a bundler chunk's hash dropped
+        (``build/modern/subscribable-D2lAzdDi.d.ts`` is ``src/subscribable.ts``)."""
+        strong = self.outputs.mirror(build_file)
+        if strong is not None and self.facts(strong[0]) is not None:
+            return [strong[0]]
+        for o in self.outputs.directories:  # longest first within each kind of evidence
+            if not under(build_file, o.path):
                 continue
-            stem = strip_extension(build_file[len(out) + 1 :])
-            base = f"{src}/{stem}" if src not in ("", ".") else stem
-            return [c for c in (base + e for e in EXTENSIONS) if self.facts(c) is not None]
+            for rel in relative_stems(build_file[len(o.path) + 1 :], formats=False):
+                base = f"{o.sources}/{rel}" if o.sources else rel
+                found = [c for c in (base + e for e in EXTENSIONS) if self.facts(c) is not None]
+                if found:
+                    return found
         return []
+
+    def declared(self, name: str, kinds: frozenset[str]) -> list[tuple[str, SymbolFact]]:
+        """Every top-level declaration of ``name`` with one of ``kinds`` in the provider's sources (its package's
+        directory, tests and build outputs left out): (path, declaration), one per qualified name."""
+        if self._by_name is None:
+            self._by_name = {}
+            for path in self.outputs.sources:
+                if not under(path, self.directory) or is_test_path(LANGUAGE, path):
+                    continue
+                ff = self.facts(path)
+                for s in ff.symbols if ff is not None else ():
+                    if not s.container and s.kind != "module":
+                        self._by_name.setdefault(s.name, {}).setdefault((path, s.qualified_name), s)
+        found = self._by_name.get(name, {})
+        return [(path, s) for (path, _qn), s in sorted(found.items()) if s.kind in kinds]
 
     def entry(self, subpath: str) -> list[str]:
         """The source files of a public subpath: a source its targets name directly, else their mirror."""
@@ -419,12 +461,45 @@ class ProviderSource:
             found += self.mirror(path)
         return list(dict.fromkeys(found))
 
-    def declaration(self, path: str, qualified_name: str) -> SymbolFact | None:
+    def declaration(self, path: str, qualified_name: str, kinds: frozenset[str] | None = None) -> SymbolFact | None:
+        """The declaration of ``qualified_name`` in a provider file (of one of ``kinds``, when they are given)."""
         ff = self.facts(path)
-        return next((s for s in ff.symbols if s.qualified_name == qualified_name), None) if ff else None
+        symbols = ff.symbols if ff is not None else ()
+        return next((s for s in symbols if s.qualified_name == qualified_name and (not kinds or s.kind in kinds)), None)
 
 
 # -- mapping one use --------------------------------------------------------------------------------
+
+
+def _declared_once(
+    source: ProviderSource,
+    installed: InstalledPackage,
+    package: str,
+    file: str,
+    top: str,
+    rest: str,
+    kinds: frozenset[str],
+) -> tuple[str, SymbolFact] | NotMapped | None:
+    """The one source declaration a chunk's ``top`` stands for, by its name (the bundler's ``$1`` dropped) and
+    kind; None when no source declares it. Several sources declaring it, or the chunk declaring the name twice
+    (``Action`` and ``Action$1``: which one is the source's cannot be told), is ambiguous, never a pick."""
+    names = _original_names(top)
+    declared = next((found for name in names if (found := source.declared(name, kinds))), [])
+    twins = installed.twins(file, names[-1])
+    if not declared or (len(declared) == 1 and len(twins) <= 1):
+        return declared[0] if declared else None
+    why = (
+        f"{len(declared)} sources of {source.repository} declare it"
+        if len(declared) > 1
+        else (f"the file declares {', '.join(sorted(twins))} and one source of {source.repository} declares it")
+    )
+    return NotMapped(
+        "AMBIGUOUS_PACKAGE_DECLARATION",
+        f"{package} {file} declares {top} ({'/'.join(sorted(installed.kinds(file, top)))}), exported by no entry "
+        f"of the package, in a file that mirrors no source declaring it; {why}: "
+        + ", ".join(f"{p} {d.qualified_name}" for p, d in declared),
+        tuple((p, f"{d.qualified_name}.{rest}" if rest else d.qualified_name) for p, d in declared),
+    )
 
 
 class PublishedBuilds:
@@ -526,11 +601,18 @@ class PublishedBuilds:
                     continue
                 path, local = binding
                 targets[(path, module_name(path) + (f".{local}" if local else ""))] = f"export {subpath} {name}"
+        kinds = _compatible(installed.kinds(file, top)) if installed is not None and top else None
         if not names:
             for path in source.mirror(source._path(file)):
                 qn = module_name(path) + (f".{top}" if top else "")
-                if source.declaration(path, qn) is not None:
+                if source.declaration(path, qn, kinds) is not None:
                     targets[(path, qn)] = f"mirror {file}"
+        if not names and not targets and kinds and installed is not None:  # a shared chunk: by name and kind
+            found = _declared_once(source, installed, package, file, top, rest, kinds)
+            if isinstance(found, NotMapped):
+                return found
+            if found is not None:
+                targets[(found[0], found[1].qualified_name)] = f"declared once {file}"
         if len(targets) > 1:
             shown = ", ".join(f"{p} {qn}" for p, qn in sorted(targets))
             return NotMapped(
@@ -557,7 +639,7 @@ class PublishedBuilds:
                 "PACKAGE_EXPORT_NOT_MAPPED",
                 f"{package} {file} declares {top or 'the module'}, "
                 f"exported by no entry of the package, and the file mirrors no source of "
-                f"{provider[0]} declaring it",
+                f"{provider[0]} declaring it" + (", nor does any other source of it" if kinds else ""),
             )
         (((path, qn), how),) = targets.items()
         if rest:
