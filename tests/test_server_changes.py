@@ -360,3 +360,47 @@ def test_a_candidate_edge_on_a_roots_walk_makes_the_merged_verdict_a_lower_bound
     answer = blast(gen, changes={"diff": text})
     assert answer["results"]["roots"][0]["qn"] == "m.a" and answer["results"]["changes"]["indexed_before"] == 1
     assert answer["completeness"]["verdict"] == "LOWER_BOUND" and answer["completeness"]["candidate_edges"] == 1
+
+
+def test_any_text_given_as_a_diff_is_read_or_refused_with_a_diff_error() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from server.queries.changes import DiffError, consistent
+
+    pieces = st.sampled_from(
+        [
+            "diff --git a/x.py b/x.py",
+            "--- a/x.py",
+            "+++ b/x.py",
+            "--- /dev/null",
+            "+++ /dev/null",
+            "@@ -1 +1 @@",
+            "@@ -1,0 +2,3 @@",
+            "@@ -3,2 +0,0 @@",
+            "-a",
+            "+b",
+            " c",
+            "",
+            "\\ No newline at end of file",
+            "new file mode 100644",
+            "deleted file mode 100644",
+            "Binary files a/x and b/x differ",
+            "+++ b/../y.py",
+            "@@ -99999999999 +1 @@",
+        ]
+    )
+
+    @settings(max_examples=300, deadline=None, database=None)
+    @given(st.lists(pieces, max_size=30))
+    def read(lines: list[str]) -> None:
+        try:
+            files = parse_unified_diff("\n".join(lines))
+        except DiffError:
+            return
+        for f in files:
+            for new in (True, False):
+                if consistent(b"a\nb\nc\n", f, new=new):
+                    other_side(b"a\nb\nc\n", f, to_new=not new)
+
+    read()
