@@ -151,7 +151,8 @@ def _from_base(gen: Generation, base: str, repository: str | None, roots: dict[s
             files = parse_unified_diff(tree.diff)
         except DiffError as exc:
             raise invalid(f"changes.base: git's diff of {name} could not be read: {exc}") from None
-        languages = set(gen.repository(name).languages) if gen.repository(name) else set()
+        record = gen.repository(name)
+        languages = set(record.languages) if record is not None else set()
         for path in tree.untracked:
             if language_of(path) not in languages:
                 continue

@@ -229,7 +229,7 @@ def trace_path(gen: Generation, args: Args) -> dict[str, Any]:
         results["paths"] = paths
         for path in paths:
             for step in path[1:]:
-                coverage.count_confidence(int(Confidence[step.get("confidence", results.get("confidence"))]))
+                coverage.count_confidence(int(Confidence[str(step.get("confidence") or results.get("confidence"))]))
         if len(paths) < total:
             guidance = truncation_guidance(len(paths), total, "depth or edge_kinds")
     else:

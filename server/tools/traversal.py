@@ -344,7 +344,7 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         from server.tools.tree import tree_answer
 
         blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
-        extra = {"root": _at(root)}
+        extra: dict[str, Any] = {"root": _at(root)}
         if not walk_args.depth_asked:
             extra["depth"] = walk_args.depth
         extra.update(unbound_groups(gen, blind, include_tests=True, repository=None).fields(compact=True))
