@@ -54,6 +54,7 @@ from server.tools.traversal import (
     blast_row_filter,
     compact_nodes,
     completeness_block,
+    full_aggregates,
     full_node,
     load_rows,
     read_walk_args,
@@ -67,7 +68,6 @@ CHANGES_FIELDS = ("base", "diff", "repository")
 MAX_DIFF_TEXT = 1 << 20  # characters of changes.diff
 MAX_ROOTS = 200  # roots walked in one question; the rest are counted
 MAX_UNTRACKED_BYTES = 1 << 20  # an untracked file larger than this is pending, not read
-_FAMILIES = {"javascript": "typescript"}
 
 
 @dataclass
@@ -283,17 +283,13 @@ class RootWalk:
     truncated: bool = False  # max_nodes stopped this root's walk
 
 
-def _family(language: str) -> str:
-    return _FAMILIES.get(language, language)
-
-
 def _still_used(gen: Generation, root: Root) -> list[Unresolved]:
     """The uses of a removed declaration's name that nothing binds any more (same language family)."""
     language = language_of(root.path)
     return [
         u
         for u in gen.unresolved_by_name(root.name)
-        if u.path and (not u.language or _family(u.language) == _family(language))
+        if u.path and (not u.language or traverse.family(u.language) == traverse.family(language))
     ]
 
 
@@ -389,9 +385,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
             "traversal_truncated": truncated_walk,
             "symbols": [full_node(r) for r in page_main],
             "tests": [full_node(r) for r in page_tests],
-            "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
-            "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
-            "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
+            **full_aggregates(agg),
         }
     else:
         first = next((w.root.symbol for w in walks if w.root.symbol is not None), None)
@@ -515,9 +509,9 @@ def _merged_verdict(gen: Generation, changes: ChangeSet, walks: list[RootWalk]) 
             names.append(w.root.name)
             for u in w.uses:
                 spots.setdefault((u.repository, u.path, u.line, u.col, u.reason, u.name), u)
-                paths.setdefault(_on_disk(roots_dir, u.repository, u.path), None)
+                paths.setdefault(traverse.on_disk(roots_dir, u.repository, u.path), None)
             if not w.uses:
-                paths.setdefault(_on_disk(roots_dir, w.root.repository, ""), None)
+                paths.setdefault(traverse.on_disk(roots_dir, w.root.repository, ""), None)
         elif w.root.symbol is not None and not w.walked:
             lower = True
     pending = any(d.side == "pending" for d in changes.decided)
@@ -529,7 +523,7 @@ def _merged_verdict(gen: Generation, changes: ChangeSet, walks: list[RootWalk]) 
         unique = list(dict.fromkeys(n for n in names if n))
         for d in changes.decided:
             if d.side == "pending":
-                paths.setdefault(_on_disk(roots_dir, d.repository, d.diff.path), None)
+                paths.setdefault(traverse.on_disk(roots_dir, d.repository, d.diff.path), None)
         if unique:
             pattern = unique[0] if len(unique) == 1 else "(" + "|".join(unique) + ")"
             fallback = {"pattern": rf"\b{pattern}\b", "paths": list(paths)}
@@ -544,13 +538,6 @@ def _merged_verdict(gen: Generation, changes: ChangeSet, walks: list[RootWalk]) 
         fallback=fallback,
         dispatch_unknown=dispatch,
     )
-
-
-def _on_disk(roots: dict[str, str], repository: str, path: str) -> str:
-    root = roots.get(repository, "")
-    if not root:
-        return path or "."
-    return f"{root.rstrip('/')}/{path}" if path else root
 
 
 # --- what the answer says about the change ---------------------------------------------------------------------

@@ -22,6 +22,7 @@ from server.queries.repositories import is_derived
 from server.selector import check_repository, parse_selector, resolve
 from server.testfiles import tests_note
 from server.tools.common import read_in_language, read_paging, read_view, split_tests, truncation_guidance, wrap
+from server.tools.references import subject_full
 from server.tools.traversal import (
     DEADLINE_SECONDS,
     Row,
@@ -37,23 +38,6 @@ from snapshot_format.records import Symbol, Unresolved
 from snapshot_format.vocab import Confidence
 
 CONFIDENCES = tuple(c.name for c in Confidence)
-_FAMILIES = {"javascript": "typescript"}
-
-
-def _subject_full(s: Symbol) -> dict[str, Any]:
-    return {
-        "stable_key": s.key,
-        "name": s.name,
-        "qualified_name": s.qualified_name,
-        "kind": s.kind,
-        "repository": s.repository,
-        "file_path": s.path,
-        "start_line": s.start_line,
-    }
-
-
-def _family(language: str) -> str:
-    return _FAMILIES.get(language, language)
 
 
 def _verdict(
@@ -88,20 +72,20 @@ def _verdict(
     missing = []
     for repo in gen.repositories():
         for a in repo.analyses:
-            if _family(a.language) == _family(subject.language) and a.mode != "exact":
+            if traverse.family(a.language) == traverse.family(subject.language) and a.mode != "exact":
                 missing.append((repo.name, a.language, a.reason or a.mode))
     listed = sorted(spots.values(), key=lambda u: (u.repository, u.path, u.line, u.col, u.name))
     lower = bool(listed or dispatch or missing or found.walk.candidate_edges or found.cut)
     fallback = None
     if lower:
         roots = {r.name: r.root for r in gen.repositories()}
-        paths = dict.fromkeys(f"{roots.get(u.repository, '').rstrip('/')}/{u.path}" for u in listed if u.path)
+        paths = dict.fromkeys(traverse.on_disk(roots, u.repository, u.path) for u in listed if u.path)
         for name, _language, _reason in missing:
             if roots.get(name):
                 paths.setdefault(roots[name], None)
         if not paths and roots.get(subject.repository):
             paths[roots[subject.repository]] = None
-        fallback = {"pattern": rf"\b{_escape(subject.name)}\b", "paths": list(paths)}
+        fallback = {"pattern": rf"\b{traverse.escape_pattern(subject.name)}\b", "paths": list(paths)}
     cap = traverse.COMPLETENESS_LIST_CAP
     return traverse.Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
@@ -114,10 +98,6 @@ def _verdict(
         fallback=fallback,
         dispatch_unknown=dispatch,
     )
-
-
-def _escape(name: str) -> str:
-    return "".join("\\" + ch if ch in r".^$*+?{}[]\|()" else ch for ch in name)
 
 
 def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
@@ -183,7 +163,7 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
     page = rows[start:end]
     if view == "full":
         results: dict[str, Any] = {
-            "subject": _subject_full(subject),
+            "subject": subject_full(subject),
             "relation": relation,
             "levels": found.levels,
             "traversal_truncated": found.cut,

@@ -167,29 +167,22 @@ def trace_path(gen: Generation, args: Args) -> dict[str, Any]:
     follow = traverse.WALK_KINDS if walk_args.kinds is None else walk_args.kinds & traverse.WALK_KINDS
     allowed = frozenset({int(Confidence[walk_args.confidence])}) if walk_args.confidence else EXACT
     deadline = time.monotonic() + DEADLINE_SECONDS
-    try:
-        search = shortest_paths(
+
+    def search_over(confidences: frozenset[int]) -> PathSearch:
+        return shortest_paths(
             gen,
             seeds,
             targets,
             depth=walk_args.depth,
             max_nodes=walk_args.max_nodes,
             kinds=follow,
-            confidences=allowed,
+            confidences=confidences,
             deadline=deadline,
         )
-        wider = None
-        if not search.hit and walk_args.confidence is None:
-            wider = shortest_paths(
-                gen,
-                seeds,
-                targets,
-                depth=walk_args.depth,
-                max_nodes=walk_args.max_nodes,
-                kinds=follow,
-                confidences=EVERY,
-                deadline=deadline,
-            )
+
+    try:
+        search = search_over(allowed)
+        wider = search_over(EVERY) if not search.hit and walk_args.confidence is None else None
     except traverse.TraversalDeadline:
         raise ToolError(
             TRAVERSAL_LIMIT_REACHED,

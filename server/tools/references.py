@@ -196,7 +196,8 @@ def _guidance(
     )
 
 
-def _subject_full(s: Symbol) -> dict[str, Any]:
+def subject_full(s: Symbol) -> dict[str, Any]:
+    """The subject as a full view states it."""
     return {
         "stable_key": s.key,
         "name": s.name,
@@ -236,7 +237,7 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
         row["evidence_col"] = r.col
         row["occurrences"] = r.count
         rows.append(row)
-    return {"subject": _subject_full(subject), "direction": direction, "references": rows, **extras}
+    return {"subject": subject_full(subject), "direction": direction, "references": rows, **extras}
 
 
 def _subject_compact(subject: Symbol, direction: str, asked: str | None) -> dict[str, Any]:

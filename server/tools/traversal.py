@@ -344,9 +344,7 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         from server.tools.tree import tree_answer
 
         blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
-        extra: dict[str, Any] = {"root": _at(root)}
-        if not walk_args.depth_asked:
-            extra["depth"] = walk_args.depth
+        extra = tree_head(root, walk_args)
         extra.update(unbound_groups(gen, blind, include_tests=True, repository=None).fields(compact=True))
         members = {keys.key_to_bytes(s.key): s for s in gen.symbols_by_raw(seeds[1:])}
         return tree_answer(
@@ -515,6 +513,23 @@ def _compact_blast_head(
     return head
 
 
+def full_aggregates(agg: traverse.Aggregates) -> dict[str, Any]:
+    """A full view's counts of the affected symbols by repository, by hop and by relation kind."""
+    return {
+        "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
+        "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
+        "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
+    }
+
+
+def tree_head(root: Symbol, walk_args: WalkArgs) -> dict[str, Any]:
+    """What a tree view states before its tree: the root, and the depth when the request did not give it."""
+    head: dict[str, Any] = {"root": _at(root)}
+    if not walk_args.depth_asked:
+        head["depth"] = walk_args.depth
+    return head
+
+
 def blast_row_filter(
     kinds: frozenset[str] | None,
     kinds_echo: list[str] | None,
@@ -591,9 +606,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     if view == "tree":
         from server.tools.tree import tree_answer
 
-        extra: dict[str, Any] = {"root": _at(root)}
-        if not walk_args.depth_asked:
-            extra["depth"] = walk_args.depth
+        extra = tree_head(root, walk_args)
         if kinds_echo is not None:
             extra["symbol_kinds"] = kinds_echo
         if group:
@@ -638,9 +651,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             "traversal_truncated": walked.truncated,
             "symbols": [full_node(r) for r in page_main],
             "tests": [full_node(r) for r in page_tests],
-            "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
-            "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
-            "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
+            **full_aggregates(agg),
             "by_package": [
                 {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_, "count": n}
                 for (lang, repo_, pkg), n in sorted(agg.by_package.items())
