@@ -42,7 +42,6 @@ from server.queries.changes import (
 from server.queries.repositories import is_derived
 from server.queries.source import Refused, read_confined
 from server.selector import SELECTOR_FIELDS
-from server.testfiles import FileRoles
 from server.tools.common import read_in_language, read_paging, read_symbol_kinds, read_view, wrap
 from server.tools.traversal import (
     DEADLINE_SECONDS,
@@ -59,6 +58,7 @@ from server.tools.traversal import (
     load_rows,
     read_walk_args,
     run_walk,
+    tests_last,
 )
 from snapshot_format import keys
 from snapshot_format.reader import Generation
@@ -325,10 +325,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
     for w in walks:
         for r in w.rows:
             relations.setdefault(r.reached.key16, set()).add(r.reached.via_kind)
-    rows = list(merged.values())
-    roles = FileRoles(gen)
-    in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
-    rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
+    rows, in_tests = tests_last(gen, list(merged.values()))
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], relations)
     verdict = _merged_verdict(gen, changes, walks)
     cursor_scope = scope(

@@ -530,6 +530,13 @@ def tree_head(root: Symbol, walk_args: WalkArgs) -> dict[str, Any]:
     return head
 
 
+def tests_last(gen: Generation, rows: list[Row]) -> tuple[list[Row], set[int]]:
+    """The rows in paging order, those in test files last, and the ids of those."""
+    roles = FileRoles(gen)
+    in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
+    return sorted(rows, key=lambda r: (id(r) in in_tests, *Row.sort_key(r))), in_tests
+
+
 def blast_row_filter(
     kinds: frozenset[str] | None,
     kinds_echo: list[str] | None,
@@ -583,10 +590,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     seeds = {root16: root, **{keys.key_to_bytes(s.key): s for s in group}}
     walked = run_walk(gen, list(seeds), outgoing=False, walk_args=walk_args)
     kept = blast_row_filter(kinds, kinds_echo, repo, language, include_derived)
-    rows = [r for r in load_rows(gen, walked, seeds) if kept(r)]
-    roles = FileRoles(gen)
-    in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
-    rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
+    rows, in_tests = tests_last(gen, [r for r in load_rows(gen, walked, seeds) if kept(r)])
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
     verdict = traverse.completeness(gen, root, walked, walk_args.depth, also=group)
     cursor_scope = scope(
