@@ -53,13 +53,14 @@ faults: setup
 demo: setup
 	$(BIN)/python -m benchmarks.demo
 
-## bench: indexing, query, start-to-first-answer, HTTP load and token benchmarks; JSON and a report land in benchmarks/results/
+## bench: indexing, query, start-to-first-answer, HTTP load, token and find_by_intent benchmarks; JSON and a report land in benchmarks/results/
 bench: setup
 	$(BIN)/python -m benchmarks.bench_index --corpus click
 	$(BIN)/python -m benchmarks.bench_query
 	$(BIN)/python -m benchmarks.bench_startup
 	$(BIN)/python -m benchmarks.bench_http
 	$(BIN)/python -m benchmarks.bench_tokens
+	$(BIN)/python -m benchmarks.bench_intent
 
 ## agreement: each analyzer's find_references against the language's own reference search (slow: cold indexes)
 agreement: setup

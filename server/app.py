@@ -67,6 +67,16 @@ SERVER_NAME = "kivgraph"
 # Tools bounded to a page of key lookups; the walks, file reads and ranking run in worker threads.
 # graph_status and list_repositories read each repository's .git (outside the generation): always in a thread.
 _INLINE_TOOLS = frozenset({"get_symbol", "find_symbol", "get_file_outline", "find_references"})
+# Arguments that make an inline tool a walk (find_references relation: a transitive hierarchy): in a thread.
+_WALKING_ARGUMENTS = {"find_references": ("relation",)}
+
+
+def _inline(name: str, arguments: object) -> bool:
+    """Whether the call answers on the event loop (a page of key lookups) rather than in a worker thread."""
+    if name not in _INLINE_TOOLS:
+        return False
+    walking = _WALKING_ARGUMENTS.get(name, ())
+    return not (isinstance(arguments, dict) and any(arguments.get(a) not in (None, "") for a in walking))
 
 
 @dataclass
@@ -370,7 +380,7 @@ class KivgraphApp:
             elif name in READ_TOOL_NAMES:
                 if self.holder.current_id is None:
                     await self.refresh()  # published since the last poll: answer from it rather than refuse
-                if name in _INLINE_TOOLS and not access.limited:
+                if _inline(name, params.arguments) and not access.limited:
                     # Key lookups and short scans answer in well under a millisecond: a thread hop
                     # would cost more than the answer (it doubled the stdio round trip). A limited token's
                     # view filters what it reads (and counts its languages once per generation): a thread.

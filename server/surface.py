@@ -19,13 +19,16 @@ import functools
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from server.queries.hierarchy import RELATIONS
 from server.queries.references import DEFAULT_EXCLUDED, REFERENCE_VOCABULARY
 from server.queries.symbols import MODES
 from server.queries.traverse import DEFAULT_DEPTH, DEFAULT_MAX_NODES, MAX_DEPTH, MAX_NODES
 from snapshot_format.vocab import LANGUAGES, Confidence
 
+MAX_DIFF_TEXT = 1 << 20  # characters of get_blast_radius changes.diff
+
 # The whole tools/list result, every tool with every language in its enums, in o200k_base tokens: measured
-# 4,572 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.
+# 4,749 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.
 SCHEMA_TOKEN_BUDGET = 4800
 
 
@@ -111,14 +114,16 @@ def _edge_kinds(default: str) -> dict[str, Any]:
 
 
 def _view(*values: str) -> dict[str, Any]:
-    text = "compact: shared columns once, rows by file; full: every field of every row, signatures and keys too"
+    text = "compact: shared columns once, rows by file; full: every field, signatures and keys too"
     if "files" in values:
         text += "; files: paths and counts"
+    if "tree" in values:
+        text += "; tree: nested by hop, not paged"
     return _enum(text + ".", *values, default="compact")
 
 
 def _in_language(languages: tuple[str, ...]) -> dict[str, Any]:
-    return _enum("Only rows in this language (the languages the graph holds).", *languages)
+    return _enum("Only rows in this language.", *languages)
 
 
 # --- the tools ---------------------------------------------------------------------------------------------
@@ -270,6 +275,11 @@ def _find_references(languages: tuple[str, ...]) -> ToolSpec:
                 "limit": _limit(50),
                 "cursor": _CURSOR,
                 "view": _view("compact", "full", "files"),
+                "relation": _enum(
+                    "Instead of edges, transitively: implementing types or methods, supertypes, subtypes, or "
+                    "overridden methods.",
+                    *RELATIONS,
+                ),
             }
         ),
         always_load=True,
@@ -290,7 +300,7 @@ def _walk(languages: tuple[str, ...]) -> dict[str, Any]:
         "include_derived": _INCLUDE_DERIVED,
         "limit": _limit(50),
         "cursor": _CURSOR,
-        "view": _view("compact", "full"),
+        "view": _view("compact", "full", "tree"),
     }
 
 
@@ -308,6 +318,17 @@ def _get_blast_radius(languages: tuple[str, ...]) -> ToolSpec:
         input_schema=_obj(
             {
                 **_walk(languages),
+                "changes": {
+                    "type": "object",
+                    "properties": {
+                        "base": _s("A git revision."),
+                        "diff": {"type": "string", "maxLength": MAX_DIFF_TEXT, "description": "Unified diff text."},
+                        "repository": _s("Only this repository."),
+                    },
+                    "additionalProperties": False,
+                    "description": "Instead of a symbol: the working tree against base, or a diff; the roots are "
+                    "the declarations it touches.",
+                },
                 "symbol_kinds": {
                     **_SYMBOL_KINDS,
                     "description": 'Only affected symbols of these kinds; ["*"] '
@@ -326,7 +347,16 @@ def _trace_dependencies(languages: tuple[str, ...]) -> ToolSpec:
         name="trace_dependencies",
         title="Trace dependencies",
         description="What a symbol reaches, a few hops out. It only follows a few hops; wide fan-out is noisy.",
-        input_schema=_obj(_walk(languages)),
+        input_schema=_obj(
+            {
+                **_walk(languages),
+                "to": {
+                    "type": "object",
+                    "description": "A target named like the subject (name, qualified_name or stable_key; repository, "
+                    "path): the shortest confirmed paths to it instead.",
+                },
+            }
+        ),
         meta=_LARGE_RESULT,
     )
 

@@ -156,6 +156,29 @@ def terms(text: str) -> list[str]:
     return out
 
 
+def terms_among(text: str, wanted: frozenset[str] | set[str]) -> set[str]:
+    """``set(terms(text)) & wanted``, without stemming a word that cannot give one of them.
+
+    A stem keeps its word's first three letters (no suffix is cut below three), so a word whose first three
+    letters begin no wanted term is skipped unstemmed: the query side's check of many declarations' names and
+    docstrings costs their splitting, not their stemming.
+    """
+    heads = {t[:3] for t in wanted}
+    found: set[str] = set()
+    for match in _WORD.finditer(text):
+        token = match.group(0)
+        subwords = split_identifier(token)
+        candidates = [token.lower().replace("_", "")] if len(subwords) > 1 else []
+        candidates += [sub.lower() for sub in subwords]
+        for low in candidates:
+            if low[:3] not in heads or low in STOP_WORDS or len(low) < 2 or low.isdigit():
+                continue
+            term = stem(low)
+            if term in wanted:
+                found.add(term)
+    return found
+
+
 # --- the bytes of the lexicon sub-databases (writer and reader side by side) ---------------------------
 #
 # DB_LEXICON:      term -> msgpack flat list [doc, weight x100, doc, weight x100, ...]

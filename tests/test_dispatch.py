@@ -313,3 +313,38 @@ def test_go_generic_implementations_are_found_and_an_undecided_one_says_so_on_bo
     assert implementations["total"] == 0 and "not proof of absence" in implementations["guidance"]
     ((detail, where),) = implementations["results"]["unbound"]["DISPATCH_UNDECIDED"].items()
     assert "could not decide whether type Box implements" in detail and where["in"] == {"gogen:lru/lru.go": ["Box@19"]}
+
+
+# --- find_references relation over the same hierarchies (docs/surface.md §11.5.1) ------------------------------
+
+
+def _relation(gen: Generation, relation: str, **selector: str) -> dict[str, Any]:
+    return find_references(gen, {**selector, "relation": relation, "view": "full"})
+
+
+def test_relations_follow_go_generics_and_name_an_undecided_pair(generations: dict[str, Generation]) -> None:
+    gen = generations["go-generic"]
+    cache = _relation(gen, "implementations", qualified_name="Cache")
+    assert {n["qualified_name"] for n in cache["results"]["nodes"]} == {"LRU"}
+    assert cache["completeness"]["verdict"] == "COMPLETE"
+    keyed = _relation(gen, "implementations", qualified_name="Keyed")
+    assert keyed["total"] == 0 and keyed["completeness"]["verdict"] == "LOWER_BOUND"
+    assert "could not decide whether type Box implements" in keyed["completeness"]["dispatch_unknown"]
+    box = _relation(gen, "supertypes", qualified_name="Box")
+    assert box["completeness"]["verdict"] == "LOWER_BOUND" and box["completeness"]["dispatch_unknown"]
+
+
+def test_relations_without_the_type_checker_are_never_complete(generations: dict[str, Generation]) -> None:
+    sizer = _relation(generations["go-generic-fallback"], "implementations", qualified_name="Sizer")
+    assert sizer["total"] == 0 and sizer["completeness"]["verdict"] == "LOWER_BOUND"
+    assert "types that implement Sizer" in sizer["completeness"]["dispatch_unknown"]
+    handle = _relation(generations["py-fallback"], "implementations", qualified_name="pkg.base.Handler.handle")
+    assert handle["completeness"]["verdict"] == "LOWER_BOUND"
+    assert "without its type checker" in handle["completeness"]["dispatch_unknown"]
+    exact = _relation(generations["py"], "implementations", qualified_name="pkg.base.Handler.handle")
+    assert {(n["qualified_name"], n["depth"]) for n in exact["results"]["nodes"]} == {
+        ("pkg.base.Loud.handle", 1),
+        ("pkg.base.Quiet.handle", 1),
+        ("pkg.base.Louder.handle", 2),
+    }
+    assert exact["completeness"]["verdict"] == "COMPLETE"

@@ -59,7 +59,9 @@ async def test_the_file_to_open_comes_first_with_its_matched_terms_and_symbols(a
     assert (results.get("repository") or first["repo"]) == "shapes"
     assert first["file"] == "src/shapes/units.py"
     assert set(first["terms"]) <= set(results["terms"]) and "legacy" in first["terms"]
-    assert first["symbols"][0] == ["legacy_to_inches@11-13", "function"]  # the file implies shapes.units
+    # the declaration that matched best, named (the file implies shapes.units), its kind stated once
+    assert first["symbols"][0] == "legacy_to_inches@11-13" and first["kind"] == "function"
+    assert all(len(f.get("symbols", [])) <= 2 for f in results["files"])  # one or two per file
     assert "score" not in first  # the order is the ranking
     assert answer["total"] == len(results["files"]) and "guidance" not in answer
 
@@ -162,3 +164,50 @@ async def test_a_lexicon_written_under_other_term_rules_is_refused_not_ranked(tm
         answer = await ok(client, TOOL, query="square area")
     assert answer["total"] == 0
     assert f"lexical terms v{older}" in answer["guidance"] and "re-index" in answer["guidance"]
+
+
+RETRY = '''"""Retrying failed calls."""
+
+
+class RetryConfig:
+    retry_delay_seconds = 3
+
+
+def default_retry_delay(attempt):
+    """The delay before a retry: doubled at every attempt."""
+
+    def clamp_retry_delay(value):
+        return min(value, 60)
+
+    return clamp_retry_delay(2**attempt)
+
+
+def give_up():
+    return None
+'''
+
+
+def test_each_file_names_the_one_or_two_declarations_that_match_best(tmp_path: Path) -> None:
+    """A function named for the task before a field sharing its words; a function local to another after it."""
+    from server.tools.intent import find_by_intent
+    from snapshot_format.reader import open_current
+    from tests.helpers import write_repo
+
+    repo = write_repo(tmp_path / "retrying", {"retrying/__init__.py": "", "retrying/policy.py": RETRY})
+    home = tmp_path / "home"
+    assert run_kivgraph(home, "init", "--repository", f"r={repo}", "--languages", "python").returncode == 0
+    assert run_kivgraph(home, "index", KIVGRAPH_SCIP_PYTHON="/nonexistent").returncode == 0
+    with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
+        answer = find_by_intent(gen, {"query": "the delay between retries"})
+    first = answer["results"]["files"][0]
+    assert first["file"] == "retrying/policy.py"
+    assert first["symbols"] == ["default_retry_delay@8-14"] and first["kind"] == "function"
+
+
+def test_terms_among_agrees_with_the_index_terms_it_filters() -> None:
+    from snapshot_format.lexical import terms, terms_among
+
+    text = "Retries the failed requests; parse_args and ParseARGS, studies generated generation 42 x"
+    every = set(terms(text))
+    for wanted in (every, {"retri", "pars", "study"}, {"nothing"}, {"generat", "arg", "args"}):
+        assert terms_among(text, frozenset(wanted)) == every & set(wanted)

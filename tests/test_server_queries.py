@@ -106,12 +106,12 @@ def test_a_limit_that_is_not_an_integer_is_rejected(gen: Generation, value: obje
     ("tool", "arguments", "field"),
     [
         ("find_symbol", {"name": "area", "mode": "fuzzy"}, "mode"),
-        ("find_symbol", {"name": "area", "view": "tree"}, "view"),
+        ("find_symbol", {"name": "area", "view": "table"}, "view"),
         ("find_references", {"name": "main", "direction": "both"}, "direction"),
         ("find_references", {"name": "main", "confidence": "EXACT"}, "confidence"),
         ("find_references", {"name": "main", "in_language": "cobol"}, "in_language"),
         ("find_references", {"name": "main", "in_language": "go"}, "in_language"),  # not held by this graph
-        ("get_file_outline", {"repository": "alpha", "path": "pkg", "view": "tree"}, "view"),
+        ("get_file_outline", {"repository": "alpha", "path": "pkg", "view": "table"}, "view"),
     ],
 )
 def test_an_unsupported_enum_value_is_rejected_naming_the_field(
@@ -120,6 +120,18 @@ def test_an_unsupported_enum_value_is_rejected_naming_the_field(
     err = error(gen, tool, **arguments)
     assert err.code == INVALID_ARGUMENT
     assert err.message.startswith(f"{field} must be one of")
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [("find_symbol", {"name": "area"}), ("get_file_outline", {"repository": "alpha", "path": "pkg"})],
+)
+def test_view_tree_is_refused_outside_the_walks_naming_them(
+    gen: Generation, tool: str, arguments: dict[str, Any]
+) -> None:
+    err = error(gen, tool, **arguments, view="tree")
+    assert err.code == INVALID_ARGUMENT
+    assert err.message.startswith("view tree is only accepted by get_blast_radius and trace_dependencies")
 
 
 def test_an_unknown_argument_is_rejected_naming_it(gen: Generation) -> None:

@@ -316,20 +316,22 @@ def completeness(
     fallback = None
     if lower:
         roots = {r.name: r.root for r in gen.repositories()}
-        paths = dict.fromkeys(sorted({_on_disk(roots, u.repository, u.path) for u in spots if u.path}))
+        paths = dict.fromkeys(sorted({on_disk(roots, u.repository, u.path) for u in spots if u.path}))
         for u in scopes:
             directory = scope_directory(u.detail)
             if directory:
                 paths.setdefault(
-                    directory if directory.startswith("/") else _on_disk(roots, u.repository, directory), None
+                    directory if directory.startswith("/") else on_disk(roots, u.repository, directory), None
                 )
         for repo_name, _language, _reason in missing:
             if roots.get(repo_name):
                 paths.setdefault(roots[repo_name], None)
         if not paths:
-            paths[_on_disk(roots, root.repository, "")] = None
+            paths[on_disk(roots, root.repository, "")] = None
         names = list(dict.fromkeys(blind_names))
-        pattern = _escape(names[0]) if len(names) == 1 else "(" + "|".join(_escape(n) for n in names) + ")"
+        pattern = (
+            escape_pattern(names[0]) if len(names) == 1 else "(" + "|".join(escape_pattern(n) for n in names) + ")"
+        )
         fallback = {"pattern": rf"\b{pattern}\b", "paths": list(paths)}
     return Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
@@ -346,6 +348,11 @@ def completeness(
 
 # Languages whose code can call each other's declarations (a .js file imports a .ts module and back).
 _FAMILIES = {"javascript": "typescript"}
+
+
+def family(language: str) -> str:
+    """The language family whose code can call each other's declarations (JavaScript's is TypeScript)."""
+    return _FAMILIES.get(language, language)
 
 
 def could_reach(u: Unresolved, root: Symbol) -> bool:
@@ -423,7 +430,7 @@ def undecided_relations(gen: Generation, sym: Symbol) -> list[Unresolved]:
     return sorted(found, key=lambda u: (u.repository, u.path, u.line, u.col, u.name))
 
 
-def _on_disk(roots: dict[str, str], repository: str, path: str) -> str:
+def on_disk(roots: dict[str, str], repository: str, path: str) -> str:
     """A path the agent can grep: under the repository's registered root when it is known."""
     root = roots.get(repository, "")
     if not root:
@@ -431,7 +438,8 @@ def _on_disk(roots: dict[str, str], repository: str, path: str) -> str:
     return f"{root.rstrip('/')}/{path}" if path else root
 
 
-def _escape(name: str) -> str:
+def escape_pattern(name: str) -> str:
+    """``name`` with the characters a regular expression reads as syntax escaped."""
     return "".join("\\" + ch if ch in r".^$*+?{}[]\|()" else ch for ch in name)
 
 

@@ -18,7 +18,7 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Provenance
 
-VIEWS = ("compact", "full", "files")
+VIEWS = ("compact", "full", "files", "tree")
 T = TypeVar("T")
 
 
@@ -45,10 +45,14 @@ def read_paging(args: Args, gen: Generation, default_limit: int) -> Paging:
     return Paging(limit=limit, cursor=decode_cursor(token, gen.id) if token is not None else None)
 
 
-def read_view(args: Args, *, files_allowed: bool) -> str:
+def read_view(args: Args, *, files_allowed: bool, tree_allowed: bool = False) -> str:
     view = args.enum("view", VIEWS, "compact")
     if view == "files" and not files_allowed:
-        raise invalid("view files is only accepted by find_references and get_file_outline; use compact or full")
+        also = ", full or tree" if tree_allowed else " or full"
+        raise invalid(f"view files is only accepted by find_references and get_file_outline; use compact{also}")
+    if view == "tree" and not tree_allowed:
+        also = ", full or files" if files_allowed else " or full"
+        raise invalid(f"view tree is only accepted by get_blast_radius and trace_dependencies; use compact{also}")
     return view
 
 

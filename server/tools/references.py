@@ -49,6 +49,7 @@ FIND_REFERENCES_ARGS = (
     "limit",
     "cursor",
     "view",
+    "relation",
 )
 DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
@@ -81,6 +82,10 @@ def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
 def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
     args = Args(arguments, FIND_REFERENCES_ARGS)
+    if args.raw("relation") not in (None, ""):
+        from server.tools.hierarchy import find_relation
+
+        return find_relation(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     direction = args.enum("direction", DIRECTIONS, "incoming")
@@ -191,7 +196,8 @@ def _guidance(
     )
 
 
-def _subject_full(s: Symbol) -> dict[str, Any]:
+def subject_full(s: Symbol) -> dict[str, Any]:
+    """The subject as a full view states it."""
     return {
         "stable_key": s.key,
         "name": s.name,
@@ -231,7 +237,7 @@ def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[s
         row["evidence_col"] = r.col
         row["occurrences"] = r.count
         rows.append(row)
-    return {"subject": _subject_full(subject), "direction": direction, "references": rows, **extras}
+    return {"subject": subject_full(subject), "direction": direction, "references": rows, **extras}
 
 
 def _subject_compact(subject: Symbol, direction: str, asked: str | None) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,8 +58,8 @@ COMMON_ARGS = (
     "cursor",
     "view",
 )
-TRACE_ARGS = COMMON_ARGS
-BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds")
+TRACE_ARGS = (*COMMON_ARGS, "to")
+BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds", "changes")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
 # Compact rows leave the provenance of the first edge to view full (as find_references does).
 _HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
@@ -114,8 +115,11 @@ def read_walk_args(args: Args) -> WalkArgs:
     return WalkArgs(depth, max_nodes, kinds, identity, confidence, depth_asked=asked)
 
 
-def run_walk(gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs) -> traverse.Walk:
-    deadline = time.monotonic() + DEADLINE_SECONDS
+def run_walk(
+    gen: Generation, seeds: list[bytes], *, outgoing: bool, walk_args: WalkArgs, deadline: float | None = None
+) -> traverse.Walk:
+    """The walk, refused with TRAVERSAL_LIMIT_REACHED past ``deadline`` (default: the server's, from now)."""
+    deadline = deadline if deadline is not None else time.monotonic() + DEADLINE_SECONDS
     try:
         return traverse.walk(
             gen,
@@ -298,12 +302,16 @@ def _at(s: Symbol) -> str:
 def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     """What the symbol (and its members) reaches, outgoing, breadth first."""
     args = Args(arguments, TRACE_ARGS)
+    if args.raw("to") is not None:
+        from server.tools.paths import trace_path
+
+        return trace_path(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     walk_args = read_walk_args(args)
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
-    view = read_view(args, files_allowed=False)
+    view = read_view(args, files_allowed=False, tree_allowed=True)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
     root = resolve(gen, selector)
@@ -332,6 +340,25 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
+    if view == "tree":
+        from server.tools.tree import tree_answer
+
+        blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
+        extra = tree_head(root, walk_args)
+        extra.update(unbound_groups(gen, blind, include_tests=True, repository=None).fields(compact=True))
+        members = {keys.key_to_bytes(s.key): s for s in gen.symbols_by_raw(seeds[1:])}
+        return tree_answer(
+            gen,
+            roots=[{root16: root, **members}],
+            rows=rows,
+            all_rows=load_rows(gen, walked, known),
+            outgoing=True,
+            walk_args=walk_args,
+            extra=extra,
+            cursor_given=args.raw("cursor") is not None,
+            truncated_walk=walked.truncated,
+            unresolved=len(blind),
+        )
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
     head: dict[str, Any] = {
@@ -486,6 +513,55 @@ def _compact_blast_head(
     return head
 
 
+def full_aggregates(agg: traverse.Aggregates) -> dict[str, Any]:
+    """A full view's counts of the affected symbols by repository, by hop and by relation kind."""
+    return {
+        "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
+        "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
+        "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
+    }
+
+
+def tree_head(root: Symbol, walk_args: WalkArgs) -> dict[str, Any]:
+    """What a tree view states before its tree: the root, and the depth when the request did not give it."""
+    head: dict[str, Any] = {"root": _at(root)}
+    if not walk_args.depth_asked:
+        head["depth"] = walk_args.depth
+    return head
+
+
+def tests_last(gen: Generation, rows: list[Row]) -> tuple[list[Row], set[int]]:
+    """The rows in paging order, those in test files last, and the ids of those."""
+    roles = FileRoles(gen)
+    in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
+    return sorted(rows, key=lambda r: (id(r) in in_tests, *Row.sort_key(r))), in_tests
+
+
+def blast_row_filter(
+    kinds: frozenset[str] | None,
+    kinds_echo: list[str] | None,
+    repo: str | None,
+    language: str | None,
+    include_derived: bool,
+) -> Callable[[Row], bool]:
+    """Whether a reached row is reported: its kind (``symbol_kinds``, else the default: no data variables or
+    fields), its repository and language; filters on rows, never on the walk."""
+
+    def kept(r: Row) -> bool:
+        return (
+            (
+                r.symbol.kind in kinds
+                if kinds is not None
+                else kinds_echo is not None or traverse.listed_by_default(r.symbol)
+            )
+            and (include_derived or repo is not None or not is_derived(r.symbol.repository))
+            and (repo is None or r.symbol.repository == repo)
+            and (language is None or r.symbol.language == language)
+        )
+
+    return kept
+
+
 def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict.
 
@@ -493,13 +569,17 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     order: they say which tests to run, not what else breaks.
     """
     args = Args(arguments, BLAST_ARGS)
+    if args.raw("changes") is not None:
+        from server.tools.changes import blast_radius_of_changes
+
+        return blast_radius_of_changes(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     walk_args = read_walk_args(args)
     kinds, kinds_echo = read_symbol_kinds(args)
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
-    view = read_view(args, files_allowed=False)
+    view = read_view(args, files_allowed=False, tree_allowed=True)
     paging = read_paging(args, gen, 50)
     check_repository(gen, repo)
     root = resolve(gen, selector)
@@ -509,21 +589,8 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     group = counterparts.counterparts(gen, root)
     seeds = {root16: root, **{keys.key_to_bytes(s.key): s for s in group}}
     walked = run_walk(gen, list(seeds), outgoing=False, walk_args=walk_args)
-    rows = [
-        r
-        for r in load_rows(gen, walked, seeds)
-        if (
-            r.symbol.kind in kinds
-            if kinds is not None
-            else kinds_echo is not None or traverse.listed_by_default(r.symbol)
-        )
-        and (include_derived or repo is not None or not is_derived(r.symbol.repository))
-        and (repo is None or r.symbol.repository == repo)
-        and (language is None or r.symbol.language == language)
-    ]
-    roles = FileRoles(gen)
-    in_tests = {id(r) for r in rows if roles.is_test(r.symbol.repository, r.symbol.path, r.symbol.language)}
-    rows.sort(key=lambda r: (id(r) in in_tests, *Row.sort_key(r)))
+    kept = blast_row_filter(kinds, kinds_echo, repo, language, include_derived)
+    rows, in_tests = tests_last(gen, [r for r in load_rows(gen, walked, seeds) if kept(r)])
     agg = traverse.aggregate([(r.reached, r.symbol) for r in rows], walked.relation_kinds)
     verdict = traverse.completeness(gen, root, walked, walk_args.depth, also=group)
     cursor_scope = scope(
@@ -540,6 +607,29 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
+    if view == "tree":
+        from server.tools.tree import tree_answer
+
+        extra = tree_head(root, walk_args)
+        if kinds_echo is not None:
+            extra["symbol_kinds"] = kinds_echo
+        if group:
+            extra["merged_with"] = merged_with(gen, group, full=False)
+        if walked.dispatch_through:
+            extra["dispatch_through"] = [s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)]
+        return tree_answer(
+            gen,
+            roots=[seeds],
+            rows=rows,
+            all_rows=load_rows(gen, walked, seeds),
+            outgoing=False,
+            walk_args=walk_args,
+            extra=extra,
+            cursor_given=args.raw("cursor") is not None,
+            truncated_walk=walked.truncated,
+            completeness=completeness_block(verdict, gen, compact=True),
+            unresolved=verdict.unresolved_count,
+        )
     start, end, next_cursor = paging.window(gen, total, cursor_scope)
     page = rows[start:end]
     page_main = [r for r in page if id(r) not in in_tests]
@@ -565,9 +655,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             "traversal_truncated": walked.truncated,
             "symbols": [full_node(r) for r in page_main],
             "tests": [full_node(r) for r in page_tests],
-            "by_repository": [{"key": k, "count": n} for k, n in sorted(agg.by_repository.items())],
-            "by_depth": [{"depth": d, "count": n} for d, n in agg.by_depth.items()],
-            "by_kind": [{"key": k, "count": n} for k, n in agg.by_kind.items()],
+            **full_aggregates(agg),
             "by_package": [
                 {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_, "count": n}
                 for (lang, repo_, pkg), n in sorted(agg.by_package.items())
