@@ -150,6 +150,26 @@ GO_GENERIC = {
     ),
 }
 
+# A method called only through the standard library's io.Writer (and once directly), indexed without go/types.
+GO_OUTSIDE = {
+    "go.mod": "module example.com/sink\n\ngo 1.22\n",
+    "sink.go": (
+        "package sink\n"
+        "\n"
+        'import "io"\n'
+        "\n"
+        "type File struct{ n int }\n"
+        "\n"
+        "func (f *File) Write(p []byte) (int, error) { f.n += len(p); return len(p), nil }\n"
+        "\n"
+        "func Dump(w io.Writer) { w.Write(nil) }\n"
+        "\n"
+        "func Flush(f *File) { f.Write(nil) }\n"
+        "\n"
+        "func Run() { f := &File{}; Dump(f); Flush(f) }\n"
+    ),
+}
+
 
 def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None) -> Generation:
     extra: dict[str, Any] = dict(env or {})
@@ -173,6 +193,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
         "go-generic": _index(tmp, "gogen", GO_GENERIC, "go"),
         "go-generic-fallback": _index(tmp, "gofb", GO_GENERIC, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
+        "go-outside-fallback": _index(tmp, "goout", GO_OUTSIDE, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
     }
     yield gens
     for g in gens.values():
@@ -313,3 +334,18 @@ def test_go_generic_implementations_are_found_and_an_undecided_one_says_so_on_bo
     assert implementations["total"] == 0 and "not proof of absence" in implementations["guidance"]
     ((detail, where),) = implementations["results"]["unbound"]["DISPATCH_UNDECIDED"].items()
     assert "could not decide whether type Box implements" in detail and where["in"] == {"gogen:lru/lru.go": ["Box@19"]}
+
+
+def test_go_without_the_type_checker_a_call_through_a_standard_interface_binds_to_nothing_and_says_so(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-outside-fallback"]
+    write = _blast(gen, "File.Write")
+    # the direct call binds by syntax (CANDIDATE); w.Write through io.Writer is bound to no method of that name
+    assert _rows(write) == {("Flush", 1, ""), ("Run", 2, "")}
+    completeness = write["completeness"]
+    assert completeness["verdict"] == "LOWER_BOUND"
+    assert "calls through a base class or an interface" in completeness["dispatch_unknown"]
+    assert "implements_outside" not in completeness  # only go/types pairs a type with io.Writer
+    refs = _refs(gen, "File.Write")["results"]["references"]
+    assert [(r["qualified_name"], r["confidence"], r.get("via", "")) for r in refs] == [("Flush", "CANDIDATE", "")]
