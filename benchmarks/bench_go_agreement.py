@@ -36,6 +36,12 @@ interfaces that embed one another), pinned, are each indexed in a home of their 
   through an interface method it implements) against the files whose ``Uses`` point at the interface
   methods go/types says it implements; and each symbol's blast-radius verdict.
 
+Interfaces outside the graph, on every corpus (``compare_outside``, go_refs ``-outside``): over the
+interface methods of the standard library and of unregistered modules that the code uses, the
+methods of non-test types that implement them (EXTERNAL_IMPLEMENTS rows against ``types.Implements``)
+and, per such method, the files of its dispatch rows through them against the files whose ``Uses``
+point there.
+
     python -m benchmarks.bench_go_agreement
 
 Writes benchmarks/results/go-agreement.json and go-agreement.md.
@@ -97,7 +103,8 @@ GENERIC_SYMBOLS["gods"] = [
 def _go_refs(
     roots: dict[str, Path], keys: list[str], env: dict[str, str], *, implements: bool = False
 ) -> tuple[dict[str, set[tuple[str, str]]], dict[str, Any]]:
-    """go/types' listing: key -> {(repository, relative path)}, and the raw output (implementation pairs)."""
+    """go/types' listing: key -> {(repository, relative path)}, and the raw output (implementation pairs, and the
+    uses and implementations of the interfaces outside the modules, ``-outside``)."""
     hermetic = {
         **env,
         "GOPROXY": "off",
@@ -109,7 +116,7 @@ def _go_refs(
     with tempfile.TemporaryDirectory(prefix="kivgraph-gorefs-") as tmp:
         exe = Path(tmp) / "go_refs"
         subprocess.run(["go", "build", "-o", str(exe), "."], cwd=GO_REFS, env=hermetic, check=True, timeout=600)
-        args = [str(exe), *(["-implements"] if implements else [])]
+        args = [str(exe), "-outside", *(["-implements"] if implements else [])]
         for k in keys:
             args += ["-key", k]
         proc = subprocess.run(
@@ -120,18 +127,87 @@ def _go_refs(
     data = json.loads(proc.stdout)
     if data["errors"]:
         raise SystemExit(f"go_refs: {data['errors']} type errors: the reference listing would be incomplete")
-    out: dict[str, set[tuple[str, str]]] = {}
+    return {key: _relative(roots, files) for key, files in data["refs"].items()}, data
+
+
+def _relative(roots: dict[str, Path], files: list[str]) -> set[tuple[str, str]]:
+    """Absolute files as (repository, path relative to its root)."""
     resolved = {name: root.resolve() for name, root in roots.items()}
-    for key, files in data["refs"].items():
-        found = out.setdefault(key, set())
-        for f in files:
-            for name, root in resolved.items():
-                try:
-                    found.add((name, Path(f).resolve().relative_to(root).as_posix()))
-                    break
-                except ValueError:
-                    continue
-    return out, data
+    found: set[tuple[str, str]] = set()
+    for f in files:
+        for name, root in resolved.items():
+            try:
+                found.add((name, Path(f).resolve().relative_to(root).as_posix()))
+                break
+            except ValueError:
+                continue
+    return found
+
+
+def compare_outside(gen: Any, roots: dict[str, Path], raw: dict[str, Any]) -> dict[str, Any]:
+    """Interfaces outside the graph against go/types (go_refs ``-outside``), over the outside interface methods
+    the modules use: the methods each non-test type implements (kivgraph's EXTERNAL_IMPLEMENTS rows against
+    types.Implements on a witness instantiation), and per method the files of its dispatch rows through them
+    against the files whose ``Uses`` point at the interface methods go/types says it implements; with the
+    methods whose blast radius is a lower bound because their type is converted to such an interface."""
+    from server.queries import traverse
+    from server.queries.references import find_references
+    from server.tools.traversal import get_blast_radius
+    from snapshot_format.vocab import EXTERNAL_CONVERSION
+
+    used = {key: _relative(roots, files) for key, files in raw["outside_refs"].items()}
+    truth_pairs = {(i, m) for i, m in raw["outside_implements"] if i in used}
+    methods = [
+        s
+        for repo in roots
+        for f in gen.files(repo)
+        if f.status == "indexed" and not f.path.endswith("_test.go")
+        for s in gen.declarations(repo, f.path)
+        if s.path == f.path and s.kind == "method"
+    ]
+    got_pairs: set[tuple[str, str]] = set()
+    per_method: dict[str, tuple[set[tuple[str, str]], set[tuple[str, str]]]] = {}
+    converted = 0
+    for s in methods:
+        key = f"{s.package}.{s.qualified_name}"
+        names = set(traverse.outside_names(gen, s))
+        got_pairs |= {(n, key) for n in names if n in used}
+        through = {i for i, m in truth_pairs if m == key}
+        if not names and not through:
+            continue
+        rows = find_references(gen, s).rows
+        got = {(r.other.repository, r.other.path) for r in rows if r.via in names}
+        want: set[tuple[str, str]] = set()
+        for i in through:
+            want |= used[i]
+        per_method[key] = (got, want)
+        spots = get_blast_radius(gen, {"stable_key": s.key, "view": "full"})["completeness"].get("blind_spots", [])
+        converted += any(b["reason"] == EXTERNAL_CONVERSION for b in spots)
+    got_files = sum(len(g) for g, _w in per_method.values())
+    want_files = sum(len(w) for _g, w in per_method.values())
+    agree = sum(len(g & w) for g, w in per_method.values())
+    return {
+        "interface_methods_used": len(used),
+        "call_files": len(set().union(*used.values())) if used else 0,
+        "pairs": _pr(got_pairs, truth_pairs),
+        "pairs_only_kivgraph": sorted(f"{m} implements {i}" for i, m in got_pairs - truth_pairs),
+        "pairs_only_go_types": sorted(f"{m} implements {i}" for i, m in truth_pairs - got_pairs),
+        "methods": len(per_method),
+        "dispatch_files": {
+            "kivgraph": got_files,
+            "go_types": want_files,
+            "agree": agree,
+            "precision": round(agree / got_files, 4) if got_files else 1.0,
+            "recall": round(agree / want_files, 4) if want_files else 1.0,
+        },
+        "dispatch_disagreements": sorted(
+            f"{k}: only kivgraph {sorted(f'{r}:{p}' for r, p in g - w) or '-'}, "
+            f"only go/types {sorted(f'{r}:{p}' for r, p in w - g) or '-'}"
+            for k, (g, w) in per_method.items()
+            if g != w
+        ),
+        "lower_bound_by_conversion": converted,
+    }
 
 
 def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
@@ -171,7 +247,8 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         subjects = [(subject(r, qn, k), why) for r, qn, k, why in SYMBOLS]
         flagset_methods = _all_methods(gen, "pflag", "FlagSet.")
         keys = sorted({go_key(s.repository, s) for s, _ in subjects} | {go_key("pflag", s) for s in flagset_methods})
-        truth, _raw = _go_refs(roots, keys, env)
+        truth, raw = _go_refs(roots, keys, env)
+        outside = compare_outside(gen, roots, raw)
 
         per_symbol, all_got, all_truth = [], set(), set()
         for s, why in subjects:
@@ -234,6 +311,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
             ),
         },
         "cross_repository": cross,
+        "outside": outside,
         "analyses": analyses,
     }
 
@@ -276,6 +354,7 @@ def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> d
         subjects = [(subject(p, qn, k), why) for p, qn, k, why in GENERIC_SYMBOLS[repo]]
         keys = sorted({key(s) for s, _ in subjects} | {key(m) for m in iface_methods})
         truth, raw = _go_refs({repo: root}, keys, env, implements=True)
+        outside = compare_outside(gen, {repo: root}, raw)
 
         def implemented(of: list[Any]) -> set[tuple[str, str]]:
             return {
@@ -342,6 +421,7 @@ def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> d
         },
         "symbols": per_symbol,
         "overall": _overall(per_symbol),
+        "outside": outside,
     }
 
 
@@ -515,6 +595,7 @@ def report(d: dict[str, Any]) -> str:
         "Wall time includes interpreter start-up of the child process; cold = fresh state directory "
         "(the helper binary already built in the cache).",
         "",
+        *_outside_report(d["outside"], "pflag and cobra"),
         *(line for g in d["generic"] for line in _generic_report(g)),
     ]
     return "\n".join(lines) + "\n"
@@ -591,8 +672,34 @@ def _generic_report(g: dict[str, Any]) -> list[str]:
         )
         + ".",
         "",
+        *_outside_report(g["outside"], g["corpus"]["name"]),
     ]
     return lines
+
+
+def _outside_report(o: dict[str, Any], corpus: str) -> list[str]:
+    p, dsp = o["pairs"], o["dispatch_files"]
+    disagreements = o["pairs_only_kivgraph"] + o["pairs_only_go_types"] + o["dispatch_disagreements"]
+    return [
+        f"Interfaces outside the graph ({corpus}): the {o['interface_methods_used']} interface methods of the "
+        f"standard library (and of unregistered modules) the code uses, in {o['call_files']} files. Pairs = "
+        "kivgraph's EXTERNAL_IMPLEMENTS rows of non-test methods against go/types' `types.Implements` "
+        "(benchmarks/go_refs `-outside`); dispatch files = the files of each such method's rows via an outside "
+        "interface method against the files whose `Uses` point at the ones go/types says it implements.",
+        "",
+        "| what | kivgraph | go/types | precision | recall |",
+        "| --- | --- | --- | --- | --- |",
+        f"| method pairs | {p['kivgraph']} | {p['go_types']} | {p['precision']} | {p['recall']} |",
+        f"| dispatch files ({o['methods']} methods) | {dsp['kivgraph']} | {dsp['go_types']} | {dsp['precision']} | "
+        f"{dsp['recall']} |",
+        "",
+        f"{o['lower_bound_by_conversion']} of those methods answer LOWER_BOUND with an EXTERNAL_CONVERSION blind "
+        "spot (their type is converted to such an interface in the module). Disagreements: "
+        + ("; ".join(disagreements[:10]) or "none")
+        + (f" (and {len(disagreements) - 10} more in the JSON)" if len(disagreements) > 10 else "")
+        + ".",
+        "",
+    ]
 
 
 def main() -> int:

@@ -1,7 +1,7 @@
 // Command go_refs lists, for each requested object, every file whose go/types Uses map
 // points at it: the reference listing kivgraph's find_references is compared with.
 //
-// Usage: go_refs -key KEY [-key KEY ...] [-promoted] [-implements] MODULE_DIR...
+// Usage: go_refs -key KEY [-key KEY ...] [-promoted] [-implements] [-outside] MODULE_DIR...
 //
 // A KEY is "import/path.Name" (a package-level object) or "import/path.Type.Member" (a
 // method, an interface method or a field, Type being the receiver's or interface's named
@@ -98,7 +98,17 @@ func main() {
 	flag.Var(&want, "key", "object key (repeatable)")
 	promoted := flag.Bool("promoted", false, "also list promoted method selections")
 	withImplements := flag.Bool("implements", false, "also list implementation pairs (see the package comment)")
+	withOutside := flag.Bool("outside", false, "also list the uses and implementations of interfaces outside "+
+		"the modules (see outside.go)")
 	flag.Parse()
+	var outside *outsideIndex
+	if *withOutside {
+		var err error
+		if outside, err = newOutsideIndex(flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "go list -m:", err)
+			os.Exit(1)
+		}
+	}
 	wanted := map[string]bool{}
 	for _, k := range want {
 		wanted[k] = true
@@ -130,6 +140,9 @@ func main() {
 			}
 		}}
 		conf.Check(path, fset, files, info)
+		if outside != nil {
+			outside.record(fset, info)
+		}
 		for id, obj := range info.Uses {
 			k := objectKey(obj)
 			if k == "" || !wanted[k] {
@@ -174,7 +187,7 @@ func main() {
 				os.Exit(1)
 			}
 			check(p.ImportPath, p.Dir, append(append([]string{}, p.GoFiles...), p.TestGoFiles...))
-			if *withImplements && len(p.GoFiles) > 0 {
+			if (*withImplements || *withOutside) && len(p.GoFiles) > 0 {
 				pkg, err := imp.ImportFrom(p.ImportPath, p.Dir, 0)
 				if err != nil {
 					nErrors++
@@ -200,6 +213,9 @@ func main() {
 	out := map[string]any{"refs": result, "promoted": promotedOut, "errors": nErrors}
 	if *withImplements {
 		out["implements"], out["method_implements"] = implementsPairs(modulePkgs)
+	}
+	if outside != nil {
+		out["outside_refs"], out["outside_implements"] = outside.refsOut(), outside.pairs(modulePkgs)
 	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")
