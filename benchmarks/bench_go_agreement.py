@@ -681,11 +681,12 @@ def _outside_report(o: dict[str, Any], corpus: str) -> list[str]:
     p, dsp = o["pairs"], o["dispatch_files"]
     disagreements = o["pairs_only_kivgraph"] + o["pairs_only_go_types"] + o["dispatch_disagreements"]
     return [
-        f"Interfaces outside the graph ({corpus}): the {o['interface_methods_used']} interface methods of the "
-        f"standard library (and of unregistered modules) the code uses, in {o['call_files']} files. Pairs = "
-        "kivgraph's EXTERNAL_IMPLEMENTS rows of non-test methods against go/types' `types.Implements` "
+        f"Interfaces outside the graph ({corpus}): methods of interfaces of the standard library (or of "
+        f"unregistered modules) that the code uses: {o['interface_methods_used']}, in {o['call_files']} files. "
+        "Pairs = kivgraph's EXTERNAL_IMPLEMENTS rows of non-test methods against go/types' `types.Implements` "
         "(benchmarks/go_refs `-outside`); dispatch files = the files of each such method's rows via an outside "
-        "interface method against the files whose `Uses` point at the ones go/types says it implements.",
+        "interface method against the files whose `Uses` point at the ones go/types says it implements (a "
+        "method's own call through the interface is not its row, as for interfaces in the graph).",
         "",
         "| what | kivgraph | go/types | precision | recall |",
         "| --- | --- | --- | --- | --- |",
