@@ -165,20 +165,20 @@ class OutsideDispatch:
         self.gen = gen
         self.enabled = any(e.key == EXTERNAL_IMPLEMENTS and e.count for e in gen.breakdown().unresolved_by_reason)
 
-    def bridges(self, node: bytes) -> list[tuple[str, list[tuple[int, bytes, int, int]]]]:
-        """(name of the interface method, its users as edges into the node) for each one the node implements."""
+    def implemented(self, node: bytes) -> list[Unresolved]:
+        """The interface methods outside the graph the node implements (``outside_implemented``)."""
         if not self.enabled:
             return []
         sym = self.gen.symbol_by_raw(node)
-        if sym is None:
-            return []
+        return outside_implemented(self.gen, sym) if sym is not None else []
+
+    def users(self, relation: Unresolved) -> list[tuple[int, bytes, int, int]]:
+        """The uses written against the interface method ``relation`` names, as edges (kind, source, provenance,
+        confidence) into the method that implements it."""
         out = []
-        for relation in outside_implemented(self.gen, sym):
-            edges = []
-            for u in outside_uses(self.gen, relation):
-                kind, provenance = outside_edge(u)
-                edges.append((kind, keys.key_to_bytes(u.source), provenance, int(Confidence.EXACT_TYPECHECKED)))
-            out.append((outside_name(relation.package, relation.name), edges))
+        for u in outside_uses(self.gen, relation):
+            kind, provenance = outside_edge(u)
+            out.append((kind, keys.key_to_bytes(u.source), provenance, int(Confidence.EXACT_TYPECHECKED)))
         return out
 
 
@@ -284,11 +284,12 @@ def walk(
                 bridged.add(target)
                 if visit(level, node, gen.neighbours_raw(target, outgoing=False, kinds=bridge_kinds), target, nxt):
                     through.append(target)
-            for name, users in outside.bridges(node) if outside is not None else ():
+            for relation in outside.implemented(node) if outside is not None else ():
+                name = outside_name(relation.package, relation.name)
                 if name in bridged_outside:
                     continue
                 bridged_outside.add(name)
-                users = [e for e in users if e[0] in bridge_kinds and e[1] != node]
+                users = [e for e in outside.users(relation) if e[0] in bridge_kinds and e[1] != node]
                 if visit(level, node, users, b"", nxt, name):
                     through_outside.append(name)
         if not outgoing:

@@ -463,7 +463,7 @@ func (c *checker) identity(obj types.Object) (pkg string, qk qnKind, ok bool) {
 		if f, isFunc := obj.(*types.Func); isFunc {
 			// a method of an interface embedded in a named interface of another declaration order
 			if sig, _ := f.Type().(*types.Signature); sig != nil && sig.Recv() != nil {
-				if named, _ := derefNamed(sig.Recv().Type()); named != nil {
+				if named, _ := derefNamed(sig.Recv().Type()); named != nil && !isLocal(named.Obj()) {
 					return obj.Pkg().Path(), qnKind{named.Obj().Name() + "." + f.Name(), "method"}, true
 				}
 			}
@@ -642,11 +642,12 @@ func (c *checker) uses(tp *targetPkg) {
 				pkgPath, qk, known = builtinPackage, qnKind{"error.Error", "method"}, true
 			}
 			if !known {
-				if iface := unnamedInterface(obj); iface != nil {
-					// a method of an interface literal (a constraint, a parameter's type, a type assertion):
-					// no declaration to bind, and any type with that method may run: a row, never silence
+				if iface, label := unnamedInterface(obj); iface != nil {
+					// a method of an interface literal (a constraint, a parameter's type, a type assertion) or
+					// of a function's own interface type: no declaration to bind, and any type with that
+					// method may run: a row, never silence
 					u.Use, u.QN, u.Kind = "unnamed", obj.Name(), "method"
-					u.Detail = types.TypeString(iface, shortQualifier)
+					u.Detail = label
 					c.out.Uses = append(c.out.Uses, u)
 					return true
 				}
@@ -708,18 +709,33 @@ func (c *checker) methodIdentity(m *types.Func) (string, string, bool) {
 	return pkg, qk.qn, ok
 }
 
-// unnamedInterface is the interface literal whose method obj is, or nil.
-func unnamedInterface(obj types.Object) *types.Interface {
+// unnamedInterface is the interface whose method obj is when no declaration of the graph names it
+// (an interface literal, or an interface type declared inside a function), with how to write it; or nil.
+func unnamedInterface(obj types.Object) (*types.Interface, string) {
 	f, ok := obj.(*types.Func)
 	if !ok {
-		return nil
+		return nil, ""
 	}
 	sig, _ := f.Type().(*types.Signature)
 	if sig == nil || sig.Recv() == nil {
-		return nil
+		return nil, ""
 	}
-	iface, _ := types.Unalias(sig.Recv().Type()).(*types.Interface)
-	return iface
+	switch recv := types.Unalias(sig.Recv().Type()).(type) {
+	case *types.Interface:
+		return recv, types.TypeString(recv, shortQualifier)
+	case *types.Named:
+		iface, isIface := recv.Underlying().(*types.Interface)
+		if isIface && isLocal(recv.Obj()) {
+			return iface, fmt.Sprintf("%s (%s, a type declared inside a function)",
+				types.TypeString(iface, shortQualifier), recv.Obj().Name())
+		}
+	}
+	return nil, ""
+}
+
+// isLocal: a declaration inside a function, which the graph does not hold.
+func isLocal(obj types.Object) bool {
+	return obj.Pkg() != nil && obj.Parent() != nil && obj.Parent() != obj.Pkg().Scope()
 }
 
 func (c *checker) isStandard(pkg *types.Package) bool {
