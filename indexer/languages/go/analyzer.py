@@ -200,6 +200,9 @@ class GoUse(msgspec.Struct, array_like=True, frozen=True):
     # undecided: why go/types could not tell whether the source implements the target; converted: the sentence
     detail: str = ""
     interface: bool = False  # the target is a method of a named interface
+    # implements / undecided of a registered provider's type with this module's interface: the provider's name
+    # (``path`` is then relative to its root); "" for this repository
+    repository: str = ""
 
 
 class GoPackageProblem(msgspec.Struct, array_like=True, frozen=True):
@@ -367,7 +370,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
             continue
         if gowork:
             workspace = str(gowork)
-        parts.append(facts_from_output(raw, root))
+        parts.append(facts_from_output(raw, root, providers=provider_roots(repo, corpus)))
     if not parts:
         raise AnalyzerFailed("no module of the repository could be loaded: " + "; ".join(p.detail for p in failed))
     return RepositoryGoFacts(
@@ -381,21 +384,40 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     )
 
 
-def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -> RepositoryGoFacts:
-    """The helper's JSON as facts, with file paths relative to ``root`` (the repository's root)."""
-    files: list[str] = []
-    for f in raw.get("files", []):  # type: ignore[union-attr]
+def provider_roots(repo: RepositoryFacts, corpus: Corpus) -> dict[Path, str]:
+    """The roots of the other registered repositories (whose types the helper pairs with this module's
+    interfaces when it loads them), resolved, by name."""
+    return {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
+
+
+def _owner(path: Path, root: Path, providers: Mapping[Path, str]) -> tuple[str, str] | None:
+    """(repository, relative path) of a file the helper printed: "" for the analysed one, else a provider's."""
+    for base, name in ((root, ""), *providers.items()):
         try:
-            files.append(Path(f).resolve().relative_to(root).as_posix())
+            return name, path.relative_to(base).as_posix()
         except ValueError:
-            files.append("")
+            continue
+    return None
+
+
+def facts_from_output(
+    raw: dict[str, object], root: Path, workspace: str = "", *, providers: Mapping[Path, str] = {}
+) -> RepositoryGoFacts:
+    """The helper's JSON as facts, with file paths relative to ``root`` (the repository's root); a type relation
+    whose type lies in a provider (``providers``: other registered roots by name) keeps that provider's name."""
+    files: list[tuple[str, str] | None] = [
+        _owner(Path(f).resolve(), root, providers)
+        for f in raw.get("files", [])  # type: ignore[union-attr]
+    ]
     uses = []
     for u in raw.get("uses", []):  # type: ignore[union-attr]
-        path = files[u[0]]
-        if path:
-            detail = str(u[10]) if len(u) > 10 else ""
-            interface = len(u) > 11 and bool(u[11])
-            uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9]), detail, interface))
+        owner = files[u[0]]
+        if owner is None or (owner[0] and u[5] not in ("implements", "undecided")):
+            continue
+        other, path = owner
+        detail = str(u[10]) if len(u) > 10 else ""
+        interface = len(u) > 11 and bool(u[11])
+        uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9]), detail, interface, other))
     problems, n_packages, n_errors, errors = [], 0, 0, []
     for p in raw.get("packages", []):  # type: ignore[union-attr]
         if p.get("target"):
@@ -419,7 +441,19 @@ def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -
 
 def use_order(u: GoUse) -> tuple[object, ...]:
     """One order for uses whichever packages a run printed: a partial run's merge equals a whole run."""
-    return (u.path, u.line, u.col, u.use, u.source_qn, u.source_kind, u.package, u.qualified_name, u.kind, u.standard)
+    return (
+        u.repository,
+        u.path,
+        u.line,
+        u.col,
+        u.use,
+        u.source_qn,
+        u.source_kind,
+        u.package,
+        u.qualified_name,
+        u.kind,
+        u.standard,
+    )
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
@@ -502,11 +536,12 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         )
     for u in facts.uses:
         source_qn = u.source_qn or module_qualified_name(u.path)
-        source = corpus.key_of(repo, u.path, source_qn, u.source_kind)
+        owner = u.repository or repo  # a provider's type paired with this module's interface
+        source = corpus.key_of(owner, u.path, source_qn, u.source_kind)
         if source is None:
             continue
         if u.use == "undecided":
-            out.unresolved.append(_undecided(u, repo, source))
+            out.unresolved.append(_undecided(u, owner, source))
             continue
         if u.use == "unnamed":
             out.covered.add((source, u.line, u.col))
@@ -550,7 +585,7 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 )
                 out.unresolved.append(_unresolved(u, repo, source, "DECLARATION_NOT_RESOLVED", detail))
             continue
-        if provider != repo:
+        if provider != owner:
             out.cross_repository += 1
         kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
         if u.use == "callback" and u.kind not in ("func", "method"):

@@ -889,8 +889,35 @@ func (c *checker) implements(targets []*targetPkg) {
 	for _, named := range c.outsideInterfaces() {
 		add(named)
 	}
-	// by the name of their first method (methods are sorted): a type is only tried against the
-	// interfaces whose first method it has
+	byFirst := indexByFirstMethod(ifaces)
+	for _, tp := range targets {
+		c.pairTypes(tp.pkg, byFirst)
+	}
+	// The types of the registered providers the module loads (the other main modules of its go.work)
+	// with the module's own interfaces: a provider does not know its consumers' interfaces, so only this
+	// run can pair them.
+	var own []*types.Named
+	for _, iface := range ifaces {
+		if pkg := iface.Obj().Pkg(); pkg != nil && c.targetPaths[pkg.Path()] {
+			own = append(own, iface)
+		}
+	}
+	ownByFirst := indexByFirstMethod(own)
+	var providers []*types.Package
+	for path, pkg := range c.checked {
+		if pkg != types.Unsafe && pkg.Path() == path && !c.outside(pkg) && !c.targetPaths[path] {
+			providers = append(providers, pkg)
+		}
+	}
+	sort.Slice(providers, func(a, b int) bool { return providers[a].Path() < providers[b].Path() })
+	for _, pkg := range providers {
+		c.pairTypes(pkg, ownByFirst)
+	}
+}
+
+// indexByFirstMethod: interfaces by the name of their first method (methods are sorted), so that a type
+// is only tried against the interfaces whose first method it has.
+func indexByFirstMethod(ifaces []*types.Named) map[string][]*types.Named {
 	byFirst := map[string][]*types.Named{}
 	for _, iface := range ifaces {
 		first := iface.Underlying().(*types.Interface).Method(0).Name()
@@ -899,26 +926,29 @@ func (c *checker) implements(targets []*targetPkg) {
 	for _, list := range byFirst {
 		sort.Slice(list, func(a, b int) bool { return interfaceName(list[a]) < interfaceName(list[b]) })
 	}
-	for _, tp := range targets {
-		scope := tp.pkg.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok || tn.IsAlias() {
-				continue
-			}
-			named, ok := tn.Type().(*types.Named)
-			if !ok {
-				continue
-			}
-			if _, isIface := named.Underlying().(*types.Interface); isIface {
-				continue
-			}
-			tpos := c.fset.Position(tn.Pos())
-			mset := types.NewMethodSet(types.NewPointer(named))
-			for i := 0; i < mset.Len(); i++ {
-				for _, iface := range byFirst[mset.At(i).Obj().Name()] {
-					c.pair(tp, named, name, tpos, iface)
-				}
+	return byFirst
+}
+
+// pairTypes pairs every named type pkg declares (interfaces aside) with the interfaces of byFirst.
+func (c *checker) pairTypes(pkg *types.Package, byFirst map[string][]*types.Named) {
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || tn.IsAlias() {
+			continue
+		}
+		named, ok := tn.Type().(*types.Named)
+		if !ok {
+			continue
+		}
+		if _, isIface := named.Underlying().(*types.Interface); isIface {
+			continue
+		}
+		tpos := c.fset.Position(tn.Pos())
+		mset := types.NewMethodSet(types.NewPointer(named))
+		for i := 0; i < mset.Len(); i++ {
+			for _, iface := range byFirst[mset.At(i).Obj().Name()] {
+				c.pair(pkg, named, name, tpos, iface)
 			}
 		}
 	}
@@ -933,7 +963,7 @@ func interfaceName(n *types.Named) string {
 
 // pair emits the uses of one type and one interface: the type's, when the interface is in a package
 // (binding decides whether the graph holds it), and its methods'.
-func (c *checker) pair(tp *targetPkg, named *types.Named, name string, tpos token.Position, iface *types.Named) {
+func (c *checker) pair(owner *types.Package, named *types.Named, name string, tpos token.Position, iface *types.Named) {
 	it := iface.Underlying().(*types.Interface)
 	if !hasMethodNames(named, it) {
 		return
@@ -970,7 +1000,7 @@ func (c *checker) pair(tp *targetPkg, named *types.Named, name string, tpos toke
 		_, mqk, ok1 := c.identity(m)
 		tpkg, tqn, ok2 := c.methodIdentity(im)
 		mpos := c.fset.Position(m.Origin().Pos())
-		if !ok1 || !ok2 || m.Pkg() != tp.pkg {
+		if !ok1 || !ok2 || m.Pkg() != owner {
 			continue // promoted from another package: not paired (declared limit)
 		}
 		c.implement(Use{
