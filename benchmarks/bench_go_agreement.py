@@ -247,8 +247,9 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         subjects = [(subject(r, qn, k), why) for r, qn, k, why in SYMBOLS]
         flagset_methods = _all_methods(gen, "pflag", "FlagSet.")
         keys = sorted({go_key(s.repository, s) for s, _ in subjects} | {go_key("pflag", s) for s in flagset_methods})
-        truth, raw = _go_refs(roots, keys, env)
+        truth, raw = _go_refs(roots, keys, env, implements=True)
         outside = compare_outside(gen, roots, raw)
+        implements = compare_implements(gen, list(roots), raw)
 
         per_symbol, all_got, all_truth = [], set(), set()
         for s, why in subjects:
@@ -311,6 +312,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
             ),
         },
         "cross_repository": cross,
+        "implements": implements,
         "outside": outside,
         "analyses": analyses,
     }
@@ -318,26 +320,16 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
 
 def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> dict[str, Any]:
     """IMPLEMENTS and references of one generic corpus against go/types (see the module docstring)."""
+    from server.queries import traverse
     from server.queries.references import find_references
     from server.tools.traversal import get_blast_radius
     from snapshot_format.layout import resolve_layout
     from snapshot_format.reader import open_current
-    from snapshot_format.vocab import DISPATCH_UNDECIDED, EdgeKind
+    from snapshot_format.vocab import EdgeKind
 
     module = GO_CORPORA[repo][0]
-    implements_only = frozenset({EdgeKind.IMPLEMENTS})
     gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
     try:
-        declared = [
-            s
-            for f in gen.files(repo)
-            if f.status == "indexed" and not f.path.endswith("_test.go")
-            for s in gen.declarations(repo, f.path)
-            if s.path == f.path
-        ]
-        ifaces = [s for s in declared if s.kind == "type" and s.signature.endswith(" interface")]
-        iface_keys = {s.key for s in ifaces}
-        iface_methods = [s for s in declared if s.kind == "method" and s.container in iface_keys]
 
         def key(s: Any) -> str:
             return f"{s.package}.{s.qualified_name}"
@@ -352,31 +344,18 @@ def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> d
             return found[0]
 
         subjects = [(subject(p, qn, k), why) for p, qn, k, why in GENERIC_SYMBOLS[repo]]
+        _ifaces, iface_methods = declared_interfaces(gen, [repo])
         keys = sorted({key(s) for s, _ in subjects} | {key(m) for m in iface_methods})
         truth, raw = _go_refs({repo: root}, keys, env, implements=True)
         outside = compare_outside(gen, {repo: root}, raw)
-
-        def implemented(of: list[Any]) -> set[tuple[str, str]]:
-            return {
-                (key(i), key(r.other))
-                for i in of
-                for r in find_references(gen, i, kinds=implements_only).rows
-                if not r.other.path.endswith("_test.go")
-            }
-
-        type_truth = {(i, t) for i, t in raw["implements"]}
+        implements = compare_implements(gen, [repo], raw)
         method_truth = {(i, m) for i, m in raw["method_implements"]}
-        type_got, method_got = implemented(ifaces), implemented(iface_methods)
-        undecided = sorted(
-            (u.path, u.line, u.package + "." + u.name, u.detail)
-            for u in gen.unresolved_in(repo)
-            if u.reason == DISPATCH_UNDECIDED
-        )
         per_symbol = []
         for s, why in subjects:
             rows = find_references(gen, s).rows
             direct = {(r.other.repository, r.other.path) for r in rows if not r.via and r.kind != EdgeKind.IMPLEMENTS}
-            dispatch = {(r.other.repository, r.other.path) for r in rows if r.via}
+            outside_via = set(traverse.outside_names(gen, s))
+            dispatch = {(r.other.repository, r.other.path) for r in rows if r.via and r.via not in outside_via}
             through = sorted({i for i, m in method_truth if m == key(s)})
             dispatch_truth: set[tuple[str, str]] = set()
             for i in through:
@@ -406,22 +385,69 @@ def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> d
             )
     finally:
         gen.close()
+    return {"implements": implements, "symbols": per_symbol, "overall": _overall(per_symbol), "outside": outside}
+
+
+def declared_interfaces(gen: Any, repos: list[str]) -> tuple[list[Any], list[Any]]:
+    """The interfaces the repositories' non-test files declare, and their methods."""
+    declared = [
+        s
+        for repo in repos
+        for f in gen.files(repo)
+        if f.status == "indexed" and not f.path.endswith("_test.go")
+        for s in gen.declarations(repo, f.path)
+        if s.path == f.path
+    ]
+    ifaces = [s for s in declared if s.kind == "type" and s.signature.endswith(" interface")]
+    iface_keys = {s.key for s in ifaces}
+    return ifaces, [s for s in declared if s.kind == "method" and s.container in iface_keys]
+
+
+def compare_implements(gen: Any, repos: list[str], raw: dict[str, Any]) -> dict[str, Any]:
+    """kivgraph's incoming IMPLEMENTS rows of every interface (and interface method) the repositories declare,
+    non-test types only, against go_refs ``-implements`` over the same modules; undecided relations apart."""
+    from server.queries.references import find_references
+    from snapshot_format.vocab import DISPATCH_UNDECIDED, EdgeKind
+
+    implements_only = frozenset({EdgeKind.IMPLEMENTS})
+    ifaces, iface_methods = declared_interfaces(gen, repos)
+
+    def implemented(of: list[Any]) -> set[tuple[str, str]]:
+        return {
+            (f"{i.package}.{i.qualified_name}", f"{r.other.package}.{r.other.qualified_name}")
+            for i in of
+            for r in find_references(gen, i, kinds=implements_only).rows
+            if not r.other.path.endswith("_test.go")
+        }
+
+    type_truth = {(i, t) for i, t in raw["implements"]}
+    # methods of the declared interfaces (one embedded from outside the graph, flag.Value in pflag's goBoolFlag, is
+    # compared with the outside interfaces)
+    declared = {f"{m.package}.{m.qualified_name}" for m in iface_methods}
+    method_truth = {(i, m) for i, m in raw["method_implements"] if i in declared}
+    type_got, method_got = implemented(ifaces), implemented(iface_methods)
+    undecided = sorted(
+        (u.path, u.line, u.package + "." + u.name, u.detail)
+        for repo in repos
+        for u in gen.unresolved_in(repo)
+        if u.reason == DISPATCH_UNDECIDED
+    )
     return {
-        "implements": {
-            "interfaces": len(ifaces),
-            "interface_methods": len(iface_methods),
-            "types": _pr(type_got, type_truth),
-            "methods": _pr(method_got, method_truth),
-            "pairs": sorted(f"{t} implements {i}" for i, t in type_got | type_truth),
-            "only_kivgraph": sorted(f"{t} implements {i}" for i, t in type_got - type_truth),
-            "only_go_types": sorted(f"{t} implements {i}" for i, t in type_truth - type_got),
-            "methods_only_kivgraph": sorted(f"{m} implements {i}" for i, m in method_got - method_truth),
-            "methods_only_go_types": sorted(f"{m} implements {i}" for i, m in method_truth - method_got),
-            "undecided": [f"{p}:{line} {name}: {detail}" for p, line, name, detail in undecided],
-        },
-        "symbols": per_symbol,
-        "overall": _overall(per_symbol),
-        "outside": outside,
+        "interfaces": len(ifaces),
+        "interface_methods": len(iface_methods),
+        "types": _pr(type_got, type_truth),
+        "methods": _pr(method_got, method_truth),
+        "pairs": sorted(f"{t} implements {i}" for i, t in type_got | type_truth),
+        "only_kivgraph": sorted(f"{t} implements {i}" for i, t in type_got - type_truth),
+        "only_go_types": sorted(f"{t} implements {i}" for i, t in type_truth - type_got),
+        "methods_only_kivgraph": sorted(f"{m} implements {i}" for i, m in method_got - method_truth),
+        "methods_only_go_types": sorted(f"{m} implements {i}" for i, m in method_truth - method_got),
+        "cross_repository": sorted(
+            f"{t} implements {i}"
+            for i, t in type_got
+            if not any(t.startswith(GO_CORPORA[r][0]) and i.startswith(GO_CORPORA[r][0]) for r in repos)
+        ),
+        "undecided": [f"{p}:{line} {name}: {detail}" for p, line, name, detail in undecided],
     }
 
 
@@ -582,6 +608,10 @@ def report(d: dict[str, Any]) -> str:
         f"methods: kivgraph {ca['kivgraph']}, go/types {ca['go_types']}, precision {ca['precision']}, recall "
         f"{ca['recall']} (non-test: {cn['precision']} / {cn['recall']}). Files: {', '.join(c['cobra_files'])}.",
         "",
+        *_implements_report(d["implements"], "pflag and cobra declare"),
+        "Pairs across the two repositories (a pflag type implementing a cobra interface: pflag cannot see cobra, "
+        "so cobra's go/types run pairs them): " + ("; ".join(d["implements"]["cross_repository"]) or "none") + ".",
+        "",
         "| index run | wall s | pipeline total s | analyzer.go s | analyzer share | analyzer runs / cache hits |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -603,41 +633,13 @@ def report(d: dict[str, Any]) -> str:
 
 def _generic_report(g: dict[str, Any]) -> list[str]:
     im, c = g["implements"], g["counts"]
-    t, m = im["types"], im["methods"]
     lines = [
         f"## Generics: {g['corpus']['module']}@{g['corpus']['version']}",
         "",
         f"{c['files']} files, {c['symbols']} symbols, {c['edges']} edges, {c['unresolved']} unresolved; "
         f"indexed cold in {g['time']['wall_seconds']} s (analyzer.go {g['time']['analyzer_go']} s).",
         "",
-        f"IMPLEMENTS over the {im['interfaces']} interfaces ({im['interface_methods']} methods) the module declares, "
-        "non-test packages: kivgraph's incoming IMPLEMENTS rows against go/types' `types.Implements` on witness "
-        "instantiations (benchmarks/go_refs `-implements`: type arguments from int, string and the type's own "
-        "type parameters, constraints checked).",
-        "",
-        "| level | kivgraph pairs | go/types pairs | precision | recall |",
-        "| --- | --- | --- | --- | --- |",
-        f"| type | {t['kivgraph']} | {t['go_types']} | {t['precision']} | {t['recall']} |",
-        f"| method | {m['kivgraph']} | {m['go_types']} | {m['precision']} | {m['recall']} |",
-        "",
-        (
-            "Pairs: " + ("; ".join(im["pairs"]) or "none") + "."
-            if len(im["pairs"]) <= 12
-            else f"{len(im['pairs'])} pairs, listed in the JSON."
-        ),
-        "",
-        "Disagreements: "
-        + (
-            "; ".join(
-                [f"only kivgraph {x}" for x in im["only_kivgraph"] + im["methods_only_kivgraph"]]
-                + [f"only go/types {x}" for x in im["only_go_types"] + im["methods_only_go_types"]]
-            )
-            or "none"
-        )
-        + ". Undecided (DISPATCH_UNDECIDED): "
-        + ("; ".join(im["undecided"]) or "none")
-        + ".",
-        "",
+        *_implements_report(im, "the module declares"),
         "References (direct rows against `types.Info.Uses`, as above) and dispatch rows (kivgraph's rows `via` an "
         "interface method, against the files whose `Uses` point at the interface methods go/types says the "
         "symbol implements):",
@@ -675,6 +677,40 @@ def _generic_report(g: dict[str, Any]) -> list[str]:
         *_outside_report(g["outside"], g["corpus"]["name"]),
     ]
     return lines
+
+
+def _implements_report(im: dict[str, Any], scope: str) -> list[str]:
+    t, m = im["types"], im["methods"]
+    return [
+        f"IMPLEMENTS over the {im['interfaces']} interfaces ({im['interface_methods']} methods) {scope}, "
+        "non-test packages: kivgraph's incoming IMPLEMENTS rows against go/types' `types.Implements` on witness "
+        "instantiations (benchmarks/go_refs `-implements`: type arguments from int, string and the type's own "
+        "type parameters, constraints checked).",
+        "",
+        "| level | kivgraph pairs | go/types pairs | precision | recall |",
+        "| --- | --- | --- | --- | --- |",
+        f"| type | {t['kivgraph']} | {t['go_types']} | {t['precision']} | {t['recall']} |",
+        f"| method | {m['kivgraph']} | {m['go_types']} | {m['precision']} | {m['recall']} |",
+        "",
+        (
+            "Pairs: " + ("; ".join(im["pairs"]) or "none") + "."
+            if len(im["pairs"]) <= 12
+            else f"{len(im['pairs'])} pairs, listed in the JSON."
+        ),
+        "",
+        "Disagreements: "
+        + (
+            "; ".join(
+                [f"only kivgraph {x}" for x in im["only_kivgraph"] + im["methods_only_kivgraph"]]
+                + [f"only go/types {x}" for x in im["only_go_types"] + im["methods_only_go_types"]]
+            )
+            or "none"
+        )
+        + ". Undecided (DISPATCH_UNDECIDED): "
+        + ("; ".join(im["undecided"]) or "none")
+        + ".",
+        "",
+    ]
 
 
 def _outside_report(o: dict[str, Any], corpus: str) -> list[str]:
