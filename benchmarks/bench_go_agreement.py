@@ -249,7 +249,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         keys = sorted({go_key(s.repository, s) for s, _ in subjects} | {go_key("pflag", s) for s in flagset_methods})
         truth, raw = _go_refs(roots, keys, env, implements=True)
         outside = compare_outside(gen, roots, raw)
-        implements = compare_implements(gen, list(roots), raw)
+        type_relations = compare_implements(gen, list(roots), raw)
 
         per_symbol, all_got, all_truth = [], set(), set()
         for s, why in subjects:
@@ -312,7 +312,7 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
             ),
         },
         "cross_repository": cross,
-        "implements": implements,
+        "implements": type_relations,
         "outside": outside,
         "analyses": analyses,
     }

@@ -225,7 +225,37 @@ func main() {
 // implementsPairs lists, over the named types and interfaces the packages declare (one universe:
 // the importer's), the pairs some witness instantiation makes go/types' types.Implements hold.
 func implementsPairs(pkgs []*types.Package) ([][2]string, [][2]string) {
-	var named, ifaces []*types.Named
+	named, ifaces := declaredNamed(pkgs)
+	typePairs, methods := map[[2]string]bool{}, map[[2]string]bool{}
+	for _, t := range named {
+		for _, i := range ifaces {
+			for _, w := range witnesses(t, i) {
+				typePairs[[2]string{objectKey(i.Obj()), objectKey(t.Obj())}] = true
+				for _, pair := range methodPairs(t, w) {
+					methods[[2]string{objectKey(pair[0]), objectKey(pair[1])}] = true
+				}
+			}
+		}
+	}
+	return sortedPairs(typePairs), sortedPairs(methods)
+}
+
+// methodPairs: (interface method, method the type declares) for a witness instantiation of the type.
+func methodPairs(t *types.Named, w witness) [][2]*types.Func {
+	var out [][2]*types.Func
+	it := w.iface.Underlying().(*types.Interface)
+	for k := 0; k < it.NumMethods(); k++ {
+		im := it.Method(k)
+		found, _, _ := types.LookupFieldOrMethod(types.NewPointer(w.typ), false, im.Pkg(), im.Name())
+		if m, ok := found.(*types.Func); ok && m.Pkg() == t.Obj().Pkg() {
+			out = append(out, [2]*types.Func{im, m})
+		}
+	}
+	return out
+}
+
+// declaredNamed: the named types (interfaces apart) and the method-set interfaces the packages declare.
+func declaredNamed(pkgs []*types.Package) (named, ifaces []*types.Named) {
 	for _, pkg := range pkgs {
 		scope := pkg.Scope()
 		for _, name := range scope.Names() {
@@ -246,23 +276,7 @@ func implementsPairs(pkgs []*types.Package) ([][2]string, [][2]string) {
 			}
 		}
 	}
-	typePairs, methods := map[[2]string]bool{}, map[[2]string]bool{}
-	for _, t := range named {
-		for _, i := range ifaces {
-			for _, w := range witnesses(t, i) {
-				typePairs[[2]string{objectKey(i.Obj()), objectKey(t.Obj())}] = true
-				it := w.iface.Underlying().(*types.Interface)
-				for k := 0; k < it.NumMethods(); k++ {
-					im := it.Method(k)
-					found, _, _ := types.LookupFieldOrMethod(types.NewPointer(w.typ), false, im.Pkg(), im.Name())
-					if m, ok := found.(*types.Func); ok && m.Pkg() == t.Obj().Pkg() {
-						methods[[2]string{objectKey(im), objectKey(m)}] = true
-					}
-				}
-			}
-		}
-	}
-	return sortedPairs(typePairs), sortedPairs(methods)
+	return named, ifaces
 }
 
 type witness struct{ typ, iface types.Type }

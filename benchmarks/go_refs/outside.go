@@ -105,30 +105,12 @@ func interfaceKey(n *types.Named) string {
 // pairs: [interface method, method] for the named types the packages declare and the interfaces used.
 func (o *outsideIndex) pairs(pkgs []*types.Package) [][2]string {
 	out := map[[2]string]bool{}
-	for _, pkg := range pkgs {
-		scope := pkg.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok || tn.IsAlias() {
-				continue
-			}
-			t, ok := tn.Type().(*types.Named)
-			if !ok {
-				continue
-			}
-			if _, isIface := t.Underlying().(*types.Interface); isIface {
-				continue
-			}
-			for _, i := range o.ifaces {
-				for _, w := range witnesses(t, i) {
-					it := w.iface.Underlying().(*types.Interface)
-					for k := 0; k < it.NumMethods(); k++ {
-						im := it.Method(k)
-						found, _, _ := types.LookupFieldOrMethod(types.NewPointer(w.typ), false, im.Pkg(), im.Name())
-						if m, ok := found.(*types.Func); ok && m.Pkg() == pkg {
-							out[[2]string{outsideKey(im.Origin()), objectKey(m)}] = true
-						}
-					}
+	named, _ := declaredNamed(pkgs)
+	for _, t := range named {
+		for _, i := range o.ifaces {
+			for _, w := range witnesses(t, i) {
+				for _, pair := range methodPairs(t, w) {
+					out[[2]string{outsideKey(pair[0].Origin()), objectKey(pair[1])}] = true
 				}
 			}
 		}

@@ -183,11 +183,11 @@ def _outside_hop(gen: Generation, subject: Symbol, kinds: frozenset[int]) -> lis
 def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> list[Unresolved]:
     """Unresolved records touching the question: naming the subject, the places its type is handed to code
     outside the graph, or its undecided type relations (incoming), or made inside it (outgoing); relations to
-    what is outside the graph are not failures (``traverse.not_failures``)."""
+    what is outside the graph are not failures (``traverse.failures_only``)."""
     if outgoing:
         return [
             u
-            for u in traverse.not_failures(gen.unresolved_in(subject.repository, subject.path))
+            for u in traverse.failures_only(gen.unresolved_in(subject.repository, subject.path))
             if u.path == subject.path and u.source == subject.key
         ]
     # a relation the type checker left undecided: implementations (or callers through an interface) missed

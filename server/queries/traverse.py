@@ -364,7 +364,7 @@ def unbound_inside(gen: Generation, seeds: list[bytes], walk_result: Walk, depth
     return [
         u
         for (repository, path), holders in sorted(by_file.items())
-        for u in not_failures(gen.unresolved_in(repository, path))
+        for u in failures_only(gen.unresolved_in(repository, path))
         if u.path == path and u.source in holders
     ]
 
@@ -461,7 +461,7 @@ def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
     return found
 
 
-def not_failures(rows: Iterable[Unresolved]) -> list[Unresolved]:
+def failures_only(rows: Iterable[Unresolved]) -> list[Unresolved]:
     """Rows that are failures to bind: relations to what is outside the graph, and the conversions that hand a
     value to it, left out (they say nothing about what a declaration's own uses reach)."""
     return [u for u in rows if u.reason not in EXTERNAL_RELATIONS and u.reason != EXTERNAL_CONVERSION]

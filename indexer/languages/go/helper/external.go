@@ -322,18 +322,9 @@ func (c *checker) outsideInterfaces() []*types.Named {
 		if std && hiddenStandard(pkg.Path()) {
 			continue
 		}
-		scope := pkg.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok || tn.IsAlias() || std && !tn.Exported() {
-				continue
-			}
-			named, ok := tn.Type().(*types.Named)
-			if !ok {
-				continue
-			}
-			it, ok := named.Underlying().(*types.Interface)
-			if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
+		for _, named := range declaredTypes(pkg) {
+			it := methodInterface(named)
+			if it == nil || std && !named.Obj().Exported() {
 				continue
 			}
 			exported := true

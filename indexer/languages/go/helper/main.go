@@ -863,21 +863,10 @@ func (c *checker) implements(targets []*targetPkg) {
 			return
 		}
 		seen[pkg] = true
-		scope := pkg.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok || tn.IsAlias() {
-				continue
+		for _, named := range declaredTypes(pkg) {
+			if methodInterface(named) != nil {
+				add(named)
 			}
-			named, ok := tn.Type().(*types.Named)
-			if !ok {
-				continue
-			}
-			it, ok := named.Underlying().(*types.Interface)
-			if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
-				continue
-			}
-			add(named)
 		}
 	}
 	for _, tp := range targets {
@@ -931,27 +920,41 @@ func indexByFirstMethod(ifaces []*types.Named) map[string][]*types.Named {
 
 // pairTypes pairs every named type pkg declares (interfaces aside) with the interfaces of byFirst.
 func (c *checker) pairTypes(pkg *types.Package, byFirst map[string][]*types.Named) {
-	scope := pkg.Scope()
-	for _, name := range scope.Names() {
-		tn, ok := scope.Lookup(name).(*types.TypeName)
-		if !ok || tn.IsAlias() {
-			continue
-		}
-		named, ok := tn.Type().(*types.Named)
-		if !ok {
-			continue
-		}
+	for _, named := range declaredTypes(pkg) {
 		if _, isIface := named.Underlying().(*types.Interface); isIface {
 			continue
 		}
-		tpos := c.fset.Position(tn.Pos())
+		tpos := c.fset.Position(named.Obj().Pos())
 		mset := types.NewMethodSet(types.NewPointer(named))
 		for i := 0; i < mset.Len(); i++ {
 			for _, iface := range byFirst[mset.At(i).Obj().Name()] {
-				c.pair(pkg, named, name, tpos, iface)
+				c.pair(pkg, named, named.Obj().Name(), tpos, iface)
 			}
 		}
 	}
+}
+
+// declaredTypes: the named types a package declares at its top level, aliases aside, in name order.
+func declaredTypes(pkg *types.Package) []*types.Named {
+	var out []*types.Named
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		if tn, ok := scope.Lookup(name).(*types.TypeName); ok && !tn.IsAlias() {
+			if named, ok := tn.Type().(*types.Named); ok {
+				out = append(out, named)
+			}
+		}
+	}
+	return out
+}
+
+// methodInterface: the interface a named type is when it is one with methods and no type set, else nil.
+func methodInterface(named *types.Named) *types.Interface {
+	it, ok := named.Underlying().(*types.Interface)
+	if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
+		return nil
+	}
+	return it
 }
 
 func interfaceName(n *types.Named) string {
