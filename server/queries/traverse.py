@@ -284,7 +284,9 @@ def walk(
                 bridged.add(target)
                 if visit(level, node, gen.neighbours_raw(target, outgoing=False, kinds=bridge_kinds), target, nxt):
                     through.append(target)
-            for relation in outside.implemented(node) if outside is not None else ():
+            if outside is None:
+                continue
+            for relation in outside.implemented(node):
                 name = outside_name(relation.package, relation.name)
                 if name in bridged_outside:
                     continue
