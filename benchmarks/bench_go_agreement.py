@@ -36,6 +36,12 @@ interfaces that embed one another), pinned, are each indexed in a home of their 
   through an interface method it implements) against the files whose ``Uses`` point at the interface
   methods go/types says it implements; and each symbol's blast-radius verdict.
 
+Interfaces outside the graph, on every corpus (``compare_outside``, go_refs ``-outside``): over the
+interface methods of the standard library and of unregistered modules that the code uses, the
+methods of non-test types that implement them (EXTERNAL_IMPLEMENTS rows against ``types.Implements``)
+and, per such method, the files of its dispatch rows through them against the files whose ``Uses``
+point there.
+
     python -m benchmarks.bench_go_agreement
 
 Writes benchmarks/results/go-agreement.json and go-agreement.md.
@@ -97,7 +103,8 @@ GENERIC_SYMBOLS["gods"] = [
 def _go_refs(
     roots: dict[str, Path], keys: list[str], env: dict[str, str], *, implements: bool = False
 ) -> tuple[dict[str, set[tuple[str, str]]], dict[str, Any]]:
-    """go/types' listing: key -> {(repository, relative path)}, and the raw output (implementation pairs)."""
+    """go/types' listing: key -> {(repository, relative path)}, and the raw output (implementation pairs, and the
+    uses and implementations of the interfaces outside the modules, ``-outside``)."""
     hermetic = {
         **env,
         "GOPROXY": "off",
@@ -109,7 +116,7 @@ def _go_refs(
     with tempfile.TemporaryDirectory(prefix="kivgraph-gorefs-") as tmp:
         exe = Path(tmp) / "go_refs"
         subprocess.run(["go", "build", "-o", str(exe), "."], cwd=GO_REFS, env=hermetic, check=True, timeout=600)
-        args = [str(exe), *(["-implements"] if implements else [])]
+        args = [str(exe), "-outside", *(["-implements"] if implements else [])]
         for k in keys:
             args += ["-key", k]
         proc = subprocess.run(
@@ -120,18 +127,87 @@ def _go_refs(
     data = json.loads(proc.stdout)
     if data["errors"]:
         raise SystemExit(f"go_refs: {data['errors']} type errors: the reference listing would be incomplete")
-    out: dict[str, set[tuple[str, str]]] = {}
+    return {key: _relative(roots, files) for key, files in data["refs"].items()}, data
+
+
+def _relative(roots: dict[str, Path], files: list[str]) -> set[tuple[str, str]]:
+    """Absolute files as (repository, path relative to its root)."""
     resolved = {name: root.resolve() for name, root in roots.items()}
-    for key, files in data["refs"].items():
-        found = out.setdefault(key, set())
-        for f in files:
-            for name, root in resolved.items():
-                try:
-                    found.add((name, Path(f).resolve().relative_to(root).as_posix()))
-                    break
-                except ValueError:
-                    continue
-    return out, data
+    found: set[tuple[str, str]] = set()
+    for f in files:
+        for name, root in resolved.items():
+            try:
+                found.add((name, Path(f).resolve().relative_to(root).as_posix()))
+                break
+            except ValueError:
+                continue
+    return found
+
+
+def compare_outside(gen: Any, roots: dict[str, Path], raw: dict[str, Any]) -> dict[str, Any]:
+    """Interfaces outside the graph against go/types (go_refs ``-outside``), over the outside interface methods
+    the modules use: the methods each non-test type implements (kivgraph's EXTERNAL_IMPLEMENTS rows against
+    types.Implements on a witness instantiation), and per method the files of its dispatch rows through them
+    against the files whose ``Uses`` point at the interface methods go/types says it implements; with the
+    methods whose blast radius is a lower bound because their type is converted to such an interface."""
+    from server.queries import traverse
+    from server.queries.references import find_references
+    from server.tools.traversal import get_blast_radius
+    from snapshot_format.vocab import EXTERNAL_CONVERSION
+
+    used = {key: _relative(roots, files) for key, files in raw["outside_refs"].items()}
+    truth_pairs = {(i, m) for i, m in raw["outside_implements"] if i in used}
+    methods = [
+        s
+        for repo in roots
+        for f in gen.files(repo)
+        if f.status == "indexed" and not f.path.endswith("_test.go")
+        for s in gen.declarations(repo, f.path)
+        if s.path == f.path and s.kind == "method"
+    ]
+    got_pairs: set[tuple[str, str]] = set()
+    per_method: dict[str, tuple[set[tuple[str, str]], set[tuple[str, str]]]] = {}
+    converted = 0
+    for s in methods:
+        key = f"{s.package}.{s.qualified_name}"
+        names = set(traverse.outside_names(gen, s))
+        got_pairs |= {(n, key) for n in names if n in used}
+        through = {i for i, m in truth_pairs if m == key}
+        if not names and not through:
+            continue
+        rows = find_references(gen, s).rows
+        got = {(r.other.repository, r.other.path) for r in rows if r.via in names}
+        want: set[tuple[str, str]] = set()
+        for i in through:
+            want |= used[i]
+        per_method[key] = (got, want)
+        spots = get_blast_radius(gen, {"stable_key": s.key, "view": "full"})["completeness"].get("blind_spots", [])
+        converted += any(b["reason"] == EXTERNAL_CONVERSION for b in spots)
+    got_files = sum(len(g) for g, _w in per_method.values())
+    want_files = sum(len(w) for _g, w in per_method.values())
+    agree = sum(len(g & w) for g, w in per_method.values())
+    return {
+        "interface_methods_used": len(used),
+        "call_files": len(set().union(*used.values())) if used else 0,
+        "pairs": _pr(got_pairs, truth_pairs),
+        "pairs_only_kivgraph": sorted(f"{m} implements {i}" for i, m in got_pairs - truth_pairs),
+        "pairs_only_go_types": sorted(f"{m} implements {i}" for i, m in truth_pairs - got_pairs),
+        "methods": len(per_method),
+        "dispatch_files": {
+            "kivgraph": got_files,
+            "go_types": want_files,
+            "agree": agree,
+            "precision": round(agree / got_files, 4) if got_files else 1.0,
+            "recall": round(agree / want_files, 4) if want_files else 1.0,
+        },
+        "dispatch_disagreements": sorted(
+            f"{k}: only kivgraph {sorted(f'{r}:{p}' for r, p in g - w) or '-'}, "
+            f"only go/types {sorted(f'{r}:{p}' for r, p in w - g) or '-'}"
+            for k, (g, w) in per_method.items()
+            if g != w
+        ),
+        "lower_bound_by_conversion": converted,
+    }
 
 
 def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
@@ -171,7 +247,9 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
         subjects = [(subject(r, qn, k), why) for r, qn, k, why in SYMBOLS]
         flagset_methods = _all_methods(gen, "pflag", "FlagSet.")
         keys = sorted({go_key(s.repository, s) for s, _ in subjects} | {go_key("pflag", s) for s in flagset_methods})
-        truth, _raw = _go_refs(roots, keys, env)
+        truth, raw = _go_refs(roots, keys, env, implements=True)
+        outside = compare_outside(gen, roots, raw)
+        type_relations = compare_implements(gen, list(roots), raw)
 
         per_symbol, all_got, all_truth = [], set(), set()
         for s, why in subjects:
@@ -234,32 +312,24 @@ def compare(home: Path, roots: dict[str, Path], modules: dict[str, str], env: di
             ),
         },
         "cross_repository": cross,
+        "implements": type_relations,
+        "outside": outside,
         "analyses": analyses,
     }
 
 
 def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> dict[str, Any]:
     """IMPLEMENTS and references of one generic corpus against go/types (see the module docstring)."""
+    from server.queries import traverse
     from server.queries.references import find_references
     from server.tools.traversal import get_blast_radius
     from snapshot_format.layout import resolve_layout
     from snapshot_format.reader import open_current
-    from snapshot_format.vocab import DISPATCH_UNDECIDED, EdgeKind
+    from snapshot_format.vocab import EdgeKind
 
     module = GO_CORPORA[repo][0]
-    implements_only = frozenset({EdgeKind.IMPLEMENTS})
     gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
     try:
-        declared = [
-            s
-            for f in gen.files(repo)
-            if f.status == "indexed" and not f.path.endswith("_test.go")
-            for s in gen.declarations(repo, f.path)
-            if s.path == f.path
-        ]
-        ifaces = [s for s in declared if s.kind == "type" and s.signature.endswith(" interface")]
-        iface_keys = {s.key for s in ifaces}
-        iface_methods = [s for s in declared if s.kind == "method" and s.container in iface_keys]
 
         def key(s: Any) -> str:
             return f"{s.package}.{s.qualified_name}"
@@ -274,30 +344,18 @@ def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> d
             return found[0]
 
         subjects = [(subject(p, qn, k), why) for p, qn, k, why in GENERIC_SYMBOLS[repo]]
+        _ifaces, iface_methods = declared_interfaces(gen, [repo])
         keys = sorted({key(s) for s, _ in subjects} | {key(m) for m in iface_methods})
         truth, raw = _go_refs({repo: root}, keys, env, implements=True)
-
-        def implemented(of: list[Any]) -> set[tuple[str, str]]:
-            return {
-                (key(i), key(r.other))
-                for i in of
-                for r in find_references(gen, i, kinds=implements_only).rows
-                if not r.other.path.endswith("_test.go")
-            }
-
-        type_truth = {(i, t) for i, t in raw["implements"]}
+        outside = compare_outside(gen, {repo: root}, raw)
+        implements = compare_implements(gen, [repo], raw)
         method_truth = {(i, m) for i, m in raw["method_implements"]}
-        type_got, method_got = implemented(ifaces), implemented(iface_methods)
-        undecided = sorted(
-            (u.path, u.line, u.package + "." + u.name, u.detail)
-            for u in gen.unresolved_in(repo)
-            if u.reason == DISPATCH_UNDECIDED
-        )
         per_symbol = []
         for s, why in subjects:
             rows = find_references(gen, s).rows
             direct = {(r.other.repository, r.other.path) for r in rows if not r.via and r.kind != EdgeKind.IMPLEMENTS}
-            dispatch = {(r.other.repository, r.other.path) for r in rows if r.via}
+            outside_via = set(traverse.outside_names(gen, s))
+            dispatch = {(r.other.repository, r.other.path) for r in rows if r.via and r.via not in outside_via}
             through = sorted({i for i, m in method_truth if m == key(s)})
             dispatch_truth: set[tuple[str, str]] = set()
             for i in through:
@@ -327,21 +385,69 @@ def compare_generic(home: Path, repo: str, root: Path, env: dict[str, str]) -> d
             )
     finally:
         gen.close()
+    return {"implements": implements, "symbols": per_symbol, "overall": _overall(per_symbol), "outside": outside}
+
+
+def declared_interfaces(gen: Any, repos: list[str]) -> tuple[list[Any], list[Any]]:
+    """The interfaces the repositories' non-test files declare, and their methods."""
+    declared = [
+        s
+        for repo in repos
+        for f in gen.files(repo)
+        if f.status == "indexed" and not f.path.endswith("_test.go")
+        for s in gen.declarations(repo, f.path)
+        if s.path == f.path
+    ]
+    ifaces = [s for s in declared if s.kind == "type" and s.signature.endswith(" interface")]
+    iface_keys = {s.key for s in ifaces}
+    return ifaces, [s for s in declared if s.kind == "method" and s.container in iface_keys]
+
+
+def compare_implements(gen: Any, repos: list[str], raw: dict[str, Any]) -> dict[str, Any]:
+    """kivgraph's incoming IMPLEMENTS rows of every interface (and interface method) the repositories declare,
+    non-test types only, against go_refs ``-implements`` over the same modules; undecided relations apart."""
+    from server.queries.references import find_references
+    from snapshot_format.vocab import DISPATCH_UNDECIDED, EdgeKind
+
+    implements_only = frozenset({EdgeKind.IMPLEMENTS})
+    ifaces, iface_methods = declared_interfaces(gen, repos)
+
+    def implemented(of: list[Any]) -> set[tuple[str, str]]:
+        return {
+            (f"{i.package}.{i.qualified_name}", f"{r.other.package}.{r.other.qualified_name}")
+            for i in of
+            for r in find_references(gen, i, kinds=implements_only).rows
+            if not r.other.path.endswith("_test.go")
+        }
+
+    type_truth = {(i, t) for i, t in raw["implements"]}
+    # methods of the declared interfaces (one embedded from outside the graph, flag.Value in pflag's goBoolFlag, is
+    # compared with the outside interfaces)
+    declared = {f"{m.package}.{m.qualified_name}" for m in iface_methods}
+    method_truth = {(i, m) for i, m in raw["method_implements"] if i in declared}
+    type_got, method_got = implemented(ifaces), implemented(iface_methods)
+    undecided = sorted(
+        (u.path, u.line, u.package + "." + u.name, u.detail)
+        for repo in repos
+        for u in gen.unresolved_in(repo)
+        if u.reason == DISPATCH_UNDECIDED
+    )
     return {
-        "implements": {
-            "interfaces": len(ifaces),
-            "interface_methods": len(iface_methods),
-            "types": _pr(type_got, type_truth),
-            "methods": _pr(method_got, method_truth),
-            "pairs": sorted(f"{t} implements {i}" for i, t in type_got | type_truth),
-            "only_kivgraph": sorted(f"{t} implements {i}" for i, t in type_got - type_truth),
-            "only_go_types": sorted(f"{t} implements {i}" for i, t in type_truth - type_got),
-            "methods_only_kivgraph": sorted(f"{m} implements {i}" for i, m in method_got - method_truth),
-            "methods_only_go_types": sorted(f"{m} implements {i}" for i, m in method_truth - method_got),
-            "undecided": [f"{p}:{line} {name}: {detail}" for p, line, name, detail in undecided],
-        },
-        "symbols": per_symbol,
-        "overall": _overall(per_symbol),
+        "interfaces": len(ifaces),
+        "interface_methods": len(iface_methods),
+        "types": _pr(type_got, type_truth),
+        "methods": _pr(method_got, method_truth),
+        "pairs": sorted(f"{t} implements {i}" for i, t in type_got | type_truth),
+        "only_kivgraph": sorted(f"{t} implements {i}" for i, t in type_got - type_truth),
+        "only_go_types": sorted(f"{t} implements {i}" for i, t in type_truth - type_got),
+        "methods_only_kivgraph": sorted(f"{m} implements {i}" for i, m in method_got - method_truth),
+        "methods_only_go_types": sorted(f"{m} implements {i}" for i, m in method_truth - method_got),
+        "cross_repository": sorted(
+            f"{t} implements {i}"
+            for i, t in type_got
+            if not any(t.startswith(GO_CORPORA[r][0]) and i.startswith(GO_CORPORA[r][0]) for r in repos)
+        ),
+        "undecided": [f"{p}:{line} {name}: {detail}" for p, line, name, detail in undecided],
     }
 
 
@@ -502,6 +608,10 @@ def report(d: dict[str, Any]) -> str:
         f"methods: kivgraph {ca['kivgraph']}, go/types {ca['go_types']}, precision {ca['precision']}, recall "
         f"{ca['recall']} (non-test: {cn['precision']} / {cn['recall']}). Files: {', '.join(c['cobra_files'])}.",
         "",
+        *_implements_report(d["implements"], "pflag and cobra declare"),
+        "Pairs across the two repositories (a pflag type implementing a cobra interface: pflag cannot see cobra, "
+        "so cobra's go/types run pairs them): " + ("; ".join(d["implements"]["cross_repository"]) or "none") + ".",
+        "",
         "| index run | wall s | pipeline total s | analyzer.go s | analyzer share | analyzer runs / cache hits |",
         "| --- | --- | --- | --- | --- | --- |",
     ]
@@ -515,6 +625,7 @@ def report(d: dict[str, Any]) -> str:
         "Wall time includes interpreter start-up of the child process; cold = fresh state directory "
         "(the helper binary already built in the cache).",
         "",
+        *_outside_report(d["outside"], "pflag and cobra"),
         *(line for g in d["generic"] for line in _generic_report(g)),
     ]
     return "\n".join(lines) + "\n"
@@ -522,41 +633,13 @@ def report(d: dict[str, Any]) -> str:
 
 def _generic_report(g: dict[str, Any]) -> list[str]:
     im, c = g["implements"], g["counts"]
-    t, m = im["types"], im["methods"]
     lines = [
         f"## Generics: {g['corpus']['module']}@{g['corpus']['version']}",
         "",
         f"{c['files']} files, {c['symbols']} symbols, {c['edges']} edges, {c['unresolved']} unresolved; "
         f"indexed cold in {g['time']['wall_seconds']} s (analyzer.go {g['time']['analyzer_go']} s).",
         "",
-        f"IMPLEMENTS over the {im['interfaces']} interfaces ({im['interface_methods']} methods) the module declares, "
-        "non-test packages: kivgraph's incoming IMPLEMENTS rows against go/types' `types.Implements` on witness "
-        "instantiations (benchmarks/go_refs `-implements`: type arguments from int, string and the type's own "
-        "type parameters, constraints checked).",
-        "",
-        "| level | kivgraph pairs | go/types pairs | precision | recall |",
-        "| --- | --- | --- | --- | --- |",
-        f"| type | {t['kivgraph']} | {t['go_types']} | {t['precision']} | {t['recall']} |",
-        f"| method | {m['kivgraph']} | {m['go_types']} | {m['precision']} | {m['recall']} |",
-        "",
-        (
-            "Pairs: " + ("; ".join(im["pairs"]) or "none") + "."
-            if len(im["pairs"]) <= 12
-            else f"{len(im['pairs'])} pairs, listed in the JSON."
-        ),
-        "",
-        "Disagreements: "
-        + (
-            "; ".join(
-                [f"only kivgraph {x}" for x in im["only_kivgraph"] + im["methods_only_kivgraph"]]
-                + [f"only go/types {x}" for x in im["only_go_types"] + im["methods_only_go_types"]]
-            )
-            or "none"
-        )
-        + ". Undecided (DISPATCH_UNDECIDED): "
-        + ("; ".join(im["undecided"]) or "none")
-        + ".",
-        "",
+        *_implements_report(im, "the module declares"),
         "References (direct rows against `types.Info.Uses`, as above) and dispatch rows (kivgraph's rows `via` an "
         "interface method, against the files whose `Uses` point at the interface methods go/types says the "
         "symbol implements):",
@@ -591,8 +674,69 @@ def _generic_report(g: dict[str, Any]) -> list[str]:
         )
         + ".",
         "",
+        *_outside_report(g["outside"], g["corpus"]["name"]),
     ]
     return lines
+
+
+def _implements_report(im: dict[str, Any], scope: str) -> list[str]:
+    t, m = im["types"], im["methods"]
+    return [
+        f"IMPLEMENTS over the {im['interfaces']} interfaces ({im['interface_methods']} methods) {scope}, "
+        "non-test packages: kivgraph's incoming IMPLEMENTS rows against go/types' `types.Implements` on witness "
+        "instantiations (benchmarks/go_refs `-implements`: type arguments from int, string and the type's own "
+        "type parameters, constraints checked).",
+        "",
+        "| level | kivgraph pairs | go/types pairs | precision | recall |",
+        "| --- | --- | --- | --- | --- |",
+        f"| type | {t['kivgraph']} | {t['go_types']} | {t['precision']} | {t['recall']} |",
+        f"| method | {m['kivgraph']} | {m['go_types']} | {m['precision']} | {m['recall']} |",
+        "",
+        (
+            "Pairs: " + ("; ".join(im["pairs"]) or "none") + "."
+            if len(im["pairs"]) <= 12
+            else f"{len(im['pairs'])} pairs, listed in the JSON."
+        ),
+        "",
+        "Disagreements: "
+        + (
+            "; ".join(
+                [f"only kivgraph {x}" for x in im["only_kivgraph"] + im["methods_only_kivgraph"]]
+                + [f"only go/types {x}" for x in im["only_go_types"] + im["methods_only_go_types"]]
+            )
+            or "none"
+        )
+        + ". Undecided (DISPATCH_UNDECIDED): "
+        + ("; ".join(im["undecided"]) or "none")
+        + ".",
+        "",
+    ]
+
+
+def _outside_report(o: dict[str, Any], corpus: str) -> list[str]:
+    p, dsp = o["pairs"], o["dispatch_files"]
+    disagreements = o["pairs_only_kivgraph"] + o["pairs_only_go_types"] + o["dispatch_disagreements"]
+    return [
+        f"Interfaces outside the graph ({corpus}): methods of interfaces of the standard library (or of "
+        f"unregistered modules) that the code uses: {o['interface_methods_used']}, in {o['call_files']} files. "
+        "Pairs = kivgraph's EXTERNAL_IMPLEMENTS rows of non-test methods against go/types' `types.Implements` "
+        "(benchmarks/go_refs `-outside`); dispatch files = the files of each such method's rows via an outside "
+        "interface method against the files whose `Uses` point at the ones go/types says it implements (a "
+        "method's own call through the interface is not its row, as for interfaces in the graph).",
+        "",
+        "| what | kivgraph | go/types | precision | recall |",
+        "| --- | --- | --- | --- | --- |",
+        f"| method pairs | {p['kivgraph']} | {p['go_types']} | {p['precision']} | {p['recall']} |",
+        f"| dispatch files ({o['methods']} methods) | {dsp['kivgraph']} | {dsp['go_types']} | {dsp['precision']} | "
+        f"{dsp['recall']} |",
+        "",
+        f"{o['lower_bound_by_conversion']} of those methods answer LOWER_BOUND with an EXTERNAL_CONVERSION blind "
+        "spot (their type is converted to such an interface in the module). Disagreements: "
+        + ("; ".join(disagreements[:10]) or "none")
+        + (f" (and {len(disagreements) - 10} more in the JSON)" if len(disagreements) > 10 else "")
+        + ".",
+        "",
+    ]
 
 
 def main() -> int:

@@ -389,6 +389,11 @@ class RepositoryView(Generation):
     def unresolved_in(self, repository: str, path_prefix: str = "") -> Iterator[records.Unresolved]:
         return self._inner.unresolved_in(repository, path_prefix) if self.access.sees(repository) else iter(())
 
+    def unresolved_on_lines(self, repository: str, path: str, first: int, last: int) -> Iterator[records.Unresolved]:
+        if not self.access.sees(repository):
+            return iter(())
+        return self._inner.unresolved_on_lines(repository, path, first, last)
+
     def unresolved_scopes(self, repository: str) -> Iterator[records.Unresolved]:
         return self._inner.unresolved_scopes(repository) if self.access.sees(repository) else iter(())
 

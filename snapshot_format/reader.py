@@ -414,6 +414,17 @@ class Generation:
         for _key, value in self._scan(keys.DB_UNRESOLVED_BY_FILE, start):
             yield codec.UNRESOLVED.decode(value)
 
+    def unresolved_on_lines(self, repository: str, path: str, first: int, last: int) -> Iterator[records.Unresolved]:
+        """Unresolved references recorded in one file on lines ``first`` to ``last`` (a declaration's span)."""
+        bound = keys.prefix(repository, path)
+        end = keys.unresolved_file_key(repository, path, last + 1, 0, 0)
+        for key, value in self._scan(
+            keys.DB_UNRESOLVED_BY_FILE, keys.unresolved_file_key(repository, path, first, 0, 0), prefix=bound
+        ):
+            if key >= end:
+                return
+            yield codec.UNRESOLVED.decode(value)
+
     def unresolved_scopes(self, repository: str) -> Iterator[records.Unresolved]:
         """Failures that name no file (a package or module that could not be read)."""
         for _key, value in self._scan(keys.DB_UNRESOLVED_BY_FILE, keys.prefix(repository, "")):

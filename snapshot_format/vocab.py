@@ -163,3 +163,27 @@ LANGUAGES: tuple[str, ...] = ("python", "go", "typescript", "javascript", "rust"
 # of a type (the row's ``source``) implements an interface (the row's ``name``, its qualified name, in
 # ``package``). Readers make the members it names ``dispatch_unknown``, never COMPLETE.
 DISPATCH_UNDECIDED = "DISPATCH_UNDECIDED"
+
+# Dispatch through interfaces outside the graph (Go: the standard library's, the universe's error, a module no
+# registered repository provides), which no declaration of the graph stands for. Relation rows, not failures:
+# ``EXTERNAL_IMPLEMENTS`` sits on a method (``source``, ``path``, ``line``) that implements the interface method
+# named by ``name`` (its qualified name, ``Writer.Write``) in ``package`` (``io``; ``builtin`` for error.Error);
+# ``EXTERNAL_INTERFACE_CALL`` (a call) and ``EXTERNAL_INTERFACE_VALUE`` (a method value: passed, assigned,
+# returned) are uses written against such a method, named the same way. Readers join the two into dispatch
+# rows, as they bridge IMPLEMENTS edges. ``EXTERNAL_CONVERSION`` is a blind spot: at the site where a value of
+# a type is converted to such an interface, naming the type's method (``name``, its qualified name, in
+# ``package``) that code outside the graph may then call.
+EXTERNAL_IMPLEMENTS = "EXTERNAL_IMPLEMENTS"
+EXTERNAL_INTERFACE_CALL = "EXTERNAL_INTERFACE_CALL"
+EXTERNAL_INTERFACE_VALUE = "EXTERNAL_INTERFACE_VALUE"
+EXTERNAL_CONVERSION = "EXTERNAL_CONVERSION"
+EXTERNAL_USES: frozenset[str] = frozenset({EXTERNAL_INTERFACE_CALL, EXTERNAL_INTERFACE_VALUE})
+# Rows that record a relation to what is outside the graph rather than a use that failed to bind.
+EXTERNAL_RELATIONS: frozenset[str] = frozenset({EXTERNAL_IMPLEMENTS, *EXTERNAL_USES})
+# The package the universe's declarations (error) are named under, as go doc names them.
+BUILTIN_PACKAGE = "builtin"
+
+
+def outside_name(package: str, qualified_name: str) -> str:
+    """How answers write a declaration outside the graph: ``io.Writer.Write``; the universe's ``error.Error``."""
+    return qualified_name if package == BUILTIN_PACKAGE else f"{package}.{qualified_name}"

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from server.tools.references import find_references
-from server.tools.traversal import get_blast_radius
+from server.tools.traversal import get_blast_radius, trace_dependencies
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
 from tests.helpers import run_kivgraph, write_repo
@@ -150,6 +150,33 @@ GO_GENERIC = {
     ),
 }
 
+# A method called only through the standard library's io.Writer (and once directly), and one that implements
+# fmt.Stringer, handed to fmt only as an any.
+GO_OUTSIDE = {
+    "go.mod": "module example.com/sink\n\ngo 1.22\n",
+    "sink.go": (
+        "package sink\n"
+        "\n"
+        'import (\n\t"fmt"\n\t"io"\n)\n'
+        "\n"
+        "type File struct{ n int }\n"
+        "\n"
+        "func (f *File) Write(p []byte) (int, error) { f.n += len(p); return len(p), nil }\n"
+        "\n"
+        "func Dump(w io.Writer) { w.Write(nil) }\n"
+        "\n"
+        "func Flush(f *File) { f.Write(nil) }\n"
+        "\n"
+        "func Run() { f := &File{}; Dump(f); Flush(f) }\n"
+        "\n"
+        "type Name string\n"
+        "\n"
+        "func (n Name) String() string { return string(n) }\n"
+        "\n"
+        'func Hello() { Dump(nil); fmt.Println(Name("n")) }\n'
+    ),
+}
+
 
 def _index(tmp: Path, name: str, files: dict[str, str], language: str, env: dict[str, str] | None = None) -> Generation:
     extra: dict[str, Any] = dict(env or {})
@@ -173,6 +200,8 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
         "go-generic": _index(tmp, "gogen", GO_GENERIC, "go"),
         "go-generic-fallback": _index(tmp, "gofb", GO_GENERIC, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
+        "go-outside": _index(tmp, "gooutx", GO_OUTSIDE, "go"),
+        "go-outside-fallback": _index(tmp, "goout", GO_OUTSIDE, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
     }
     yield gens
     for g in gens.values():
@@ -348,3 +377,62 @@ def test_relations_without_the_type_checker_are_never_complete(generations: dict
         ("pkg.base.Louder.handle", 2),
     }
     assert exact["completeness"]["verdict"] == "COMPLETE"
+
+
+def test_go_without_the_type_checker_a_call_through_a_standard_interface_binds_to_nothing_and_says_so(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-outside-fallback"]
+    write = _blast(gen, "File.Write")
+    # the direct call binds by syntax (CANDIDATE); w.Write through io.Writer is bound to no method of that name
+    assert _rows(write) == {("Flush", 1, ""), ("Run", 2, "")}
+    completeness = write["completeness"]
+    assert completeness["verdict"] == "LOWER_BOUND"
+    assert "calls through a base class or an interface" in completeness["dispatch_unknown"]
+    assert "implements_outside" not in completeness  # only go/types pairs a type with io.Writer
+    refs = _refs(gen, "File.Write")["results"]["references"]
+    assert [(r["qualified_name"], r["confidence"], r.get("via", "")) for r in refs] == [("Flush", "CANDIDATE", "")]
+
+
+def test_go_a_call_through_io_writer_reaches_the_module_writer_in_every_view(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-outside"]
+    write = _blast(gen, "File.Write")
+    assert _rows(write) == {("Flush", 1, ""), ("Dump", 1, "io.Writer.Write"), ("Run", 2, ""), ("Hello", 2, "")}
+    assert write["results"]["dispatch_through"] == ["io.Writer.Write"]
+    completeness = write["completeness"]
+    assert completeness["implements_outside"] == ["io.Writer.Write"]
+    # Run hands its *File to Dump as an io.Writer: code outside the graph may call Write through it
+    assert completeness["verdict"] == "LOWER_BOUND"
+    assert [(b["reason"], b["in"]) for b in completeness["blind_spots"]] == [("EXTERNAL_CONVERSION", "Run")]
+    compact = get_blast_radius(gen, {"qualified_name": "File.Write"})
+    assert "via io.Writer.Write" in json.dumps(compact["results"])
+    assert compact["completeness"]["implements_outside"] == ["io.Writer.Write"]
+    refs = find_references(gen, {"qualified_name": "File.Write"})
+    assert refs["total"] == 2 and "via io.Writer.Write" in json.dumps(refs["results"])
+    assert refs["results"]["implements_outside"] == ["io.Writer.Write"]
+    assert list(refs["results"]["unbound"]) == ["EXTERNAL_CONVERSION"]
+
+
+def test_go_a_method_of_an_outside_interface_nobody_calls_is_an_absence_that_names_the_interface(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-outside"]
+    refs = find_references(gen, {"qualified_name": "Name.String"})
+    assert refs["total"] == 0 and "unbound" not in refs["results"]
+    assert refs["results"]["implements_outside"] == ["fmt.Stringer.String"]
+    assert "implements fmt.Stringer.String" in refs["guidance"] and "may still call it" in refs["guidance"]
+    blast = _blast(gen, "Name.String")["completeness"]
+    assert blast["verdict"] == "COMPLETE" and blast["implements_outside"] == ["fmt.Stringer.String"]
+
+
+def test_go_relations_to_outside_interfaces_are_not_unbound_uses_of_an_outgoing_answer(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["go-outside"]
+    for qn in ("Dump", "Run", "File.Write"):
+        out = find_references(gen, {"qualified_name": qn, "direction": "outgoing", "view": "full"})
+        assert "unbound" not in out["results"] and out["coverage"]["unresolved_related"] == 0, qn
+    trace = trace_dependencies(gen, {"qualified_name": "Run", "view": "full"})
+    assert "unbound" not in trace["results"]

@@ -32,6 +32,9 @@ GO_MODULE = {
         "package a\n\n// Store keeps values.\ntype Store struct{ items []string }\n\n"
         "// Put adds a value.\nfunc (s *Store) Put(v string) { s.items = append(s.items, v) }\n\n"
         "// Len counts values.\nfunc (s *Store) Len() int { return len(s.items) }\n\n"
+        "// Write makes a Store an io.Writer, an interface outside the graph (EXTERNAL_IMPLEMENTS, recomputed by\n"
+        "// every run; EXTERNAL_CONVERSION where b hands it to c.Dump)\n"
+        "func (s *Store) Write(p []byte) (int, error) { return len(p), nil }\n\n"
         "func Helper() int { return 1 }\n"
     ),
     "a/a_test.go": (
@@ -39,11 +42,13 @@ GO_MODULE = {
         "\tif s.Len() != 1 {\n\t\tt.Fatal(Helper())\n\t}\n}\n"
     ),
     "b/b.go": (
-        'package b\n\nimport "example.com/m/a"\n\nfunc Use() int {\n\ts := &a.Store{}\n\ts.Put("x")\n'
+        'package b\n\nimport (\n\t"example.com/m/a"\n\t"example.com/m/c"\n)\n\n'
+        'func Use() int {\n\ts := &a.Store{}\n\ts.Put("x")\n\tc.Dump(s)\n'
         "\treturn s.Len() + a.Helper()\n}\n"
     ),
-    "c/c.go": "package c\n\n// Sizer is anything with a length.\ntype Sizer interface{ Len() int }\n\n"
-    "func Size(s Sizer) int { return s.Len() }\n",
+    "c/c.go": 'package c\n\nimport "io"\n\n// Sizer is anything with a length.\ntype Sizer interface{ Len() int }\n\n'
+    "func Size(s Sizer) int { return s.Len() }\n\n"
+    "// Dump calls through io.Writer (EXTERNAL_INTERFACE_CALL).\nfunc Dump(w io.Writer) { w.Write(nil) }\n",
     # a relation go/types leaves undecided (DISPATCH_UNDECIDED rows), recomputed by every run like IMPLEMENTS
     "e/e.go": "package e\n\ntype Keyed[K comparable] interface{ Key() K }\n\n"
     "type Box[T any] struct{ v T }\n\nfunc (b Box[T]) Key() T { return b.v }\n",

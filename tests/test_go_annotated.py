@@ -55,10 +55,15 @@ def _tree(root: Path) -> dict[str, tuple[int, int]]:
 
 
 def write_case(case: Case, root: Path) -> list[str]:
-    """Write a case's repositories (each with a go.mod) under ``root``; their names in order."""
+    """Write a case's repositories (each with a go.mod) under ``root``; the names of those registered, in order.
+
+    A repository named by ``!outside: NAME`` is a module on disk that no one registers (a dependency the graph
+    does not hold): its requirers reach it through a ``replace`` to its directory.
+    """
     repos = case.write(root)
     modules = {repo: f"example.com/{repo}" for repo in repos}
     requires: dict[str, list[str]] = defaultdict(list)
+    outside = {value.strip() for name, value in case.directives if name == "outside"}
     for name, value in case.directives:
         if name == "module":
             repo, path = value.split()
@@ -68,12 +73,14 @@ def write_case(case: Case, root: Path) -> list[str]:
             requires[consumer].append(provider)
     for repo in repos:
         req = "".join(f"require {modules[p]} v0.0.0\n" for p in requires[repo])
+        req += "".join(f"replace {modules[p]} => ../{p}\n" for p in requires[repo] if p in outside)
         (root / repo / "go.mod").write_text(f"module {modules[repo]}\n\ngo 1.22\n\n{req}")
-    return repos
+    return [repo for repo in repos if repo not in outside]
 
 
-# Questions a case asks of its generation: ``!blast: QN -> ROW, ROW | VERDICT [dispatch_unknown] [blind:IN ...]``
-# (IN: the declaration each blind spot is in) and
+# Questions a case asks of its generation: ``!blast: QN -> ROW, ROW | VERDICT [dispatch_unknown] [blind:IN ...]
+# [outside:NAME ...]`` (IN: the declaration each blind spot is in; NAME: each interface method outside the graph
+# the root implements, ``completeness.implements_outside``) and
 # ``!references: QN [KIND,KIND] -> ROW, ROW | unbound N``; a ROW is ``QN`` or ``QN via QN`` (dispatch).
 QUERY_DIRECTIVES = ("blast", "references")
 
@@ -137,10 +144,12 @@ def query_failures(case: Case, gen: Generation) -> list[str]:
             }
             c = answer["completeness"]
             blind = sorted(f"blind:{b.get('in', '')}" for b in c.get("blind_spots", []))
+            outside = sorted(f"outside:{name}" for name in c.get("implements_outside", []))
             if (
                 c["verdict"] != words[0]
                 or ("dispatch_unknown" in words) != bool(c.get("dispatch_unknown"))
                 or blind != sorted(w for w in words if w.startswith("blind:"))
+                or outside != sorted(w for w in words if w.startswith("outside:"))
             ):
                 failures.append(f"!blast {value}: completeness {c}")
         else:
@@ -174,7 +183,7 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
             case = parse_case(case_path, SYNTAX)
             root = tmp_path_factory.mktemp(case_path.name.split(".")[0])
             repos = write_case(case, root)
-            before = {repo: _tree(root / repo) for repo in repos}
+            before = {repo: _tree(root / repo) for repo in case.repositories()}
             built = build_go_corpus([(repo, root / repo) for repo in repos])
             candidate = resolve_go(built.corpus)
             exact = ExactPass("go")
@@ -183,7 +192,7 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory, state_home: Path) -> dic
                 facts = analyzer.analyze_repository(repo, built.corpus, timeout=120)
                 assert facts.type_errors == 0, f"{case_path.name} {repo.name}: type errors"
                 exact.outcomes.append(analyzer.bind(facts, repo.name, built.corpus, modules))
-            untouched = all(_tree(root / repo) == before[repo] for repo in repos)
+            untouched = all(_tree(root / repo) == before[repo] for repo in before)
             home = None
             if any(name in QUERY_DIRECTIVES for name, _ in case.directives):
                 home = index_case(root, repos, tmp_path_factory.mktemp(f"home-{case_path.name.split('.')[0]}"))
@@ -206,7 +215,7 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
             incoming = [ran.built.edge_row(e) for e in ran.resolution.edges if e.target == key]
             if incoming:
                 failures.append(f"!uncalled {value}: incoming {incoming}")
-        elif name not in ("module", "requires", *QUERY_DIRECTIVES):  # module/requires shape the go.mod files
+        elif name not in ("module", "requires", "outside", *QUERY_DIRECTIVES):  # these shape the go.mod files
             failures.append(f"unknown directive !{name}")
     if ran.home is not None:
         gen = open_current(StateLayout(ran.home / "kivgraph.toml", ran.home / "state"))

@@ -1,7 +1,7 @@
 // Command go_refs lists, for each requested object, every file whose go/types Uses map
 // points at it: the reference listing kivgraph's find_references is compared with.
 //
-// Usage: go_refs -key KEY [-key KEY ...] [-promoted] [-implements] MODULE_DIR...
+// Usage: go_refs -key KEY [-key KEY ...] [-promoted] [-implements] [-outside] MODULE_DIR...
 //
 // A KEY is "import/path.Name" (a package-level object) or "import/path.Type.Member" (a
 // method, an interface method or a field, Type being the receiver's or interface's named
@@ -98,7 +98,17 @@ func main() {
 	flag.Var(&want, "key", "object key (repeatable)")
 	promoted := flag.Bool("promoted", false, "also list promoted method selections")
 	withImplements := flag.Bool("implements", false, "also list implementation pairs (see the package comment)")
+	withOutside := flag.Bool("outside", false, "also list the uses and implementations of interfaces outside "+
+		"the modules (see outside.go)")
 	flag.Parse()
+	var outside *outsideIndex
+	if *withOutside {
+		var err error
+		if outside, err = newOutsideIndex(flag.Args()); err != nil {
+			fmt.Fprintln(os.Stderr, "go list -m:", err)
+			os.Exit(1)
+		}
+	}
 	wanted := map[string]bool{}
 	for _, k := range want {
 		wanted[k] = true
@@ -130,6 +140,9 @@ func main() {
 			}
 		}}
 		conf.Check(path, fset, files, info)
+		if outside != nil {
+			outside.record(fset, info)
+		}
 		for id, obj := range info.Uses {
 			k := objectKey(obj)
 			if k == "" || !wanted[k] {
@@ -174,7 +187,7 @@ func main() {
 				os.Exit(1)
 			}
 			check(p.ImportPath, p.Dir, append(append([]string{}, p.GoFiles...), p.TestGoFiles...))
-			if *withImplements && len(p.GoFiles) > 0 {
+			if (*withImplements || *withOutside) && len(p.GoFiles) > 0 {
 				pkg, err := imp.ImportFrom(p.ImportPath, p.Dir, 0)
 				if err != nil {
 					nErrors++
@@ -201,6 +214,9 @@ func main() {
 	if *withImplements {
 		out["implements"], out["method_implements"] = implementsPairs(modulePkgs)
 	}
+	if outside != nil {
+		out["outside_refs"], out["outside_implements"] = outside.refsOut(), outside.pairs(modulePkgs)
+	}
 	enc := json.NewEncoder(os.Stdout)
 	enc.SetIndent("", " ")
 	enc.Encode(out)
@@ -209,7 +225,37 @@ func main() {
 // implementsPairs lists, over the named types and interfaces the packages declare (one universe:
 // the importer's), the pairs some witness instantiation makes go/types' types.Implements hold.
 func implementsPairs(pkgs []*types.Package) ([][2]string, [][2]string) {
-	var named, ifaces []*types.Named
+	named, ifaces := declaredNamed(pkgs)
+	typePairs, methods := map[[2]string]bool{}, map[[2]string]bool{}
+	for _, t := range named {
+		for _, i := range ifaces {
+			for _, w := range witnesses(t, i) {
+				typePairs[[2]string{objectKey(i.Obj()), objectKey(t.Obj())}] = true
+				for _, pair := range methodPairs(t, w) {
+					methods[[2]string{objectKey(pair[0]), objectKey(pair[1])}] = true
+				}
+			}
+		}
+	}
+	return sortedPairs(typePairs), sortedPairs(methods)
+}
+
+// methodPairs: (interface method, method the type declares) for a witness instantiation of the type.
+func methodPairs(t *types.Named, w witness) [][2]*types.Func {
+	var out [][2]*types.Func
+	it := w.iface.Underlying().(*types.Interface)
+	for k := 0; k < it.NumMethods(); k++ {
+		im := it.Method(k)
+		found, _, _ := types.LookupFieldOrMethod(types.NewPointer(w.typ), false, im.Pkg(), im.Name())
+		if m, ok := found.(*types.Func); ok && m.Pkg() == t.Obj().Pkg() {
+			out = append(out, [2]*types.Func{im, m})
+		}
+	}
+	return out
+}
+
+// declaredNamed: the named types (interfaces apart) and the method-set interfaces the packages declare.
+func declaredNamed(pkgs []*types.Package) (named, ifaces []*types.Named) {
 	for _, pkg := range pkgs {
 		scope := pkg.Scope()
 		for _, name := range scope.Names() {
@@ -230,23 +276,7 @@ func implementsPairs(pkgs []*types.Package) ([][2]string, [][2]string) {
 			}
 		}
 	}
-	typePairs, methods := map[[2]string]bool{}, map[[2]string]bool{}
-	for _, t := range named {
-		for _, i := range ifaces {
-			for _, w := range witnesses(t, i) {
-				typePairs[[2]string{objectKey(i.Obj()), objectKey(t.Obj())}] = true
-				it := w.iface.Underlying().(*types.Interface)
-				for k := 0; k < it.NumMethods(); k++ {
-					im := it.Method(k)
-					found, _, _ := types.LookupFieldOrMethod(types.NewPointer(w.typ), false, im.Pkg(), im.Name())
-					if m, ok := found.(*types.Func); ok && m.Pkg() == t.Obj().Pkg() {
-						methods[[2]string{objectKey(im), objectKey(m)}] = true
-					}
-				}
-			}
-		}
-	}
-	return sortedPairs(typePairs), sortedPairs(methods)
+	return named, ifaces
 }
 
 type witness struct{ typ, iface types.Type }

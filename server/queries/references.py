@@ -23,7 +23,7 @@ from server.queries.repositories import is_derived
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
-from snapshot_format.vocab import EdgeKind
+from snapshot_format.vocab import Confidence, EdgeKind, outside_name
 
 REFERENCE_VOCABULARY: tuple[str, ...] = (
     "IMPORTS_SYMBOL",
@@ -89,6 +89,8 @@ class References:
     unbound: list[Unresolved] = field(default_factory=list)
     # Declarations answering as one symbol with the subject (a stub and its implementation): incoming only.
     merged_with: list[Symbol] = field(default_factory=list)
+    # Interface methods outside the graph the subject implements (incoming): code there may call it.
+    implements_outside: list[str] = field(default_factory=list)
 
 
 def _hop(
@@ -145,6 +147,9 @@ def find_references(
             if bridged:
                 dispatch_through.append(target.qualified_name)
                 rows.extend(bridged)
+        for name, bridged in _outside_hop(gen, subject, bridge_kinds) if bridge_kinds else ():
+            dispatch_through.append(name)
+            rows.extend(bridged)
     rows = [
         r
         for r in rows
@@ -167,19 +172,48 @@ def find_references(
                     unbound.append(u)
     coverage.unresolved_related += len(unbound)
     return References(
-        rows=rows, coverage=coverage, dispatch_through=dispatch_through, unbound=unbound, merged_with=group
+        rows=rows,
+        coverage=coverage,
+        dispatch_through=dispatch_through,
+        unbound=unbound,
+        merged_with=group,
+        implements_outside=[] if outgoing else traverse.outside_names(gen, subject),
     )
 
 
+def _outside_hop(gen: Generation, subject: Symbol, kinds: frozenset[int]) -> list[tuple[str, list[Reference]]]:
+    """Per interface method outside the graph that the subject implements, the uses written against it as
+    dispatch rows (one per declaration and edge kind, its uses folded into ``count``), ``via`` that method."""
+    out = []
+    for relation in traverse.outside_implemented(gen, subject):
+        via = outside_name(relation.package, relation.name)
+        folded: dict[tuple[str, int], tuple[Unresolved, int, int]] = {}
+        for u in traverse.outside_uses(gen, relation):
+            kind, provenance = traverse.outside_edge(u)
+            if kind not in kinds or u.source == subject.key:
+                continue
+            first, _p, n = folded.get((u.source, kind), (u, provenance, 0))
+            folded[(u.source, kind)] = (first, provenance, n + 1)
+        others = {s.key: s for s in gen.symbols_by_raw(dict.fromkeys(key_to_bytes(k) for k, _ in folded))}
+        rows = [
+            Reference(others[key], kind, int(Confidence.EXACT_TYPECHECKED), provenance, u.line, u.col, n, via)
+            for (key, kind), (u, provenance, n) in folded.items()
+            if key in others
+        ]
+        if rows:
+            out.append((via, rows))
+    return out
+
+
 def unresolved_records(gen: Generation, subject: Symbol, *, outgoing: bool) -> list[Unresolved]:
-    """Unresolved records touching the question: naming the subject or its undecided type relations (incoming),
-    or made inside it (outgoing)."""
+    """Unresolved records touching the question: naming the subject, the places its type is handed to code
+    outside the graph, or its undecided type relations (incoming), or made inside it (outgoing); relations to
+    what is outside the graph are not failures (``traverse.failures_only``)."""
     if outgoing:
         return [
             u
-            for u in gen.unresolved_in(subject.repository, subject.path)
+            for u in traverse.failures_only(gen.unresolved_in(subject.repository, subject.path))
             if u.path == subject.path and u.source == subject.key
         ]
-    named = [u for u in gen.unresolved_by_name(subject.name) if traverse.could_reach(u, subject)]
     # a relation the type checker left undecided: implementations (or callers through an interface) missed
-    return list(dict.fromkeys([*named, *traverse.undecided_relations(gen, subject)]))
+    return list(dict.fromkeys([*traverse.blind_to(gen, subject), *traverse.undecided_relations(gen, subject)]))

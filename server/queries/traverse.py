@@ -16,7 +16,20 @@ from dataclasses import dataclass, field
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
-from snapshot_format.vocab import CONTAINMENT_KINDS, DISPATCH_UNDECIDED, REFERENCE_KINDS, Confidence, EdgeKind
+from snapshot_format.vocab import (
+    CONTAINMENT_KINDS,
+    DISPATCH_UNDECIDED,
+    EXTERNAL_CONVERSION,
+    EXTERNAL_IMPLEMENTS,
+    EXTERNAL_INTERFACE_CALL,
+    EXTERNAL_RELATIONS,
+    EXTERNAL_USES,
+    REFERENCE_KINDS,
+    Confidence,
+    EdgeKind,
+    Provenance,
+    outside_name,
+)
 
 DEFAULT_DEPTH = 3
 MAX_DEPTH = 5
@@ -73,6 +86,8 @@ class Reached:
     reached_from: bytes
     # The method a call was written against when the node was reached by dispatch (b"" for a direct edge).
     dispatch_via: bytes = b""
+    # The same for a method of an interface outside the graph, as answers name it (``io.Writer.Write``).
+    dispatch_outside: str = ""
 
 
 @dataclass
@@ -85,6 +100,8 @@ class Walk:
     candidate_edges: int = 0
     # Methods whose callers were bridged in (dispatch), in the order first used.
     dispatch_through: list[bytes] = field(default_factory=list)
+    # Interface methods outside the graph whose callers were bridged in, as answers name them.
+    dispatch_outside: list[str] = field(default_factory=list)
 
 
 def dispatch_targets(gen: Generation, key16: bytes) -> list[bytes]:
@@ -110,6 +127,66 @@ def dispatch_targets(gen: Generation, key16: bytes) -> list[bytes]:
         out.append(node)
         queue.extend(o for _k, o, _p, _c in gen.neighbours_raw(node, outgoing=True, kinds=DISPATCH_KINDS))
     return out
+
+
+# The edge a use written against an interface method outside the graph stands for (the rows are Go's).
+_OUTSIDE_EDGES = {EXTERNAL_INTERFACE_CALL: (int(EdgeKind.CALLS_DIRECT), int(Provenance.GO_AST_CALL))}
+_OUTSIDE_VALUE_EDGE = (int(EdgeKind.REFERENCES), int(Provenance.GO_TYPES_USE))
+
+
+def outside_implemented(gen: Generation, sym: Symbol) -> list[Unresolved]:
+    """The interface methods outside the graph that a method implements (``EXTERNAL_IMPLEMENTS`` rows on it).
+
+    No declaration of the graph stands for them (the standard library's ``io.Writer``, a module nobody
+    registered), so the relation is a row on the implementing method, at its declaration, naming the
+    interface method by package and qualified name.
+    """
+    if sym.kind in TYPE_DECLARATION_KINDS or not sym.container:
+        return []
+    return [
+        u
+        for u in gen.unresolved_on_lines(sym.repository, sym.path, sym.start_line, sym.end_line)
+        if u.reason == EXTERNAL_IMPLEMENTS and u.source == sym.key
+    ]
+
+
+def outside_uses(gen: Generation, relation: Unresolved) -> list[Unresolved]:
+    """The uses written against the interface method outside the graph that ``relation`` names, anywhere."""
+    return [
+        u
+        for u in gen.unresolved_by_name(relation.name)
+        if u.reason in EXTERNAL_USES and u.package == relation.package and u.source and _family(u) == _family(relation)
+    ]
+
+
+def outside_edge(u: Unresolved) -> tuple[int, int]:
+    """(edge kind, provenance) of a use written against an interface method outside the graph."""
+    return _OUTSIDE_EDGES.get(u.reason, _OUTSIDE_VALUE_EDGE)
+
+
+class OutsideDispatch:
+    """Dispatch through interface methods outside the graph, for one walk: the callers written against a method
+    that a reached node implements reach the node, as IMPLEMENTS edges bridge in-graph interfaces."""
+
+    def __init__(self, gen: Generation) -> None:
+        self.gen = gen
+        self.enabled = any(e.key == EXTERNAL_IMPLEMENTS and e.count for e in gen.breakdown().unresolved_by_reason)
+
+    def implemented(self, node: bytes) -> list[Unresolved]:
+        """The interface methods outside the graph the node implements (``outside_implemented``)."""
+        if not self.enabled:
+            return []
+        sym = self.gen.symbol_by_raw(node)
+        return outside_implemented(self.gen, sym) if sym is not None else []
+
+    def users(self, relation: Unresolved) -> list[tuple[int, bytes, int, int]]:
+        """The uses written against the interface method ``relation`` names, as edges (kind, source, provenance,
+        confidence) into the method that implements it."""
+        out = []
+        for u in outside_uses(self.gen, relation):
+            kind, provenance = outside_edge(u)
+            out.append((kind, keys.key_to_bytes(u.source), provenance, int(Confidence.EXACT_TYPECHECKED)))
+        return out
 
 
 # A module reached only because it imports (or exports) a name: its own importers import the module, not that
@@ -154,12 +231,20 @@ def walk(
     frontier = list(dict.fromkeys(seeds))
     bridged: set[bytes] = set()
     through: list[bytes] = []
+    outside = OutsideDispatch(gen) if not outgoing and dispatch and bridge_kinds else None
+    bridged_outside: set[str] = set()
+    through_outside: list[str] = []
     truncated = False
     candidates = 0
     steps = 0
 
     def visit(
-        level: int, node: bytes, edges: Iterable[tuple[int, bytes, int, int]], via: bytes, nxt: list[bytes]
+        level: int,
+        node: bytes,
+        edges: Iterable[tuple[int, bytes, int, int]],
+        via: bytes,
+        nxt: list[bytes],
+        via_outside: str = "",
     ) -> bool:
         """Record the unvisited ends of ``edges``; True when any of them was new."""
         nonlocal truncated, candidates, steps
@@ -181,7 +266,7 @@ def walk(
             relations[other].add(kind)
             if conf == Confidence.CANDIDATE:
                 candidates += 1
-            reached.append(Reached(other, level, kind, conf, prov, node, via))
+            reached.append(Reached(other, level, kind, conf, prov, node, via, via_outside))
             nxt.append(other)
             used = True
         return used
@@ -206,12 +291,22 @@ def walk(
                 bridged.add(target)
                 if visit(level, node, gen.neighbours_raw(target, outgoing=False, kinds=bridge_kinds), target, nxt):
                     through.append(target)
+            if outside is None:
+                continue
+            for relation in outside.implemented(node):
+                name = outside_name(relation.package, relation.name)
+                if name in bridged_outside:
+                    continue
+                bridged_outside.add(name)
+                users = [e for e in outside.users(relation) if e[0] in bridge_kinds and e[1] != node]
+                if visit(level, node, users, b"", nxt, name):
+                    through_outside.append(name)
         if not outgoing:
             nxt = [n for n in nxt if not _import_leaf(gen, n, relations[n])]
         if not nxt:
             break
         frontier = nxt
-    return Walk(reached, len(visited), truncated, dict(relations), candidates, through)
+    return Walk(reached, len(visited), truncated, dict(relations), candidates, through, through_outside)
 
 
 def members_of(gen: Generation, root: Symbol) -> list[bytes]:
@@ -238,6 +333,8 @@ class Completeness:
     fallback: dict[str, object] | None
     # Why callers through a base class or an interface could not be decided ("" when they could).
     dispatch_unknown: str = ""
+    # The interface methods outside the graph the root implements (``io.Writer.Write``): code there may call it.
+    implements_outside: list[str] = field(default_factory=list)
 
     @property
     def unresolved_count(self) -> int:
@@ -277,7 +374,7 @@ def unbound_inside(gen: Generation, seeds: list[bytes], walk_result: Walk, depth
     return [
         u
         for (repository, path), holders in sorted(by_file.items())
-        for u in gen.unresolved_in(repository, path)
+        for u in failures_only(gen.unresolved_in(repository, path))
         if u.path == path and u.source in holders
     ]
 
@@ -297,10 +394,9 @@ def completeness(
     found: dict[tuple[str, str, int, int, str, str], Unresolved] = {}
     blind_names = [root.name]  # the names a grep for what the graph could not see looks for
     for sym in nodes:
-        for u in gen.unresolved_by_name(sym.name):
-            if could_reach(u, sym):
-                found.setdefault((u.repository, u.path, u.line, u.col, u.reason, u.name), u)
-                blind_names.append(sym.name)
+        for u in blind_to(gen, sym):
+            found.setdefault((u.repository, u.path, u.line, u.col, u.reason, u.name), u)
+            blind_names.append(sym.name)
     spots = [found[k] for k in sorted(found)]
     scopes = sorted(
         (u for u in gen.unresolved_scopes(root.repository) if not u.path), key=lambda u: (u.package, u.reason, u.detail)
@@ -343,7 +439,13 @@ def completeness(
         missing_analyzers=missing,
         fallback=fallback,
         dispatch_unknown=dispatch_unknown,
+        implements_outside=outside_names(gen, root),
     )
+
+
+def outside_names(gen: Generation, sym: Symbol) -> list[str]:
+    """The interface methods outside the graph ``sym`` implements, as answers name them, sorted."""
+    return sorted({outside_name(u.package, u.name) for u in outside_implemented(gen, sym)})
 
 
 # Languages whose code can call each other's declarations (a .js file imports a .ts module and back).
@@ -358,6 +460,30 @@ def family(language: str) -> str:
 def could_reach(u: Unresolved, root: Symbol) -> bool:
     """Whether an unresolved reference could name ``root``: same language family (or no language recorded)."""
     return not u.language or _FAMILIES.get(u.language, u.language) == _FAMILIES.get(root.language, root.language)
+
+
+def _family(u: Unresolved) -> str:
+    return _FAMILIES.get(u.language, u.language)
+
+
+def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
+    """The unresolved references that may be uses of ``sym`` the graph could not bind: those naming it in its
+    language family (relations to what is outside the graph are not failures), and the places its type is
+    converted to an interface outside the graph, whose code may then call it (``EXTERNAL_CONVERSION``)."""
+    found = [u for u in gen.unresolved_by_name(sym.name) if u.reason not in EXTERNAL_RELATIONS and could_reach(u, sym)]
+    if sym.kind not in TYPE_DECLARATION_KINDS and sym.qualified_name != sym.name:
+        found += [
+            u
+            for u in gen.unresolved_by_name(sym.qualified_name)
+            if u.reason == EXTERNAL_CONVERSION and u.package == sym.package and could_reach(u, sym)
+        ]
+    return found
+
+
+def failures_only(rows: Iterable[Unresolved]) -> list[Unresolved]:
+    """Rows that are failures to bind: relations to what is outside the graph, and the conversions that hand a
+    value to it, left out (they say nothing about what a declaration's own uses reach)."""
+    return [u for u in rows if u.reason not in EXTERNAL_RELATIONS and u.reason != EXTERNAL_CONVERSION]
 
 
 # Languages whose types implement an interface without naming it: without the type checker no

@@ -133,6 +133,8 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         extras["dispatch_through"] = found.dispatch_through
     if found.merged_with:
         extras["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
+    if found.implements_outside:
+        extras["implements_outside"] = found.implements_outside
     if view == "files":
         results: Any = _files(subject, direction, page, extras, selector.qualified_name)
     elif view == "full":
@@ -182,13 +184,20 @@ def _guidance(
     if blind:
         return (
             f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
-            "file that does not parse, a dynamic use, a failed analyzer run or a type relation the checker "
-            "could not decide), so this is not proof of absence; results.unbound says where they are"
+            "file that does not parse, a dynamic use, a failed analyzer run, a type relation the checker "
+            "could not decide, or a value handed to code outside the graph), so this is not proof of absence; "
+            "results.unbound says where they are"
         )
     if modes == {"exact"}:
+        outside = (
+            f"; it implements {', '.join(found.implements_outside)}, an interface outside the graph, so code there "
+            "may still call it (results.implements_outside)"
+            if found.implements_outside
+            else ""
+        )
         return (
             "nothing references this symbol: the edges are type-checked, so this is an absence rather than "
-            "a miss; check graph_status for repositories that were never indexed"
+            f"a miss{outside}; check graph_status for repositories that were never indexed"
         )
     return (
         "nothing references this symbol in the graph, but its language was analysed without a type "

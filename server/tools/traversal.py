@@ -86,6 +86,11 @@ class Row:
     # The method the caller wrote its call against, when it reaches the root by dispatch.
     dispatch_via: Symbol | None = None
 
+    @property
+    def dispatch_name(self) -> str:
+        """The method the call was written against ("" for a direct edge), a method outside the graph too."""
+        return self.dispatch_via.qualified_name if self.dispatch_via is not None else self.reached.dispatch_outside
+
     def sort_key(self) -> tuple[object, ...]:
         s = self.symbol
         return (self.reached.depth, s.repository, s.path, s.start_line, s.start_col, s.qualified_name, s.key)
@@ -192,8 +197,8 @@ def full_node(row: Row) -> dict[str, Any]:
         "via_confidence": confidence,
         "via_provenance": provenance,
     }
-    if row.dispatch_via is not None:
-        node["dispatch_via"] = row.dispatch_via.qualified_name
+    if row.dispatch_name:
+        node["dispatch_via"] = row.dispatch_name
     if s.callable:
         node["callable"] = True
     node["stable_key"] = s.key
@@ -236,7 +241,7 @@ def compact_nodes(
                 else reached_from,
                 # How the row's own entry writes it (hoisting and grouping compare the whole name).
                 "reached_from_in_file": _relative_to(row.reached_from, s) if row.reached_from else "",
-                "dispatch_via": f"via {row.dispatch_via.qualified_name}" if row.dispatch_via is not None else "",
+                "dispatch_via": f"via {row.dispatch_name}" if row.dispatch_name else "",
                 "via_kind": kind,
                 "via_confidence": confidence,
                 "label": views.module_label(s),
@@ -462,6 +467,8 @@ def completeness_block(
         ]
     if c.dispatch_unknown:
         block["dispatch_unknown"] = c.dispatch_unknown
+    if c.implements_outside:
+        block["implements_outside"] = c.implements_outside
     if c.fallback is not None:
         block["fallback"] = c.fallback
     return block
@@ -667,9 +674,12 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         results.update({**header, **body})
     if group:
         results["merged_with"] = merged_with(gen, group, full=view == "full")
-    if walked.dispatch_through:
+    if walked.dispatch_through or walked.dispatch_outside:
         # Calls written against these methods may run the root (or a member reached): their callers are rows.
-        results["dispatch_through"] = [s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)]
+        results["dispatch_through"] = [
+            *(s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)),
+            *walked.dispatch_outside,
+        ]
     coverage = _coverage(rows)
     coverage.unresolved_related += verdict.unresolved_count
     return wrap(

@@ -19,6 +19,15 @@ interface{ Get(string) int }]``, a type assertion) binds to no declaration:
 an ``UNNAMED_INTERFACE_METHOD`` row named by the method, so every method of
 that name is a LOWER_BOUND with the call as its blind spot.
 
+Interfaces outside the graph (``helper/external.go``: the standard library's, the
+universe's ``error``, a module no registered repository provides) have no
+declaration to bind to, so the helper pairs the module's types with them too: each
+implementing method is an ``EXTERNAL_IMPLEMENTS`` row naming the interface method,
+each use written against such a method an ``EXTERNAL_INTERFACE_CALL`` (or ``_VALUE``)
+row named the same way, and the server joins the two into dispatch rows. Where the
+module converts a value of its type to such an interface, an ``EXTERNAL_CONVERSION``
+row at that site names the method code outside the graph may then call (a blind spot).
+
 Hermetic: ``GOPROXY=off``, ``GOFLAGS=-mod=readonly``, ``GOTOOLCHAIN=local``,
 ``CGO_ENABLED=0``. When the repository's go.mod requires a module another
 registered repository provides, a ``go.work`` using both is written in the
@@ -28,7 +37,8 @@ consumer type-checks against the provider's registered source.
 Binding: a target's import path maps to the one registered repository whose
 module path is its longest prefix, and the declaration is looked up there by
 package (its import path), qualified name and kind: exactly the key the provider
-publishes for itself. Standard-library targets settle the site with no edge.
+publishes for itself. Standard-library targets settle the site with no edge
+(a method of one of their interfaces: a row, as above).
 A missing ``go`` (``$KIVGRAPH_GO`` points elsewhere), a failed build, a failed
 ``go list`` or a timeout raise ``AnalyzerFailed``: the repository stays on
 the CANDIDATE fallback with the reason in status and doctor.
@@ -56,11 +66,21 @@ from indexer.languages.go.resolve import ModuleRegistry
 from indexer.languages.npm_tool import cache_root
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format.layout import resolve_layout
-from snapshot_format.vocab import DISPATCH_UNDECIDED, Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import (
+    DISPATCH_UNDECIDED,
+    EXTERNAL_CONVERSION,
+    EXTERNAL_IMPLEMENTS,
+    EXTERNAL_INTERFACE_CALL,
+    EXTERNAL_INTERFACE_VALUE,
+    Confidence,
+    EdgeKind,
+    Provenance,
+    outside_name,
+)
 
 ANALYZER = "go/types"
 HELPER_NAME = "kivgraph-gotypes"
-ADAPTER_VERSION = "go-types-bind-5"  # part of the cache key: bump on any change to the facts below
+ADAPTER_VERSION = "go-types-bind-6"  # part of the cache key: bump on any change to the facts below
 GO_ENV = "KIVGRAPH_GO"
 HELPER_DIR = Path(__file__).parent / "helper"
 
@@ -171,13 +191,18 @@ class GoUse(msgspec.Struct, array_like=True, frozen=True):
     col: int
     source_qn: str  # "" = the file's module symbol
     source_kind: str
-    # call | callback | assign | return | type | embed | ref | implements | undecided | unnamed | local
+    # call | callback | assign | return | type | embed | ref | implements | undecided | unnamed | local | converted
     use: str
-    package: str = ""  # the target's import path
+    package: str = ""  # the target's import path ("builtin" for the universe's error.Error)
     qualified_name: str = ""
     kind: str = ""
     standard: bool = False
-    detail: str = ""  # undecided: why go/types could not tell whether the source implements the target
+    # undecided: why go/types could not tell whether the source implements the target; converted: the sentence
+    detail: str = ""
+    interface: bool = False  # the target is a method of a named interface
+    # implements / undecided of a registered provider's type with this module's interface: the provider's name
+    # (``path`` is then relative to its root); "" for this repository
+    repository: str = ""
 
 
 class GoPackageProblem(msgspec.Struct, array_like=True, frozen=True):
@@ -345,7 +370,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
             continue
         if gowork:
             workspace = str(gowork)
-        parts.append(facts_from_output(raw, root))
+        parts.append(facts_from_output(raw, root, providers=provider_roots(repo, corpus)))
     if not parts:
         raise AnalyzerFailed("no module of the repository could be loaded: " + "; ".join(p.detail for p in failed))
     return RepositoryGoFacts(
@@ -359,20 +384,40 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     )
 
 
-def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -> RepositoryGoFacts:
-    """The helper's JSON as facts, with file paths relative to ``root`` (the repository's root)."""
-    files: list[str] = []
-    for f in raw.get("files", []):  # type: ignore[union-attr]
+def provider_roots(repo: RepositoryFacts, corpus: Corpus) -> dict[Path, str]:
+    """The roots of the other registered repositories (whose types the helper pairs with this module's
+    interfaces when it loads them), resolved, by name."""
+    return {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
+
+
+def _owner(path: Path, root: Path, providers: Mapping[Path, str]) -> tuple[str, str] | None:
+    """(repository, relative path) of a file the helper printed: "" for the analysed one, else a provider's."""
+    for base, name in ((root, ""), *providers.items()):
         try:
-            files.append(Path(f).resolve().relative_to(root).as_posix())
+            return name, path.relative_to(base).as_posix()
         except ValueError:
-            files.append("")
+            continue
+    return None
+
+
+def facts_from_output(
+    raw: dict[str, object], root: Path, workspace: str = "", *, providers: Mapping[Path, str] = {}
+) -> RepositoryGoFacts:
+    """The helper's JSON as facts, with file paths relative to ``root`` (the repository's root); a type relation
+    whose type lies in a provider (``providers``: other registered roots by name) keeps that provider's name."""
+    files: list[tuple[str, str] | None] = [
+        _owner(Path(f).resolve(), root, providers)
+        for f in raw.get("files", [])  # type: ignore[union-attr]
+    ]
     uses = []
     for u in raw.get("uses", []):  # type: ignore[union-attr]
-        path = files[u[0]]
-        if path:
-            detail = str(u[10]) if len(u) > 10 else ""
-            uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9]), detail))
+        owner = files[u[0]]
+        if owner is None or (owner[0] and u[5] not in ("implements", "undecided")):
+            continue
+        other, path = owner
+        detail = str(u[10]) if len(u) > 10 else ""
+        interface = len(u) > 11 and bool(u[11])
+        uses.append(GoUse(path, u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], bool(u[9]), detail, interface, other))
     problems, n_packages, n_errors, errors = [], 0, 0, []
     for p in raw.get("packages", []):  # type: ignore[union-attr]
         if p.get("target"):
@@ -396,7 +441,19 @@ def facts_from_output(raw: dict[str, object], root: Path, workspace: str = "") -
 
 def use_order(u: GoUse) -> tuple[object, ...]:
     """One order for uses whichever packages a run printed: a partial run's merge equals a whole run."""
-    return (u.path, u.line, u.col, u.use, u.source_qn, u.source_kind, u.package, u.qualified_name, u.kind, u.standard)
+    return (
+        u.repository,
+        u.path,
+        u.line,
+        u.col,
+        u.use,
+        u.source_qn,
+        u.source_kind,
+        u.package,
+        u.qualified_name,
+        u.kind,
+        u.standard,
+    )
 
 
 def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
@@ -479,23 +536,34 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
         )
     for u in facts.uses:
         source_qn = u.source_qn or module_qualified_name(u.path)
-        source = corpus.key_of(repo, u.path, source_qn, u.source_kind)
+        owner = u.repository or repo  # a provider's type paired with this module's interface
+        source = corpus.key_of(owner, u.path, source_qn, u.source_kind)
         if source is None:
             continue
         if u.use == "undecided":
-            out.unresolved.append(_undecided(u, repo, source))
+            out.unresolved.append(_undecided(u, owner, source))
             continue
         if u.use == "unnamed":
             out.covered.add((source, u.line, u.col))
             out.covered_positions.add((u.path, u.line, u.col))
             out.unresolved.append(_unnamed(u, repo, source))
             continue
+        if u.use == "converted":
+            out.unresolved.append(_unresolved(u, repo, source, EXTERNAL_CONVERSION, u.detail))
+            continue
         if u.use != "implements":
             out.covered.add((source, u.line, u.col))
             out.covered_positions.add((u.path, u.line, u.col))
-        if u.use == "local" or u.standard:
+        if u.use == "local":
             continue
-        module, providers, _ = modules.registry.provider(u.package)
+        module, providers, _ = ("", [], "") if u.standard else modules.registry.provider(u.package)
+        if not providers and (u.interface or (u.use == "implements" and u.kind == "method")):
+            # an interface outside the graph: its implementations and the uses written against it meet at
+            # query time (vocab.EXTERNAL_RELATIONS)
+            out.unresolved.append(_outside(u, repo, source))
+            continue
+        if u.standard:
+            continue
         if len(providers) != 1:
             if u.use != "implements":
                 reason = "AMBIGUOUS_MODULE_PROVIDER" if providers else "MODULE_PROVIDER_NOT_FOUND"
@@ -517,7 +585,7 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 )
                 out.unresolved.append(_unresolved(u, repo, source, "DECLARATION_NOT_RESOLVED", detail))
             continue
-        if provider != repo:
+        if provider != owner:
             out.cross_repository += 1
         kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
         if u.use == "callback" and u.kind not in ("func", "method"):
@@ -541,6 +609,30 @@ def _unresolved(u: GoUse, repo: str, source: str, reason: str, detail: str) -> U
         source=source,
         package=u.package,
         detail=detail,
+    )
+
+
+def _outside(u: GoUse, repo: str, source: str) -> UnresolvedFact:
+    """A relation to, or a use of, a method of an interface outside the graph, named by it (vocab.EXTERNAL_*)."""
+    target = outside_name(u.package, u.qualified_name)
+    where = "the standard library" if u.standard else f"{u.package}, which no registered repository provides"
+    if u.use == "implements":
+        return _unresolved(
+            u,
+            repo,
+            source,
+            EXTERNAL_IMPLEMENTS,
+            f"{u.source_qn} implements {target} ({where}): the calls written against {target} in the registered "
+            "repositories are dispatch callers of it; code outside the graph may call it through that interface too",
+        )
+    reason = EXTERNAL_INTERFACE_CALL if u.use == "call" else EXTERNAL_INTERFACE_VALUE
+    return _unresolved(
+        u,
+        repo,
+        source,
+        reason,
+        f"{target} is a method of an interface outside the graph ({where}): the use reaches the methods of the "
+        "registered repositories that implement it (dispatch rows)",
     )
 
 

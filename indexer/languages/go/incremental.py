@@ -25,6 +25,7 @@ from indexer.languages.go.analyzer import (
     _workspace,
     facts_from_output,
     module_roots,
+    provider_roots,
     run_helper,
     use_order,
 )
@@ -65,7 +66,7 @@ def update(
     directories = sorted({posixpath.dirname(ff.path) for ff in repo.files if ff.package in affected})
     gowork = _workspace(repo, corpus, ModuleRegistry(corpus))
     raw = run_helper(root, timeout=timeout, gowork=gowork, emit=[root / d for d in directories])
-    fresh = facts_from_output(raw, root, str(gowork) if gowork else "")
+    fresh = facts_from_output(raw, root, str(gowork) if gowork else "", providers=provider_roots(repo, corpus))
     printed = set(directories)
     present = {ff.path for ff in repo.files}
     kept = [

@@ -26,7 +26,7 @@ import (
 	"strings"
 )
 
-const helperVersion = "kivgraph-gotypes 4"
+const helperVersion = "kivgraph-gotypes 5"
 
 type listedModule struct {
 	Path      string
@@ -53,7 +53,8 @@ type listedPackage struct {
 
 // Use is one resolved identifier: where, from which declaration, how, and to what.
 // Encoded as an array: [file, line, col, srcQN, srcKind, use, pkg, qn, kind, standard], plus
-// detail (why a relation is undecided) when there is one.
+// detail (why a relation is undecided; a conversion's sentence) when there is one, plus iface
+// (the target is a method of a named interface) when it is set.
 type Use struct {
 	File     int
 	Line     int
@@ -66,12 +67,16 @@ type Use struct {
 	Kind     string
 	Standard bool
 	Detail   string
+	Iface    bool
 }
 
 func (u Use) MarshalJSON() ([]byte, error) {
 	row := []any{u.File, u.Line, u.Col, u.SrcQN, u.SrcKind, u.Use, u.Pkg, u.QN, u.Kind, u.Standard}
-	if u.Detail != "" {
+	if u.Detail != "" || u.Iface {
 		row = append(row, u.Detail)
+	}
+	if u.Iface {
+		row = append(row, true)
 	}
 	return json.Marshal(row)
 }
@@ -106,6 +111,12 @@ type checker struct {
 	// package and its test variant declare the same types).
 	analysed    map[string]bool
 	implemented map[Use]bool
+	// inGraph: import paths of the packages of main modules (the target module and the registered
+	// providers its go.work uses); every other package, the standard library's included, is outside.
+	inGraph map[string]bool
+	// targetPaths: import paths of the target packages (their types are the ones paired and followed).
+	targetPaths map[string]bool
+	converted   map[Use]bool
 }
 
 type qnKind struct{ qn, kind string }
@@ -140,6 +151,9 @@ func main() {
 		files:       map[string]int{},
 		analysed:    map[string]bool{},
 		implemented: map[Use]bool{},
+		inGraph:     map[string]bool{},
+		targetPaths: map[string]bool{},
+		converted:   map[Use]bool{},
 	}
 	c.out.Helper = helperVersion
 	c.out.GoVersion = runtime.Version()
@@ -165,6 +179,12 @@ func main() {
 		}
 		if p.Name == "main" && strings.HasSuffix(p.ImportPath, ".test") {
 			continue // the generated test main: its files live in the build cache
+		}
+		if p.Module != nil && p.Module.Main {
+			c.inGraph[packagePath(p)] = true
+		}
+		if isTarget {
+			c.targetPaths[packagePath(p)] = true
 		}
 		tp := c.check(p, isTarget, rep.Emitted, &rep)
 		if isTarget {
@@ -312,6 +332,7 @@ func (c *checker) check(p *listedPackage, isTarget, emitted bool, rep *PackageRe
 			Uses:       map[*ast.Ident]types.Object{},
 			Defs:       map[*ast.Ident]types.Object{},
 			Selections: map[*ast.SelectorExpr]*types.Selection{},
+			Types:      map[ast.Expr]types.TypeAndValue{},
 		}
 	}
 	pkg, _ := conf.Check(packagePath(p), c.fset, files, info)
@@ -442,7 +463,7 @@ func (c *checker) identity(obj types.Object) (pkg string, qk qnKind, ok bool) {
 		if f, isFunc := obj.(*types.Func); isFunc {
 			// a method of an interface embedded in a named interface of another declaration order
 			if sig, _ := f.Type().(*types.Signature); sig != nil && sig.Recv() != nil {
-				if named, _ := derefNamed(sig.Recv().Type()); named != nil {
+				if named, _ := derefNamed(sig.Recv().Type()); named != nil && !isLocal(named.Obj()) {
 					return obj.Pkg().Path(), qnKind{named.Obj().Name() + "." + f.Name(), "method"}, true
 				}
 			}
@@ -616,12 +637,17 @@ func (c *checker) uses(tp *targetPkg) {
 				return true
 			}
 			pkgPath, qk, known := c.identity(obj)
+			if f, ok := obj.(*types.Func); ok && f.Origin() == errorMethod {
+				// the universe's error.Error: a method of an interface outside every package
+				pkgPath, qk, known = builtinPackage, qnKind{"error.Error", "method"}, true
+			}
 			if !known {
-				if iface := unnamedInterface(obj); iface != nil {
-					// a method of an interface literal (a constraint, a parameter's type, a type assertion):
-					// no declaration to bind, and any type with that method may run: a row, never silence
+				if iface, label := unnamedInterface(obj); iface != nil {
+					// a method of an interface literal (a constraint, a parameter's type, a type assertion) or
+					// of a function's own interface type: no declaration to bind, and any type with that
+					// method may run: a row, never silence
 					u.Use, u.QN, u.Kind = "unnamed", obj.Name(), "method"
-					u.Detail = types.TypeString(iface, shortQualifier)
+					u.Detail = label
 					c.out.Uses = append(c.out.Uses, u)
 					return true
 				}
@@ -632,26 +658,84 @@ func (c *checker) uses(tp *targetPkg) {
 				return true
 			}
 			u.Pkg, u.QN, u.Kind = pkgPath, qk.qn, qk.kind
-			u.Standard = c.isStandard(obj.Pkg())
+			u.Standard = obj.Pkg() == nil || c.isStandard(obj.Pkg())
+			u.Iface = interfaceOf(obj) != nil
 			u.Use = classify(stack, obj)
 			c.out.Uses = append(c.out.Uses, u)
 			return true
 		})
+		c.conversions(tp, f, spans, fi)
 	}
 }
 
-// unnamedInterface is the interface literal whose method obj is, or nil.
-func unnamedInterface(obj types.Object) *types.Interface {
+// builtinPackage names the universe's declarations (error and its Error method) the way go doc does.
+const builtinPackage = "builtin"
+
+var errorType = types.Universe.Lookup("error").Type().(*types.Named)
+var errorMethod = errorType.Underlying().(*types.Interface).Method(0)
+
+// interfaceOf is the named interface whose method obj is (the declaring one for an embedded method), or nil.
+func interfaceOf(obj types.Object) *types.Named {
 	f, ok := obj.(*types.Func)
 	if !ok {
 		return nil
 	}
-	sig, _ := f.Type().(*types.Signature)
+	sig, _ := f.Origin().Type().(*types.Signature)
 	if sig == nil || sig.Recv() == nil {
 		return nil
 	}
-	iface, _ := types.Unalias(sig.Recv().Type()).(*types.Interface)
-	return iface
+	named, ok := types.Unalias(sig.Recv().Type()).(*types.Named)
+	if !ok {
+		return nil
+	}
+	if _, isIface := named.Underlying().(*types.Interface); !isIface {
+		return nil
+	}
+	return named
+}
+
+// outside: a package no registered repository holds (the standard library, a module outside the
+// workspace, the universe for nil).
+func (c *checker) outside(pkg *types.Package) bool {
+	return pkg == nil || c.isStandard(pkg) || !c.inGraph[pkg.Path()]
+}
+
+// methodIdentity names an interface method like identity does, the universe's error.Error included.
+func (c *checker) methodIdentity(m *types.Func) (string, string, bool) {
+	if m.Origin() == errorMethod {
+		return builtinPackage, "error.Error", true
+	}
+	pkg, qk, ok := c.identity(m)
+	return pkg, qk.qn, ok
+}
+
+// unnamedInterface is the interface whose method obj is when no declaration of the graph names it
+// (an interface literal, or an interface type declared inside a function), with how to write it; or nil.
+func unnamedInterface(obj types.Object) (*types.Interface, string) {
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return nil, ""
+	}
+	sig, _ := f.Type().(*types.Signature)
+	if sig == nil || sig.Recv() == nil {
+		return nil, ""
+	}
+	switch recv := types.Unalias(sig.Recv().Type()).(type) {
+	case *types.Interface:
+		return recv, types.TypeString(recv, shortQualifier)
+	case *types.Named:
+		iface, isIface := recv.Underlying().(*types.Interface)
+		if isIface && isLocal(recv.Obj()) {
+			return iface, fmt.Sprintf("%s (%s, a type declared inside a function)",
+				types.TypeString(iface, shortQualifier), recv.Obj().Name())
+		}
+	}
+	return nil, ""
+}
+
+// isLocal: a declaration inside a function, which the graph does not hold.
+func isLocal(obj types.Object) bool {
+	return obj.Pkg() != nil && obj.Parent() != nil && obj.Parent() != obj.Pkg().Scope()
 }
 
 func (c *checker) isStandard(pkg *types.Package) bool {
@@ -758,32 +842,31 @@ func (c *checker) implement(u Use) {
 }
 
 // implements pairs every type declared in a target with every interface declared in a target or
-// an import of one, generic declarations included (relate): a type and each of its methods get an
+// an import of one, generic declarations included (relate), and with every interface outside the
+// graph a loaded package declares (outsideInterfaces): a type and each of its methods get an
 // IMPLEMENTS use per interface (and interface method) some instantiation of it implements, and an
-// "undecided" use, with the reason, where relate cannot tell.
+// "undecided" use, with the reason, where relate cannot tell. An outside interface gets method-level
+// uses only (flagged standard when it is the standard library's or the universe's): no declaration
+// of the graph stands for the interface itself.
 func (c *checker) implements(targets []*targetPkg) {
 	var ifaces []*types.Named
+	listed := map[*types.Named]bool{}
+	add := func(named *types.Named) {
+		if !listed[named] {
+			listed[named] = true
+			ifaces = append(ifaces, named)
+		}
+	}
 	seen := map[*types.Package]bool{}
 	addFrom := func(pkg *types.Package) {
 		if seen[pkg] || c.isStandard(pkg) {
 			return
 		}
 		seen[pkg] = true
-		scope := pkg.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok || tn.IsAlias() {
-				continue
+		for _, named := range declaredTypes(pkg) {
+			if methodInterface(named) != nil {
+				add(named)
 			}
-			named, ok := tn.Type().(*types.Named)
-			if !ok {
-				continue
-			}
-			it, ok := named.Underlying().(*types.Interface)
-			if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
-				continue
-			}
-			ifaces = append(ifaces, named)
 		}
 	}
 	for _, tp := range targets {
@@ -792,68 +875,142 @@ func (c *checker) implements(targets []*targetPkg) {
 			addFrom(imp)
 		}
 	}
-	sort.Slice(ifaces, func(a, b int) bool {
-		return ifaces[a].Obj().Pkg().Path()+"."+ifaces[a].Obj().Name() <
-			ifaces[b].Obj().Pkg().Path()+"."+ifaces[b].Obj().Name()
-	})
+	for _, named := range c.outsideInterfaces() {
+		add(named)
+	}
+	byFirst := indexByFirstMethod(ifaces)
 	for _, tp := range targets {
-		scope := tp.pkg.Scope()
-		for _, name := range scope.Names() {
-			tn, ok := scope.Lookup(name).(*types.TypeName)
-			if !ok || tn.IsAlias() {
-				continue
-			}
-			named, ok := tn.Type().(*types.Named)
-			if !ok {
-				continue
-			}
-			if _, isIface := named.Underlying().(*types.Interface); isIface {
-				continue
-			}
-			tpos := c.fset.Position(tn.Pos())
-			for _, iface := range ifaces {
-				it := iface.Underlying().(*types.Interface)
-				if !hasMethodNames(named, it) {
-					continue
-				}
-				rel, recv, why := relate(named, iface)
-				if rel == notImplemented {
-					continue
-				}
-				ipkg, iqk, ok := c.identity(iface.Obj())
-				if !ok {
-					continue
-				}
-				use := "implements"
-				if rel == undecided {
-					use = "undecided"
-					recv = named
-				}
-				c.implement(Use{
-					File: c.fileIndex(tpos.Filename), Line: tpos.Line, Col: tpos.Column - 1, SrcQN: name, SrcKind: "type",
-					Use: use, Pkg: ipkg, QN: iqk.qn, Kind: iqk.kind, Detail: why,
-				})
-				ptr := types.NewPointer(recv)
-				for i := 0; i < it.NumMethods(); i++ {
-					im := it.Method(i)
-					found, _, _ := types.LookupFieldOrMethod(ptr, false, im.Pkg(), im.Name())
-					m, ok := found.(*types.Func)
-					if !ok {
-						continue
-					}
-					_, mqk, ok1 := c.identity(m)
-					tpkg, tqk, ok2 := c.identity(im)
-					mpos := c.fset.Position(m.Origin().Pos())
-					if !ok1 || !ok2 || m.Pkg() != tp.pkg {
-						continue // promoted from another package: not paired (declared limit)
-					}
-					c.implement(Use{
-						File: c.fileIndex(mpos.Filename), Line: mpos.Line, Col: mpos.Column - 1, SrcQN: mqk.qn,
-						SrcKind: mqk.kind, Use: use, Pkg: tpkg, QN: tqk.qn, Kind: tqk.kind, Detail: why,
-					})
-				}
+		c.pairTypes(tp.pkg, byFirst)
+	}
+	// The types of the registered providers the module loads (the other main modules of its go.work)
+	// with the module's own interfaces: a provider does not know its consumers' interfaces, so only this
+	// run can pair them.
+	var own []*types.Named
+	for _, iface := range ifaces {
+		if pkg := iface.Obj().Pkg(); pkg != nil && c.targetPaths[pkg.Path()] {
+			own = append(own, iface)
+		}
+	}
+	ownByFirst := indexByFirstMethod(own)
+	var providers []*types.Package
+	for path, pkg := range c.checked {
+		if pkg != types.Unsafe && pkg.Path() == path && !c.outside(pkg) && !c.targetPaths[path] {
+			providers = append(providers, pkg)
+		}
+	}
+	sort.Slice(providers, func(a, b int) bool { return providers[a].Path() < providers[b].Path() })
+	for _, pkg := range providers {
+		c.pairTypes(pkg, ownByFirst)
+	}
+}
+
+// indexByFirstMethod: interfaces by the name of their first method (methods are sorted), so that a type
+// is only tried against the interfaces whose first method it has.
+func indexByFirstMethod(ifaces []*types.Named) map[string][]*types.Named {
+	byFirst := map[string][]*types.Named{}
+	for _, iface := range ifaces {
+		first := iface.Underlying().(*types.Interface).Method(0).Name()
+		byFirst[first] = append(byFirst[first], iface)
+	}
+	for _, list := range byFirst {
+		sort.Slice(list, func(a, b int) bool { return interfaceName(list[a]) < interfaceName(list[b]) })
+	}
+	return byFirst
+}
+
+// pairTypes pairs every named type pkg declares (interfaces aside) with the interfaces of byFirst.
+func (c *checker) pairTypes(pkg *types.Package, byFirst map[string][]*types.Named) {
+	for _, named := range declaredTypes(pkg) {
+		if _, isIface := named.Underlying().(*types.Interface); isIface {
+			continue
+		}
+		tpos := c.fset.Position(named.Obj().Pos())
+		mset := types.NewMethodSet(types.NewPointer(named))
+		for i := 0; i < mset.Len(); i++ {
+			for _, iface := range byFirst[mset.At(i).Obj().Name()] {
+				c.pair(pkg, named, named.Obj().Name(), tpos, iface)
 			}
 		}
+	}
+}
+
+// declaredTypes: the named types a package declares at its top level, aliases aside, in name order.
+func declaredTypes(pkg *types.Package) []*types.Named {
+	var out []*types.Named
+	scope := pkg.Scope()
+	for _, name := range scope.Names() {
+		if tn, ok := scope.Lookup(name).(*types.TypeName); ok && !tn.IsAlias() {
+			if named, ok := tn.Type().(*types.Named); ok {
+				out = append(out, named)
+			}
+		}
+	}
+	return out
+}
+
+// methodInterface: the interface a named type is when it is one with methods and no type set, else nil.
+func methodInterface(named *types.Named) *types.Interface {
+	it, ok := named.Underlying().(*types.Interface)
+	if !ok || it.NumMethods() == 0 || !it.IsMethodSet() {
+		return nil
+	}
+	return it
+}
+
+func interfaceName(n *types.Named) string {
+	if n.Obj().Pkg() == nil {
+		return builtinPackage + "." + n.Obj().Name()
+	}
+	return n.Obj().Pkg().Path() + "." + n.Obj().Name()
+}
+
+// pair emits the uses of one type and one interface: the type's, when the interface is in a package
+// (binding decides whether the graph holds it), and its methods'.
+func (c *checker) pair(owner *types.Package, named *types.Named, name string, tpos token.Position, iface *types.Named) {
+	it := iface.Underlying().(*types.Interface)
+	if !hasMethodNames(named, it) {
+		return
+	}
+	rel, recv, why := relate(named, iface)
+	if rel == notImplemented {
+		return
+	}
+	use := "implements"
+	if rel == undecided {
+		use = "undecided"
+		recv = named
+	}
+	ipkgObj := iface.Obj().Pkg()
+	standard := ipkgObj == nil || c.isStandard(ipkgObj)
+	if !standard {
+		ipkg, iqk, ok := c.identity(iface.Obj())
+		if !ok {
+			return
+		}
+		c.implement(Use{
+			File: c.fileIndex(tpos.Filename), Line: tpos.Line, Col: tpos.Column - 1, SrcQN: name, SrcKind: "type",
+			Use: use, Pkg: ipkg, QN: iqk.qn, Kind: iqk.kind, Detail: why,
+		})
+	}
+	ptr := types.NewPointer(recv)
+	for i := 0; i < it.NumMethods(); i++ {
+		im := it.Method(i)
+		found, _, _ := types.LookupFieldOrMethod(ptr, false, im.Pkg(), im.Name())
+		m, ok := found.(*types.Func)
+		if !ok {
+			continue
+		}
+		_, mqk, ok1 := c.identity(m)
+		tpkg, tqn, ok2 := c.methodIdentity(im)
+		mpos := c.fset.Position(m.Origin().Pos())
+		if !ok1 || !ok2 || m.Pkg() != owner {
+			continue // promoted from another package: not paired (declared limit)
+		}
+		c.implement(Use{
+			File: c.fileIndex(mpos.Filename), Line: mpos.Line, Col: mpos.Column - 1, SrcQN: mqk.qn,
+			SrcKind: mqk.kind, Use: use, Pkg: tpkg, QN: tqn, Kind: "method", Detail: why,
+			Standard: im.Pkg() == nil || c.isStandard(im.Pkg()),
+		})
 	}
 }
 
