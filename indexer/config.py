@@ -67,9 +67,16 @@ class RustConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     allow_network: bool = False
 
 
+class GoConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # true: modules missing from the module cache are fetched from the module proxy into kivgraph's own module
+    # cache (indexer.languages.go.analyzer.network_env); false: hermetic, GOPROXY=off
+    allow_network: bool = False
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     version: int = CONFIG_VERSION
     indexing: IndexingConfig = msgspec.field(default_factory=IndexingConfig)
+    go: GoConfig = msgspec.field(default_factory=GoConfig)
     rust: RustConfig = msgspec.field(default_factory=RustConfig)
     repository: list[RepositoryConfig] = []
 
@@ -99,8 +106,10 @@ class LoadedConfig:
         return self.raw.indexing
 
     def allows_network(self, language: str) -> bool:
-        """Whether the config lets this language's analyzer reach a package registry (``[rust] allow_network``)."""
-        return language == "rust" and self.raw.rust.allow_network
+        """Whether the config lets this language's analyzer reach a package registry (``allow_network`` under
+        ``[go]`` or ``[rust]``)."""
+        section = {"go": self.raw.go, "rust": self.raw.rust}.get(language)
+        return section is not None and section.allow_network
 
 
 def _key_path(message: str) -> tuple[str, str]:
@@ -263,6 +272,8 @@ def render(config: Config) -> str:
         lines.append(f"analyzer_timeout_seconds = {idx.analyzer_timeout_seconds}")
     if idx.include_build_outputs != defaults.include_build_outputs:
         lines.append(f"include_build_outputs = {str(idx.include_build_outputs).lower()}")
+    if config.go.allow_network != GoConfig().allow_network:
+        lines += ["", "[go]", f"allow_network = {str(config.go.allow_network).lower()}"]
     if config.rust.allow_network != RustConfig().allow_network:
         lines += ["", "[rust]", f"allow_network = {str(config.rust.allow_network).lower()}"]
     for repo in config.repository:

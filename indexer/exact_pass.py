@@ -62,7 +62,7 @@ def run_exact(
         started = time.perf_counter()
         progress(repo.name, i, len(repos))
         try:
-            key = adapter.cache_key(repo, hashes, adapter.identity())
+            key = adapter.cache_key(repo, hashes, adapter.identity(), corpus)
             blob = fact_cache.get_raw(key)
             cached = blob is not None
             if blob is not None:

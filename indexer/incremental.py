@@ -183,7 +183,7 @@ def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
             continue
         for repo in corpus.repositories:
             if repo.files:
-                key = (adapter.tree_key if tree_only else adapter.cache_key)(repo, hashes, identity)
+                key = (adapter.tree_key if tree_only else adapter.cache_key)(repo, hashes, identity, corpus)
                 keys[(language, repo.name)] = key
                 add("analyzer", language, repo.name, key.hex())
     return Inputs(h.hexdigest(), keys)
@@ -574,7 +574,7 @@ class ExactRoute:
         cache = self.b.fact_cache
         hashes = _language_hashes(self.b, corpus.language)
         own = hashes.get(repo.name, {})
-        env = adapter.cache_key(repo, {**hashes, repo.name: {}}, adapter.identity())
+        env = adapter.cache_key(repo, {**hashes, repo.name: {}}, adapter.identity(), corpus)
         record_key = _last_run_key(corpus.language, repo.name, repo.root)
         last = _decode(cache.peek(record_key), LastRun)
         facts, route = None, "whole"

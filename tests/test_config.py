@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from indexer.config import Config, ConfigError, RepositoryConfig, load, parse, upsert_repositories, write
+from indexer.config import (
+    Config,
+    ConfigError,
+    GoConfig,
+    RepositoryConfig,
+    RustConfig,
+    load,
+    parse,
+    upsert_repositories,
+    write,
+)
 
 
 def _cfg(tmp_path: Path, body: str) -> Path:
@@ -43,6 +53,9 @@ def test_a_valid_config_resolves_relative_paths_against_its_directory(tmp_path: 
             "unknown key 'repository[0].colour'",
         ),
         ("this is = = not toml", "invalid TOML"),
+        ("[go]\nallow_network = 'yes'\n", "key 'go.allow_network'"),
+        ("[go]\nallow_netwrok = true\n", "unknown key 'go.allow_netwrok'"),
+        ("[rust]\nallow_network = 1\n", "key 'rust.allow_network'"),
     ],
 )
 def test_bad_config_errors_name_the_file_and_the_key(tmp_path: Path, body: str, expected: str) -> None:
@@ -93,6 +106,11 @@ def test_written_config_reads_back_identically(tmp_path: Path) -> None:
     path = tmp_path / "k.toml"
     write(path, cfg)
     assert load(path).raw == cfg
+    networked = Config(go=GoConfig(allow_network=True), rust=RustConfig(allow_network=True), repository=cfg.repository)
+    write(path, networked)
+    loaded = load(path)
+    assert loaded.raw == networked and loaded.allows_network("go") and loaded.allows_network("rust")
+    assert not loaded.allows_network("python")
 
 
 def test_upsert_replaces_languages_keeps_exclusions_and_refuses_a_moved_name(tmp_path: Path) -> None:

@@ -105,14 +105,19 @@ class ExactAdapter(ABC, Generic[FactsT]):
         """The per-corpus lookup table ``bind`` uses (built once per index)."""
 
     @abstractmethod
-    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
-        """Everything the run over ``repo`` depends on: its files, its providers' files, the analyzer."""
+    def cache_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
+        """Everything the run over ``repo`` depends on: its files, its providers' files, the analyzer, what the
+        corpus says of the run (the other repositories' roots, whether the network is allowed)."""
 
-    def tree_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+    def tree_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
         """The part of ``cache_key`` the repositories and their configuration decide, without the state of caches
         an analyzer run fills itself (a dependency it fetched): what the stale-read check compares
         (``indexer/staleness.py``). The whole key unless the adapter's key reads such a cache."""
-        return self.cache_key(repo, hashes, identity)
+        return self.cache_key(repo, hashes, identity, corpus)
 
     @abstractmethod
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> FactsT:

@@ -47,6 +47,7 @@ the CANDIDATE fallback with the reason in status and doctor.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -118,6 +119,50 @@ def _go_env(extra: Mapping[str, str] = ()) -> dict[str, str]:  # type: ignore[as
     )
     env.update(extra)
     return env
+
+
+OWN_MODULE_CACHE = Path("go") / "modcache"  # under the state directory
+NOT_FETCHED = "set allow_network = true under [go] to fetch it from the module proxy into kivgraph's module cache"
+
+
+@functools.cache
+def _user_go_env() -> tuple[str, str]:
+    """The user's own module cache and proxy list (``go env``), read once."""
+    try:
+        proc = subprocess.run(
+            [str(go_executable()), "env", "GOMODCACHE", "GOPROXY"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={k: v for k, v in os.environ.items() if k != GO_ENV},
+        )
+        modcache, proxy = ([*proc.stdout.splitlines(), "", ""])[:2]
+    except (OSError, subprocess.TimeoutExpired, AnalyzerFailed):
+        modcache, proxy = "", ""
+    return modcache.strip(), proxy.strip()
+
+
+def network_env() -> dict[str, str]:
+    """``[go] allow_network``: the module proxy may be asked for what the module cache lacks.
+
+    Modules go into kivgraph's own module cache (never the user's); the user's cache is read first, as a
+    ``file://`` proxy, so nothing it holds is fetched again. ``direct`` (version control) is left out of the
+    proxy list: only the module proxy is asked. No checksum database is consulted: ``-mod=readonly`` refuses
+    any module ``go.sum`` does not list, and the go command checks every module against ``go.sum``.
+    """
+    modcache, user_proxy = _user_go_env()
+    proxies = [p for p in user_proxy.replace("|", ",").split(",") if p and p not in ("direct", "off")]
+    if modcache:
+        proxies.insert(0, Path(modcache, "cache", "download").as_uri())
+    proxies = proxies if len(proxies) > (1 if modcache else 0) else [*proxies, "https://proxy.golang.org"]
+    own = resolve_layout().state_dir / OWN_MODULE_CACHE
+    own.mkdir(parents=True, exist_ok=True)
+    return {
+        "GOPROXY": ",".join(proxies),
+        "GOMODCACHE": str(own),
+        "GOSUMDB": "off",
+        "GOFLAGS": "-mod=readonly -modcacherw",
+    }
 
 
 def build_helper(timeout: float = 300) -> Path:
@@ -286,7 +331,12 @@ def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) 
 
 
 def run_helper(
-    root: Path, *, timeout: float, gowork: Path | None = None, emit: list[Path] | None = None
+    root: Path,
+    *,
+    timeout: float,
+    gowork: Path | None = None,
+    emit: list[Path] | None = None,
+    allow_network: bool = False,
 ) -> dict[str, object]:
     """Run the helper over the module at ``root``; its decoded JSON output.
 
@@ -295,7 +345,7 @@ def run_helper(
     """
     go = go_executable()
     exe = build_helper()
-    env = _go_env({"GOWORK": str(gowork)} if gowork else {})
+    env = _go_env({**({"GOWORK": str(gowork)} if gowork else {}), **(network_env() if allow_network else {})})
     cmd = [str(exe), "-go", str(go), "-dir", str(root), "-target", str(root)]
     with contextlib.ExitStack() as stack:
         if emit is not None:
@@ -361,7 +411,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     for module_root in roots:
         gowork = _workspace(repo, corpus, ModuleRegistry(corpus)) if module_root == root else None
         try:
-            raw = run_helper(module_root, timeout=timeout, gowork=gowork)
+            raw = run_helper(module_root, timeout=timeout, gowork=gowork, allow_network=corpus.allow_network)
         except AnalyzerFailed as exc:
             if len(roots) == 1:
                 raise
@@ -370,7 +420,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
             continue
         if gowork:
             workspace = str(gowork)
-        parts.append(facts_from_output(raw, root, providers=provider_roots(repo, corpus)))
+        parts.append(facts_from_output(raw, root, providers=provider_roots(repo, corpus), network=corpus.allow_network))
     if not parts:
         raise AnalyzerFailed("no module of the repository could be loaded: " + "; ".join(p.detail for p in failed))
     return RepositoryGoFacts(
@@ -401,7 +451,12 @@ def _owner(path: Path, root: Path, providers: Mapping[Path, str]) -> tuple[str, 
 
 
 def facts_from_output(
-    raw: dict[str, object], root: Path, workspace: str = "", *, providers: Mapping[Path, str] = {}
+    raw: dict[str, object],
+    root: Path,
+    workspace: str = "",
+    *,
+    providers: Mapping[Path, str] = {},
+    network: bool = False,
 ) -> RepositoryGoFacts:
     """The helper's JSON as facts, with file paths relative to ``root`` (the repository's root); a type relation
     whose type lies in a provider (``providers``: other registered roots by name) keeps that provider's name."""
@@ -427,7 +482,10 @@ def facts_from_output(
                 errors.append((p["path"], p.get("type_error_count", 0)))
         if p.get("load_error"):
             reason = "PACKAGE_NOT_LOADED" if p.get("target") else "MODULE_NOT_LOADED"
-            problems.append(GoPackageProblem(p["path"], reason, " ".join(str(p["load_error"]).split())[:300]))
+            detail = " ".join(str(p["load_error"]).split())[:300]
+            if reason == "MODULE_NOT_LOADED" and not network and "GOPROXY=off" in detail:
+                detail = f"{detail}; {NOT_FETCHED}"  # the one way out of hermetic mode, named where it is needed
+            problems.append(GoPackageProblem(p["path"], reason, detail))
     return RepositoryGoFacts(
         analyzer_version=f"{ANALYZER} {raw.get('go_version', '')}".strip(),
         uses=tuple(sorted(uses, key=use_order)),
@@ -456,10 +514,13 @@ def use_order(u: GoUse) -> tuple[object, ...]:
     )
 
 
-def cache_key(repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str) -> bytes:
-    """Adapter, toolchain and helper identity + every Go file of the corpus + each module's go.mod/go.sum."""
+def cache_key(
+    repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str, allow_network: bool = False
+) -> bytes:
+    """Adapter, toolchain and helper identity + every Go file of the corpus + each module's go.mod/go.sum + whether
+    the module proxy may be asked (a run that could not load a module may now)."""
     h = hashlib.blake2b(digest_size=20)
-    for part in ("go", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root):
+    for part in ("go", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root, f"network={allow_network}"):
         h.update(part.encode() + b"\0")
     for module_root in module_roots(repo) or [Path(repo.root)]:
         for name in ("go.mod", "go.sum"):
@@ -679,8 +740,10 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     def modules(self, corpus: Corpus) -> ModuleTable:
         return ModuleTable(corpus)
 
-    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
-        return cache_key(repo, hashes, identity)
+    def cache_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
+        return cache_key(repo, hashes, identity, corpus.allow_network)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

@@ -65,8 +65,12 @@ def update(
     affected = affected_packages(changed, repo)
     directories = sorted({posixpath.dirname(ff.path) for ff in repo.files if ff.package in affected})
     gowork = _workspace(repo, corpus, ModuleRegistry(corpus))
-    raw = run_helper(root, timeout=timeout, gowork=gowork, emit=[root / d for d in directories])
-    fresh = facts_from_output(raw, root, str(gowork) if gowork else "", providers=provider_roots(repo, corpus))
+    raw = run_helper(
+        root, timeout=timeout, gowork=gowork, emit=[root / d for d in directories], allow_network=corpus.allow_network
+    )
+    fresh = facts_from_output(
+        raw, root, str(gowork) if gowork else "", providers=provider_roots(repo, corpus), network=corpus.allow_network
+    )
     printed = set(directories)
     present = {ff.path for ff in repo.files}
     kept = [

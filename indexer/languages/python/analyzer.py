@@ -1070,7 +1070,9 @@ class ScipPythonAdapter(ExactAdapter[RepositoryScipFacts]):
     def modules(self, corpus: Corpus) -> ModuleTable:
         return ModuleTable(corpus)
 
-    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
+    def cache_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
         return cache_key(repo, hashes, identity)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:

@@ -1773,13 +1773,16 @@ def analyze_repository(
     return join_repository(runs, repo)
 
 
+def _roots(corpus: Corpus) -> tuple[tuple[str, str], ...]:
+    """The corpus's repositories (their manifests are inputs of every run: providers are patched in)."""
+    return tuple((r.name, r.root) for r in corpus.repositories)
+
+
 class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     """rust-analyzer (built once from the crate registry) behind the language seam."""
 
     analyzer = ANALYZER
     facts_type = RepositoryRustFacts
-    _roots: tuple[tuple[str, str], ...] = ()
-    _allow_network = False
 
     def install(self) -> str:
         return toolchain.install()
@@ -1797,16 +1800,17 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
         return probe()
 
     def modules(self, corpus: Corpus) -> ModuleTable:
-        # the pass asks for the table before any cache key: the other repositories' manifests are inputs too
-        self._roots = tuple((r.name, r.root) for r in corpus.repositories)
-        self._allow_network = corpus.allow_network
         return ModuleTable(corpus)
 
-    def cache_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
-        return cache_key(repo, hashes, identity, self._roots, self._allow_network)
+    def cache_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
+        return cache_key(repo, hashes, identity, _roots(corpus), corpus.allow_network)
 
-    def tree_key(self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str) -> bytes:
-        return cache_key(repo, hashes, identity, self._roots, self._allow_network, registries=False)
+    def tree_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
+        return cache_key(repo, hashes, identity, _roots(corpus), corpus.allow_network, registries=False)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryRustFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
