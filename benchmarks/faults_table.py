@@ -82,8 +82,9 @@ def rows(entries: list[dict[str, object]]) -> list[tuple[str, str, str]]:
                 "damage to the fact cache (a flipped page or bytes, truncation, not LMDB, a FIFO, a directory or "
                 "a dangling link in place of its files or of the cache itself), then `kivgraph index`",
                 f"{e['tried']} tried",
-                f"{e['detected']} detected, moved aside and rebuilt, {e['harmless']} harmless (bytes no entry "
-                "uses); every index published what the sources say",
+                f"{e['detected']} detected by the next index, {e.get('later', 0)} by the one after (damage only a "
+                f"write reached), each moved aside and rebuilt; {e['harmless']} harmless (bytes nothing reads); every "
+                "index published what the sources say",
             )
         )
     if "state_files" in by:

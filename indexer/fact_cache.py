@@ -15,7 +15,9 @@ import datetime as dt
 import hashlib
 import json
 import os
+import signal
 import struct
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -41,6 +43,11 @@ _decoder = msgspec.msgpack.Decoder(FileFacts)
 # What may stand in the cache directory; anything else in place of these is damage.
 _CACHE_FILES = ("data.mdb", "lock.mdb")
 _DAMAGE_NOTE = "factcache.damage"  # beside the cache: the last damage found, for status and doctor
+# Beside the cache: what its data file looked like when the last run closed it cleanly. A run removes it when
+# it opens the cache, so a run that died (the OOM killer, a SIGBUS on a damaged page) leaves none.
+_CLEAN_NOTE = "factcache.clean"
+_VERSION_KEY = b"\x00kivgraph fact cache version"  # sorts before every 20-byte entry key
+CHECK_TIMEOUT_SECONDS = 600.0
 
 
 class FactCacheDisagreement(Exception):
@@ -139,12 +146,21 @@ class FactCache:
         if why:
             raise _Damaged(why)
         self.directory.mkdir(parents=True, exist_ok=True)
+        clean = self.directory.parent / _CLEAN_NOTE
+        if _data_state(self.directory) not in ("", _read_note(clean)):
+            # Changed since a clean close, or left by a run that died: read it all in a child first, since a
+            # page that points past the end of the file kills its reader with SIGBUS (snapshot_format/verify.py).
+            check_isolated(self.directory)
+        with contextlib.suppress(FileNotFoundError):
+            clean.unlink()
         try:
-            return lmdb.open(str(self.directory), map_size=8 << 30, subdir=True, max_dbs=2, readahead=False)
+            env = lmdb.open(str(self.directory), map_size=8 << 30, subdir=True, max_dbs=2, readahead=False)
         except lmdb.Error as exc:
             if _disk_trouble(exc):
                 raise
             raise _Damaged(f"LMDB cannot open it: {exc}") from None
+        _settle_version(env)
+        return env
 
     def _set_aside(self, reason: str) -> None:
         """Move the damaged cache aside, note it, and go on with a new empty one."""
@@ -306,7 +322,9 @@ class FactCache:
             with self._env.begin(write=True) as txn:
                 cursor = txn.cursor()
                 doomed = [
-                    bytes(k) for k, v in cursor if len(v) < _HEADER.size or _DAY.unpack(v[: _DAY.size])[0] < cutoff
+                    bytes(k)
+                    for k, v in cursor
+                    if bytes(k) != _VERSION_KEY and (len(v) < _HEADER.size or _DAY.unpack(v[: _DAY.size])[0] < cutoff)
                 ]
                 for key in doomed:
                     txn.delete(key)
@@ -324,8 +342,104 @@ class FactCache:
             self.flush()
             self._env.close()
             self._env = None
+            state = _data_state(self.directory)
+            if state:
+                with contextlib.suppress(OSError):
+                    write_atomically(self.directory.parent / _CLEAN_NOTE, state.encode())
+
+
+def _data_state(directory: Path) -> str:
+    """The data file's identity, size and modification time ("" when there is none)."""
+    try:
+        st = os.lstat(directory / "data.mdb")
+    except OSError:
+        return ""
+    return f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _read_note(path: Path) -> str:
+    try:
+        return read_regular(path, limit=256).decode("utf-8", "replace").strip()
+    except OSError:
+        return "(none)"
+
+
+def _settle_version(env: lmdb.Environment) -> None:
+    """A cache written by an older entry encoding holds nothing this build can hit (the version is part of every
+    key): its entries are dropped, not mistaken for damage, and the version is recorded."""
+    version = str(FACT_CACHE_VERSION).encode()
+    try:
+        with env.begin(write=True) as txn:
+            if txn.get(_VERSION_KEY) != version:
+                txn.drop(env.open_db(txn=txn), delete=False)
+                txn.put(_VERSION_KEY, version)
+    except lmdb.Error as exc:
+        if _disk_trouble(exc):
+            raise
+        raise _Damaged(f"LMDB cannot write it: {exc}") from None
+
+
+def walk(directory: Path) -> str:
+    """Read every entry of the cache and check it; "" when whole, else what is wrong (run in a child)."""
+    try:
+        env = lmdb.open(str(directory), readonly=True, lock=False, subdir=True, max_dbs=2, readahead=False)
+    except lmdb.Error as exc:
+        return f"LMDB cannot open it: {exc}"
+    try:
+        with env.begin(buffers=True) as txn:
+            version = txn.get(_VERSION_KEY)
+            if version is not None and bytes(version) != str(FACT_CACHE_VERSION).encode():
+                return ""  # an older encoding: dropped when opened, nothing to check
+            for key, value in txn.cursor():
+                if bytes(key) != _VERSION_KEY:
+                    _unwrap(bytes(value))
+    except _Damaged as exc:
+        return str(exc)
+    except lmdb.Error as exc:
+        return f"LMDB cannot read it: {exc}"
+    finally:
+        env.close()
+    return ""
+
+
+def check_isolated(directory: Path, timeout: float = CHECK_TIMEOUT_SECONDS) -> None:
+    """``walk`` in a child process: damage that kills its reader costs the child; _Damaged says what was found."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "indexer.fact_cache", str(directory)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise _Damaged(f"reading it did not finish in {timeout:.0f} s") from None
+    except OSError as exc:
+        raise OSError(f"fact cache: its check could not start: {exc}") from exc
+    if proc.returncode < 0:
+        name = signal.Signals(-proc.returncode).name if -proc.returncode in signal.valid_signals() else "a signal"
+        raise _Damaged(f"reading it killed the reader ({name}: a page points past the end of the file)")
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        raise _Damaged(lines[-1] if lines else f"its check exited {proc.returncode}")
+
+
+def main(argv: list[str]) -> int:
+    """``python -m indexer.fact_cache DIRECTORY``: exit 0 when the cache reads whole, 1 with the reason."""
+    if len(argv) != 1:
+        print("usage: python -m indexer.fact_cache DIRECTORY", file=sys.stderr)
+        return 2
+    problem = walk(Path(argv[0]))
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    return 0
 
 
 def _disk_trouble(exc: lmdb.Error) -> bool:
     """A full disk or a size limit: not damage, the cache is fine and the run must say what is wrong."""
     return isinstance(exc, lmdb.MapFullError | lmdb.DiskError) or "No space" in str(exc)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
