@@ -75,6 +75,15 @@ def rows(entries: list[dict[str, object]]) -> list[tuple[str, str, str]]:
                 "what a killed watchdog left)",
             )
         )
+    if "analyzer_kill_scip_python" in by:
+        e = by["analyzer_kill_scip_python"]
+        out.append(
+            (
+                "SIGKILL of `kivgraph index` at a random point of a real scip-python run (node and what it starts)",
+                f"{e['kills']} kills",
+                f"{e['left']} processes of the analyzer's session left running",
+            )
+        )
     if "fact_cache_damage" in by:
         e = by["fact_cache_damage"]
         out.append(
