@@ -23,6 +23,48 @@ from tests.helpers import run_kivgraph, write_repo
 
 pytestmark = pytest.mark.analyzers
 
+# A mapping on the standard library's MutableMapping: its popitem overrides a base method outside the graph,
+# which MutableMapping.clear calls; its __setitem__ is called by ``m[k] = v`` (docs/surface.md §4.8).
+PYTHON_OUTSIDE = {
+    "store/__init__.py": "",
+    "store/mapping.py": (
+        "import collections.abc\n"
+        "\n\n"
+        "class Store(collections.abc.MutableMapping):\n"
+        "    def __init__(self) -> None:\n"
+        "        self.data: dict = {}\n"
+        "\n"
+        "    def __getitem__(self, key):\n"
+        "        return self.data[key]\n"
+        "\n"
+        "    def __setitem__(self, key, value) -> None:\n"
+        "        self.data[key] = value\n"
+        "\n"
+        "    def __delitem__(self, key) -> None:\n"
+        "        del self.data[key]\n"
+        "\n"
+        "    def __iter__(self):\n"
+        "        return iter(self.data)\n"
+        "\n"
+        "    def __len__(self) -> int:\n"
+        "        return len(self.data)\n"
+        "\n"
+        "    def popitem(self):\n"
+        "        key = next(iter(self.data))\n"
+        "        return key, self.data.pop(key)\n"
+        "\n"
+        "    def keys_sorted(self) -> list:\n"
+        "        return sorted(self.data)\n"
+        "\n\n"
+        "def fill(store: Store) -> None:\n"
+        "    store['k'] = 1\n"
+        "    store.clear()\n"
+        "\n\n"
+        "def listing(store: Store) -> list:\n"
+        "    return store.keys_sorted()\n"
+    ),
+}
+
 PYTHON = {
     "pkg/__init__.py": "",
     "pkg/base.py": (
@@ -197,6 +239,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py": _index(tmp, "py", PYTHON, "python"),
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
+        "py-outside": _index(tmp, "pyout", PYTHON_OUTSIDE, "python"),
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
         "go-generic": _index(tmp, "gogen", GO_GENERIC, "go"),
         "go-generic-fallback": _index(tmp, "gofb", GO_GENERIC, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
@@ -436,3 +479,29 @@ def test_go_relations_to_outside_interfaces_are_not_unbound_uses_of_an_outgoing_
         assert "unbound" not in out["results"] and out["coverage"]["unresolved_related"] == 0, qn
     trace = trace_dependencies(gen, {"qualified_name": "Run", "view": "full"})
     assert "unbound" not in trace["results"]
+
+
+def test_python_calls_nobody_writes_are_blind_spots_of_their_declaration_alone(
+    generations: dict[str, Generation],
+) -> None:
+    """``store['k'] = 1`` calls Store.__setitem__ and MutableMapping.clear calls Store.popitem, and no analyzer
+    records either call: both answers say so rather than COMPLETE; a plain method's answer stays complete."""
+    gen = generations["py-outside"]
+    setitem = _blast(gen, "store.mapping.Store.__setitem__")
+    assert setitem["completeness"]["verdict"] == "LOWER_BOUND"
+    spots = setitem["completeness"]["blind_spots"]
+    assert [(b["reason"], b["in"]) for b in spots] == [("IMPLICIT_CALL", "store.mapping.Store.__setitem__")]
+    assert "subscript assignment" in spots[0]["detail"]
+    popitem = _blast(gen, "store.mapping.Store.popitem")
+    assert popitem["completeness"]["verdict"] == "LOWER_BOUND"
+    spots = popitem["completeness"]["blind_spots"]
+    assert [(b["reason"], b["in"]) for b in spots] == [("EXTERNAL_OVERRIDE", "store.mapping.Store.popitem")]
+    assert "MutableMapping.popitem" in spots[0]["detail"]
+    refs = _refs(gen, "store.mapping.Store.popitem")
+    assert refs["total"] == 0 and list(refs["results"]["unbound"]) == ["EXTERNAL_OVERRIDE"]
+    # one special method's row is not a blind spot of another's: __getitem__ names only its own
+    getitem = _blast(gen, "store.mapping.Store.__getitem__")
+    assert [b["in"] for b in getitem["completeness"]["blind_spots"]] == ["store.mapping.Store.__getitem__"]
+    plain = _blast(gen, "store.mapping.Store.keys_sorted")
+    assert _rows(plain) == {("store.mapping.listing", 1, "")}
+    assert plain["completeness"]["verdict"] == "COMPLETE"

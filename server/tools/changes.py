@@ -63,6 +63,7 @@ from server.tools.traversal import (
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
+from snapshot_format.vocab import DECLARATION_ROWS
 
 CHANGES_FIELDS = ("base", "diff", "repository")
 MAX_DIFF_TEXT = 1 << 20  # characters of changes.diff
@@ -289,7 +290,9 @@ def _still_used(gen: Generation, root: Root) -> list[Unresolved]:
     return [
         u
         for u in gen.unresolved_by_name(root.name)
-        if u.path and (not u.language or traverse.family(u.language) == traverse.family(language))
+        if u.path
+        and u.reason not in DECLARATION_ROWS
+        and (not u.language or traverse.family(u.language) == traverse.family(language))
     ]
 
 

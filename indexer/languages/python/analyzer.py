@@ -75,13 +75,13 @@ from indexer.scip.join import (
     names_at,
     parse_symbol,
 )
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
 
 LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-8"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-9"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -539,10 +539,20 @@ def _overrides(doc: Document, path: str, defined: Mapping[str, tuple[str, Symbol
             continue
         decl = child[1]
         for rel in info.relationships:
-            parent = defined.get(rel.symbol)
-            if parent is None or parent[1].kind != "method" or not (rel.is_implementation or rel.is_reference):
+            if not (rel.is_implementation or rel.is_reference):
                 continue
             site = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, "override", False)
+            parent = defined.get(rel.symbol)
+            if parent is None:
+                # a base method defined outside this repository: another registered repository's (bound to it
+                # by module, as a use is), or outside the graph (the standard library's MutableMapping.popitem)
+                parsed = parse_symbol(rel.symbol)
+                parts = descriptor_path(parsed) if parsed is not None else None
+                if parsed is not None and parts is not None and "." in parts[1]:
+                    out.append(ScipUse(*site, namespace=parts[0], member=parts[1]))
+                continue
+            if parent[1].kind != "method":
+                continue
             out.append(ScipUse(*site, parent[0], parent[1].qualified_name, parent[1].kind))
     return out
 
@@ -852,6 +862,8 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
                 # do not declare (a module variable) is no edge, never an ambiguity with another provider
                 providers = {repo}
             if not providers:
+                if u.use == "override" and not _object_method(u):
+                    out.unresolved.append(_outside_override(u, repo, source))
                 if u.final:  # resolved to a package nobody registered: no edge, but the site is settled
                     out.covered.add((source, u.line, u.col))
                     out.covered_positions.add((u.path, u.line, u.col))
@@ -909,6 +921,33 @@ def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleT
             )
         )
     return out
+
+
+def _object_method(u: ScipUse) -> bool:
+    """An override of ``object``'s own methods (``__init__``, ``__eq__``): special methods, whose implicit calls
+    their ``IMPLICIT_CALL`` row already names."""
+    return u.namespace in ("builtins", "__builtins__") and u.member.split(".")[0] == "object"
+
+
+def _outside_override(u: ScipUse, repo: str, source: str) -> UnresolvedFact:
+    """An ``EXTERNAL_OVERRIDE`` row: the method at ``u`` overrides a base method outside the graph, whose code
+    (the base's own methods, or anything handed the object as that base) may call it unseen."""
+    base = f"{u.namespace}.{u.member}"
+    return UnresolvedFact(
+        name=u.source_qn.rsplit(".", 1)[-1],
+        reason=EXTERNAL_OVERRIDE,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=LANGUAGE,
+        source=source,
+        package=u.namespace,
+        detail=(
+            f"overrides {base}, outside the graph: code there ({u.member.split('.')[0]}'s own methods, or code "
+            "handed this object as one) may call it, and those calls are not in the graph"
+        ),
+    )
 
 
 # -- the pass over a corpus ---------------------------------------------------------------------------
