@@ -23,9 +23,9 @@ import anyio.abc
 
 from server.args import Args, check_string
 from server.errors import INDEXING_FAILED, ToolError, invalid
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.layout import StateLayout
 from snapshot_format.names import repository_name_problem
-from snapshot_format.vocab import LANGUAGES
 
 PROJECT_FIELDS = ("name", "path", "languages")
 STDERR_TAIL_BYTES = 8192

@@ -157,8 +157,6 @@ SYMBOL_KINDS: frozenset[str] = frozenset(
     }
 )
 
-LANGUAGES: tuple[str, ...] = ("python", "go", "typescript", "javascript", "rust", "dart")
-
 # The Unresolved reason of a type relation the type checker could not decide: whether some instantiation
 # of a type (the row's ``source``) implements an interface (the row's ``name``, its qualified name, in
 # ``package``). Readers make the members it names ``dispatch_unknown``, never COMPLETE.

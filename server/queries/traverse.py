@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from snapshot_format import keys
+from snapshot_format import keys, languages
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
 from snapshot_format.vocab import (
@@ -449,22 +449,18 @@ def outside_names(gen: Generation, sym: Symbol) -> list[str]:
     return sorted({outside_name(u.package, u.name) for u in outside_implemented(gen, sym)})
 
 
-# Languages whose code can call each other's declarations (a .js file imports a .ts module and back).
-_FAMILIES = {"javascript": "typescript"}
-
-
 def family(language: str) -> str:
     """The language family whose code can call each other's declarations (JavaScript's is TypeScript)."""
-    return _FAMILIES.get(language, language)
+    return languages.family(language)
 
 
 def could_reach(u: Unresolved, root: Symbol) -> bool:
     """Whether an unresolved reference could name ``root``: same language family (or no language recorded)."""
-    return not u.language or _FAMILIES.get(u.language, u.language) == _FAMILIES.get(root.language, root.language)
+    return not u.language or languages.family(u.language) == languages.family(root.language)
 
 
 def _family(u: Unresolved) -> str:
-    return _FAMILIES.get(u.language, u.language)
+    return languages.family(u.language)
 
 
 def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
@@ -498,9 +494,11 @@ def failures_only(rows: Iterable[Unresolved]) -> list[Unresolved]:
     ]
 
 
-# Languages whose types implement an interface without naming it: without the type checker no
-# implementation of an interface is known at all, so an answer about a type is never complete there.
-STRUCTURAL_LANGUAGES = frozenset({"go"})
+def _structural(language_id: str) -> bool:
+    """Whether the language's types implement an interface without naming it: without the type checker no
+    implementation of an interface is known at all, so an answer about a type is never complete there."""
+    row = languages.language(language_id)
+    return row is not None and row.structural_typing
 
 
 def undecided_dispatch(gen: Generation, root: Symbol) -> str:
@@ -512,7 +510,7 @@ def undecided_dispatch(gen: Generation, root: Symbol) -> str:
     the checker itself left undecided (a generic type and interface) is reported the same way.
     """
     if root.kind in TYPE_DECLARATION_KINDS:
-        if root.language not in STRUCTURAL_LANGUAGES or root.kind in _MODULE_KINDS:
+        if not _structural(root.language) or root.kind in _MODULE_KINDS:
             return ""
         analysis = _without_checker(gen, root)
         if analysis:
