@@ -101,6 +101,34 @@ PYTHON = {
     ),
 }
 
+# Members JavaScript calls without naming them: toString for string conversion, [Symbol.iterator] for for..of.
+TYPESCRIPT_IMPLICIT = {
+    "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}, '
+    '"include": ["src"]}\n',
+    "src/money.ts": (
+        "export class Money {\n"
+        "  constructor(private cents: number) {}\n"
+        "  toString(): string {\n"
+        "    return `${this.cents / 100}`;\n"
+        "  }\n"
+        "  plain(): number {\n"
+        "    return this.cents;\n"
+        "  }\n"
+        "}\n"
+        "export class Bag implements Iterable<number> {\n"
+        "  private items: number[] = [];\n"
+        "  [Symbol.iterator](): Iterator<number> {\n"
+        "    return this.items[Symbol.iterator]();\n"
+        "  }\n"
+        "}\n"
+        "export function show(m: Money, b: Bag): string {\n"
+        "  let n = 0;\n"
+        "  for (const x of b) { n += x; }\n"
+        "  return 'cost ' + m + String(m.plain() + n);\n"
+        "}\n"
+    ),
+}
+
 TYPESCRIPT = {
     "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}, '
     '"include": ["src"]}\n',
@@ -239,6 +267,7 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py": _index(tmp, "py", PYTHON, "python"),
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
+        "ts-implicit": _index(tmp, "tsimp", TYPESCRIPT_IMPLICIT, "typescript"),
         "py-outside": _index(tmp, "pyout", PYTHON_OUTSIDE, "python"),
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
         "go-generic": _index(tmp, "gogen", GO_GENERIC, "go"),
@@ -505,3 +534,29 @@ def test_python_calls_nobody_writes_are_blind_spots_of_their_declaration_alone(
     plain = _blast(gen, "store.mapping.Store.keys_sorted")
     assert _rows(plain) == {("store.mapping.listing", 1, "")}
     assert plain["completeness"]["verdict"] == "COMPLETE"
+
+
+def test_typescript_members_the_language_calls_unnamed_are_blind_spots_of_themselves(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["ts-implicit"]
+    to_string = _blast(gen, "Money.toString")
+    assert to_string["total"] == 0 and to_string["completeness"]["verdict"] == "LOWER_BOUND"
+    spots = to_string["completeness"]["blind_spots"]
+    assert [(b["reason"], b["in"]) for b in spots] == [("IMPLICIT_CALL", "src.money.Money.toString")]
+    assert "string conversion" in spots[0]["detail"]
+    symbols = {s["qualified_name"] for s in find_symbol_names(gen, "Symbol.iterator")}
+    iterator = next(iter(symbols))
+    spots = _blast(gen, iterator)["completeness"]["blind_spots"]
+    assert [b["reason"] for b in spots] == ["IMPLICIT_CALL"] and "for..of" in spots[0]["detail"]
+    plain = _blast(gen, "Money.plain")
+    assert _rows(plain) == {("src.money.show", 1, "")}
+    assert plain["completeness"]["verdict"] == "COMPLETE"
+
+
+def find_symbol_names(gen: Generation, name: str) -> list[dict[str, Any]]:
+    return [s for s in gen_symbols(gen) if name in s["qualified_name"]]
+
+
+def gen_symbols(gen: Generation) -> list[dict[str, Any]]:
+    return [{"qualified_name": s.qualified_name} for s in gen.declarations("tsimp", "src/money.ts")]
