@@ -393,7 +393,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
             head.pop("by_package", None)
         results = {**described, **head}
         header, body = compact_nodes(page_main, tests=page_tests)
-        results.update({**header, **body})
+        results = views.finish({**results, **header, **body})
     coverage = _coverage(rows)
     coverage.unresolved_related += verdict.unresolved_count
     guidance = _guidance(total, len(page), truncated_walk, walk_args.max_nodes)

@@ -140,7 +140,7 @@ def _compact_entry(c: Consumer, subject: Symbol) -> dict[str, Any]:
     full = _row(c)
     entry: dict[str, Any] = {"category": c.category, "repo": full["repository"]}
     if c.bound_to is not None:
-        entry["bound_to"] = f"bound to {counterparts.label(c.bound_to, subject)}"
+        entry["bound_to"] = counterparts.label(c.bound_to, subject)
     if "package_name" in full:
         entry["pkg"] = full["package_name"]
     if "file_path" in full:
@@ -309,7 +309,7 @@ def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[s
             shared = views.hoist(members, ("detail", "kind"))
             groups.append({**key, **shared, **body(members, (*loose, *shared))})
         shapes.append({**head, "groups": groups})
-    return views.smallest(*shapes)
+    return views.finish(views.smallest(*shapes))
 
 
 def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, Any]:

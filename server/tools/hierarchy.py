@@ -184,7 +184,7 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
         if found.cut:
             results["traversal_truncated"] = True
         header, body = compact_nodes(page, implied_from=subject.qualified_name)
-        results.update({**header, **body})
+        results = views.finish({**results, **header, **body})
     coverage = _coverage(rows)
     coverage.unresolved_related += verdict.unresolved_count
     guidance = None

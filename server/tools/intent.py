@@ -26,8 +26,36 @@ INTENT_ARGS = ("query", "in_repository", "in_language", "symbol_kinds", "include
 DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
 
 
-def _symbols(match: FileMatch) -> list[Any]:
-    return [[views.label(s.relative_name or s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
+COLUMNS = ["file", "terms", "symbols"]
+SYMBOL_COLUMNS = ["at", "kind"]
+
+
+def _ranked_rows(page: list[FileMatch]) -> dict[str, Any]:
+    """The ranked files as rows of ``columns`` (file, terms, symbols): a file of another repository than the
+    header's ``repository`` is ``repository:path``; a file's matched symbols are rows of ``symbol_columns``
+    (label, kind), a symbol of the header's ``kind`` written as its label alone. No rows, no columns."""
+    if not page:
+        return {"files": []}
+    repository = views.default_repository([{"repository": m.repository} for m in page])
+    kinds = [{"kind": sym.kind} for m in page for sym in m.symbols]
+    kind = views.hoist(kinds, ("kind",), defaults=("kind",)).get("kind")
+    header: dict[str, Any] = {}
+    if repository is not None:
+        header["repository"] = repository
+    if kind is not None:
+        header["kind"] = kind
+    rows = []
+    for m in page:
+        symbols = [
+            label if sym.kind == kind else [label, sym.kind]
+            for sym in m.symbols
+            for label in (views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line),)
+        ]
+        row: list[Any] = [views.group_key(m.repository, m.path, repository), m.matched]
+        if symbols:
+            row.append(symbols)
+        rows.append(row)
+    return {**header, "columns": COLUMNS, "symbol_columns": SYMBOL_COLUMNS, "files": rows}
 
 
 def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
@@ -69,28 +97,7 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     for match in page:
         if not match.symbols:
             match.symbols = matching_symbols(gen, match, kinds=kinds)
-    # The repository most files share is stated once; a file names its own only when it differs.
-    repository = views.default_repository([{"repository": m.repository} for m in page])
-    header = {"repository": repository} if repository is not None else {}
-    files = []
-    for m in page:
-        entry: dict[str, Any] = {}
-        if m.repository != repository:
-            entry["repo"] = m.repository
-        entry["file"] = m.path
-        entry["terms"] = m.matched
-        if m.symbols:
-            file_kinds = {sym.kind for sym in m.symbols}
-            if len(file_kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
-                entry["kind"] = next(iter(file_kinds))
-                entry["symbols"] = [
-                    views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line)
-                    for sym in m.symbols
-                ]
-            else:
-                entry["symbols"] = _symbols(m)
-        files.append(entry)
-    results: dict[str, Any] = {"terms": wanted, **header, "files": files}
+    results: dict[str, Any] = {"terms": wanted, **_ranked_rows(page)}
     guidance = None
     if unusable is not None:
         guidance = unusable

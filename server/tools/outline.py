@@ -145,6 +145,6 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
     loose = tuple(c for c in ("kind", "exported") if c not in hoisted)
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
-        return flat
+        return views.finish(flat)
     grouped = {**head, "groups": [{**views.readable(key), **groups_by_file(members, loose)} for key, members in split]}
-    return views.smaller(flat, grouped)
+    return views.finish(views.smaller(flat, grouped))

@@ -283,8 +283,8 @@ def _compact(
             "kind": r.other.kind,
             "edge_kind": EdgeKind(r.kind).name,
             "confidence": Confidence(r.confidence).name,
-            "via": f"via {r.via}" if r.via else "",
-            "bound_to": f"bound to {counterparts.label(r.bound_to, subject)}" if r.bound_to is not None else "",
+            "via": r.via,
+            "bound_to": counterparts.label(r.bound_to, subject) if r.bound_to is not None else "",
             "label": views.module_label(r.other),
         }
         for r in page
@@ -304,6 +304,6 @@ def _compact(
     loose = tuple(c for c in _GROUP_KEY if c not in header)
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
-        return flat
+        return views.finish(flat)
     grouped = {**head, "groups": [{**key, "files": at(members, loose)} for key, members in split]}
-    return views.smaller(flat, grouped)
+    return views.finish(views.smaller(flat, grouped))

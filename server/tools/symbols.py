@@ -218,7 +218,7 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
         if len(split) > 1:
             groups = [{**views.readable(bucket), "files": at(members, loose)} for bucket, members in split]
             shapes.append({**header, "groups": groups})
-    return views.smallest(*shapes)
+    return views.finish(views.smallest(*shapes))
 
 
 def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:

@@ -61,11 +61,13 @@ COMMON_ARGS = (
 TRACE_ARGS = (*COMMON_ARGS, "to")
 BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds", "changes")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
-# Compact rows leave the provenance of the first edge to view full (as find_references does).
-_HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
-_TAIL = ("name", "kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
-_GROUP_KEY = ("kind", "hop_depth", "dispatch_via", "via_kind", "via_confidence")
-_DEFAULTS = ("kind", "hop_depth", "via_kind", "via_confidence")  # every row has them: the most common is hoisted
+# Compact rows leave the provenance of the first edge to view full (as find_references does). Their columns:
+# the hop, the node reached from (``from``), the method a dispatched call was written against, and the edge
+# kind and confidence of the edge that reached the row.
+_HOISTABLE = ("kind", "hop", "from", "dispatch_via", "edge_kind", "confidence")
+_TAIL = ("name", "kind", "hop", "from", "dispatch_via", "edge_kind", "confidence")
+_GROUP_KEY = ("kind", "hop", "dispatch_via", "edge_kind", "confidence")
+_DEFAULTS = ("kind", "hop", "edge_kind", "confidence")  # every row has them: the most common is hoisted
 
 
 @dataclass(frozen=True)
@@ -235,15 +237,15 @@ def compact_nodes(
                 "repository": s.repository,
                 "file_path": s.path,
                 "kind": s.kind,
-                "hop_depth": row.reached.depth,
-                "reached_from": ""
+                "hop": row.reached.depth,
+                "from": ""
                 if implied_from is not None and reached_from == implied_from and row.reached.depth == 1
                 else reached_from,
                 # How the row's own entry writes it (hoisting and grouping compare the whole name).
-                "reached_from_in_file": _relative_to(row.reached_from, s) if row.reached_from else "",
-                "dispatch_via": f"via {row.dispatch_name}" if row.dispatch_name else "",
-                "via_kind": kind,
-                "via_confidence": confidence,
+                "from_in_file": _relative_to(row.reached_from, s) if row.reached_from else "",
+                "dispatch_via": row.dispatch_name,
+                "edge_kind": kind,
+                "confidence": confidence,
                 "label": views.module_label(s),
                 "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             }
@@ -257,10 +259,7 @@ def compact_nodes(
         entries = [
             views.tail_entry(
                 m["label"],
-                {
-                    **m,
-                    "reached_from": "" if "reached_from" in header else m["reached_from"] and m["reached_from_in_file"],
-                },
+                {**m, "from": "" if "from" in header else m["from"] and m["from_in_file"]},
                 _TAIL,
                 skip,
                 header,
@@ -278,7 +277,7 @@ def compact_nodes(
         return header, flat
     groups = []
     for key, members in split:
-        shared = {} if "reached_from" in header else views.hoist(members, ("reached_from",))
+        shared = {} if "from" in header else views.hoist(members, ("from",))
         groups.append({**key, **shared, "files": at(members, (*loose, *shared))})
     grouped = {"groups": groups, **extra}
     return header, views.smaller(flat, grouped)
@@ -384,7 +383,7 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         if walked.truncated:
             head["traversal_truncated"] = True
         header, body = compact_nodes(page)
-        results = {**head, **header, **body}
+        results = views.finish({**head, **header, **body})
     # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
     blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
     results.update(
@@ -671,7 +670,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     else:
         results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
         header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
-        results.update({**header, **body})
+        results = views.finish({**results, **header, **body})
     if group:
         results["merged_with"] = merged_with(gen, group, full=view == "full")
     if walked.dispatch_through or walked.dispatch_outside:
