@@ -19,6 +19,7 @@ from typing import Any
 from server import gitdiff, views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import MAX_DIFF_TEXT, Changes
 from server.errors import REPOSITORY_NOT_FOUND, TRAVERSAL_LIMIT_REACHED, ToolError, invalid
 from server.queries import counterparts, traverse
 from server.queries.changes import (
@@ -64,8 +65,6 @@ from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
 
-CHANGES_FIELDS = ("base", "diff", "repository")
-MAX_DIFF_TEXT = 1 << 20  # characters of changes.diff
 MAX_ROOTS = 200  # roots walked in one question; the rest are counted
 MAX_UNTRACKED_BYTES = 1 << 20  # an untracked file larger than this is pending, not read
 
@@ -114,7 +113,7 @@ def read_changes(gen: Generation, raw: object) -> ChangeSet:
     """``changes`` read, diffed and decided; INVALID_ARGUMENT naming the field for what cannot be."""
     if not isinstance(raw, dict):
         raise invalid("changes must be an object: {base: a git revision} or {diff: unified diff text}")
-    args = Args(raw, CHANGES_FIELDS, where="changes")
+    args = Args(raw, Changes, where="changes")
     base = args.string("base")
     text = _diff_text(args)
     repository = args.string("repository")

@@ -46,7 +46,7 @@ def read_paging(args: Args, gen: Generation, default_limit: int) -> Paging:
 
 
 def read_view(args: Args, *, files_allowed: bool, tree_allowed: bool = False) -> str:
-    view = args.enum("view", VIEWS, "compact")
+    view = args.one_of("view", VIEWS, args.spec("view").default)
     if view == "files" and not files_allowed:
         also = ", full or tree" if tree_allowed else " or full"
         raise invalid(f"view files is only accepted by find_references and get_file_outline; use compact{also}")

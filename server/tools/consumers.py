@@ -7,9 +7,10 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindCrossRepoConsumers
 from server.queries import counterparts
 from server.queries.consumers import Consumer, consumer_file, coverage_of, find_consumers, package_key
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import check_repository, parse_selector, resolve
 from server.tools.common import (
     merged_with,
     provenance_name,
@@ -24,7 +25,6 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
-CONSUMERS_ARGS = (*SELECTOR_FIELDS, "in_repository", "in_language", "include_tests", "limit", "cursor", "view")
 # Compact entries leave provenance and evidence_kind (which the category implies) to view full.
 _HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol", "bound_to")
 _GROUP_KEY = ("category", "edge_kind", "confidence", "reason", "bound_to")
@@ -314,7 +314,7 @@ def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[s
 
 def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, Any]:
     """Consumers of the symbol in other repositories: exact symbols, packages, candidates, unresolved asks."""
-    args = Args(arguments, CONSUMERS_ARGS)
+    args = Args(arguments, FindCrossRepoConsumers)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     language = read_in_language(args, gen)

@@ -107,9 +107,9 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
             raise invalid(f"pass relation or {field}, not both: {why}")
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
-    relation = args.enum("relation", hierarchy.RELATIONS, "")
+    relation = args.enum("relation") or ""
     language = read_in_language(args, gen)
-    confidence_name = args.enum("confidence", CONFIDENCES, "") or None
+    confidence_name = args.enum("confidence")
     include_derived = args.boolean("include_derived")
     include_tests = args.boolean("include_tests")
     view = read_view(args, files_allowed=True)

@@ -13,6 +13,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindByIntent
 from server.envelope import Coverage
 from server.errors import invalid
 from server.queries.intent import FileMatch, matching_symbols, query_terms
@@ -22,7 +23,6 @@ from server.testfiles import FileRoles, tests_note
 from server.tools.common import read_in_language, read_paging, read_symbol_kinds, wrap
 from snapshot_format.reader import Generation
 
-INTENT_ARGS = ("query", "in_repository", "in_language", "symbol_kinds", "include_tests", "limit", "cursor")
 DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
 
 
@@ -60,8 +60,8 @@ def _ranked_rows(page: list[FileMatch]) -> dict[str, Any]:
 
 def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     """Files ranked for a task in words, with the symbols and terms that matched."""
-    args = Args(arguments, INTENT_ARGS)
-    text = args.string("query", required=True) or ""
+    args = Args(arguments, FindByIntent)
+    text = args.string("query") or ""
     repository = args.string("in_repository")
     language = read_in_language(args, gen)
     kinds, kinds_echo = read_symbol_kinds(args)

@@ -7,6 +7,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import GetFileOutline
 from server.envelope import Coverage
 from server.queries.outline import outline
 from server.queries.symbols import concise_signature
@@ -14,14 +15,12 @@ from server.tools.common import read_paging, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import File, Symbol
 
-OUTLINE_ARGS = ("repository", "path", "symbol_kinds", "include_members", "limit", "cursor", "view")
-
 
 def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
     """Declarations under a file or directory, in file and source order."""
-    args = Args(arguments, OUTLINE_ARGS)
-    repository = args.string("repository", required=True) or ""
-    path = args.path("path", required=True) or ""
+    args = Args(arguments, GetFileOutline)
+    repository = args.string("repository") or ""
+    path = args.path("path") or ""
     kinds, kinds_echo = read_symbol_kinds(args)
     include_members = args.boolean("include_members")
     view = read_view(args, files_allowed=True)

@@ -17,11 +17,12 @@ from typing import Any
 
 from server.args import Args
 from server.cursor import scope
+from server.declarations import Selector
 from server.envelope import Coverage
 from server.errors import TRAVERSAL_LIMIT_REACHED, ToolError, invalid
 from server.queries import counterparts, traverse
 from server.queries.paths import Hop, PathSearch, shortest_paths
-from server.selector import SELECTOR_FIELDS, parse_selector, resolve
+from server.selector import parse_selector, resolve
 from server.tools.common import provenance_name, read_paging, read_view, truncation_guidance, wrap
 from server.tools.traversal import DEADLINE_SECONDS, read_walk_args
 from server.tools.unbound import unbound_groups
@@ -39,7 +40,7 @@ DISPATCH_CHECKS = 500  # walked members whose undecided dispatch a no-path answe
 def _target(gen: Generation, raw: object) -> Symbol:
     if not isinstance(raw, dict):
         raise invalid("to must be an object naming the target like the subject: name, qualified_name or stable_key")
-    return resolve(gen, parse_selector(Args(raw, SELECTOR_FIELDS, where="to")))
+    return resolve(gen, parse_selector(Args(raw, Selector, where="to")))
 
 
 def _targets(gen: Generation, target: Symbol) -> frozenset[bytes]:

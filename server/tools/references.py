@@ -7,6 +7,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindReferences
 from server.envelope import Coverage
 from server.errors import invalid
 from server.queries import counterparts
@@ -20,7 +21,7 @@ from server.queries.references import (
 )
 from server.queries.references import find_references as query
 from server.queries.repositories import analyses
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import check_repository, parse_selector, resolve
 from server.testfiles import tests_note
 from server.tools.common import (
     merged_with,
@@ -37,20 +38,6 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
-FIND_REFERENCES_ARGS = (
-    *SELECTOR_FIELDS,
-    "direction",
-    "in_repository",
-    "in_language",
-    "edge_kinds",
-    "confidence",
-    "include_derived",
-    "include_tests",
-    "limit",
-    "cursor",
-    "view",
-    "relation",
-)
 DIRECTIONS = ("incoming", "outgoing")
 CONFIDENCES = tuple(c.name for c in Confidence)
 # Compact rows carry no provenance (which analyzer saw the edge: view full states it per row); confidence,
@@ -81,17 +68,17 @@ def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
 
 def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
-    args = Args(arguments, FIND_REFERENCES_ARGS)
+    args = Args(arguments, FindReferences)
     if args.raw("relation") not in (None, ""):
         from server.tools.hierarchy import find_relation
 
         return find_relation(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
-    direction = args.enum("direction", DIRECTIONS, "incoming")
+    direction = args.enum("direction") or ""
     language = read_in_language(args, gen)
     kinds, kinds_identity, defaulted = read_edge_kinds(args)
-    confidence_name = args.enum("confidence", CONFIDENCES, "") or None
+    confidence_name = args.enum("confidence")
     include_derived = args.boolean("include_derived")
     include_tests = args.boolean("include_tests")
     view = read_view(args, files_allowed=True)

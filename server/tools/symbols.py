@@ -7,9 +7,9 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindSymbol, GetSymbol
 from server.envelope import Coverage
 from server.queries.symbols import (
-    MODES,
     SIGNATURE_KINDS,
     SORTING_VERSION,
     concise_signature,
@@ -19,32 +19,18 @@ from server.queries.symbols import (
     match_symbols,
     symbol_detail,
 )
-from server.selector import SELECTOR_FIELDS, check_repository, did_you_mean, parse_selector, resolve
+from server.selector import check_repository, did_you_mean, parse_selector, resolve
 from server.testfiles import FileRoles, tests_note
 from server.tools.common import read_in_language, read_paging, read_path_prefix, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
-FIND_SYMBOL_ARGS = (
-    "name",
-    "mode",
-    "symbol_kinds",
-    "in_repository",
-    "in_path",
-    "in_language",
-    "include_tests",
-    "include_derived",
-    "limit",
-    "cursor",
-    "view",
-)
-
 
 def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     """Declarations by name, in ascending stable-key order."""
-    args = Args(arguments, FIND_SYMBOL_ARGS)
-    name = args.string("name", required=True) or ""
-    mode = args.enum("mode", MODES, "exact")
+    args = Args(arguments, FindSymbol)
+    name = args.string("name") or ""
+    mode = args.enum("mode") or ""
     kinds, kinds_echo = read_symbol_kinds(args)
     repo = args.string("in_repository")
     path_prefix = read_path_prefix(args, "in_path")
@@ -223,7 +209,7 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
 
 def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     """Every stored fact about one symbol; the envelope is always the full one."""
-    args = Args(arguments, SELECTOR_FIELDS)
+    args = Args(arguments, GetSymbol)
     selector = parse_selector(args)
     sym = resolve(gen, selector)
     return wrap(

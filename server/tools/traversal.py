@@ -17,12 +17,13 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import GetBlastRadius, TraceDependencies
 from server.envelope import Coverage
 from server.errors import TRAVERSAL_LIMIT_REACHED, ToolError, invalid
 from server.queries import counterparts, traverse
 from server.queries.references import REFERENCE_VOCABULARY
 from server.queries.repositories import is_derived
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import check_repository, parse_selector, resolve
 from server.testfiles import FileRoles
 from server.tools.common import (
     merged_with,
@@ -45,21 +46,6 @@ from snapshot_format.vocab import Confidence, EdgeKind
 DEADLINE_SECONDS = 5.0
 
 CONFIDENCES = tuple(c.name for c in Confidence)
-COMMON_ARGS = (
-    *SELECTOR_FIELDS,
-    "depth",
-    "max_nodes",
-    "edge_kinds",
-    "confidence",
-    "in_repository",
-    "in_language",
-    "include_derived",
-    "limit",
-    "cursor",
-    "view",
-)
-TRACE_ARGS = (*COMMON_ARGS, "to")
-BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds", "changes")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
 # Compact rows leave the provenance of the first edge to view full (as find_references does). Their columns:
 # the hop, the node reached from (``from``), the method a dispatched call was written against, and the edge
@@ -99,8 +85,8 @@ class Row:
 
 
 def read_walk_args(args: Args) -> WalkArgs:
-    depth = args.integer("depth", default=traverse.DEFAULT_DEPTH, low=1, high=traverse.MAX_DEPTH)
-    max_nodes = args.integer("max_nodes", default=traverse.DEFAULT_MAX_NODES, low=1, high=traverse.MAX_NODES)
+    depth = args.integer("depth")
+    max_nodes = args.integer("max_nodes")
     raw = args.string_list("edge_kinds")
     if not raw:
         kinds, identity = None, ["*"]
@@ -117,7 +103,7 @@ def read_walk_args(args: Args) -> WalkArgs:
             )
         identity = sorted(set(raw))
         kinds = frozenset(int(EdgeKind[k]) for k in identity)
-    confidence = args.enum("confidence", CONFIDENCES, "") or None
+    confidence = args.enum("confidence")
     asked = args.raw("depth") not in (None, 0)  # zero is the default
     return WalkArgs(depth, max_nodes, kinds, identity, confidence, depth_asked=asked)
 
@@ -305,7 +291,7 @@ def _at(s: Symbol) -> str:
 
 def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     """What the symbol (and its members) reaches, outgoing, breadth first."""
-    args = Args(arguments, TRACE_ARGS)
+    args = Args(arguments, TraceDependencies)
     if args.raw("to") is not None:
         from server.tools.paths import trace_path
 
@@ -574,7 +560,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     Affected symbols in test files are a group of their own (``tests``), after the others in the paging
     order: they say which tests to run, not what else breaks.
     """
-    args = Args(arguments, BLAST_ARGS)
+    args = Args(arguments, GetBlastRadius)
     if args.raw("changes") is not None:
         from server.tools.changes import blast_radius_of_changes
 
