@@ -337,33 +337,38 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
         include_tests=include_tests,
     )
     total = len(rows)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    if view == "full":
-        results: dict[str, Any] = {
-            "subject": _subject_full(subject),
-            "consumers": [_row(c) for c in page] if page else None,
-        }
-    else:
-        results = _compact(subject, page, selector.qualified_name)
-    if found.merged_with:
-        results["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
-    guidance = None
-    if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
-        guidance = (
-            "no other repository consumes this symbol; check graph_status in case a consumer was never "
-            "indexed, and use find_references for uses in its own repository"
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        if view == "full":
+            results: dict[str, Any] = {
+                "subject": _subject_full(subject),
+                "consumers": [_row(c) for c in page] if page else None,
+            }
+        else:
+            results = _compact(subject, page, selector.qualified_name)
+        if found.merged_with:
+            results["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
+        guidance = None
+        if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
+            guidance = (
+                "no other repository consumes this symbol; check graph_status in case a consumer was never "
+                "indexed, and use find_references for uses in its own repository"
+            )
+        elif len(page) < total:
+            guidance = truncation_guidance(len(page), total, "in_repository or in_language")
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage_of(rows),
+            results=results,
+            guidance=guidance,
+            tests=split.note(),
         )
-    elif len(page) < total:
-        guidance = truncation_guidance(len(page), total, "in_repository or in_language")
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage_of(rows),
-        results=results,
-        guidance=guidance,
-        tests=split.note(),
+
+    return paging.fit(
+        gen, total, cursor_scope, answer, tool="find_cross_repo_consumers", narrow_with="in_repository or in_language"
     )

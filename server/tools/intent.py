@@ -92,28 +92,36 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
         include_tests=include_tests,
     )
     total = len(ranked)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = ranked[start:end]
-    for match in page:
-        if not match.symbols:
-            match.symbols = matching_symbols(gen, match, kinds=kinds)
-    results: dict[str, Any] = {"terms": wanted, **_ranked_rows(page)}
-    guidance = None
-    if unusable is not None:
-        guidance = unusable
-    elif total == 0 and not (tests and not include_tests):
-        guidance = (
-            "no indexed file matches these words; try other words or a name fragment with find_symbol mode substring"
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = ranked[start:end]
+        for match in page:
+            if not match.symbols:
+                match.symbols = matching_symbols(gen, match, kinds=kinds)
+        results: dict[str, Any] = {"terms": wanted, **_ranked_rows(page)}
+        guidance = None
+        if unusable is not None:
+            guidance = unusable
+        elif total == 0 and not (tests and not include_tests):
+            guidance = "no indexed file matches these words; try other words or a name fragment with find_symbol mode substring"
+        left_out = 0 if include_tests else len(tests)
+        return wrap(
+            gen,
+            compact=True,
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=Coverage(),
+            results=results,
+            guidance=guidance,
+            tests=tests_note(left_out, left_out) if left_out else None,
         )
-    left_out = 0 if include_tests else len(tests)
-    return wrap(
+
+    return paging.fit(
         gen,
-        compact=True,
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=Coverage(),
-        results=results,
-        guidance=guidance,
-        tests=tests_note(left_out, left_out) if left_out else None,
+        total,
+        cursor_scope,
+        answer,
+        tool="find_by_intent",
+        narrow_with="in_repository, in_language or symbol_kinds",
     )

@@ -42,30 +42,35 @@ def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
         include_members=include_members,
     )
     total = len(found.symbols)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = found.symbols[start:end]
-    display_path = path or "."
-    if view == "files":
-        counts: dict[str, int] = {}
-        for s in page:
-            counts[s.path] = counts.get(s.path, 0) + 1
-        results: Any = {
-            "repository": repository,
-            "path": display_path,
-            "files": [{"file": p, "declarations": n} for p, n in counts.items()],
-        }
-    elif view == "full":
-        results = _full(repository, display_path, found.files, page, detailed)
-    else:
-        results = _compact(repository, display_path, found.files, page, detailed)
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=Coverage(),
-        results=results,
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = found.symbols[start:end]
+        display_path = path or "."
+        if view == "files":
+            counts: dict[str, int] = {}
+            for s in page:
+                counts[s.path] = counts.get(s.path, 0) + 1
+            results: Any = {
+                "repository": repository,
+                "path": display_path,
+                "files": [{"file": p, "declarations": n} for p, n in counts.items()],
+            }
+        elif view == "full":
+            results = _full(repository, display_path, found.files, page, detailed)
+        else:
+            results = _compact(repository, display_path, found.files, page, detailed)
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=Coverage(),
+            results=results,
+        )
+
+    return paging.fit(
+        gen, total, cursor_scope, answer, tool="get_file_outline", narrow_with="symbol_kinds or a deeper path"
     )
 
 

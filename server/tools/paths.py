@@ -201,61 +201,64 @@ def trace_path(gen: Generation, args: Args) -> dict[str, Any]:
         edge_kinds=walk_args.kinds_identity,
         confidence=walk_args.confidence,
     )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    full = view == "full"
-    paths = _listed(gen, search, start, end - start, full=full) if total else []
-    results: dict[str, Any] = {"root": _at(root), "to": _at(target)}
-    if selector.qualified_name != root.qualified_name:
-        results["qn"] = root.qualified_name
-    results["to_qn"] = target.qualified_name
-    if not walk_args.depth_asked or full:
-        results["depth"] = walk_args.depth
-    if full:
-        results.update({"root_key": root.key, "to_key": target.key, "max_nodes": walk_args.max_nodes})
-    coverage = Coverage()
-    guidance = None
-    if total:
-        results["hops"] = search.found_at
-        if not full:
-            hoisted = _hoist_confidence(paths)
-            if hoisted is not None:
-                results["confidence"] = hoisted
-        results["paths"] = paths
-        for path in paths:
-            for step in path[1:]:
-                coverage.count_confidence(int(Confidence[str(step.get("confidence") or results.get("confidence"))]))
-        if len(paths) < total:
-            guidance = truncation_guidance(len(paths), total, "depth or edge_kinds")
-    else:
-        widest = wider if wider is not None else search
-        block, blind = _no_path(gen, widest, search, walk_args, compact=not full)
-        coverage.unresolved_related += blind
-        results["paths"] = []
-        results["no_path"] = block
-        if wider is not None and wider.hit:
-            results["candidate_paths"] = _listed(gen, wider, 0, CANDIDATE_PATHS_LISTED, full=full)
-            results["candidate_hops"] = wider.found_at
-            guidance = (
-                "no path of exact edges within the bounds, but candidate_paths cross CANDIDATE edges (resolved "
-                "by name, not by a type checker): confirm them before relying on them"
-            )
-        elif block["verdict"] == "UNREACHABLE":
-            guidance = (
-                "the target is unreachable from the subject: the walk followed every edge of these kinds and "
-                "ran out, with no blind spot on the way"
-            )
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        full = view == "full"
+        paths = _listed(gen, search, start, end - start, full=full) if total else []
+        results: dict[str, Any] = {"root": _at(root), "to": _at(target)}
+        if selector.qualified_name != root.qualified_name:
+            results["qn"] = root.qualified_name
+        results["to_qn"] = target.qualified_name
+        if not walk_args.depth_asked or full:
+            results["depth"] = walk_args.depth
+        if full:
+            results.update({"root_key": root.key, "to_key": target.key, "max_nodes": walk_args.max_nodes})
+        coverage = Coverage()
+        guidance = None
+        if total:
+            results["hops"] = search.found_at
+            if not full:
+                hoisted = _hoist_confidence(paths)
+                if hoisted is not None:
+                    results["confidence"] = hoisted
+            results["paths"] = paths
+            for path in paths:
+                for step in path[1:]:
+                    coverage.count_confidence(int(Confidence[str(step.get("confidence") or results.get("confidence"))]))
+            if len(paths) < total:
+                guidance = truncation_guidance(len(paths), total, "depth or edge_kinds")
         else:
-            guidance = (
-                "no path within the bounds; no_path.could_hide_one says what could hide one (raise depth or "
-                "max_nodes, or look at the unbound uses)"
-            )
-    return wrap(
-        gen,
-        compact=not full,
-        total=total,
-        returned=len(paths),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        guidance=guidance,
-    )
+            widest = wider if wider is not None else search
+            block, blind = _no_path(gen, widest, search, walk_args, compact=not full)
+            coverage.unresolved_related += blind
+            results["paths"] = []
+            results["no_path"] = block
+            if wider is not None and wider.hit:
+                results["candidate_paths"] = _listed(gen, wider, 0, CANDIDATE_PATHS_LISTED, full=full)
+                results["candidate_hops"] = wider.found_at
+                guidance = (
+                    "no path of exact edges within the bounds, but candidate_paths cross CANDIDATE edges (resolved "
+                    "by name, not by a type checker): confirm them before relying on them"
+                )
+            elif block["verdict"] == "UNREACHABLE":
+                guidance = (
+                    "the target is unreachable from the subject: the walk followed every edge of these kinds and "
+                    "ran out, with no blind spot on the way"
+                )
+            else:
+                guidance = (
+                    "no path within the bounds; no_path.could_hide_one says what could hide one (raise depth or "
+                    "max_nodes, or look at the unbound uses)"
+                )
+        return wrap(
+            gen,
+            compact=not full,
+            total=total,
+            returned=len(paths),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            guidance=guidance,
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="trace_dependencies", narrow_with="depth or edge_kinds")

@@ -38,7 +38,7 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
-DIRECTIONS = ("incoming", "outgoing")
+NARROW_WITH = "edge_kinds, confidence, in_repository or in_language"
 CONFIDENCES = tuple(c.name for c in Confidence)
 # Compact rows carry no provenance (which analyzer saw the edge: view full states it per row); confidence,
 # what an agent acts on, stays.
@@ -111,8 +111,6 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
     extras: dict[str, Any] = {}
     if defaulted and view == "full":  # the compact view leaves the declared default to the schema
         extras["edge_kinds_default_excluded"] = list(DEFAULT_EXCLUDED)
@@ -122,28 +120,33 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         extras["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
     if found.implements_outside:
         extras["implements_outside"] = found.implements_outside
-    if view == "files":
-        results: Any = _files(subject, direction, page, extras, selector.qualified_name)
-    elif view == "full":
-        results = _full(subject, direction, page, extras)
-    else:
-        results = _compact(subject, direction, page, extras, selector.qualified_name)
-    hoisted = results.get("repository") if view == "compact" else None
-    unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
-    results.update(unbound.fields(compact=view != "full"))
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=_coverage(found, rows),
-        results=results,
-        guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
-        tests=tests_note(split.test_rows, split.test_files, unbound.in_tests)
-        if split.test_rows or unbound.in_tests
-        else None,
-    )
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        if view == "files":
+            results: Any = _files(subject, direction, page, extras, selector.qualified_name)
+        elif view == "full":
+            results = _full(subject, direction, page, extras)
+        else:
+            results = _compact(subject, direction, page, extras, selector.qualified_name)
+        hoisted = results.get("repository") if view == "compact" else None
+        unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
+        results.update(unbound.fields(compact=view != "full"))
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=_coverage(found, rows),
+            results=results,
+            guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
+            tests=tests_note(split.test_rows, split.test_files, unbound.in_tests)
+            if split.test_rows or unbound.in_tests
+            else None,
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="find_references", narrow_with=NARROW_WITH)
 
 
 def _coverage(found: References, rows: list[Reference]) -> Coverage:
@@ -158,7 +161,7 @@ def _guidance(
     gen: Generation, subject: Symbol, found: References, total: int, returned: int, outgoing: bool, test_rows: int
 ) -> str | None:
     if total and returned < total:
-        return truncation_guidance(returned, total, "edge_kinds, confidence, in_repository or in_language")
+        return truncation_guidance(returned, total, NARROW_WITH)
     if total:
         return None
     if test_rows:

@@ -25,14 +25,24 @@ def list_repositories(gen: Generation, arguments: object) -> dict[str, Any]:
     args = Args(arguments, ListRepositories)
     paging = read_paging(args, gen, 50)
     repos = gen.repositories()
-    start, end, next_cursor = paging.window(gen, len(repos), scope("list_repositories", "registry-order-v1"))
-    rows = [freshness_row(repo) for repo in repos[start:end]]
-    return wrap(
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        rows = [freshness_row(repo) for repo in repos[start:end]]
+        return wrap(
+            gen,
+            compact=False,
+            total=len(repos),
+            returned=len(rows),
+            next_cursor=next_cursor,
+            coverage=Coverage(),
+            results=rows,
+        )
+
+    return paging.fit(
         gen,
-        compact=False,
-        total=len(repos),
-        returned=len(rows),
-        next_cursor=next_cursor,
-        coverage=Coverage(),
-        results=rows,
+        len(repos),
+        scope("list_repositories", "registry-order-v1"),
+        answer,
+        tool="list_repositories",
+        narrow_with="a smaller limit",
     )

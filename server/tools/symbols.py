@@ -77,27 +77,34 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
         include_tests=include_tests,
         include_derived=include_derived,  # it decides which rows exist, as on the other tools
     )
-    start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
-    page = load(gen, matches[start:end])
-    coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
-    if view == "full":
-        results: Any = [_full_row(s) for s in page]
-    else:
-        results = _compact(page)
-    guidance = None
-    if not matches and not left_out:
-        filters = {"kinds": kinds, "repo": repo, "path_prefix": path_prefix, "include_derived": include_derived}
-        guidance = _unparsed_guidance(gen, name) or _close_guidance(gen, name, roles, language, include_tests, filters)
-    return wrap(
-        gen,
-        compact=view == "compact",
-        total=len(matches),
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        guidance=guidance,
-        tests=tests_note(left_out, len(in_tests)) if left_out else None,
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = load(gen, matches[start:end])
+        coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
+        if view == "full":
+            results: Any = [_full_row(s) for s in page]
+        else:
+            results = _compact(page)
+        guidance = None
+        if not matches and not left_out:
+            filters = {"kinds": kinds, "repo": repo, "path_prefix": path_prefix, "include_derived": include_derived}
+            guidance = _unparsed_guidance(gen, name) or _close_guidance(
+                gen, name, roles, language, include_tests, filters
+            )
+        return wrap(
+            gen,
+            compact=view == "compact",
+            total=len(matches),
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            guidance=guidance,
+            tests=tests_note(left_out, len(in_tests)) if left_out else None,
+        )
+
+    return paging.fit(
+        gen, len(matches), cursor_scope, answer, tool="find_symbol", narrow_with="mode, symbol_kinds or in_repository"
     )
 
 

@@ -349,46 +349,49 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
             truncated_walk=walked.truncated,
             unresolved=len(blind),
         )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    head: dict[str, Any] = {
-        "root_key": root.key,
-        "root_repository": root.repository,
-        "depth": walk_args.depth,
-        "max_nodes": walk_args.max_nodes,
-        "reached": len(walked.reached),
-        "deepest_depth": max((r.reached.depth for r in rows), default=0),
-    }
-    if view == "full":
-        results: dict[str, Any] = {
-            **head,
-            "traversal_truncated": walked.truncated,
-            "nodes": [full_node(r) for r in page],
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        head: dict[str, Any] = {
+            "root_key": root.key,
+            "root_repository": root.repository,
+            "depth": walk_args.depth,
+            "max_nodes": walk_args.max_nodes,
+            "reached": len(walked.reached),
+            "deepest_depth": max((r.reached.depth for r in rows), default=0),
         }
-    else:
-        if walked.truncated:
-            head["traversal_truncated"] = True
-        header, body = compact_nodes(page)
-        results = views.finish({**head, **header, **body})
-    # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
-    blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
-    results.update(
-        unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
-            compact=view != "full"
+        if view == "full":
+            results: dict[str, Any] = {
+                **head,
+                "traversal_truncated": walked.truncated,
+                "nodes": [full_node(r) for r in page],
+            }
+        else:
+            if walked.truncated:
+                head["traversal_truncated"] = True
+            header, body = compact_nodes(page)
+            results = views.finish({**head, **header, **body})
+        # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
+        blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
+        results.update(
+            unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
+                compact=view != "full"
+            )
         )
-    )
-    coverage = _coverage(rows)
-    coverage.unresolved_related += len(blind)
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
-    )
+        coverage = _coverage(rows)
+        coverage.unresolved_related += len(blind)
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="trace_dependencies", narrow_with=NARROW_WITH)
 
 
 # --- get_blast_radius -------------------------------------------------------------------------------------------
@@ -622,59 +625,67 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             completeness=completeness_block(verdict, gen, compact=True),
             unresolved=verdict.unresolved_count,
         )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    page_main = [r for r in page if id(r) not in in_tests]
-    page_tests = [r for r in page if id(r) in in_tests]
-    filters: dict[str, Any] = (
-        {"symbol_kinds": kinds_echo}
-        if kinds_echo is not None
-        else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
-        if view == "full"
-        else {}
-    )
-    deepest = max((r.reached.depth for r in rows), default=0)
-    if view == "full":
-        results: dict[str, Any] = {
-            "root_key": root.key,
-            "root_repository": root.repository,
-            "depth": walk_args.depth,
-            "max_nodes": walk_args.max_nodes,
-            **filters,
-            "affected": total,
-            "affected_in_tests": len(in_tests),
-            "deepest_depth": deepest,
-            "traversal_truncated": walked.truncated,
-            "symbols": [full_node(r) for r in page_main],
-            "tests": [full_node(r) for r in page_tests],
-            **full_aggregates(agg),
-            "by_package": [
-                {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_, "count": n}
-                for (lang, repo_, pkg), n in sorted(agg.by_package.items())
-            ],
-        }
-    else:
-        results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
-        header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
-        results = views.finish({**results, **header, **body})
-    if group:
-        results["merged_with"] = merged_with(gen, group, full=view == "full")
-    if walked.dispatch_through or walked.dispatch_outside:
-        # Calls written against these methods may run the root (or a member reached): their callers are rows.
-        results["dispatch_through"] = [
-            *(s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)),
-            *walked.dispatch_outside,
-        ]
-    coverage = _coverage(rows)
-    coverage.unresolved_related += verdict.unresolved_count
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        completeness=completeness_block(verdict, gen, compact=view != "full"),
-        guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
-    )
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        page_main = [r for r in page if id(r) not in in_tests]
+        page_tests = [r for r in page if id(r) in in_tests]
+        filters: dict[str, Any] = (
+            {"symbol_kinds": kinds_echo}
+            if kinds_echo is not None
+            else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+            if view == "full"
+            else {}
+        )
+        deepest = max((r.reached.depth for r in rows), default=0)
+        if view == "full":
+            results: dict[str, Any] = {
+                "root_key": root.key,
+                "root_repository": root.repository,
+                "depth": walk_args.depth,
+                "max_nodes": walk_args.max_nodes,
+                **filters,
+                "affected": total,
+                "affected_in_tests": len(in_tests),
+                "deepest_depth": deepest,
+                "traversal_truncated": walked.truncated,
+                "symbols": [full_node(r) for r in page_main],
+                "tests": [full_node(r) for r in page_tests],
+                **full_aggregates(agg),
+                "by_package": [
+                    {
+                        "package_key": f"package:{lang}:{repo_}:{pkg}",
+                        "package_name": pkg,
+                        "repository": repo_,
+                        "count": n,
+                    }
+                    for (lang, repo_, pkg), n in sorted(agg.by_package.items())
+                ],
+            }
+        else:
+            results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
+            header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
+            results = views.finish({**results, **header, **body})
+        if group:
+            results["merged_with"] = merged_with(gen, group, full=view == "full")
+        if walked.dispatch_through or walked.dispatch_outside:
+            # Calls written against these methods may run the root (or a member reached): their callers are rows.
+            results["dispatch_through"] = [
+                *(s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)),
+                *walked.dispatch_outside,
+            ]
+        coverage = _coverage(rows)
+        coverage.unresolved_related += verdict.unresolved_count
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            completeness=completeness_block(verdict, gen, compact=view != "full"),
+            guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="get_blast_radius", narrow_with=NARROW_WITH)
