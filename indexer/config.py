@@ -35,6 +35,7 @@ LANGUAGE_ALIASES = {
     "rs": "rust",
     "rust": "rust",
     "dart": "dart",
+    "java": "java",
 }
 
 

@@ -58,6 +58,17 @@ LANGUAGES: tuple[LanguageSpec, ...] = (
         fallback_note="tree-sitter, CANDIDATE (calls inside macro invocations are not seen)",
     ),
     LanguageSpec(
+        name="java",
+        extensions={"java": (".java",)},
+        test_patterns=_tests("src/test/", "src/it/", "*Test.java", "*Tests.java", "*IT.java"),
+        probe=Probe(
+            "doctor/Probe.java",
+            b"package doctor;\n\npublic class Probe {\n    int probe() { return 1; }\n}\n",
+            "doctor.Probe.probe",
+        ),
+        exact=True,
+    ),
+    LanguageSpec(
         name="dart",
         extensions={"dart": (".dart",)},
         test_patterns=_tests("test/", "*_test.dart"),

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-BRACE_LANGUAGES = frozenset({"go", "typescript", "javascript", "rust", "dart"})
+BRACE_LANGUAGES = frozenset({"go", "typescript", "javascript", "rust", "dart", "java"})
 _CONTINUES = ("=", ",", "(", "[", "{", "|", "&", "+", "-", "*", "/", ".", "=>", ":", "?", "\\")
 _PY_DECORATOR = re.compile(r"^\s*@")
 
