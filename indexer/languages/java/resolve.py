@@ -252,7 +252,8 @@ class _Resolver:
     corpus: Corpus
     index: JavaIndex
     out: Resolution = field(default_factory=Resolution)
-    dependencies: set[tuple[str, str, str, str]] = field(default_factory=set)
+    # (consumer, its package, provider, its package) -> the first site (path, line) that uses it
+    dependencies: dict[tuple[str, str, str, str], tuple[str, int]] = field(default_factory=dict)
 
     def edge(self, kind: EdgeKind, repo: str, ff: FileFacts, site: Site, target: Target) -> None:
         source = self.source_key(repo, ff, site.enclosing)
@@ -272,7 +273,10 @@ class _Resolver:
         )
         if target.repository != repo:
             provider = self.corpus_package(target)
-            self.dependencies.add((repo, ff.package, target.repository, provider))
+            where = (ff.path, site.line)
+            key4 = (repo, ff.package, target.repository, provider)
+            if key4 not in self.dependencies or where < self.dependencies[key4]:
+                self.dependencies[key4] = where
 
     def corpus_package(self, target: Target) -> str:
         for repo in self.corpus.repositories:
@@ -476,8 +480,8 @@ def resolve(corpus: Corpus) -> Resolution:
                 resolver.overrides(repo_name, facts)
 
             resolver.out.guarded(repo.name, ff, LANGUAGE, work)
-    for consumer, cpkg, provider, ppkg in sorted(resolver.dependencies):
-        resolver.out.package_dependencies.append(PackageDependencyFact(consumer, cpkg, provider, ppkg))
+    for (consumer, cpkg, provider, ppkg), (path, line) in sorted(resolver.dependencies.items()):
+        resolver.out.package_dependencies.append(PackageDependencyFact(consumer, cpkg, provider, ppkg, path, line))
     return resolver.out
 
 
