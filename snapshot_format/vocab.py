@@ -102,6 +102,12 @@ class Provenance(IntEnum):
     # Python's import system (feature 7): a stub file stands for the module of its name, an ImportError
     # fallback binds the same name (STANDS_FOR edges).
     PYTHON_IMPORT_SYSTEM = 26
+    # scip-java (javac's own attribution through the SemanticDB plugin), feature 9.
+    JAVA_INDEXER_DEF = 27
+    JAVA_INDEXER_USE = 28
+    # A SCIP index the repository names in its configuration, written by any SCIP indexer (feature 9).
+    SCIP_INDEX_DEF = 29
+    SCIP_INDEX_USE = 30
 
 
 # Provenances that can never back an exact edge (syntax alone proves nothing).
