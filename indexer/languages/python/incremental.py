@@ -43,6 +43,7 @@ from indexer.languages.python.analyzer import (
     StaleDefinition,
     file_units,
     import_roots,
+    installed_providers,
     join_repository,
     own_settings,
     providers,
@@ -191,7 +192,7 @@ def update(
             index = run_index(
                 root,
                 repo.name,
-                provided=providers(repo, corpus),
+                provided=[*providers(repo, corpus), *installed_providers(repo, corpus, providers(repo, corpus))],
                 own_roots=import_roots(repo),
                 timeout=timeout,
                 include=sorted(reached),
