@@ -279,7 +279,7 @@ def _exports_imports(
             if module:
                 exports[(language, module)] = PackageIdentity(language=language, name=module, descriptor="go.mod")
             text = (root / "go.mod").read_text(errors="replace") if (root / "go.mod").is_file() else ""
-            for req, version in _go_versions(text):
+            for req, version in go_requirements(text):
                 imports[(language, req)] = PackageIdentity(
                     language=language, name=req, version=version, descriptor="go.mod"
                 )
@@ -307,7 +307,8 @@ def _exports_imports(
     return tuple(exports[k] for k in sorted(exports)), tuple(imports[k] for k in sorted(imports))
 
 
-def _go_versions(text: str) -> list[tuple[str, str]]:
+def go_requirements(text: str) -> list[tuple[str, str]]:
+    """(module path, version) of each ``require`` of a go.mod's text."""
     out: list[tuple[str, str]] = []
     block = False
     for raw in text.splitlines():
@@ -426,7 +427,7 @@ def build_bundle(
             )
             continue
         runs[language] = BundledRun(language, facts=kept)
-        version = getattr(adapter.decode(kept), "analyzer_version", "")
+        version = str(getattr(adapter.decode(kept), "analyzer_version", "")).partition(" ")[2]
         analyzers.append(
             AnalyzerRun(language=language, analyzer=adapter.analyzer, version=version, extractor_version=extractor)
         )
