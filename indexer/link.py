@@ -173,7 +173,9 @@ def publish_bundles(
             new = {b.manifest.repository: b for b in bundles}
             carried = [r.name for r in previous.repositories()] if previous is not None else []
             names = list(dict.fromkeys([*new, *carried]))
+            # kivgraph.toml's order, then the current generation's, then the new bundles' names in order
             order = [r.name for r in loaded.repositories if r.name in names]
+            order += [n for n in carried if n not in order]
             order += sorted(n for n in names if n not in order)
             sources: dict[str, Bundle | Repository] = {}
             for name in order:
