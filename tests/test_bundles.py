@@ -105,12 +105,12 @@ def test_a_second_publication_carries_the_other_repository_from_its_kept_bundle(
     second = kivgraph(home, "publish", "--bundle", str(pair["drawing.kgbundle"]), "--json")
     assert second.returncode == 0, second.stderr
     result = json.loads(second.stdout.splitlines()[-1])["result"]
-    assert [(r["name"], r["source"]) for r in result["repositories"]] == [
-        ("drawing", "bundle"),
+    assert [(r["name"], r["source"]) for r in result["repositories"]] == [  # the current generation's order first
         ("shapes", "kept bundle"),
+        ("drawing", "bundle"),
     ]
     with open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)})) as gen:
-        assert [r.name for r in gen.repositories()] == ["drawing", "shapes"]
+        assert [r.name for r in gen.repositories()] == ["shapes", "drawing"]
         assert all(r.root == "" for r in gen.repositories())  # no checkout here: paths stay repository-relative
         with open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(pair["index"])})) as indexed:
             assert gen.counts() == indexed.counts()
