@@ -198,6 +198,11 @@ class Build:
     # and the exact pass's analyze step (an incremental route); records_phase and run_exact fall back to theirs.
     git: dict[str, GitState] = field(default_factory=dict)
     analyze: AnalyzeFn | None = None
+    # Filled by indexer.link for bundles: language -> repository -> the analyzer run the bundle carries (or why it
+    # failed there); ``installed`` for a bundle build (Corpus.installed).
+    given: dict[str, dict[str, bytes | str]] = field(default_factory=dict)
+    installed: bool = False
+    keep_runs: bool = False  # ExactPass.runs_kept, for a bundle
     # resolve_phase (candidate resolutions are kept per language: a second stage reuses them)
     languages: list[str] = field(default_factory=list)
     candidates: dict[str, tuple[int, Resolution]] = field(default_factory=dict)
@@ -423,6 +428,7 @@ def corpus_for(b: Build, language: str) -> Corpus:
         key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
         declare=AnalyzerDeclarations(language, b.work, key_index, b.symbols, b.per_file_symbols),
         allow_network=b.loaded.allows_network(language),
+        installed=b.installed,
     )
 
 
@@ -473,6 +479,8 @@ def resolve_phase(b: Build) -> None:
                 Progress(f"analyze.{lang}", repo, "", done, total)
             ),
             analyze=b.analyze,
+            given=b.given.get(language),
+            keep_runs=b.keep_runs,
         )
         if exact is not None:
             exact_passes[language] = exact

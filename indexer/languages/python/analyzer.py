@@ -141,6 +141,7 @@ class ProvidedPackage:
     name: str  # top-level package or module name
     root: Path  # the import root it lives under
     files: tuple[str, ...]  # root-relative .py/.pyi paths
+    version: str = ""  # an installed distribution's version (a registered provider has none)
 
 
 def imported_top_levels(repo: RepositoryFacts) -> set[str]:
@@ -194,6 +195,23 @@ def providers(repo: RepositoryFacts, corpus: Corpus) -> list[ProvidedPackage]:
     return out
 
 
+def installed_providers(
+    repo: RepositoryFacts, corpus: Corpus, provided: list[ProvidedPackage]
+) -> list[ProvidedPackage]:
+    """With ``corpus.installed`` (a bundle build): the imported packages no registered repository provides, as the
+    active virtualenv installs them (``indexer.languages.python.installed``); else none."""
+    if not corpus.installed:
+        return []
+    from indexer.languages.python.installed import installed_packages
+
+    own = {ff.package.split(".")[0] for ff in repo.files}
+    wanted = imported_top_levels(repo) - own - {p.name for p in provided}
+    return [
+        ProvidedPackage(f"installed:{p.distribution}", p.name, p.site, p.files, p.version)
+        for p in installed_packages(wanted)
+    ]
+
+
 def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     """scip-python's environment format: name, version, files relative to a search-path entry."""
     seen: set[str] = set()
@@ -202,7 +220,7 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
         if p.name in seen:
             continue  # a second provider: Pyright reads the first; bind reports the ambiguity
         seen.add(p.name)
-        out.append({"name": p.name, "version": f"kivgraph-{p.repository}", "files": list(p.files)})
+        out.append({"name": p.name, "version": p.version or f"kivgraph-{p.repository}", "files": list(p.files)})
     return out
 
 
@@ -826,6 +844,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     keeps it for unchanged inputs.
     """
     provided, roots = providers(repo, corpus), import_roots(repo)
+    provided += installed_providers(repo, corpus, provided)
 
     def run(include: list[str] | None) -> Index:
         return run_index(
@@ -940,7 +959,14 @@ class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
-        return cache_key(repo, hashes, identity)
+        key = cache_key(repo, hashes, identity)
+        installed = installed_providers(repo, corpus, providers(repo, corpus))
+        if not installed:
+            return key
+        from indexer.languages.python.installed import InstalledPackage, fingerprint
+
+        seen = [InstalledPackage(p.repository, p.version, p.name, p.root, p.files) for p in installed]
+        return hashlib.blake2b(key + fingerprint(seen), digest_size=20).digest()
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
