@@ -24,9 +24,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import json
+import importlib
 import struct
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -245,94 +246,42 @@ def read_bundle(path: Path) -> Bundle:
 def _exports_imports(
     payload: BundlePayload, root: Path
 ) -> tuple[tuple[PackageIdentity, ...], tuple[PackageIdentity, ...]]:
-    """The package identities the repository exports (what its files declare) and those it imports."""
+    """The package identities the repository exports (what its files declare) and those it imports, as each
+    language's folder names them (``identities.py`` there: a module, a go.mod, a package.json), or by package."""
     exports: dict[tuple[str, str], PackageIdentity] = {}
     imports: dict[tuple[str, str], PackageIdentity] = {}
     by_lang: dict[str, list[FileFacts]] = {}
     for ff in payload.facts:
         by_lang.setdefault(ff.language, []).append(ff)
     for language, files in sorted(by_lang.items()):
-        if language == "python":
-            own = {ff.package.split(".")[0] for ff in files if ff.package}
-            for top in sorted(own):
-                exports[(language, top)] = PackageIdentity(language=language, name=top, descriptor="module")
-            wanted: set[str] = set()
-            for ff in files:
-                for site in ff.sites:
-                    if site.kind == "import":
-                        wanted.add(site.name.split(".")[0])
-                    elif site.kind == "from" and site.extra and not site.extra[0].startswith("."):
-                        wanted.add(site.extra[0].split(".")[0])
-            from indexer.languages.python.installed import installed_packages
-
-            found = {p.name: p for p in installed_packages(wanted - own)}
-            for top in sorted(wanted - own):
-                p = found.get(top)
-                if p is not None:
-                    imports[(language, top)] = PackageIdentity(
-                        language=language, name=top, version=p.version, descriptor=f"site-packages:{p.distribution}"
-                    )
-        elif language == "go":
-            from indexer.languages.go.resolve import read_module_path
-
-            module = read_module_path(str(root))
-            if module:
-                exports[(language, module)] = PackageIdentity(language=language, name=module, descriptor="go.mod")
-            text = (root / "go.mod").read_text(errors="replace") if (root / "go.mod").is_file() else ""
-            for req, version in go_requirements(text):
-                imports[(language, req)] = PackageIdentity(
-                    language=language, name=req, version=version, descriptor="go.mod"
-                )
-        elif language in ("typescript", "javascript"):
-            manifest = _json(root / "package.json")
-            name = manifest.get("name")
-            if isinstance(name, str) and name:
-                exports[("npm", name)] = PackageIdentity(
-                    language="npm", name=name, version=str(manifest.get("version", "")), descriptor="package.json"
-                )
-            for section in ("dependencies", "peerDependencies", "devDependencies"):
-                deps = manifest.get(section)
-                if not isinstance(deps, dict):
-                    continue
-                for dep in sorted(deps):
-                    installed = _json(root / "node_modules" / dep / "package.json")
-                    version = str(installed.get("version", "")) or str(deps[dep])
-                    imports.setdefault(
-                        ("npm", dep),
-                        PackageIdentity(language="npm", name=dep, version=version, descriptor="node_modules"),
-                    )
+        hook = _identities_hook(language)
+        if hook is not None:
+            found_out, found_into = hook(language, files, root)
+            out = [PackageIdentity(language=a, name=b, version=c, descriptor=d) for a, b, c, d in found_out]
+            into = [PackageIdentity(language=a, name=b, version=c, descriptor=d) for a, b, c, d in found_into]
         else:
-            for pkg in sorted({ff.package for ff in files if ff.package}):
-                exports[(language, pkg)] = PackageIdentity(language=language, name=pkg, descriptor="package")
+            out = [
+                PackageIdentity(language=language, name=pkg, descriptor="package")
+                for pkg in sorted({ff.package for ff in files if ff.package})
+            ]
+            into = []
+        for p in out:
+            exports.setdefault((p.language, p.name), p)
+        for p in into:
+            imports.setdefault((p.language, p.name), p)
     return tuple(exports[k] for k in sorted(exports)), tuple(imports[k] for k in sorted(imports))
 
 
-def go_requirements(text: str) -> list[tuple[str, str]]:
-    """(module path, version) of each ``require`` of a go.mod's text."""
-    out: list[tuple[str, str]] = []
-    block = False
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0].strip()
-        if line.startswith("require ("):
-            block = True
-            continue
-        if block and line == ")":
-            block = False
-            continue
-        parts = line.split()
-        if block and len(parts) >= 2:
-            out.append((parts[0], parts[1]))
-        elif len(parts) >= 3 and parts[0] == "require":
-            out.append((parts[1], parts[2]))
-    return out
-
-
-def _json(path: Path) -> dict[str, object]:
+def _identities_hook(language: str) -> Any:
+    """``package_identities`` of the language's folder (``indexer/languages/<folder>/identities.py``), or None."""
+    spec = registry.spec_for(language)
+    if spec is None:
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        module = importlib.import_module(f"indexer.languages.{spec.name}.identities")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "package_identities", None)
 
 
 def manifest_summary(m: BundleManifest) -> dict[str, object]:
