@@ -45,15 +45,14 @@ def _enum(description: str, values: tuple[str, ...]) -> Meta:
 QualifiedName = Annotated[
     str | None,
     Meta(
-        description="Python: pkg.module.Class.method. Go: Name or Type.Method, optionally after its package "
-        "(pflag.NewFlagSet) or import path. TypeScript, Dart: Class.method. A unique dotted tail (Class.method) "
-        "also resolves; several are listed with their packages."
+        description="Python: pkg.module.Class.method; Go: Type.Method, optionally after its package "
+        "(pflag.NewFlagSet) or import path; TypeScript, Dart: Class.method. A unique dotted tail also resolves."
     ),
 ]
 Name = Annotated[
     str | None,
     Meta(
-        description="The bare name (NewFlagSet); if ambiguous, the candidates are listed. Give one of name, "
+        description="A bare name (NewFlagSet); an ambiguous one lists the candidates. Give one of name, "
         "qualified_name or stable_key."
     ),
 ]
@@ -83,7 +82,7 @@ Limit = Annotated[int, Meta(ge=0, le=MAX_LIMIT, description="Rows per page (zero
 
 
 def _view_text(*values: str) -> str:
-    text = "compact: shared columns once, rows by file; full: every field, signatures and keys too"
+    text = "compact: shared values and the row columns named once, rows by file; full: every field, keys too"
     if "files" in values:
         text += "; files: paths and counts"
     if "tree" in values:
