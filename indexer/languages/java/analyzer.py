@@ -273,6 +273,7 @@ class Run:
     index: Index
     errors: int
     notes: list[str]
+    raw: bytes = b""  # the index as scip-java wrote it
 
 
 def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float, network: bool = False) -> Run:
@@ -334,13 +335,14 @@ def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float
             raise AnalyzerFailed(f"{started} index-semanticdb timed out after {timeout:.0f}s") from None
         if code != 0 or not (tmp / "index.scip").is_file():
             raise AnalyzerFailed(f"{started} index-semanticdb failed: {cause((out + err).decode('utf-8', 'replace'))}")
+        raw = (tmp / "index.scip").read_bytes()
         try:
-            index = decode_index((tmp / "index.scip").read_bytes())
+            index = decode_index(raw)
         except ScipDecodeError as exc:
             raise AnalyzerFailed(f"{started} wrote an unreadable index: {exc}") from None
         if errors:
             notes.append(f"javac reported {errors} errors; uses it could not attribute stay CANDIDATE")
-        return Run(index, errors, notes)
+        return Run(index, errors, notes, raw)
 
 
 def _quote(arg: str) -> str:
