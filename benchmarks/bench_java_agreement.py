@@ -12,7 +12,9 @@ object creation and method reference whose target is a method or constructor dec
 the site's line and the line of the target's name. A target declared in an anonymous or local class is
 left out (kivgraph declares neither: their code is the enclosing method's).
 
-Compared at (site file, site line, target declaration): kivgraph's rows are ``find_references`` with
+Compared at (caller, target): kivgraph answers "who calls this" with one row per calling declaration, so
+javac's site is taken as the innermost declaration of the graph around it (a use in an anonymous class or a
+lambda is its enclosing method's, as in kivgraph); kivgraph's rows are ``find_references`` with
 CALLS_DIRECT and PASSES_AS_CALLBACK for every method, constructor and class of the generation (a class is
 the target of ``new`` when it declares no constructor), dispatch rows (``via``) left out since javac names
 the method the call is written against. Precision and recall overall, per use kind, and for the uses of
@@ -113,8 +115,8 @@ def reference(roots: dict[str, Path], out_dir: Path) -> tuple[set[tuple[str, int
     return uses, time.perf_counter() - started
 
 
-def kivgraph_rows(home: Path, roots: dict[str, Path]) -> tuple[set[tuple[str, int, str]], dict[str, Any], Any]:
-    """(site file, site line, target key) of every call row of the generation, and the targets' spans."""
+def kivgraph_rows(home: Path, roots: dict[str, Path]) -> tuple[set[tuple[str, str]], dict[str, Any], Any]:
+    """(caller key, target key) of every call row of the generation, and every declaration by key."""
     from server.queries.references import find_references
     from snapshot_format.layout import resolve_layout
     from snapshot_format.reader import open_current
@@ -122,19 +124,21 @@ def kivgraph_rows(home: Path, roots: dict[str, Path]) -> tuple[set[tuple[str, in
 
     kinds = frozenset(int(EdgeKind[k]) for k in CALL_KINDS)
     gen = open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
-    rows: set[tuple[str, int, str]] = set()
-    exact: set[tuple[str, int, str]] = set()
+    rows: set[tuple[str, str]] = set()
+    exact: set[tuple[str, str]] = set()
     targets: dict[str, Any] = {}
     for repo in roots:
         for f in gen.files(repo):
             for s in gen.declarations(repo, f.path):
-                if s.path != f.path or s.kind not in ("method", "constructor", "class", "enum"):
+                if s.path != f.path:
                     continue
                 targets[s.key] = s
+                if s.kind not in ("method", "constructor", "class", "enum"):
+                    continue
                 for r in find_references(gen, s, kinds=kinds).rows:
                     if r.via:
                         continue
-                    site = (str((roots[r.other.repository] / r.other.path).resolve()), r.line, s.key)
+                    site = (r.other.key, s.key)
                     rows.add(site)
                     if Confidence(r.confidence).is_exact:
                         exact.add(site)
@@ -152,16 +156,25 @@ def _pr(got: set[Any], truth: set[Any]) -> dict[str, Any]:
     }
 
 
+_SOURCES = ("method", "constructor", "class", "interface", "enum", "module")
+
+
 def _map_truth(
     uses: set[tuple[str, int, str, int, str]], targets: dict[str, Any], roots: dict[str, Path]
-) -> tuple[dict[str, set[tuple[str, int, str]]], int]:
-    """javac's uses as (site file, site line, target key) per use kind; how many named no declaration of ours."""
+) -> tuple[dict[str, set[tuple[str, str]]], int]:
+    """javac's uses as (caller key, target key) per use kind: the caller is the innermost declaration of the
+    graph around the site, as kivgraph attributes a use; how many named no declaration of the graph."""
     by_file: dict[str, list[Any]] = {}
     for s in targets.values():
         by_file.setdefault(str((roots[s.repository] / s.path).resolve()), []).append(s)
-    out: dict[str, set[tuple[str, int, str]]] = {}
+    out: dict[str, set[tuple[str, str]]] = {}
     unmapped = 0
     for site, site_line, target, target_line, kind in uses:
+        around = [s for s in by_file.get(site, []) if s.kind in _SOURCES and s.start_line <= site_line <= s.end_line]
+        if not around:
+            unmapped += 1
+            continue
+        caller = min(around, key=lambda s: (s.kind == "module", s.end_line - s.start_line, -s.start_line))
         spans = [
             s
             for s in by_file.get(target, [])
@@ -173,7 +186,7 @@ def _map_truth(
             unmapped += 1
             continue
         best = min(chosen, key=lambda s: (s.end_line - s.start_line, -s.start_line))
-        out.setdefault(kind, set()).add((site, site_line, best.key))
+        out.setdefault(kind, set()).add((caller.key, best.key))
     return out, unmapped
 
 
@@ -181,18 +194,15 @@ def _compare(
     rows: set[Any], exact: set[Any], truth: dict[str, set[Any]], targets: dict[str, Any], roots: dict[str, Path]
 ):
     everything = set().union(*truth.values()) if truth else set()
-    provider_root = str(roots["commons-text"].resolve()) + "/"
 
     def cross(s: set[Any]) -> set[Any]:
-        return {r for r in s if r[0].startswith(provider_root) and targets[r[2]].repository == "commons-lang3"}
+        return {
+            r for r in s if targets[r[0]].repository == "commons-text" and targets[r[1]].repository == "commons-lang3"
+        }
 
     def short(r: Any) -> str:
-        for name, root in roots.items():
-            prefix = str(root.resolve()) + "/"
-            if r[0].startswith(prefix):
-                t = targets[r[2]]
-                return f"{name}:{r[0][len(prefix) :]}:{r[1]} -> {t.repository}:{t.qualified_name}"
-        return str(r)
+        caller, target = targets[r[0]], targets[r[1]]
+        return f"{caller.repository}:{caller.qualified_name} -> {target.repository}:{target.qualified_name}"
 
     return {
         "all_rows": _pr(rows, everything),
