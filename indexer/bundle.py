@@ -25,6 +25,8 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import os
+import posixpath
 import struct
 from pathlib import Path
 
@@ -32,6 +34,7 @@ import msgspec
 
 from indexer import __version__
 from indexer.config import LoadedConfig
+from indexer.discover import Discovery
 from indexer.fact_cache import FactCache
 from indexer.facts import FileFacts
 from indexer.gitstate import read_git_state
@@ -124,6 +127,13 @@ class BundledRun(msgspec.Struct, array_like=True, frozen=True):
     failure: str = ""
 
 
+class BundledSource(msgspec.Struct, array_like=True, frozen=True):
+    """A file linking reads (repository-relative): a source, a project file, an installed package's declaration."""
+
+    path: str
+    data: bytes
+
+
 class BundlePayload(msgspec.Struct, frozen=True, kw_only=True):
     """The repository's facts."""
 
@@ -133,6 +143,92 @@ class BundlePayload(msgspec.Struct, frozen=True, kw_only=True):
     facts: tuple[FileFacts, ...] = ()
     terms: tuple[BundledTerms, ...] = ()
     runs: tuple[BundledRun, ...] = ()
+    # What the resolvers and binders read besides the facts (a go.mod, a package.json, the sources a provider's
+    # published build maps to, a consumer's installed packages): ``kivgraph publish`` links over these, not over
+    # a checkout, so the machine that publishes needs none.
+    sources: tuple[BundledSource, ...] = ()
+
+
+# Files the languages' resolvers and binders read by name, wherever they are in a repository.
+PROJECT_FILES = frozenset(
+    {
+        "package.json",
+        "jsconfig.json",
+        "go.mod",
+        "go.sum",
+        "go.work",
+        "Cargo.toml",
+        "Cargo.lock",
+        "pubspec.yaml",
+        "pyproject.toml",
+        "setup.cfg",
+        ".gitignore",
+    }
+)
+# What linking reads of an installed npm package: its manifest, declarations and JavaScript.
+_NPM_SUFFIXES = (".json", ".d.ts", ".d.mts", ".d.cts", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".jsx", ".tsx")
+_NOT_WALKED = frozenset({".git", "node_modules", "target", "__pycache__", ".venv", "venv"})
+MAX_INSTALLED_BYTES = 256 << 20  # a consumer's installed packages carried in one bundle, at most
+
+
+def link_inputs(root: Path, discovery: Discovery, max_file_bytes: int) -> tuple[BundledSource, ...]:
+    """The files of ``root`` linking reads: every discovered file, every project file, and the installed npm
+    packages its package.json files depend on (their manifests, declarations and JavaScript)."""
+    wanted: dict[str, None] = {c.path: None for c in discovery.files if c.size <= max_file_bytes}
+    manifests: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _NOT_WALKED)
+        for name in sorted(filenames):
+            if name in PROJECT_FILES or (name.startswith("tsconfig") and name.endswith(".json")):
+                rel = Path(dirpath, name).relative_to(root).as_posix()
+                wanted[rel] = None
+                if name == "package.json":
+                    manifests.append(rel)
+    total = 0
+    for manifest in manifests:
+        data = _json(root / manifest)
+        base = posixpath.dirname(manifest)
+        for section in ("dependencies", "peerDependencies", "devDependencies", "optionalDependencies"):
+            deps = data.get(section)
+            for dep in sorted(deps) if isinstance(deps, dict) else ():
+                for at in dict.fromkeys([base, ""]):
+                    installed = root / at / "node_modules" / dep
+                    if not installed.is_dir():
+                        continue
+                    for dirpath, dirnames, filenames in os.walk(installed, followlinks=True):
+                        dirnames[:] = sorted(d for d in dirnames if d != "node_modules")
+                        for name in sorted(filenames):
+                            full = Path(dirpath, name)
+                            if not name.endswith(_NPM_SUFFIXES):
+                                continue
+                            rel = posixpath.join(at, "node_modules", dep, full.relative_to(installed).as_posix())
+                            try:
+                                size = full.stat().st_size
+                            except OSError:
+                                continue
+                            if size <= max_file_bytes and total + size <= MAX_INSTALLED_BYTES:
+                                wanted[posixpath.normpath(rel)] = None
+                                total += size
+                    break
+    out: list[BundledSource] = []
+    for rel in sorted(wanted):
+        try:
+            out.append(BundledSource(rel, (root / rel).read_bytes()))
+        except OSError:
+            continue  # gone since discovery: linking reads it as absent, as a checkout would
+    return tuple(out)
+
+
+def materialize(bundle: Bundle, into: Path) -> Path:
+    """Write the files linking reads of ``bundle`` under ``into`` (a scratch directory); returns that root."""
+    into.mkdir(parents=True, exist_ok=True)
+    for source in bundle.payload.sources:
+        if source.path.startswith("/") or ".." in source.path.split("/"):
+            raise BundleError(f"{bundle.path}: field 'sources': {source.path!r} is not a path inside the repository")
+        target = into / source.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.data)
+    return into
 
 
 @dataclasses.dataclass(frozen=True)
@@ -406,7 +502,7 @@ def build_bundle(
         BundledFile(c.path, c.language, c.size, c.skip_reason, "" if c.skip_reason else w.hashes.get(c.path, ""))
         for c in w.discovery.files
     )
-    facts = tuple(ff for lang in sorted(w.facts) for ff in w.facts[lang])
+    facts = tuple(ff for lang in w.facts for ff in w.facts[lang])  # the builder's order: row order follows it
     runs: dict[str, BundledRun] = {}
     analyzers: list[AnalyzerRun] = []
     failures: list[str] = []
@@ -434,6 +530,7 @@ def build_bundle(
     for lang in repo.languages:
         if registry.module_for(lang) is None:
             failures.append(f"{lang}: no extractor in kivgraph {__version__}")
+    progress(Progress("bundle", name, "reading the files linking needs", 0, 1))
     payload = BundlePayload(
         repository=name,
         languages=repo.languages,
@@ -441,6 +538,7 @@ def build_bundle(
         facts=facts,
         terms=tuple(lexicon.added),
         runs=tuple(runs[k] for k in sorted(runs)),
+        sources=link_inputs(w.root, w.discovery, loaded.indexing.max_file_bytes),
     )
     exports, imports = _exports_imports(payload, w.root)
     manifest = BundleManifest(
