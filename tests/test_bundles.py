@@ -262,3 +262,18 @@ def test_a_server_reads_the_source_of_a_bundle_published_without_checkout_from_i
     checkout = copy_fixture("pyrepo_a", tmp_path / "here")  # this server's own checkout, somewhere else
     assert kivgraph(home, "init", "--repository", f"shapes={checkout}", "--languages", "python").returncode == 0
     assert "class Circle" in source_of_circle()
+
+
+def test_publish_fails_fast_with_code_three_while_another_indexer_holds_the_state_directory(
+    pair: dict[str, Path], tmp_path: Path
+) -> None:
+    from indexer.publish import PublishLock
+
+    home = tmp_path / "locked"
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    with PublishLock(layout):
+        done = kivgraph(home, "publish", "--bundle", str(pair["shapes.kgbundle"]))
+        built = kivgraph(home, "index", "--repository", "x", "--bundle", str(tmp_path / "x.kgbundle"))
+    assert done.returncode == 3 and "another kivgraph index is running" in done.stderr
+    assert built.returncode == 3, built.stderr
+    assert read_current(layout) is None
