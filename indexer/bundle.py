@@ -24,11 +24,12 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
-import json
+import importlib
 import os
-import posixpath
 import struct
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -149,67 +150,36 @@ class BundlePayload(msgspec.Struct, frozen=True, kw_only=True):
     sources: tuple[BundledSource, ...] = ()
 
 
-# Files the languages' resolvers and binders read by name, wherever they are in a repository.
-PROJECT_FILES = frozenset(
-    {
-        "package.json",
-        "jsconfig.json",
-        "go.mod",
-        "go.sum",
-        "go.work",
-        "Cargo.toml",
-        "Cargo.lock",
-        "pubspec.yaml",
-        "pyproject.toml",
-        "setup.cfg",
-        ".gitignore",
-    }
-)
-# What linking reads of an installed npm package: its manifest, declarations and JavaScript.
-_NPM_SUFFIXES = (".json", ".d.ts", ".d.mts", ".d.cts", ".ts", ".mts", ".cts", ".js", ".mjs", ".cjs", ".jsx", ".tsx")
 _NOT_WALKED = frozenset({".git", "node_modules", "target", "__pycache__", ".venv", "venv"})
-MAX_INSTALLED_BYTES = 256 << 20  # a consumer's installed packages carried in one bundle, at most
 
 
-def link_inputs(root: Path, discovery: Discovery, max_file_bytes: int) -> tuple[BundledSource, ...]:
-    """The files of ``root`` linking reads: every discovered file, every project file, and the installed npm
-    packages its package.json files depend on (their manifests, declarations and JavaScript)."""
-    wanted: dict[str, None] = {c.path: None for c in discovery.files if c.size <= max_file_bytes}
-    manifests: list[str] = []
+def named_files(root: Path, wanted: Callable[[str], bool]) -> list[str]:
+    """Repository-relative paths of the files under ``root`` whose name ``wanted`` accepts (dependency, build and
+    version-control directories left out): what a language's ``linking_inputs`` starts from."""
+    out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d not in _NOT_WALKED)
-        for name in sorted(filenames):
-            if name in PROJECT_FILES or (name.startswith("tsconfig") and name.endswith(".json")):
-                rel = Path(dirpath, name).relative_to(root).as_posix()
-                wanted[rel] = None
-                if name == "package.json":
-                    manifests.append(rel)
-    total = 0
-    for manifest in manifests:
-        data = _json(root / manifest)
-        base = posixpath.dirname(manifest)
-        for section in ("dependencies", "peerDependencies", "devDependencies", "optionalDependencies"):
-            deps = data.get(section)
-            for dep in sorted(deps) if isinstance(deps, dict) else ():
-                for at in dict.fromkeys([base, ""]):
-                    installed = root / at / "node_modules" / dep
-                    if not installed.is_dir():
-                        continue
-                    for dirpath, dirnames, filenames in os.walk(installed, followlinks=True):
-                        dirnames[:] = sorted(d for d in dirnames if d != "node_modules")
-                        for name in sorted(filenames):
-                            full = Path(dirpath, name)
-                            if not name.endswith(_NPM_SUFFIXES):
-                                continue
-                            rel = posixpath.join(at, "node_modules", dep, full.relative_to(installed).as_posix())
-                            try:
-                                size = full.stat().st_size
-                            except OSError:
-                                continue
-                            if size <= max_file_bytes and total + size <= MAX_INSTALLED_BYTES:
-                                wanted[posixpath.normpath(rel)] = None
-                                total += size
-                    break
+        out += [Path(dirpath, n).relative_to(root).as_posix() for n in sorted(filenames) if wanted(n)]
+    return out
+
+
+def link_inputs(
+    root: Path, discovery: Discovery, languages: tuple[str, ...], max_file_bytes: int
+) -> tuple[BundledSource, ...]:
+    """The files of ``root`` linking reads: every discovered file, the ignore files discovery reads, and what each
+    language's folder names (``linking_inputs`` in its ``identities.py``: a go.mod, a package.json, a consumer's
+    installed packages)."""
+    wanted: dict[str, None] = {c.path: None for c in discovery.files if c.size <= max_file_bytes}
+    wanted.update(dict.fromkeys(named_files(root, lambda name: name == ".gitignore")))
+    folders: set[str] = set()
+    for language in languages:
+        spec = registry.spec_for(language)
+        if spec is None or spec.name in folders:
+            continue  # typescript and javascript share one folder
+        folders.add(spec.name)
+        hook = _identities_hook(language, "linking_inputs")
+        if hook is not None:
+            wanted.update(dict.fromkeys(hook(root, max_file_bytes)))
     out: list[BundledSource] = []
     for rel in sorted(wanted):
         try:
@@ -341,94 +311,42 @@ def read_bundle(path: Path) -> Bundle:
 def _exports_imports(
     payload: BundlePayload, root: Path
 ) -> tuple[tuple[PackageIdentity, ...], tuple[PackageIdentity, ...]]:
-    """The package identities the repository exports (what its files declare) and those it imports."""
+    """The package identities the repository exports (what its files declare) and those it imports, as each
+    language's folder names them (``identities.py`` there: a module, a go.mod, a package.json), or by package."""
     exports: dict[tuple[str, str], PackageIdentity] = {}
     imports: dict[tuple[str, str], PackageIdentity] = {}
     by_lang: dict[str, list[FileFacts]] = {}
     for ff in payload.facts:
         by_lang.setdefault(ff.language, []).append(ff)
     for language, files in sorted(by_lang.items()):
-        if language == "python":
-            own = {ff.package.split(".")[0] for ff in files if ff.package}
-            for top in sorted(own):
-                exports[(language, top)] = PackageIdentity(language=language, name=top, descriptor="module")
-            wanted: set[str] = set()
-            for ff in files:
-                for site in ff.sites:
-                    if site.kind == "import":
-                        wanted.add(site.name.split(".")[0])
-                    elif site.kind == "from" and site.extra and not site.extra[0].startswith("."):
-                        wanted.add(site.extra[0].split(".")[0])
-            from indexer.languages.python.installed import installed_packages
-
-            found = {p.name: p for p in installed_packages(wanted - own)}
-            for top in sorted(wanted - own):
-                p = found.get(top)
-                if p is not None:
-                    imports[(language, top)] = PackageIdentity(
-                        language=language, name=top, version=p.version, descriptor=f"site-packages:{p.distribution}"
-                    )
-        elif language == "go":
-            from indexer.languages.go.resolve import read_module_path
-
-            module = read_module_path(str(root))
-            if module:
-                exports[(language, module)] = PackageIdentity(language=language, name=module, descriptor="go.mod")
-            text = (root / "go.mod").read_text(errors="replace") if (root / "go.mod").is_file() else ""
-            for req, version in go_requirements(text):
-                imports[(language, req)] = PackageIdentity(
-                    language=language, name=req, version=version, descriptor="go.mod"
-                )
-        elif language in ("typescript", "javascript"):
-            manifest = _json(root / "package.json")
-            name = manifest.get("name")
-            if isinstance(name, str) and name:
-                exports[("npm", name)] = PackageIdentity(
-                    language="npm", name=name, version=str(manifest.get("version", "")), descriptor="package.json"
-                )
-            for section in ("dependencies", "peerDependencies", "devDependencies"):
-                deps = manifest.get(section)
-                if not isinstance(deps, dict):
-                    continue
-                for dep in sorted(deps):
-                    installed = _json(root / "node_modules" / dep / "package.json")
-                    version = str(installed.get("version", "")) or str(deps[dep])
-                    imports.setdefault(
-                        ("npm", dep),
-                        PackageIdentity(language="npm", name=dep, version=version, descriptor="node_modules"),
-                    )
+        hook = _identities_hook(language)
+        if hook is not None:
+            found_out, found_into = hook(language, files, root)
+            out = [PackageIdentity(language=a, name=b, version=c, descriptor=d) for a, b, c, d in found_out]
+            into = [PackageIdentity(language=a, name=b, version=c, descriptor=d) for a, b, c, d in found_into]
         else:
-            for pkg in sorted({ff.package for ff in files if ff.package}):
-                exports[(language, pkg)] = PackageIdentity(language=language, name=pkg, descriptor="package")
+            out = [
+                PackageIdentity(language=language, name=pkg, descriptor="package")
+                for pkg in sorted({ff.package for ff in files if ff.package})
+            ]
+            into = []
+        for p in out:
+            exports.setdefault((p.language, p.name), p)
+        for p in into:
+            imports.setdefault((p.language, p.name), p)
     return tuple(exports[k] for k in sorted(exports)), tuple(imports[k] for k in sorted(imports))
 
 
-def go_requirements(text: str) -> list[tuple[str, str]]:
-    """(module path, version) of each ``require`` of a go.mod's text."""
-    out: list[tuple[str, str]] = []
-    block = False
-    for raw in text.splitlines():
-        line = raw.split("//", 1)[0].strip()
-        if line.startswith("require ("):
-            block = True
-            continue
-        if block and line == ")":
-            block = False
-            continue
-        parts = line.split()
-        if block and len(parts) >= 2:
-            out.append((parts[0], parts[1]))
-        elif len(parts) >= 3 and parts[0] == "require":
-            out.append((parts[1], parts[2]))
-    return out
-
-
-def _json(path: Path) -> dict[str, object]:
+def _identities_hook(language: str, name: str = "package_identities") -> Any:
+    """``name`` in the language's folder (``indexer/languages/<folder>/identities.py``), or None."""
+    spec = registry.spec_for(language)
+    if spec is None:
+        return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        module = importlib.import_module(f"indexer.languages.{spec.name}.identities")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, name, None)
 
 
 def manifest_summary(m: BundleManifest) -> dict[str, object]:
@@ -538,7 +456,7 @@ def build_bundle(
         facts=facts,
         terms=tuple(lexicon.added),
         runs=tuple(runs[k] for k in sorted(runs)),
-        sources=link_inputs(w.root, w.discovery, loaded.indexing.max_file_bytes),
+        sources=link_inputs(w.root, w.discovery, repo.languages, loaded.indexing.max_file_bytes),
     )
     exports, imports = _exports_imports(payload, w.root)
     manifest = BundleManifest(

@@ -21,7 +21,7 @@ from indexer.fact_cache import FactCache
 from indexer.languages.registry import adapter_for
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format import records
-from snapshot_format.vocab import Confidence
+from snapshot_format.vocab import DECLARATION_ROWS, Confidence
 
 # How a cache miss is analysed: (adapter, repository, corpus, the cache key of this run, timeout) -> facts.
 # The default is the adapter's own whole-repository run; indexer.incremental provides a cheaper route.
@@ -157,7 +157,8 @@ def merge(candidate: Resolution, exact: ExactPass) -> Resolution:
             continue
         merged.edges.append(e)
     for u in candidate.unresolved:
-        if (u.repository, u.path, u.line, u.col) not in positions:
+        # a row about a declaration itself (a call its language makes unnamed) is no use the analyzer settled
+        if (u.repository, u.path, u.line, u.col) not in positions or u.reason in DECLARATION_ROWS:
             merged.unresolved.append(u)
     for o in exact.outcomes:
         merged.edges.extend(o.edges)

@@ -36,7 +36,7 @@ from snapshot_format import records
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.stable_key import stable_key
-from snapshot_format.vocab import Confidence, Provenance
+from snapshot_format.vocab import SYNTAX_ONLY_PROVENANCES, Confidence, Provenance
 
 
 @dataclass
@@ -499,7 +499,7 @@ def link_phase(b: Build) -> None:
     folded: dict[tuple[int, str, str, int], list[int]] = {}
     for res in b.resolutions:
         for e in res.edges:
-            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in _SYNTAX_ONLY:
+            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in SYNTAX_ONLY_PROVENANCES:
                 raise ValueError(f"an exact edge with syntax-only provenance: {e}")
             if e.source not in language_of or e.target not in language_of:
                 continue  # the resolver named a declaration that was never extracted
@@ -767,9 +767,6 @@ def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: st
     if exact is not None and (repository, path) in exact.excluded:
         return "fallback"  # the analyzer crashed on this file and ran without it
     return analysis.mode if analysis else "fallback"
-
-
-_SYNTAX_ONLY = frozenset({Provenance.TREE_SITTER_SYNTAX, Provenance.PYTHON_SYNTAX_CALL, Provenance.DART_SYNTAX_CALL})
 
 
 def module_version(language: str) -> str:

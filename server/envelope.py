@@ -103,3 +103,56 @@ def envelope(
         out["access"] = access
     out["results"] = results
     return out
+
+
+# Bytes per o200k_base token of kivgraph's answers, measured on the token question set
+# (benchmarks/results/tokens.json ``bytes_per_token.kivgraph``: 3.72); the estimate needs no tokenizer.
+BYTES_PER_TOKEN = 3.7
+SIZE_FIELD = "size_tokens"
+
+
+def estimate_tokens(n_bytes: int) -> int:
+    """About how many tokens ``n_bytes`` of an answer are (at least one)."""
+    return max(1, round(n_bytes / BYTES_PER_TOKEN))
+
+
+def _digits(n: int) -> int:
+    return len(str(n))
+
+
+def sized(answer: dict[str, Any], encoded_bytes: int) -> dict[str, Any]:
+    """The answer with ``size_tokens``, the estimate of its own size (the field included), after ``snapshot_id``.
+
+    ``encoded_bytes`` is the answer's size without the field; the field adds ``"size_tokens":N,`` whose digits
+    the estimate counts too (a fixed point: one more digit is a second pass).
+    """
+    overhead = len(SIZE_FIELD) + 4  # the quotes, the colon and the comma
+    estimate = estimate_tokens(encoded_bytes + overhead + 1)
+    for _ in range(3):
+        again = estimate_tokens(encoded_bytes + overhead + _digits(estimate))
+        if again == estimate:
+            break
+        estimate = again
+    out: dict[str, Any] = {}
+    placed = False
+    for key, value in answer.items():
+        out[key] = value
+        if key == "snapshot_id":
+            out[SIZE_FIELD] = estimate
+            placed = True
+    if not placed:
+        out = {SIZE_FIELD: estimate, **answer}
+    return out
+
+
+def sized_text(text: str) -> str:
+    """Prose (get_source) with ``~N tokens`` ending its first line, the estimate of the whole text."""
+    first, sep, rest = text.partition("\n")
+    base = len(text.encode("utf-8")) + len("  ~ tokens")
+    estimate = estimate_tokens(base + 1)
+    for _ in range(3):
+        again = estimate_tokens(base + _digits(estimate))
+        if again == estimate:
+            break
+        estimate = again
+    return f"{first}  ~{estimate} tokens{sep}{rest}"

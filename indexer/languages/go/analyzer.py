@@ -463,7 +463,7 @@ def _escaped(module: str) -> str:
 
 def installed_modules(root: Path) -> dict[Path, str]:
     """The directories in the module cache of the modules ``root``'s go.mod requires, by identity."""
-    from indexer.bundle import go_requirements
+    from indexer.languages.go.identities import go_requirements
 
     cache = os.environ.get("GOMODCACHE") or _user_go_env()[0]
     if not cache:

@@ -81,14 +81,14 @@ from indexer.scip.join import (
     names_at,
     parse_symbol,
 )
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
 ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-9"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-10"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset(
@@ -523,7 +523,8 @@ def _relationships(
                 )
             else:
                 t = symbol_target(canonical_symbol(rel.symbol))
-                if t is not None and t[0] not in _EXTERNAL_PACKAGES:
+                # the compiler's own declarations (lib.d.ts, @types/node) only matter for what a member overrides
+                if t is not None and (t[0] not in _EXTERNAL_PACKAGES or decl.kind != "class"):
                     out.append(
                         TsUse(
                             path,
@@ -538,6 +539,28 @@ def _relationships(
                         )
                     )
     return out
+
+
+def _outside_override(u: TsUse, repo: str, source: str) -> UnresolvedFact:
+    """An ``EXTERNAL_OVERRIDE`` row: the member at ``u`` overrides or implements a member outside the graph
+    (``Error.toString``, ``Iterable``'s iterator, a base class of a package nobody registered), which code there
+    (string conversion, ``for..of``, the base's own methods) may call unseen (docs/surface.md §4.8)."""
+    base = u.member or u.file
+    return UnresolvedFact(
+        name=u.source_qn.rsplit(".", 1)[-1],
+        reason=EXTERNAL_OVERRIDE,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=language_of(u.path),
+        source=source,
+        package=u.package,
+        detail=(
+            f"overrides {base} of {u.package}, outside the graph: code there (the base's own methods, the "
+            "language's conversions and loops) may call it, and those calls are not in the graph"
+        ),
+    )
 
 
 class StaleDefinition(Exception):
@@ -951,6 +974,8 @@ def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTab
         else:
             providers = modules.providers.get(u.package, [])
             if not providers:
+                if u.use == "override" and u.source_kind in ("method", "property"):
+                    out.unresolved.append(_outside_override(u, repo, source))
                 settle(source, u)  # a package nobody registered: no edge, but the site is settled
                 continue
             if len(providers) > 1:
