@@ -25,7 +25,9 @@ import dataclasses
 import datetime as dt
 import hashlib
 import importlib
+import os
 import struct
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +35,7 @@ import msgspec
 
 from indexer import __version__
 from indexer.config import LoadedConfig
+from indexer.discover import Discovery
 from indexer.fact_cache import FactCache
 from indexer.facts import FileFacts
 from indexer.gitstate import read_git_state
@@ -125,6 +128,13 @@ class BundledRun(msgspec.Struct, array_like=True, frozen=True):
     failure: str = ""
 
 
+class BundledSource(msgspec.Struct, array_like=True, frozen=True):
+    """A file linking reads (repository-relative): a source, a project file, an installed package's declaration."""
+
+    path: str
+    data: bytes
+
+
 class BundlePayload(msgspec.Struct, frozen=True, kw_only=True):
     """The repository's facts."""
 
@@ -134,6 +144,61 @@ class BundlePayload(msgspec.Struct, frozen=True, kw_only=True):
     facts: tuple[FileFacts, ...] = ()
     terms: tuple[BundledTerms, ...] = ()
     runs: tuple[BundledRun, ...] = ()
+    # What the resolvers and binders read besides the facts (a go.mod, a package.json, the sources a provider's
+    # published build maps to, a consumer's installed packages): ``kivgraph publish`` links over these, not over
+    # a checkout, so the machine that publishes needs none.
+    sources: tuple[BundledSource, ...] = ()
+
+
+_NOT_WALKED = frozenset({".git", "node_modules", "target", "__pycache__", ".venv", "venv"})
+
+
+def named_files(root: Path, wanted: Callable[[str], bool]) -> list[str]:
+    """Repository-relative paths of the files under ``root`` whose name ``wanted`` accepts (dependency, build and
+    version-control directories left out): what a language's ``linking_inputs`` starts from."""
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in _NOT_WALKED)
+        out += [Path(dirpath, n).relative_to(root).as_posix() for n in sorted(filenames) if wanted(n)]
+    return out
+
+
+def link_inputs(
+    root: Path, discovery: Discovery, languages: tuple[str, ...], max_file_bytes: int
+) -> tuple[BundledSource, ...]:
+    """The files of ``root`` linking reads: every discovered file, the ignore files discovery reads, and what each
+    language's folder names (``linking_inputs`` in its ``identities.py``: a go.mod, a package.json, a consumer's
+    installed packages)."""
+    wanted: dict[str, None] = {c.path: None for c in discovery.files if c.size <= max_file_bytes}
+    wanted.update(dict.fromkeys(named_files(root, lambda name: name == ".gitignore")))
+    folders: set[str] = set()
+    for language in languages:
+        spec = registry.spec_for(language)
+        if spec is None or spec.name in folders:
+            continue  # typescript and javascript share one folder
+        folders.add(spec.name)
+        hook = _identities_hook(language, "linking_inputs")
+        if hook is not None:
+            wanted.update(dict.fromkeys(hook(root, max_file_bytes)))
+    out: list[BundledSource] = []
+    for rel in sorted(wanted):
+        try:
+            out.append(BundledSource(rel, (root / rel).read_bytes()))
+        except OSError:
+            continue  # gone since discovery: linking reads it as absent, as a checkout would
+    return tuple(out)
+
+
+def materialize(bundle: Bundle, into: Path) -> Path:
+    """Write the files linking reads of ``bundle`` under ``into`` (a scratch directory); returns that root."""
+    into.mkdir(parents=True, exist_ok=True)
+    for source in bundle.payload.sources:
+        if source.path.startswith("/") or ".." in source.path.split("/"):
+            raise BundleError(f"{bundle.path}: field 'sources': {source.path!r} is not a path inside the repository")
+        target = into / source.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.data)
+    return into
 
 
 @dataclasses.dataclass(frozen=True)
@@ -272,8 +337,8 @@ def _exports_imports(
     return tuple(exports[k] for k in sorted(exports)), tuple(imports[k] for k in sorted(imports))
 
 
-def _identities_hook(language: str) -> Any:
-    """``package_identities`` of the language's folder (``indexer/languages/<folder>/identities.py``), or None."""
+def _identities_hook(language: str, name: str = "package_identities") -> Any:
+    """``name`` in the language's folder (``indexer/languages/<folder>/identities.py``), or None."""
     spec = registry.spec_for(language)
     if spec is None:
         return None
@@ -281,7 +346,7 @@ def _identities_hook(language: str) -> Any:
         module = importlib.import_module(f"indexer.languages.{spec.name}.identities")
     except ModuleNotFoundError:
         return None
-    return getattr(module, "package_identities", None)
+    return getattr(module, name, None)
 
 
 def manifest_summary(m: BundleManifest) -> dict[str, object]:
@@ -355,7 +420,7 @@ def build_bundle(
         BundledFile(c.path, c.language, c.size, c.skip_reason, "" if c.skip_reason else w.hashes.get(c.path, ""))
         for c in w.discovery.files
     )
-    facts = tuple(ff for lang in sorted(w.facts) for ff in w.facts[lang])
+    facts = tuple(ff for lang in w.facts for ff in w.facts[lang])  # the builder's order: row order follows it
     runs: dict[str, BundledRun] = {}
     analyzers: list[AnalyzerRun] = []
     failures: list[str] = []
@@ -383,6 +448,7 @@ def build_bundle(
     for lang in repo.languages:
         if registry.module_for(lang) is None:
             failures.append(f"{lang}: no extractor in kivgraph {__version__}")
+    progress(Progress("bundle", name, "reading the files linking needs", 0, 1))
     payload = BundlePayload(
         repository=name,
         languages=repo.languages,
@@ -390,6 +456,7 @@ def build_bundle(
         facts=facts,
         terms=tuple(lexicon.added),
         runs=tuple(runs[k] for k in sorted(runs)),
+        sources=link_inputs(w.root, w.discovery, repo.languages, loaded.indexing.max_file_bytes),
     )
     exports, imports = _exports_imports(payload, w.root)
     manifest = BundleManifest(

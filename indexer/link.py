@@ -30,7 +30,7 @@ from pathlib import Path
 import msgspec
 
 from indexer import __version__
-from indexer.bundle import Bundle, BundleError, default_bundle_name, read_bundle
+from indexer.bundle import Bundle, BundleError, default_bundle_name, materialize, read_bundle
 from indexer.config import LoadedConfig, Repository
 from indexer.discover import Candidate, Discovery
 from indexer.fact_cache import FactCache
@@ -173,10 +173,8 @@ def publish_bundles(
             new = {b.manifest.repository: b for b in bundles}
             carried = [r.name for r in previous.repositories()] if previous is not None else []
             names = list(dict.fromkeys([*new, *carried]))
-            # kivgraph.toml's order, then the current generation's, then the new bundles' names in order
-            order = [r.name for r in loaded.repositories if r.name in names]
-            order += [n for n in carried if n not in order]
-            order += sorted(n for n in names if n not in order)
+            # kivgraph.toml's order, then the current generation's, then the new bundles' in the order given
+            order = list(dict.fromkeys([*(r.name for r in loaded.repositories if r.name in names), *carried, *new]))
             sources: dict[str, Bundle | Repository] = {}
             for name in order:
                 if name in new:
@@ -216,16 +214,15 @@ def _link_and_publish(
     registered = {r.name: r for r in loaded.repositories}
     mode = fact_cache_mode or loaded.indexing.fact_cache
     linked: list[LinkedRepository] = []
-    with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
+    with scratch_directory(layout) as scratch, FactCache(layout.fact_cache_dir, mode) as cache:
         b = Build(loaded, cache, emit, timer)
         for i, name in enumerate(order):
             source = sources[name]
             t = time.perf_counter()
             if isinstance(source, Bundle):
                 m = source.manifest
-                reg = registered.get(name)
-                root = reg.root if reg is not None and not reg.problem else bundles_dir(layout) / "no-checkout" / name
-                w = _bundle_work(source, root)
+                # Linking reads the files the bundle carries, never a checkout here (it may be at another commit)
+                w = _bundle_work(source, materialize(source, scratch / "sources" / name))
                 for terms in source.payload.terms:
                     b.lexicon.add(name, terms.path, terms.language, terms.counts)
                 b.git[name] = GitState(m.commit, m.branch, m.dirty)
@@ -253,13 +250,13 @@ def _link_and_publish(
         records_phase(b)
         cache.prune()
     content = b.content()
-    no_checkout = {
-        n for n, s in sources.items() if isinstance(s, Bundle) and (n not in registered or registered[n].problem)
-    }
-    if no_checkout:  # paths stay repository-relative: no directory of this machine holds the repository
-        content.repositories = [
-            msgspec.structs.replace(r, root="") if r.name in no_checkout else r for r in content.repositories
-        ]
+    # get_source reads a bundle's repository from its registered checkout here; without one the root stays ""
+    # (every answer but the source: paths are repository-relative)
+    checkouts = {n: "" if r.problem else str(r.root) for n, r in registered.items()}
+    content.repositories = [
+        msgspec.structs.replace(r, root=checkouts.get(r.name, "")) if isinstance(sources[r.name], Bundle) else r
+        for r in content.repositories
+    ]
     keep = _keep_bundles(layout, {**{n: kept[n] for n in order if n in kept and n not in new}, **new})
     t = time.perf_counter()
     emit(Progress("publish", "*", "writing the generation", 0, 1))

@@ -234,3 +234,46 @@ def test_help_explains_both_commands() -> None:
     publish_help = kivgraph(Path("/nonexistent"), "publish", "--help").stdout
     for text in ("--allow-commit-mismatch", "Exit codes", "nothing is written", "digest"):
         assert text in publish_help
+
+
+def test_a_server_reads_the_source_of_a_bundle_published_without_checkout_from_its_own_kivgraph_toml(
+    pair: dict[str, Path], tmp_path: Path
+) -> None:
+    from server.holder import SnapshotHolder
+    from server.tools.source import get_source
+
+    home = tmp_path / "serving"
+    done = kivgraph(home, "publish", "--bundle", str(pair["shapes.kgbundle"]))
+    assert done.returncode == 0, done.stderr
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+
+    def source_of_circle() -> str:
+        holder = SnapshotHolder(layout)
+        try:
+            holder.start()
+            with holder.lease() as gen:
+                assert gen is not None
+                circle = next(s for s in gen.declarations("shapes", "src/shapes/circle.py") if s.name == "Circle")
+                return get_source(gen, {"symbols": [{"stable_key": circle.key}]})
+        finally:
+            holder.close()
+
+    assert "class Circle" not in source_of_circle()  # the generation names no checkout, and none is registered
+    checkout = copy_fixture("pyrepo_a", tmp_path / "here")  # this server's own checkout, somewhere else
+    assert kivgraph(home, "init", "--repository", f"shapes={checkout}", "--languages", "python").returncode == 0
+    assert "class Circle" in source_of_circle()
+
+
+def test_publish_fails_fast_with_code_three_while_another_indexer_holds_the_state_directory(
+    pair: dict[str, Path], tmp_path: Path
+) -> None:
+    from indexer.publish import PublishLock
+
+    home = tmp_path / "locked"
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    with PublishLock(layout):
+        done = kivgraph(home, "publish", "--bundle", str(pair["shapes.kgbundle"]))
+        built = kivgraph(home, "index", "--repository", "x", "--bundle", str(tmp_path / "x.kgbundle"))
+    assert done.returncode == 3 and "another kivgraph index is running" in done.stderr
+    assert built.returncode == 3, built.stderr
+    assert read_current(layout) is None

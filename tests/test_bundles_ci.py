@@ -123,7 +123,7 @@ def test_the_workflow_jobs_build_bundles_apart_and_the_publish_job_links_them(ci
         for rows in (a, b):  # where each generation found the checkouts is no content
             for key in [k for k in rows if k.startswith("repository ")]:
                 rows[key] = {**rows[key], "root": ""}
-            # nothing registered in the publishing job: the repositories come in name order, not kivgraph.toml's
+            # nothing registered in the publishing job: the repositories come in the order of bundles/*.kgbundle
             rows["lexicon"] = sorted(rows["lexicon"])
         assert a == b, "\n".join(differences(a, b))
         deps = list(published.package_dependencies("shapes"))  # the consumer's use of the provider, linked across jobs

@@ -38,3 +38,11 @@ def go_requirements(text: str) -> list[tuple[str, str]]:
         elif len(parts) >= 3 and parts[0] == "require":
             out.append((parts[1], parts[2]))
     return out
+
+
+def linking_inputs(root: Path, max_file_bytes: int) -> list[str]:
+    """What linking reads besides the facts (indexer/bundle.py carries it): every go.mod, go.sum and go.work (the
+    module paths that name packages and providers)."""
+    from indexer.bundle import named_files
+
+    return named_files(root, lambda name: name in ("go.mod", "go.sum", "go.work"))

@@ -32,3 +32,10 @@ def package_identities(language: str, files: list[FileFacts], root: Path) -> tup
         if top in found
     ]
     return exports, imports
+
+
+def linking_inputs(root: Path, max_file_bytes: int) -> list[str]:
+    """What linking reads besides the facts (indexer/bundle.py carries it): the project files."""
+    from indexer.bundle import named_files
+
+    return named_files(root, lambda name: name in ("pyproject.toml", "setup.cfg"))
