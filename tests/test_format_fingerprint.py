@@ -13,7 +13,7 @@ import hashlib
 
 import msgspec
 
-from snapshot_format import keys, records, vocab
+from snapshot_format import keys, manifest, records, vocab
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION
 
 FINGERPRINTS: dict[tuple[int, int], str] = {
@@ -25,6 +25,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 6): "10418884a85f1b14",  # the value pending of File.analysis and LanguageAnalysis.mode, not the records
     (1, 7): "9d04b3bb49f93692",  # EdgeKind.STANDS_FOR, Provenance.PYTHON_IMPORT_SYSTEM
     (1, 8): "c5fac4a460ff1d9a",  # Symbol.callable
+    (1, 9): "2be042a50853593e",  # layers: Manifest.layers (LayerEntry), the link and layer sub-databases
 }
 
 
@@ -41,6 +42,12 @@ def schema_fingerprint() -> str:
     for enum in (vocab.EdgeKind, vocab.Confidence, vocab.Provenance):
         for member in enum:
             h.update(f"{enum.__name__}.{member.name}={member.value}\n".encode())
+    if FEATURE_VERSION >= 9:  # layers: which sub-databases each layer holds, and the manifest that names them
+        for role, names in (("link", keys.LINK_DATABASES), ("layer", keys.LAYER_DATABASES)):
+            h.update(f"{role}:".encode() + b",".join(names) + b"\n")
+        for kind in (manifest.Manifest, manifest.LayerEntry):
+            for f in msgspec.structs.fields(kind):
+                h.update(f"{kind.__name__}.{f.name}:{f.type!r}\n".encode())
     return h.hexdigest()[:16]
 
 
