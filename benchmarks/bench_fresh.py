@@ -65,7 +65,14 @@ CORPORA = {
         "query-core", "typescript", lambda: fetch_npm_package("query-core"), "src/*.ts", exclude=("build",)
     ),
     # the rest of the six-repository set (--six): two real repositories per language
-    "typer": Corpus("typer", "python", lambda: fetch_pypi_sdist("typer"), "typer/*.py"),
+    # the library itself: its sdist's tests and documentation examples are hundreds of small scripts
+    "typer": Corpus(
+        "typer",
+        "python",
+        lambda: fetch_pypi_sdist("typer"),
+        "typer/*.py",
+        exclude=("tests", "docs_src", "scripts", "pdm_build.py"),
+    ),
     "pflag": Corpus("pflag", "go", lambda: fetch_go_module("pflag"), "*.go"),
     "cobra": Corpus("cobra", "go", lambda: fetch_go_module("cobra"), "*.go"),
     "react-query": Corpus(

@@ -59,7 +59,8 @@ from indexer.pipeline import (
     resolve_phase,
 )
 from indexer.progress import Heartbeat, Progress, ProgressFn
-from indexer.publish import GenerationContent, PublishResult, publish
+from indexer.publish import GenerationContent, PublishResult, publish, publish_layers
+from indexer.scope import Scope, newly_resolvable, plan
 from snapshot_format import records
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
@@ -647,17 +648,34 @@ def _compatible(previous: Generation) -> bool:
 
 
 def _publish(
-    layout: StateLayout, content: GenerationContent, b: Build, stage: str, check: staleness.ReadCheck
+    layout: StateLayout,
+    content: GenerationContent,
+    b: Build,
+    stage: str,
+    check: staleness.ReadCheck,
+    scope: Scope | None = None,
 ) -> PublishResult:
     t = time.perf_counter()
     b.progress(Progress("publish", "*", f"writing the {stage} generation", 0, 1))
-    result = publish(
-        layout,
-        content,
-        indexer_version=__version__,
-        retain=b.loaded.indexing.retain_generations,
-        on_step=lambda step: check(stage) if step == "validated" else None,  # last, before CURRENT names it
-    )
+
+    def on_step(step: str) -> None:
+        if step == "validated":
+            check(stage)  # last, before CURRENT names it
+
+    if scope is not None:  # the rebuilt repositories' layers, every other one carried as it is
+        layers, link = scope.layers(content)
+        result = publish_layers(
+            layout,
+            layers,
+            link,
+            indexer_version=__version__,
+            retain=b.loaded.indexing.retain_generations,
+            on_step=on_step,
+        )
+    else:
+        result = publish(
+            layout, content, indexer_version=__version__, retain=b.loaded.indexing.retain_generations, on_step=on_step
+        )
     b.timer.add("publish", t)
     b.progress(Progress("publish", "*", f"{result.name} ({stage})", 1, 1))
     return result
@@ -673,6 +691,7 @@ def index_in_stages(
     mode: str,
     only: frozenset[str] | None,
     on_published: PublishedFn | None = None,
+    scope_paths: frozenset[str] | None = None,
 ) -> StagedRun:
     """One index run (the caller holds the publication lock): nothing, or a CANDIDATE then an exact generation,
     or one exact generation; read again at once when the tree changed under a result (``indexer.staleness``)."""
@@ -688,7 +707,14 @@ def index_in_stages(
         if read > 1:
             supersede.begin_run()  # a new read of the tree: the edits heard so far are its own
         try:
-            run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
+            try:
+                run = _read_and_publish(
+                    loaded, layout, cache, emit, timer, mode=mode, only=only, published=published, paths=scope_paths
+                )
+            except _Widen as widen:
+                emit(Progress("scope", "*", f"{widen}: indexing the whole set", 1, 1))
+                scope_paths = None
+                run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
         except staleness.Stale as stale:
             dropped.append(stale)
             again = "reading the tree again" if read < staleness.MAX_READS else "giving up"
@@ -709,11 +735,21 @@ def _read_and_publish(
     mode: str,
     only: frozenset[str] | None,
     published: PublishedFn,
+    paths: frozenset[str] | None = None,
 ) -> StagedRun:
-    """One read of the tree and what it publishes (``Stale`` when the tree changed under a result)."""
+    """One read of the tree and what it publishes (``Stale`` when the tree changed under a result).
+
+    ``paths``: the change that started the run (``--watch``): the run is scoped to the repositories it
+    concerns when it can be (``indexer.scope``), every other layer carried over as it is.
+    """
     previous = _open_current(layout)
     try:
-        b = Build(loaded, cache, emit, timer, only, previous)
+        scope = None
+        if paths is not None and only is None and mode == "on" and previous is not None and _compatible(previous):
+            scope = plan(loaded, previous, paths)
+        b = Build(scope.restrict(loaded) if scope else loaded, cache, emit, timer, only, previous)
+        if scope is not None:
+            emit(Progress("scope", "*", scope.describe(), 1, 1))
         discover_phase(b)
         extract_phase(b)
         t = time.perf_counter()
@@ -721,13 +757,31 @@ def _read_and_publish(
         inputs = run_inputs(b)
         check = staleness.ReadCheck(b, run_inputs(b, tree_only=True), functools.partial(run_inputs, tree_only=True))
         timer.add("inputs", t)
-        if mode == "on" and previous is not None and unchanged(cache, previous, inputs):
+        if scope is None and mode == "on" and previous is not None and unchanged(cache, previous, inputs):
             remember(cache, _current_result(previous), inputs)  # refresh its day: the record is not pruned
             note = f"nothing changed since {previous.name}: not published again"
             emit(Progress("unchanged", "*", note, 1, 1))
             return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
         key_phase(b)
         stages: list[Stage] = []
+        if scope is not None:
+            assert previous is not None
+            scoped = change_set(b, previous)
+            if not scoped.edited and not any(scoped.pending.values()):
+                note = (
+                    f"nothing changed in {', '.join(sorted(scope.changed))} since {previous.name}: not published again"
+                )
+                emit(Progress("unchanged", "*", note, 1, 1))
+                return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
+            declared: set[tuple[str, str]] = set()  # (language, name) the change adds to a file
+            for w in b.work:
+                for files in w.facts.values():
+                    for ff in files:
+                        if ff.path in scoped.changed.get(w.name, ()):
+                            before = {sym.name for sym in previous.declarations(w.name, ff.path)}
+                            declared |= {(ff.language, sym.name) for sym in ff.symbols if sym.name not in before}
+            if why := newly_resolvable(scope, previous, declared):
+                raise _Widen(why)
         if mode == "on" and previous is not None and _compatible(previous):
             changes = change_set(b, previous)
             if 0 < changes.edited <= MAX_PROVISIONAL_FILES:
@@ -735,7 +789,7 @@ def _read_and_publish(
                 built = provisional(b, previous, changes)
                 if built is not None:
                     content, pending = built
-                    result = _publish(layout, content, b, "candidate", check)
+                    result = _publish(layout, content, b, "candidate", check, scope)
                     stage = Stage("candidate", result, pending, time.perf_counter() - t)
                     timer.add("candidate_stage", t)
                     stages.append(stage)
@@ -751,10 +805,12 @@ def _read_and_publish(
             return StagedRun(stages[-1].result.manifest, stages[-1].result.name, dict(b.counters), stages, note=note)
         for (language, _repo), how in route.routes.items():
             b.counters[language].analyzer_incremental += int(how == "incremental")
+        emit(Progress("analyzers", "*", _analyzers_ran(route), 1, 1))
         link_phase(b)
         records_phase(b)
-        result = _publish(layout, b.content(), b, "exact", check)
-        remember(cache, result, inputs)
+        result = _publish(layout, b.content(), b, "exact", check, scope)
+        if scope is None:  # a scoped run's inputs are not the whole set's: the next whole run publishes once
+            remember(cache, result, inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
         stages.append(stage)
         published(stage)
@@ -762,6 +818,19 @@ def _read_and_publish(
     finally:
         if previous is not None:
             previous.close()
+
+
+class _Widen(Exception):
+    """A scoped run found it cannot be scoped after all (the message says why): the whole set is indexed."""
+
+
+def _analyzers_ran(route: ExactRoute) -> str:
+    """Which analyzers this run started, on which repositories (the progress event of the exact stage)."""
+    ran = []
+    for (language, repo), how in sorted(route.routes.items()):
+        adapter = registry.adapter_for(language)
+        ran.append(f"{adapter.analyzer if adapter else language} on {repo} ({how})")
+    return "ran " + ", ".join(ran) if ran else "none ran: every analyzer run came from the fact cache"
 
 
 def _served_counters(b: Build, previous: Generation) -> dict[str, LanguageCounters]:

@@ -892,3 +892,33 @@ def open_newest_intact(layout: StateLayout, *, skip: Iterable[str] = ()) -> tupl
             skipped.add(generation.name)
             continue
         return generation, refused
+
+
+def link_edges(generation: Generation) -> Iterator[tuple[records.Edge, str, str]]:
+    """The edges between two repositories of a layered generation (its link layer), each with the
+    repositories of its source and its target: what an indexer carries over for repositories it does not
+    rebuild. Nothing for a generation of one environment."""
+    link = generation._link
+    if link is None:
+        return
+    repository_of = {
+        id(store): e.repository for e, store in zip(generation.manifest.layers, generation._layers, strict=True)
+    }
+    for key, value in _scan(link, keys.DB_EDGES_OUT, b""):
+        src, kind, dst, prov = keys.split_edge_key(key)
+        ev = codec.EDGE_VALUE.decode(value)
+        ends = [generation._owner_of(raw)[0] for raw in (src, dst)]
+        yield (
+            records.Edge(
+                kind=kind,
+                source=keys.key_from_bytes(src),
+                target=keys.key_from_bytes(dst),
+                confidence=ev.confidence,
+                provenance=prov,
+                line=ev.line,
+                col=ev.col,
+                count=ev.count,
+            ),
+            repository_of.get(id(ends[0]), ""),
+            repository_of.get(id(ends[1]), ""),
+        )

@@ -1,0 +1,147 @@
+"""An edit costs its own repositories (issue 24): the scope of a run started by a change set.
+
+When ``kivgraph index --watch`` hears a change, the run rebuilds only the repositories it touches and
+those linked to them, and carries every other repository's layer over from the current generation as it
+is (the same file: ``indexer.publish.CarriedLayer``), with the edges and package dependencies between
+carried repositories. "Linked" is read from the current generation's link layer: two repositories are
+linked when an edge or a package dependency joins them; the run rebuilds the whole connected part around
+the changed ones, so no edge of the generation crosses from a rebuilt repository to a carried one (their
+bindings would be stale) and each rebuilt repository's analyzer sees every registered provider it uses.
+
+A run is not scoped (it is the whole set, as before) when it cannot be sure the carried layers are still
+right: no layered current generation of this build, a repository added, removed, moved or with other
+languages since, a changed path no registered repository owns, or a name the change declares that a
+carried repository failed to resolve (it may resolve now). Repositories the current generation leaves
+``pending`` exact analysis are rebuilt too, so the run finishes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from indexer.config import LoadedConfig
+from indexer.publish import CarriedLayer, GenerationContent, LinkLayer, RepositoryLayer, split_content
+from snapshot_format import records
+from snapshot_format.reader import Generation, link_edges
+
+PENDING = "pending"
+_FAMILIES = {"javascript": "typescript"}  # languages whose code calls each other's declarations
+
+
+@dataclass
+class Scope:
+    """What a scoped run rebuilds and what it carries over from ``previous``."""
+
+    rebuilt: frozenset[str]
+    changed: frozenset[str]  # the repositories the change set touched (or left pending)
+    order: list[str]  # registry order
+    carried: list[CarriedLayer] = field(default_factory=list)
+    records: dict[str, records.Repository] = field(default_factory=dict)
+    edges: list[records.Edge] = field(default_factory=list)
+    deps: list[records.PackageDependency] = field(default_factory=list)
+    analyzers: dict[str, str] = field(default_factory=dict)
+
+    def restrict(self, loaded: LoadedConfig) -> LoadedConfig:
+        """The configuration of the rebuilt repositories only."""
+        return dataclasses.replace(loaded, repositories=tuple(r for r in loaded.repositories if r.name in self.rebuilt))
+
+    def describe(self) -> str:
+        carried = [n for n in self.order if n not in self.rebuilt]
+        return (
+            f"rebuilding {', '.join(n for n in self.order if n in self.rebuilt)}; "
+            f"carried over unchanged: {', '.join(carried)}"
+        )
+
+    def layers(self, content: GenerationContent) -> tuple[list[RepositoryLayer | CarriedLayer], LinkLayer]:
+        """The rebuilt repositories' layers with the carried ones, and the link layer of the whole set."""
+        built, link = split_content(content)
+        link.lexicon_stats = None  # the generation's figures, from every layer (not the rebuilt ones' alone)
+        rebuilt = {r.name: r for r in link.repositories}
+        link.repositories = [rebuilt[n] if n in rebuilt else self.records[n] for n in self.order]
+        link.edges = [*link.edges, *self.edges]
+        link.package_dependencies = [*link.package_dependencies, *self.deps]
+        link.analyzers = {**self.analyzers, **link.analyzers}
+        return [*built, *self.carried], link
+
+
+def _owner(roots: dict[str, str], path: str) -> str | None:
+    best, best_len = None, -1
+    for name, root in roots.items():
+        base = root.rstrip(os.sep) + os.sep
+        if (path == root or path.startswith(base)) and len(root) > best_len:
+            best, best_len = name, len(root)
+    return best
+
+
+def plan(loaded: LoadedConfig, previous: Generation | None, paths: Iterable[str]) -> Scope | None:
+    """The scope of a run for a change to ``paths``, or None when the run must be the whole set."""
+    if previous is None or not previous.manifest.layers:
+        return None
+    names = [r.name for r in loaded.repositories]
+    entries = {e.repository: e for e in previous.manifest.layers}
+    if set(names) != set(entries) or len(names) != len(entries):
+        return None
+    previous_records: dict[str, records.Repository] = {}
+    for repo in loaded.repositories:
+        record = previous.repository(repo.name)
+        if record is None or repo.problem or record.root != str(repo.root) or record.languages != repo.languages:
+            return None
+        previous_records[repo.name] = record
+    roots = {r.name: str(r.root) for r in loaded.repositories}
+    changed: set[str] = set()
+    for path in paths:
+        owner = _owner(roots, str(Path(path)))
+        if owner is None:
+            return None
+        changed.add(owner)
+    changed |= {n for n, rec in previous_records.items() if any(a.mode == PENDING for a in rec.analyses)}
+    if not changed:
+        return None
+    edges = list(link_edges(previous))
+    linked: dict[str, set[str]] = {n: set() for n in names}
+    for _edge, src, dst in edges:
+        if src in linked and dst in linked:
+            linked[src].add(dst)
+            linked[dst].add(src)
+        else:
+            return None  # an edge whose end no layer holds: not a generation to carry from
+    deps: list[records.PackageDependency] = []
+    for name in names:
+        for dep in previous.package_dependencies(name):
+            deps.append(dep)
+            if dep.consumer_repository in linked and dep.provider_repository in linked:
+                linked[dep.consumer_repository].add(dep.provider_repository)
+                linked[dep.provider_repository].add(dep.consumer_repository)
+    rebuilt, todo = set(changed), list(changed)
+    while todo:
+        for other in linked[todo.pop()]:
+            if other not in rebuilt:
+                rebuilt.add(other)
+                todo.append(other)
+    if rebuilt >= set(names):
+        return None
+    scope = Scope(frozenset(rebuilt), frozenset(changed), names, analyzers=dict(previous.manifest.analyzers))
+    for name in names:
+        if name in rebuilt:
+            continue
+        scope.carried.append(CarriedLayer(name, previous.path, entries[name]))
+        scope.records[name] = previous_records[name]
+    scope.edges = [e for e, src, _dst in edges if src not in rebuilt]
+    scope.deps = [d for d in deps if d.consumer_repository not in rebuilt]
+    return scope
+
+
+def newly_resolvable(scope: Scope, previous: Generation, names: Iterable[tuple[str, str]]) -> str | None:
+    """A carried repository that failed to resolve one of ``names`` ((language, name) the change declares
+    anew, in the same language family): why the run cannot be scoped, or None."""
+    for language, name in names:
+        family = _FAMILIES.get(language, language)
+        for row in previous.unresolved_by_name(name):
+            theirs = _FAMILIES.get(row.language, row.language) if row.language else family
+            if row.repository not in scope.rebuilt and theirs == family:
+                return f"{row.repository} did not resolve {name!r}, which the change declares"
+    return None
