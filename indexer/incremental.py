@@ -736,6 +736,8 @@ def _read_and_publish(
     only: frozenset[str] | None,
     published: PublishedFn,
     paths: frozenset[str] | None = None,
+    planned: Scope | None = None,
+    whole: Inputs | None = None,
 ) -> StagedRun:
     """One read of the tree and what it publishes (``Stale`` when the tree changed under a result).
 
@@ -744,7 +746,7 @@ def _read_and_publish(
     """
     previous = _open_current(layout)
     try:
-        scope = None
+        scope = planned
         if paths is not None and only is None and mode == "on" and previous is not None and _compatible(previous):
             scope = plan(loaded, previous, paths)
         b = Build(scope.restrict(loaded) if scope else loaded, cache, emit, timer, only, previous)
@@ -752,6 +754,8 @@ def _read_and_publish(
             emit(Progress("scope", "*", scope.describe(), 1, 1))
         discover_phase(b)
         extract_phase(b)
+        if whole is not None and scope is not None and {w.name: w.hashes for w in b.work} != scope.read:
+            whole = None  # the rebuilt part changed since the whole read: its fingerprint is not this content's
         t = time.perf_counter()
         b.git = {w.name: git_state_of(w) for w in b.work}
         inputs = run_inputs(b)
@@ -762,12 +766,30 @@ def _read_and_publish(
             note = f"nothing changed since {previous.name}: not published again"
             emit(Progress("unchanged", "*", note, 1, 1))
             return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
+        if scope is None and paths is None and only is None and mode == "on" and previous is not None:
+            # A whole read found what changed: when it is not everything, only that part is rebuilt.
+            narrowed = _narrowed(b, previous, inputs) if _compatible(previous) else None
+            if narrowed is not None:
+                previous.close()
+                previous = None
+                return _read_and_publish(
+                    loaded,
+                    layout,
+                    cache,
+                    emit,
+                    timer,
+                    mode=mode,
+                    only=only,
+                    published=published,
+                    planned=narrowed,
+                    whole=inputs,  # what the whole set was read as: the run publishes what a whole run would
+                )
         key_phase(b)
         stages: list[Stage] = []
         if scope is not None:
             assert previous is not None
             scoped = change_set(b, previous)
-            if not scoped.edited and not any(scoped.pending.values()):
+            if scope.origin == "watch" and not scoped.edited and not any(scoped.pending.values()):
                 note = (
                     f"nothing changed in {', '.join(sorted(scope.changed))} since {previous.name}: not published again"
                 )
@@ -809,8 +831,8 @@ def _read_and_publish(
         link_phase(b)
         records_phase(b)
         result = _publish(layout, b.content(), b, "exact", check, scope)
-        if scope is None:  # a scoped run's inputs are not the whole set's: the next whole run publishes once
-            remember(cache, result, inputs)
+        if scope is None or whole is not None:  # a watch's scoped run did not read the whole set
+            remember(cache, result, whole or inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
         stages.append(stage)
         published(stage)
@@ -818,6 +840,37 @@ def _read_and_publish(
     finally:
         if previous is not None:
             previous.close()
+
+
+def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
+    """The scope of a whole read's changes (``kivgraph index``): the repositories whose files, git state or
+    analyzer inputs differ from what the current generation was built from, with those linked to them."""
+    changes = change_set(b, previous)
+    changed = {r for part in (changes.changed, changes.removed, changes.pending) for r, paths in part.items() if paths}
+    for w in b.work:
+        record = previous.repository(w.name)
+        git = b.git[w.name]
+        if record is None or (record.commit, record.branch, record.dirty) != (git.commit, git.branch, git.dirty):
+            changed.add(w.name)
+            continue
+        modes = {a.language: a.mode for a in record.analyses}
+        for language in w.facts:
+            key = inputs.analyzer_keys.get((language, w.name), b"-")
+            if key == b"-":
+                continue  # no analyzer for the language
+            if key is None:  # the analyzer is missing now: a change unless it was then too
+                if modes.get(language) != "fallback":
+                    changed.add(w.name)
+                continue
+            last = _decode(b.fact_cache.peek(_last_run_key(language, w.name, str(w.root))), LastRun)
+            if last is None or last.facts_key != key:
+                changed.add(w.name)
+    if not changed:
+        return None
+    scope = plan(b.loaded, previous, repositories=changed, origin="index")
+    if scope is not None:
+        scope.read = {w.name: dict(w.hashes) for w in b.work if w.name in scope.rebuilt}
+    return scope
 
 
 class _Widen(Exception):

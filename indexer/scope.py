@@ -44,6 +44,8 @@ class Scope:
     edges: list[records.Edge] = field(default_factory=list)
     deps: list[records.PackageDependency] = field(default_factory=list)
     analyzers: dict[str, str] = field(default_factory=dict)
+    origin: str = "watch"  # "watch": the change set a watcher heard; "index": what a whole read found changed
+    read: dict[str, dict[str, str]] = field(default_factory=dict)  # "index": the rebuilt files' hashes as read
 
     def restrict(self, loaded: LoadedConfig) -> LoadedConfig:
         """The configuration of the rebuilt repositories only."""
@@ -77,8 +79,16 @@ def _owner(roots: dict[str, str], path: str) -> str | None:
     return best
 
 
-def plan(loaded: LoadedConfig, previous: Generation | None, paths: Iterable[str]) -> Scope | None:
-    """The scope of a run for a change to ``paths``, or None when the run must be the whole set."""
+def plan(
+    loaded: LoadedConfig,
+    previous: Generation | None,
+    paths: Iterable[str] = (),
+    repositories: Iterable[str] = (),
+    *,
+    origin: str = "watch",
+) -> Scope | None:
+    """The scope of a run for a change to ``paths`` (or to the named ``repositories``), or None when the run
+    must be the whole set."""
     if previous is None or not previous.manifest.layers:
         return None
     names = [r.name for r in loaded.repositories]
@@ -92,7 +102,7 @@ def plan(loaded: LoadedConfig, previous: Generation | None, paths: Iterable[str]
             return None
         previous_records[repo.name] = record
     roots = {r.name: str(r.root) for r in loaded.repositories}
-    changed: set[str] = set()
+    changed: set[str] = set(repositories) & set(names)
     for path in paths:
         owner = _owner(roots, str(Path(path)))
         if owner is None:
@@ -124,7 +134,9 @@ def plan(loaded: LoadedConfig, previous: Generation | None, paths: Iterable[str]
                 todo.append(other)
     if rebuilt >= set(names):
         return None
-    scope = Scope(frozenset(rebuilt), frozenset(changed), names, analyzers=dict(previous.manifest.analyzers))
+    scope = Scope(
+        frozenset(rebuilt), frozenset(changed), names, analyzers=dict(previous.manifest.analyzers), origin=origin
+    )
     for name in names:
         if name in rebuilt:
             continue

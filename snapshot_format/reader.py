@@ -559,18 +559,23 @@ class Generation:
 
     # --- edges ---------------------------------------------------------------------
 
-    def _edge_stores(self, key16: bytes) -> list[_Store]:
-        """Where the edges at one end of a symbol are: its own layer's (within its repository), the link layer's."""
+    def _edge_scan(self, db: bytes, key16: bytes, start: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """The edges at one end of a symbol: its own layer's (within its repository) and the link layer's
+        (across repositories), in key order. Most symbols have none in the link layer: then one scan."""
         if self._link is None:
-            return [self._root]
-        owner = self._owner_of(key16)[0]
-        return [owner, self._link] if owner is not None else [self._link]
+            return _scan(self._root, db, start)
+        owner = self._owner.get(key16) or self._owner_of(key16)[0]
+        across = list(_scan(self._link, db, start))
+        if owner is None:
+            return iter(across)
+        if not across:
+            return _scan(owner, db, start)
+        return heapq.merge(_scan(owner, db, start), across, key=operator.itemgetter(0))
 
     def _edges(self, db: bytes, key16: bytes, kinds: Iterable[int] | None, outgoing: bool) -> Iterator[records.Edge]:
         starts = [key16] if kinds is None else [key16 + bytes((k,)) for k in sorted(set(kinds))]
-        stores = self._edge_stores(key16)
         for start in starts:
-            for key, value in _merged([_scan(st, db, start) for st in stores]):
+            for key, value in self._edge_scan(db, key16, start):
                 first, kind, second, prov = keys.split_edge_key(key)
                 ev = codec.EDGE_VALUE.decode(value)
                 src, dst = (first, second) if outgoing else (second, first)
@@ -598,7 +603,7 @@ class Generation:
     ) -> Iterator[tuple[int, bytes, int, int]]:
         """(kind, other raw key, provenance, confidence) without building records: the traversal hot path."""
         db = keys.DB_EDGES_OUT if outgoing else keys.DB_EDGES_IN
-        for key, value in _merged([_scan(st, db, key16) for st in self._edge_stores(key16)]):
+        for key, value in self._edge_scan(db, key16, key16):
             kind = key[16]
             if kinds is not None and kind not in kinds:
                 continue

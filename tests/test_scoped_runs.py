@@ -99,3 +99,20 @@ def test_a_change_nobody_registered_owns_or_an_unchanged_file_is_not_scoped_wron
     outside.write_text("int x() => 1;\n")
     report, _ = run_index(load(ws.layout.config_path), ws.layout, scope_paths=frozenset({str(outside)}))
     assert report.passed  # the whole set, as an unscoped run
+
+
+def test_a_whole_read_rebuilds_only_what_changed_and_what_is_linked_to_it(ws: Workspace, tmp_path: Path) -> None:
+    """``kivgraph index`` (no watch): every file is read and hashed, then only the changed part is rebuilt."""
+    before = _inodes(ws)
+    source = tmp_path / "lonely" / "lib" / "lonely.dart"
+    source.write_text("int alone() => 2;\n")
+    events: list[Progress] = []
+    report, result = run_index(load(ws.layout.config_path), ws.layout, progress=events.append)
+    assert report.passed and result is not None
+    assert [p.detail for p in events if p.phase == "scope"] == ["rebuilding lonely; carried over unchanged: geo, app"]
+    after = _inodes(ws)
+    assert (after["geo"], after["app"]) == (before["geo"], before["app"]) and after["lonely"] != before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+    assert not ws.index().report.published  # and then nothing changed
