@@ -654,16 +654,21 @@ def _publish(
     stage: str,
     check: staleness.ReadCheck,
     scope: Scope | None = None,
-) -> PublishResult:
+    part: frozenset[str] | None = None,
+) -> PublishResult | None:
+    """Publish ``content``; with a scope, its layers with every other one carried (None: that cannot be)."""
     t = time.perf_counter()
+    split = scope.layers(content, part) if scope is not None else None
+    if scope is not None and split is None:
+        return None
     b.progress(Progress("publish", "*", f"writing the {stage} generation", 0, 1))
 
     def on_step(step: str) -> None:
         if step == "validated":
             check(stage)  # last, before CURRENT names it
 
-    if scope is not None:  # the rebuilt repositories' layers, every other one carried as it is
-        layers, link = scope.layers(content)
+    if split is not None:  # the rebuilt repositories' layers, every other one carried as it is
+        layers, link = split
         result = publish_layers(
             layout,
             layers,
@@ -749,6 +754,12 @@ def _read_and_publish(
         scope = planned
         if paths is not None and only is None and mode == "on" and previous is not None and _compatible(previous):
             scope = plan(loaded, previous, paths)
+        front = None
+        if scope is not None and scope.origin == "watch" and scope.front != scope.rebuilt:
+            assert previous is not None
+            front = _front_stage(loaded, layout, cache, emit, timer, previous, scope)
+            if front is not None:
+                published(front)
         b = Build(scope.restrict(loaded) if scope else loaded, cache, emit, timer, only, previous)
         if scope is not None:
             emit(Progress("scope", "*", scope.describe(), 1, 1))
@@ -785,7 +796,7 @@ def _read_and_publish(
                     whole=inputs,  # what the whole set was read as: the run publishes what a whole run would
                 )
         key_phase(b)
-        stages: list[Stage] = []
+        stages: list[Stage] = [front] if front is not None else []
         if scope is not None:
             assert previous is not None
             scoped = change_set(b, previous)
@@ -795,16 +806,9 @@ def _read_and_publish(
                 )
                 emit(Progress("unchanged", "*", note, 1, 1))
                 return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
-            declared: set[tuple[str, str]] = set()  # (language, name) the change adds to a file
-            for w in b.work:
-                for files in w.facts.values():
-                    for ff in files:
-                        if ff.path in scoped.changed.get(w.name, ()):
-                            before = {sym.name for sym in previous.declarations(w.name, ff.path)}
-                            declared |= {(ff.language, sym.name) for sym in ff.symbols if sym.name not in before}
-            if why := newly_resolvable(scope, previous, declared):
+            if why := newly_resolvable(scope, previous, _declared(b, previous, scoped)):
                 raise _Widen(why)
-        if mode == "on" and previous is not None and _compatible(previous):
+        if front is None and mode == "on" and previous is not None and _compatible(previous):
             changes = change_set(b, previous)
             if 0 < changes.edited <= MAX_PROVISIONAL_FILES:
                 t = time.perf_counter()
@@ -812,6 +816,7 @@ def _read_and_publish(
                 if built is not None:
                     content, pending = built
                     result = _publish(layout, content, b, "candidate", check, scope)
+                    assert result is not None  # the rebuilt part: no edge of it crosses to a carried one
                     stage = Stage("candidate", result, pending, time.perf_counter() - t)
                     timer.add("candidate_stage", t)
                     stages.append(stage)
@@ -831,6 +836,7 @@ def _read_and_publish(
         link_phase(b)
         records_phase(b)
         result = _publish(layout, b.content(), b, "exact", check, scope)
+        assert result is not None
         if scope is None or whole is not None:  # a watch's scoped run did not read the whole set
             remember(cache, result, whole or inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
@@ -840,6 +846,54 @@ def _read_and_publish(
     finally:
         if previous is not None:
             previous.close()
+
+
+def _declared(b: Build, previous: Generation, changes: ChangeSet) -> set[tuple[str, str]]:
+    """(language, name) of each declaration the change adds to a file."""
+    declared: set[tuple[str, str]] = set()
+    for w in b.work:
+        for files in w.facts.values():
+            for ff in files:
+                if ff.path in changes.changed.get(w.name, ()):
+                    before = {sym.name for sym in previous.declarations(w.name, ff.path)}
+                    declared |= {(ff.language, sym.name) for sym in ff.symbols if sym.name not in before}
+    return declared
+
+
+def _front_stage(
+    loaded: LoadedConfig,
+    layout: StateLayout,
+    cache: FactCache,
+    emit: ProgressFn,
+    timer: _Timer,
+    previous: Generation,
+    scope: Scope,
+) -> Stage | None:
+    """The CANDIDATE generation of a watch's scoped run, built from the changed repositories and the providers
+    they use alone: each consumer keeps its layer and its edges into them until the exact stage rebuilds it
+    (None when there is no CANDIDATE stage to publish, or a kept edge names a declaration the change removed)."""
+    t = time.perf_counter()
+    f = Build(scope.restrict(loaded, scope.front), cache, emit, timer, None, previous)
+    emit(Progress("scope", "*", scope.describe(scope.front, "first"), 1, 1))
+    discover_phase(f)
+    extract_phase(f)
+    f.git = {w.name: git_state_of(w) for w in f.work}
+    check = staleness.ReadCheck(f, run_inputs(f, tree_only=True), functools.partial(run_inputs, tree_only=True))
+    key_phase(f)
+    changes = change_set(f, previous)
+    if not 0 < changes.edited <= MAX_PROVISIONAL_FILES:
+        return None
+    if why := newly_resolvable(scope, previous, _declared(f, previous, changes)):
+        raise _Widen(why)
+    built = provisional(f, previous, changes)
+    if built is None:
+        return None
+    content, pending = built
+    result = _publish(layout, content, f, "candidate", check, scope, scope.front)
+    if result is None:
+        return None
+    timer.add("candidate_stage", t)
+    return Stage("candidate", result, pending, time.perf_counter() - t)
 
 
 def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:

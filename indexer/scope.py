@@ -26,6 +26,7 @@ from pathlib import Path
 from indexer.config import LoadedConfig
 from indexer.publish import CarriedLayer, GenerationContent, LinkLayer, RepositoryLayer, split_content
 from snapshot_format import records
+from snapshot_format.manifest import LayerEntry
 from snapshot_format.reader import Generation, link_edges
 
 PENDING = "pending"
@@ -34,40 +35,64 @@ _FAMILIES = {"javascript": "typescript"}  # languages whose code calls each othe
 
 @dataclass
 class Scope:
-    """What a scoped run rebuilds and what it carries over from ``previous``."""
+    """What a scoped run rebuilds and what it carries over from ``previous``.
+
+    ``front`` is what the CANDIDATE stage builds: the changed repositories and the providers they use
+    (transitively, through the package map), so that their uses resolve; the consumers of a changed
+    repository keep their layers and their edges into it until the exact stage, which rebuilds ``rebuilt``
+    (the whole linked part: a consumer's analyzer sees the change).
+    """
 
     rebuilt: frozenset[str]
     changed: frozenset[str]  # the repositories the change set touched (or left pending)
     order: list[str]  # registry order
-    carried: list[CarriedLayer] = field(default_factory=list)
+    front: frozenset[str] = frozenset()
+    source: Path = Path()  # the previous generation's directory
+    entries: dict[str, LayerEntry] = field(default_factory=dict)
     records: dict[str, records.Repository] = field(default_factory=dict)
-    edges: list[records.Edge] = field(default_factory=list)
+    edges: list[tuple[records.Edge, str, str]] = field(default_factory=list)  # with their repositories
     deps: list[records.PackageDependency] = field(default_factory=list)
     analyzers: dict[str, str] = field(default_factory=dict)
     origin: str = "watch"  # "watch": the change set a watcher heard; "index": what a whole read found changed
     read: dict[str, dict[str, str]] = field(default_factory=dict)  # "index": the rebuilt files' hashes as read
 
-    def restrict(self, loaded: LoadedConfig) -> LoadedConfig:
-        """The configuration of the rebuilt repositories only."""
-        return dataclasses.replace(loaded, repositories=tuple(r for r in loaded.repositories if r.name in self.rebuilt))
+    def restrict(self, loaded: LoadedConfig, part: frozenset[str] | None = None) -> LoadedConfig:
+        """The configuration of the rebuilt repositories (or of ``part``) only."""
+        keep = self.rebuilt if part is None else part
+        return dataclasses.replace(loaded, repositories=tuple(r for r in loaded.repositories if r.name in keep))
 
-    def describe(self) -> str:
-        carried = [n for n in self.order if n not in self.rebuilt]
-        return (
-            f"rebuilding {', '.join(n for n in self.order if n in self.rebuilt)}; "
-            f"carried over unchanged: {', '.join(carried)}"
-        )
+    def describe(self, part: frozenset[str] | None = None, what: str = "rebuilding") -> str:
+        keep = self.rebuilt if part is None else part
+        carried = [n for n in self.order if n not in keep]
+        return f"{what} {', '.join(n for n in self.order if n in keep)}; carried over unchanged: {', '.join(carried)}"
 
-    def layers(self, content: GenerationContent) -> tuple[list[RepositoryLayer | CarriedLayer], LinkLayer]:
-        """The rebuilt repositories' layers with the carried ones, and the link layer of the whole set."""
+    def layers(
+        self, content: GenerationContent, part: frozenset[str] | None = None
+    ) -> tuple[list[RepositoryLayer | CarriedLayer], LinkLayer] | None:
+        """The layers ``content`` rebuilt (the repositories of ``part``) with every other one carried, and the
+        link layer of the whole set; None when an edge carried into a rebuilt repository names a declaration
+        that is gone (then this part cannot be published alone)."""
+        keep = self.rebuilt if part is None else part
         built, link = split_content(content)
         link.lexicon_stats = None  # the generation's figures, from every layer (not the rebuilt ones' alone)
         rebuilt = {r.name: r for r in link.repositories}
         link.repositories = [rebuilt[n] if n in rebuilt else self.records[n] for n in self.order]
-        link.edges = [*link.edges, *self.edges]
-        link.package_dependencies = [*link.package_dependencies, *self.deps]
+        carried = [e for e, src, dst in self.edges if not (src in keep and dst in keep)]
+        if any(src in keep or dst in keep for _e, src, dst in self.edges if not (src in keep and dst in keep)):
+            present = {sym.key for sym in content.symbols}
+            for e, src, dst in self.edges:
+                if (src in keep) != (dst in keep) and (e.source if src in keep else e.target) not in present:
+                    return None
+        link.edges = [*link.edges, *carried]
+        link.package_dependencies = [
+            *link.package_dependencies,
+            *(d for d in self.deps if not (d.consumer_repository in keep and d.provider_repository in keep)),
+        ]
         link.analyzers = {**self.analyzers, **link.analyzers}
-        return [*built, *self.carried], link
+        others: list[RepositoryLayer | CarriedLayer] = [
+            CarriedLayer(n, self.source, self.entries[n]) for n in self.order if n not in keep
+        ]
+        return [*built, *others], link
 
 
 def _owner(roots: dict[str, str], path: str) -> str | None:
@@ -132,19 +157,28 @@ def plan(
             if other not in rebuilt:
                 rebuilt.add(other)
                 todo.append(other)
-    if rebuilt >= set(names):
+    front, todo = set(changed), list(changed)  # and the providers they use, transitively
+    while todo:
+        consumer = todo.pop()
+        for dep in deps:
+            if dep.consumer_repository == consumer and dep.provider_repository not in front:
+                front.add(dep.provider_repository)
+                todo.append(dep.provider_repository)
+    if rebuilt >= set(names) and front >= set(names):
         return None
-    scope = Scope(
-        frozenset(rebuilt), frozenset(changed), names, analyzers=dict(previous.manifest.analyzers), origin=origin
+    return Scope(
+        frozenset(rebuilt),
+        frozenset(changed),
+        names,
+        front=frozenset(front),
+        source=previous.path,
+        entries=entries,
+        records=previous_records,
+        edges=edges,
+        deps=deps,
+        analyzers=dict(previous.manifest.analyzers),
+        origin=origin,
     )
-    for name in names:
-        if name in rebuilt:
-            continue
-        scope.carried.append(CarriedLayer(name, previous.path, entries[name]))
-        scope.records[name] = previous_records[name]
-    scope.edges = [e for e, src, _dst in edges if src not in rebuilt]
-    scope.deps = [d for d in deps if d.consumer_repository not in rebuilt]
-    return scope
 
 
 def newly_resolvable(scope: Scope, previous: Generation, names: Iterable[tuple[str, str]]) -> str | None:

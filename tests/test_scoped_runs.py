@@ -82,7 +82,10 @@ def test_an_edit_to_a_provider_rebuilds_its_consumer_and_nothing_else(ws: Worksp
     shapes = tmp_path / "dart_geo" / "lib" / "src" / "shapes.dart"
     shapes.write_text(shapes.read_text() + "\nint extraShape() => 3;\n")
     events, _result = _scoped(ws, shapes)
-    assert [p.detail for p in events if p.phase == "scope"] == ["rebuilding geo, app; carried over unchanged: lonely"]
+    assert [p.detail for p in events if p.phase == "scope"] == [
+        "first geo; carried over unchanged: app, lonely",  # no CANDIDATE stage without an analyzer to wait for
+        "rebuilding geo, app; carried over unchanged: lonely",
+    ]
     assert _inodes(ws)["lonely"] == before["lonely"]
     with ws.current() as gen:
         got = answers(gen)
@@ -116,3 +119,48 @@ def test_a_whole_read_rebuilds_only_what_changed_and_what_is_linked_to_it(ws: Wo
         got = answers(gen)
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
     assert not ws.index().report.published  # and then nothing changed
+
+
+@pytest.mark.analyzers
+def test_a_watch_edit_to_a_provider_publishes_its_candidate_from_it_alone_then_rebuilds_its_consumer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CANDIDATE stage builds the changed provider alone (its consumer's layer and edges into it kept);
+    the exact stage rebuilds both, and the answers are a whole re-index's."""
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws = Workspace(tmp_path / "home")
+    ws.register("pyrepo_a", copy_fixture("pyrepo_a", tmp_path), "python")
+    ws.register("pyrepo_b", copy_fixture("pyrepo_b", tmp_path), "python")
+    ws.register("lonely", copy_fixture("dart_geo", tmp_path), "dart")
+    assert ws.index().names == ["exact"]
+    before = _inodes(ws)
+    units = tmp_path / "pyrepo_a" / "src" / "shapes" / "units.py"
+    units.write_text(units.read_text() + "\n\ndef kivgraph_added(x):\n    return x\n")
+    events: list[Progress] = []
+    report, _result = run_index(
+        load(ws.layout.config_path), ws.layout, progress=events.append, scope_paths=frozenset({str(units)})
+    )
+    assert report.passed and [s["stage"] for s in report.stages] == ["candidate", "exact"]
+    assert [p.detail for p in events if p.phase == "scope"] == [
+        "first pyrepo_a; carried over unchanged: pyrepo_b, lonely",
+        "rebuilding pyrepo_a, pyrepo_b; carried over unchanged: lonely",
+    ]
+    candidate = ws.generation(report.stages[0]["generation"])  # type: ignore[arg-type]
+    with candidate:
+        kept = {
+            e.repository: (candidate.path / e.directory / "data.mdb").stat().st_ino for e in candidate.manifest.layers
+        }
+        assert kept["pyrepo_b"] == before["pyrepo_b"] and kept["lonely"] == before["lonely"]
+        assert candidate.symbols_by_name("kivgraph_added")
+        circle = candidate.symbols_by_name("circle_area", "pyrepo_a")  # pyrepo_b's uses of it are kept
+        assert circle and any(
+            candidate.symbol(e.source).repository == "pyrepo_b"  # type: ignore[union-attr]
+            for sym in circle
+            for e in candidate.edges_in(sym.key)
+        )
+    ran = [p.detail for p in events if p.phase == "analyzers"]
+    assert len(ran) == 1 and "on pyrepo_a" in ran[0]
+    assert _inodes(ws)["lonely"] == before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
