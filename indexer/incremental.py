@@ -165,8 +165,10 @@ def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
             git.dirty,
             bool(w.carried),
         )
-        for cand in w.discovery.files:
+        for cand in [*w.discovery.files, *w.external_files]:
             add(cand.path, cand.language, cand.size, cand.skip_reason, w.hashes.get(cand.path, ""))
+        for name in sorted(k for k in w.hashes if k.startswith("\0scip:")):  # a named SCIP index's content
+            add(name, w.hashes[name], w.external_problem)
         for language in sorted(w.facts):
             module = registry.module_for(language)
             add("extractor", language, module.EXTRACTOR_VERSION if module else "")

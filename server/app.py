@@ -151,7 +151,7 @@ def encode_answer(answer: object) -> str:
     if isinstance(answer, str):
         return sized_text(answer)
     if isinstance(answer, dict):
-        return _json.encode(sized(answer, len(_json.encode(answer)))).decode("utf-8")
+        return _json.encode(sized(answer, _json.encode(answer).decode("utf-8"))).decode("utf-8")
     return _json.encode(answer).decode("utf-8")
 
 

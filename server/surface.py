@@ -24,7 +24,7 @@ from server.declarations import DECLARATIONS, input_schema
 from snapshot_format.languages import IDS as LANGUAGES
 
 # The whole tools/list result, every tool with every language in its enums, in o200k_base tokens: measured
-# 4,749 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.
+# 4,715 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.
 SCHEMA_TOKEN_BUDGET = 4800
 
 
@@ -56,62 +56,63 @@ class _Tool:
 _READ_TOOLS: dict[str, _Tool] = {
     "find_references": _Tool(
         "Find references",
-        "Who references a symbol (incoming) or what it references (outgoing), one hop: analyzer edges, "
-        "unbound uses listed apart, so an empty answer is a checked absence. It cannot see unsaved edits.",
+        "Who uses a symbol (or what it uses), only one hop of analyzer edges: empty is a checked absence. Use it "
+        "before grepping callers; get_blast_radius for what a change breaks.",
         always_load=True,
     ),
     "find_symbol": _Tool(
         "Find symbol",
-        "Where symbols are declared, by exact, qualified, prefix or substring name, with path and line "
-        "range. A unique name in one repository is cheaper to grep.",
+        "Where a name is declared (exact, qualified, prefix, substring), with path and lines. Use it to "
+        "find a declaration; a rare name is cheaper to grep.",
         always_load=True,
     ),
     "get_source": _Tool(
         "Get source",
-        "Source of up to twenty symbols in one call, as plain text, re-anchored when a file changed since "
-        "indexing. Reading one small file directly is cheaper.",
+        "Code of up to twenty symbols in one call, re-anchored after edits. Use it once a row names them; a "
+        "small file is cheaper to read.",
         always_load=True,
     ),
     "get_blast_radius": _Tool(
         "Blast radius",
-        "What a change to a symbol reaches (tests apart), with a completeness verdict and a grep fallback. "
-        "It only reports symbols within a few hops, not behaviour.",
+        "What changing a symbol or a diff breaks, tests apart, with a completeness verdict. Use it before "
+        "an edit or a review; for one hop, find_references is cheaper.",
         always_load=True,
         meta=_LARGE_RESULT,
     ),
     "trace_dependencies": _Tool(
         "Trace dependencies",
-        "What a symbol reaches, a few hops out. It only follows a few hops; wide fan-out is noisy.",
+        "What a symbol reaches a few hops out, or its path to another (to). Use it to follow a call chain; "
+        "one hop is cheaper with find_references.",
         meta=_LARGE_RESULT,
     ),
     "find_cross_repo_consumers": _Tool(
         "Cross-repository consumers",
-        "Files and symbols in other repositories that use a symbol, by category and confidence. It only "
-        "sees registered repositories and ignores uses in the symbol's own.",
+        "Uses of a symbol in other repositories, by category and confidence. Use it before changing a "
+        "shared API; it only sees registered ones, find_references its own.",
     ),
     "find_by_intent": _Tool(
         "Find by intent",
-        "Files to open for a task described in words, with the symbols and terms that matched. Lexical only: "
-        "a known name is cheaper to grep.",
+        "Files to open for a task in words, with the symbols matched. Use it when you know no name; a "
+        "known name is cheaper with find_symbol.",
     ),
     "get_file_outline": _Tool(
         "File outline",
-        "What a file or directory declares, with qualified names and line ranges. One small file is "
-        "cheaper to read directly.",
+        "What a file or directory declares, with qualified names and lines. Use it to survey a directory; a "
+        "small file is cheaper to read.",
     ),
     "get_symbol": _Tool(
         "Get symbol",
-        "Every stored fact about one symbol, stable key included. Usually redundant after a row from another tool.",
+        "Every stored fact about one symbol, stable key included. Use it for a fact a row left out; usually redundant.",
     ),
     "list_repositories": _Tool(
         "List repositories",
-        "Indexed repositories: path, languages, indexed versus live HEAD. It cannot see an edit under an "
-        "unchanged commit.",
+        "Indexed repositories: path, languages, indexed versus live HEAD. Use it for freshness "
+        "(graph_status: analysis modes); it cannot see uncommitted edits.",
     ),
     "graph_status": _Tool(
         "Graph status",
-        "The published graph: generation, counts, exact or fallback analysis per language, indexed versus "
-        "current commits. It cannot see an edit under an unchanged commit.",
+        "Counts, exact or fallback analysis per language, indexed versus current commits. Use it to judge an "
+        "empty answer; list_repositories is cheaper for HEAD alone.",
     ),
 }
 
@@ -119,8 +120,8 @@ INDEX_PROJECT = ToolSpec(
     name="index_project",
     title="Index project",
     description=(
-        "Register repositories and build the graph the query tools answer from, after the user consents; "
-        "the query tools then appear without a restart. Indexing a large repository takes minutes."
+        "Index repositories once the user consents; the query tools then appear without a restart. Use it "
+        "only to add or re-index code: it takes minutes."
     ),
     input_schema=input_schema(DECLARATIONS["index_project"]),
     read_only=False,
@@ -164,7 +165,9 @@ _USE = (
     "Rows are addressable: repository, repository-relative path, qualified name and line range. Every symbol "
     "tool names its subject by name, qualified_name (with or without its module prefix: Class.method) or stable_key, pinned by repository and path; in_repository "
     "and in_language filter the rows. Rows in test files are counted apart (include_tests lists them). Compact "
-    "answers state shared columns once in a header; an absent field means false, null or zero.\n\n"
+    "answers state shared values once in a header and name the row columns once (columns): a row's empty "
+    "value is the header's, and an absent field means false, null or zero. Every answer states its size "
+    "(size_tokens); one over its tool's budget is cut at a row, with a cursor.\n\n"
     "Where it loses: a rare name in one small repository is cheaper to grep, and one small file is cheaper "
     "to read than to outline. It wins on common names, references across repositories and proving an absence."
 )

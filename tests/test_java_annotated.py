@@ -107,6 +107,20 @@ def test_overloads_are_one_symbol_each_and_a_lone_method_keeps_its_bare_name(tmp
     ]
 
 
+def test_overloads_that_differ_by_a_type_parameter_bound_erase_as_javac_erases(tmp_path: Path) -> None:
+    source = (
+        b"package p;\nclass V {\n  static <T extends java.util.Collection<?>> T notEmpty(T c) { return c; }\n"
+        b"  static <T extends java.util.Map<?, ?>> T notEmpty(T m) { return m; }\n"
+        b"  static <T> T notEmpty(T[] a) { return a[0]; }\n}\n"
+    )
+    facts = java.extract("p/V.java", source, "p")
+    assert [s.qualified_name for s in facts.symbols[2:]] == [
+        "p.V.notEmpty(Collection)",
+        "p.V.notEmpty(Map)",
+        "p.V.notEmpty(Object[])",
+    ]
+
+
 def test_the_package_is_the_declaration_not_the_directory(tmp_path: Path) -> None:
     (tmp_path / "odd").mkdir()
     (tmp_path / "odd" / "X.java").write_text("/* header */\npackage com.real ;\nclass X {}\n")

@@ -59,26 +59,28 @@ class Paging:
         start, end, next_cursor = self.window(gen, total, cursor_scope)
         answer = build(start, end, next_cursor)
         budget = ANSWER_BYTE_BUDGET[tool]
-        if end - start <= 1 or encoded_size(answer) <= budget:
+        room = budget - SIZE_FIELD_BYTES  # the size estimate is added to the answer once it is chosen
+        if end - start <= 1 or encoded_size(answer) <= room:
             return answer
         scoped = within_view(cursor_scope, access_tag(gen))
+
+        def cut_at(rows: int) -> dict[str, Any]:
+            note = (
+                f"cut after {rows} of the {end - start} rows asked for (of {total}) to keep this answer within the "
+                f"tool's budget of {budget} bytes; pass next_cursor for the next rows, or narrow with {narrow_with}"
+            )
+            return with_guidance(build(start, start + rows, encode_cursor(gen.id, start + rows, scoped)), note)
+
         low, high = 1, end - start - 1
-        best: tuple[int, dict[str, Any]] | None = None
+        best: dict[str, Any] | None = None
         while low <= high:  # the most rows that fit: the answer grows with its rows
             mid = (low + high) // 2
-            candidate = build(start, start + mid, encode_cursor(gen.id, start + mid, scoped))
-            if encoded_size(candidate) <= budget:
-                best, low = (mid, candidate), mid + 1
+            candidate = cut_at(mid)
+            if encoded_size(candidate) <= room:
+                best, low = candidate, mid + 1
             else:
                 high = mid - 1
-        if best is None:
-            best = (1, build(start, start + 1, encode_cursor(gen.id, start + 1, scoped)))
-        rows, cut = best
-        note = (
-            f"cut after {rows} of the {end - start} rows asked for (of {total}) to keep this answer within the "
-            f"tool's budget of {budget} bytes; pass next_cursor for the next rows, or narrow with {narrow_with}"
-        )
-        return with_guidance(cut, note)
+        return best if best is not None else cut_at(1)
 
 
 def read_paging(args: Args, gen: Generation, default_limit: int) -> Paging:
@@ -229,6 +231,9 @@ ANSWER_BYTE_BUDGET: dict[str, int] = {
     "get_blast_radius": 100_000,
     "list_repositories": 48_000,
 }
+
+
+SIZE_FIELD_BYTES = 32  # "size_tokens":N, with room to spare
 
 
 def with_guidance(answer: dict[str, Any], note: str) -> dict[str, Any]:

@@ -55,7 +55,7 @@ LANGUAGE = "java"
 ANALYZER = "scip-java"
 PINNED_VERSION = "0.10.3"
 MAVEN_ARTIFACT = f"com.sourcegraph:scip-java_2.13:{PINNED_VERSION}"
-ADAPTER_VERSION = "scip-java-join-1"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-java-join-2"  # part of the cache key: bump on any change to the joined output
 INSTALL_ENV = "KIVGRAPH_SCIP_JAVA"  # an install directory to use instead of the pinned one (tests: a missing one)
 MAIN_CLASS = "com.sourcegraph.scip_java.ScipJava"
 PLUGIN_JAR = "semanticdb-plugin.jar"
@@ -223,6 +223,23 @@ def _classpath(info: build.BuildInfo, provided: Collection[str], tmp: Path, *, n
     wanted = [d for d in info.external if d.coordinates not in provided and d.version and "$" not in d.version]
     unversioned = [d.coordinates for d in info.external if d.coordinates not in provided and d not in wanted]
     notes = [f"no version could be read for {', '.join(unversioned)}: uses of it are not exact"] if unversioned else []
+    if not network:
+        # offline, Maven can only read the local repository: an artifact whose pom is not there fails at once
+        local = Path(os.environ.get("MAVEN_LOCAL_REPOSITORY") or Path.home() / ".m2" / "repository")
+        absent = [
+            d
+            for d in wanted
+            if not (
+                local / d.group.replace(".", "/") / d.artifact / d.version / f"{d.artifact}-{d.version}.pom"
+            ).is_file()
+        ]
+        if absent:
+            notes.append(
+                "dependencies not in the local Maven repository: "
+                + ", ".join(f"{d.coordinates}:{d.version}" for d in absent)
+                + " (their uses are not exact)"
+            )
+            wanted = [d for d in wanted if d not in absent]
     mvn = _tools()["mvn"]
     if not wanted or mvn is None:
         if wanted:
@@ -273,6 +290,7 @@ class Run:
     index: Index
     errors: int
     notes: list[str]
+    raw: bytes = b""  # the index as scip-java wrote it
 
 
 def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float, network: bool = False) -> Run:
@@ -334,13 +352,14 @@ def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float
             raise AnalyzerFailed(f"{started} index-semanticdb timed out after {timeout:.0f}s") from None
         if code != 0 or not (tmp / "index.scip").is_file():
             raise AnalyzerFailed(f"{started} index-semanticdb failed: {cause((out + err).decode('utf-8', 'replace'))}")
+        raw = (tmp / "index.scip").read_bytes()
         try:
-            index = decode_index((tmp / "index.scip").read_bytes())
+            index = decode_index(raw)
         except ScipDecodeError as exc:
             raise AnalyzerFailed(f"{started} wrote an unreadable index: {exc}") from None
         if errors:
             notes.append(f"javac reported {errors} errors; uses it could not attribute stay CANDIDATE")
-        return Run(index, errors, notes)
+        return Run(index, errors, notes, raw)
 
 
 def _quote(arg: str) -> str:
@@ -377,6 +396,8 @@ def classify(node: Node) -> str:
         return "annotation"
     if parent.type == "method_invocation" and _same(parent.child_by_field_name("name"), node):
         return "call"
+    if parent.type == "explicit_constructor_invocation":
+        return "new"  # this(...) or super(...): a constructor call
     if parent.type == "method_reference" and parent.named_children and _same(parent.named_children[-1], node):
         return "callback" if len(parent.named_children) > 1 else "ref"
     if node.type == "type_identifier":
@@ -412,7 +433,9 @@ def _nodes(source: bytes) -> dict[tuple[int, int], Node]:
     stack = [_PARSER.parse(source).root_node]
     while stack:
         n = stack.pop()
-        if n.type in ("identifier", "type_identifier"):
+        if n.type in ("identifier", "type_identifier") or (
+            n.type in ("this", "super") and n.parent is not None and n.parent.type == "explicit_constructor_invocation"
+        ):
             out[n.start_point] = n
         else:
             stack.extend(n.children)
@@ -469,7 +492,9 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
     by_name = {r.name: r for r in corpus.repositories}
     for p in provided:
         other = by_name.get(p.repository)
-        for ff in other.files if other is not None else ():
+        if other is None:
+            continue
+        for ff in other.files:
             if ff.parsed:
                 provider_files[str((Path(other.root) / ff.path).resolve())] = (p.repository, ff)
     sources: dict[str, bytes] = {}

@@ -30,7 +30,7 @@ from indexer.languages.java.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "java-ts-1"
+EXTRACTOR_VERSION = "java-ts-2"
 
 TS_LANGUAGE = Language(tree_sitter_java.language())
 
@@ -98,15 +98,36 @@ def erased(type_text: str) -> str:
     return text.rsplit(".", 1)[-1] + dims
 
 
-def parameter_types(params: Node | None) -> list[str]:
-    """The erased types of a method's formal parameters (a varargs parameter as ``T...``)."""
+def parameter_types(params: Node | None, bounds: dict[str, str] | None = None) -> list[str]:
+    """The erased types of a method's formal parameters (a varargs parameter as ``T...``); a type parameter
+    erases to its first bound (``bounds``: name -> erased bound, ``Object`` when unbounded), as javac's does."""
     out: list[str] = []
+    bounds = bounds or {}
+
+    def erase(text: str) -> str:
+        name = erased(text)
+        base = name.rstrip("[]")
+        return bounds.get(base, base) + name[len(base) :]
+
     for p in params.named_children if params is not None else ():
         if p.type == "formal_parameter":
-            out.append(erased(_text(p.child_by_field_name("type"))))
+            out.append(erase(_text(p.child_by_field_name("type"))))
         elif p.type == "spread_parameter":
             kind = next((c for c in p.named_children if c.type not in ("modifiers", "variable_declarator")), None)
-            out.append(erased(_text(kind)) + "...")
+            out.append(erase(_text(kind)) + "...")
+    return out
+
+
+def type_parameter_bounds(params: Node | None) -> dict[str, str]:
+    """Each type parameter's erasure: its first bound, erased (``Object`` without one)."""
+    out: dict[str, str] = {}
+    for p in params.named_children if params is not None else ():
+        ident = next((c for c in p.named_children if c.type in ("type_identifier", "identifier")), None)
+        bound = next((c for c in p.named_children if c.type == "type_bound"), None)
+        if ident is None:
+            continue
+        first = bound.named_children[0] if bound is not None and bound.named_children else None
+        out[_text(ident)] = erased(_text(first)) if first is not None else "Object"
     return out
 
 
@@ -139,6 +160,7 @@ class _Scope:
 
     locals: dict[str, str] = field(default_factory=dict)
     type_parameters: set[str] = field(default_factory=set)
+    bounds: dict[str, str] = field(default_factory=dict)  # type parameter -> its erasure
 
 
 class _Extractor:
@@ -148,6 +170,7 @@ class _Extractor:
         self.symbols: list[SymbolFact] = []
         self.sites: list[Site] = []
         self.module = module_qualified_name(path)
+        self.seen: dict[tuple[str, str], int] = {}
 
     def run(self, root: Node) -> tuple[tuple[SymbolFact, ...], tuple[Site, ...]]:
         self.symbols.append(
@@ -203,6 +226,10 @@ class _Extractor:
     def _symbol(
         self, name: str, qn: str, kind: str, node: Node, signature: str, exported: bool, container: str
     ) -> None:
+        seen = self.seen.get((qn, kind), 0) + 1
+        self.seen[(qn, kind)] = seen
+        if seen > 1:  # the same name twice (a file javac rejects): the later one is ``#2``, ``#3``
+            qn = f"{qn}#{seen}"
         self.symbols.append(
             SymbolFact(
                 name=name,
@@ -239,7 +266,8 @@ class _Extractor:
         body = node.child_by_field_name("body")
         exported = "public" in _modifiers(node) or in_interface
         self._symbol(name, qn, kind, node, self._head(node, body), exported, container)
-        scope = _Scope(type_parameters=set(outer.type_parameters))
+        scope = _Scope(type_parameters=set(outer.type_parameters), bounds=dict(outer.bounds))
+        scope.bounds.update(type_parameter_bounds(node.child_by_field_name("type_parameters")))
         self._type_parameters(node.child_by_field_name("type_parameters"), scope, qn)
         self._annotations(node, qn, scope)
         superclass = node.child_by_field_name("superclass")
@@ -321,7 +349,8 @@ class _Extractor:
         params = node.child_by_field_name("parameters")
         qn = f"{owner}.{name}"
         if counts.get(name, 0) > 1:
-            qn += "(" + ",".join(parameter_types(params)) + ")"
+            bounds = {**outer.bounds, **type_parameter_bounds(node.child_by_field_name("type_parameters"))}
+            qn += "(" + ",".join(parameter_types(params, bounds)) + ")"
         body = node.child_by_field_name("body")
         mods = _modifiers(node)
         exported = "public" in mods or (interface and "private" not in mods)
@@ -365,7 +394,7 @@ class _Extractor:
 
     def _locals_of(self, node: Node, outer: _Scope) -> _Scope:
         """Every name a method (with its lambdas and anonymous classes) binds, with its declared type."""
-        scope = _Scope(dict(outer.locals), set(outer.type_parameters))
+        scope = _Scope(dict(outer.locals), set(outer.type_parameters), dict(outer.bounds))
         stack = [node]
         while stack:
             n = stack.pop()
