@@ -21,7 +21,8 @@ from server.queries.hierarchy import RELATIONS
 from server.queries.references import DEFAULT_EXCLUDED, REFERENCE_VOCABULARY
 from server.queries.symbols import MODES
 from server.queries.traverse import DEFAULT_DEPTH, DEFAULT_MAX_NODES, MAX_DEPTH, MAX_NODES
-from snapshot_format.vocab import LANGUAGES, Confidence
+from snapshot_format.languages import IDS as LANGUAGES
+from snapshot_format.vocab import Confidence
 
 MAX_DIFF_TEXT = 1 << 20  # characters of get_blast_radius changes.diff
 MAX_SOURCE_SYMBOLS = 20

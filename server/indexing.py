@@ -25,9 +25,9 @@ from server.args import Args, check_string
 from server.declarations import IndexProject, accepted
 from server.declarations import Project as ProjectEntry
 from server.errors import INDEXING_FAILED, ToolError, invalid
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.layout import StateLayout
 from snapshot_format.names import repository_name_problem
-from snapshot_format.vocab import LANGUAGES
 
 PROJECT_FIELDS = accepted(ProjectEntry)
 STDERR_TAIL_BYTES = 8192

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from server.declarations import DECLARATIONS, input_schema
-from snapshot_format.vocab import LANGUAGES
+from snapshot_format.languages import IDS as LANGUAGES
 
 # The whole tools/list result, every tool with every language in its enums, in o200k_base tokens: measured
 # 4,715 (README "The MCP tools"); tests/test_server_surface.py holds it to this budget.

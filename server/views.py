@@ -73,6 +73,7 @@ from typing import Any
 
 import msgspec
 
+from snapshot_format.languages import language
 from snapshot_format.records import Symbol
 
 _json = msgspec.json.Encoder()
@@ -94,9 +95,6 @@ def label(qualified_name: str, start: int, end: int) -> str:
     return f"{qualified_name}@{start}" if end <= start else f"{qualified_name}@{start}-{end}"
 
 
-_PATH_NAMED = frozenset({"typescript", "javascript", "dart"})  # module symbols named by their file's path
-
-
 def module_relative(sym: Symbol) -> str:
     """The qualified name without the module prefix its file implies (``click.core.`` in core.py).
 
@@ -108,7 +106,8 @@ def module_relative(sym: Symbol) -> str:
     name is no prefix (``stack.Format`` in stack.go is the method of the type ``stack``).
     """
     qn = sym.qualified_name
-    by_path = sym.language in _PATH_NAMED and "." in sym.path.rsplit("/", 1)[-1]
+    row = language(sym.language)
+    by_path = row is not None and row.module_names == "file_path" and "." in sym.path.rsplit("/", 1)[-1]
     dotted = sym.path.rsplit(".", 1)[0].replace("/", ".") if by_path else ""
     prefixes = [p for p in (sym.package, dotted) if p and qn.startswith(p + ".")]
     if not prefixes:
@@ -127,13 +126,15 @@ def subject_head(subject: Symbol, asked: str | None) -> dict[str, Any]:
 
 
 def exported_is_implied(sym: Symbol) -> bool:
-    """Whether the name already says if the symbol is exported (Python and Dart: no leading ``_``; Go: a capital)."""
+    """Whether the name already says if the symbol is exported, by its language's export rule (Python and Dart: no
+    leading ``_``; Go: a capital)."""
     name = sym.name
-    if not name:
+    row = language(sym.language)
+    if not name or row is None:
         return False
-    if sym.language in ("python", "dart"):
+    if row.export_rule == "underscore":
         return sym.exported == (not name.startswith("_"))
-    if sym.language == "go":
+    if row.export_rule == "capital":
         return sym.exported == name[0].isupper()
     return False
 

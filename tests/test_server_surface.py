@@ -21,8 +21,8 @@ from server.surface import (
 )
 from server.tools import READ_TOOLS
 from server.tools.common import served_languages
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.reader import Generation
-from snapshot_format.vocab import LANGUAGES
 from tests.server_fixtures import standard_graph
 
 

@@ -64,6 +64,7 @@ from server.tools.traversal import (
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
+from snapshot_format.vocab import DECLARATION_ROWS
 
 MAX_ROOTS = 200  # roots walked in one question; the rest are counted
 MAX_UNTRACKED_BYTES = 1 << 20  # an untracked file larger than this is pending, not read
@@ -288,7 +289,9 @@ def _still_used(gen: Generation, root: Root) -> list[Unresolved]:
     return [
         u
         for u in gen.unresolved_by_name(root.name)
-        if u.path and (not u.language or traverse.family(u.language) == traverse.family(language))
+        if u.path
+        and u.reason not in DECLARATION_ROWS
+        and (not u.language or traverse.family(u.language) == traverse.family(language))
     ]
 
 

@@ -15,9 +15,10 @@ from server.pending import pending_exact
 from server.queries import counterparts
 from server.testfiles import FileRoles, tests_note
 from server.views import encoded_size
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Provenance
+from snapshot_format.vocab import SYMBOL_KINDS, Provenance
 
 VIEWS = ("compact", "full", "files", "tree")
 T = TypeVar("T")

@@ -175,7 +175,8 @@ def _guidance(
         return (
             f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
             "file that does not parse, a dynamic use, a failed analyzer run, a type relation the checker "
-            "could not decide, or a value handed to code outside the graph), so this is not proof of absence; "
+            "could not decide, a value handed to code outside the graph, a call the language makes without "
+            "naming it, or a base method outside the graph it overrides), so this is not proof of absence; "
             "results.unbound says where they are"
         )
     if modes == {"exact"}:
