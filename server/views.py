@@ -1,9 +1,10 @@
-"""Shaping rows for the compact view (docs/surface.md §6.2).
+"""Shaping rows for the compact view (docs/surface.md §6.2, §13.1).
 
 First tier: a column on which every row of the page agrees is stated once in
 a header and removed from the rows. Rows are grouped by file and written as
-labels (``qualified_name@start[-end]``), with a positional tail of the
-columns that are left. Second tier: rows are bucketed by their remaining
+labels (``qualified_name@start[-end]``) followed by the values of the columns
+that are left, in the order the page names once (``columns``: ``finish``), a
+value the header states left empty. Second tier: rows are bucketed by their remaining
 tuple, and the grouped page replaces the flat one only when it serializes
 smaller.
 
