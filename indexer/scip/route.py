@@ -18,8 +18,9 @@ The route owns what every SCIP adapter used to write for itself:
 A language supplies ``ScipLanguage`` hooks: how a use site is classified (``sites``), how a symbol maps to a
 target (``target``), which relationships it records (``relation``), who provides a foreign target
 (``providers``, ``declaration``) and its provenance (``provenance``, ``edge_kind``); and how its indexer runs (its
-``analyze``). Rust's and Go's analyzers write other facts; they share the outcome helpers here (``settle``,
-``ambiguous``).
+``analyze``). Rust's join keeps its own occurrence loop and binding (one symbol may name several definitions;
+code rust-analyzer does not analyse; impl headers and macro arguments), on the route's facts; Rust and Go share
+the outcome's ``settle`` and ``edge`` (``ExactOutcome``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 import msgspec
 
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, SymbolFact, UnresolvedFact
+from indexer.facts import SymbolFact, UnresolvedFact
 from indexer.languages.spec import ExactAdapter, ExactOutcome
 from indexer.scip.decode import Document, Relationship
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations
@@ -452,8 +453,7 @@ class Binding:
 
 def settle(out: ExactOutcome, source: str, path: str, line: int, col: int) -> None:
     """Mark a site as decided by the analyzer (an edge there, or a target outside every corpus)."""
-    out.covered.add((source, line, col))
-    out.covered_positions.add((path, line, col))
+    out.settle(source, path, line, col)
 
 
 def ambiguous(
@@ -526,18 +526,15 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
             continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
         if u.final:
             settle(out, source, u.path, u.line, u.col)
-        if target.repository != repo:
-            out.cross_repository += 1
-        out.edges.append(
-            EdgeFact(
-                int(lang.edge_kind(u, target.kind)),
-                source,
-                target.key,
-                int(target.confidence or Confidence.EXACT_TYPECHECKED),
-                int(target.provenance or lang.provenance(u)),
-                u.line,
-                u.col,
-            )
+        out.edge(
+            lang.edge_kind(u, target.kind),
+            source,
+            target.key,
+            target.provenance or lang.provenance(u),
+            u.line,
+            u.col,
+            cross=target.repository != repo,
+            confidence=target.confidence or Confidence.EXACT_TYPECHECKED,
         )
     return out
 
