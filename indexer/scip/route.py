@@ -418,6 +418,9 @@ class BoundTarget(NamedTuple):
     provenance: Provenance | None = None
 
 
+AMBIGUOUS = "AMBIGUOUS_PACKAGE_PROVIDER"  # more than one registered repository provides the target
+
+
 @dataclass
 class Binding:
     """One repository's outcome being bound: what the hooks read and record into."""
@@ -430,7 +433,7 @@ class Binding:
 
     def settle(self, source: str, path: str, line: int, col: int) -> None:
         """The site is decided: candidate edges and unresolved rows there give way."""
-        settle(self.out, source, path, line, col)
+        self.out.settle(source, path, line, col)
 
     def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
         """A row for a use that could not be bound, at its site; the site is settled."""
@@ -449,32 +452,6 @@ class Binding:
             )
         )
         self.settle(source, use.path, use.line, use.col)
-
-
-def settle(out: ExactOutcome, source: str, path: str, line: int, col: int) -> None:
-    """Mark a site as decided by the analyzer (an edge there, or a target outside every corpus)."""
-    out.settle(source, path, line, col)
-
-
-def ambiguous(
-    out: ExactOutcome, repo: str, use: ScipUse, source: str, language: str, name: str, package: str, detail: str
-) -> None:
-    """An AMBIGUOUS_PACKAGE_PROVIDER row: more than one registered repository provides the target."""
-    out.unresolved.append(
-        UnresolvedFact(
-            name=name,
-            reason="AMBIGUOUS_PACKAGE_PROVIDER",
-            repository=repo,
-            path=use.path,
-            line=use.line,
-            col=use.col,
-            language=language,
-            source=source,
-            package=package,
-            detail=detail,
-        )
-    )
-    settle(out, source, use.path, use.line, use.col)
 
 
 def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: ScipLanguage) -> ExactOutcome:
@@ -498,7 +475,7 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
-            settle(out, source, c.path, c.line, c.col)
+            out.settle(source, c.path, c.line, c.col)
     for u in facts.uses:
         source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
         if source is None:
@@ -514,9 +491,9 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
                 continue
             if len(places) > 1:
                 if u.final:
-                    name = u.member or u.file or u.package
                     detail = lang.ambiguity(u, [r for r, _d in places])
-                    ambiguous(out, repo, u, source, lang.language_of(u.path), name, u.package, detail)
+                    name = u.member or u.file or u.package
+                    bound.unresolved(u, source, name=name, reason=AMBIGUOUS, package=u.package, detail=detail)
                 continue
             found = lang.declaration(u, places[0], bound)
             if found is None:
@@ -525,7 +502,7 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
         if target.key is None:
             continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
         if u.final:
-            settle(out, source, u.path, u.line, u.col)
+            out.settle(source, u.path, u.line, u.col)
         out.edge(
             lang.edge_kind(u, target.kind),
             source,
