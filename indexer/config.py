@@ -36,6 +36,9 @@ class RepositoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     exclude: list[str] = []
     # None = the [indexing] setting; true indexes this repository's TypeScript build outputs too
     include_build_outputs: bool | None = None
+    # A SCIP index of this repository written by any SCIP indexer (relative to the repository): its occurrences
+    # are EXACT edges (indexer/scip/external.py); with it, ``languages`` may be empty
+    scip: str = ""
 
 
 class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -80,6 +83,7 @@ class Repository:
     # Why the repository cannot be read now (moved, deleted, unreadable): indexing skips it and says so
     # instead of failing every other repository.
     problem: str = ""
+    scip: Path | None = None  # the SCIP index it names (RepositoryConfig.scip), resolved
 
 
 @dataclass(frozen=True)
@@ -173,7 +177,15 @@ def validate(config: Config, path: Path) -> LoadedConfig:
             if "unset environment variable" in str(exc):
                 raise
             root, problem = Path(os.path.normpath(path.parent / os.path.expanduser(entry.path))), str(exc)
-        languages = normalize_languages(entry.languages, f"{where}.languages'")
+        languages = (
+            () if entry.scip and not entry.languages else normalize_languages(entry.languages, f"{where}.languages'")
+        )
+        scip_index: Path | None = None
+        if entry.scip:
+            scip_index = Path(os.path.expandvars(os.path.expanduser(entry.scip)))
+            scip_index = scip_index if scip_index.is_absolute() else root / scip_index
+            if not problem and not scip_index.is_file():
+                raise ConfigError(f"{where}.scip': {scip_index} is not a file (a SCIP index, e.g. index.scip)")
         for ex in entry.exclude:
             if ex.startswith("/") or ".." in Path(ex).parts:
                 raise ConfigError(f"{where}.exclude': {ex!r} must be a path inside the repository")
@@ -182,7 +194,13 @@ def validate(config: Config, path: Path) -> LoadedConfig:
         )
         repos.append(
             Repository(
-                entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude), include_outputs, problem
+                entry.name,
+                root,
+                languages,
+                tuple(e.rstrip("/") for e in entry.exclude),
+                include_outputs,
+                problem,
+                scip_index,
             )
         )
     for a in repos:

@@ -163,9 +163,22 @@ def _rust_forms(gen: Generation, path: str, repository: str | None) -> list[Symb
 
 
 def _by_tail(gen: Generation, text: str, repository: str | None) -> list[Symbol]:
-    """A dotted tail of the qualified name: declarations named by its last element whose name ends with it."""
-    last = text.rsplit(".", 1)[-1]
-    return [s for s in gen.symbols_by_name(last, repository) if s.qualified_name.endswith("." + text)]
+    """A dotted tail of the qualified name: declarations named by its last element whose name ends with it.
+
+    An overload's qualified name ends with its parameter list (Java: ``Options.addOption(Option)``): the
+    tail without one names every overload, with one the overload it spells."""
+    bare = text.split("(", 1)[0]
+    last = bare.rsplit(".", 1)[-1]
+    return [
+        s
+        for s in gen.symbols_by_name(last, repository)
+        if s.qualified_name.endswith("." + text)
+        or (
+            "(" not in text
+            and s.qualified_name.endswith(")")
+            and s.qualified_name.split("(", 1)[0].endswith("." + bare)
+        )
+    ]
 
 
 def _normalized(text: str) -> list[tuple[str, str | None]]:

@@ -162,6 +162,20 @@ LANGUAGES: tuple[Language, ...] = (
         tests_before_feature_5=_dirs_and_names("tests/", "benches/"),
     ),
     Language(
+        id="java",
+        aliases=(),
+        extensions=(".java",),
+        module_names="package",
+        export_rule="declared",
+        body=BodySyntax(blocks="braces", single_quote_strings=False, triple_quote_strings=True),
+        declaring_lines=(
+            r"^\s*(?:(?:public|protected|private|static|final|abstract|sealed|non-sealed|strictfp)\s+)*"
+            r"(?:class|interface|enum|record|@interface)\s+" + _IDENT,
+            r"^\s+(?:(?:public|protected|private|static|final|abstract|synchronized|native|default)\s+)*"
+            r"(?:<[^>]*>\s*)?[\w$<>\[\],.? ]+\s+" + _IDENT + r"\s*\([^;]*$",
+        ),
+    ),
+    Language(
         id="dart",
         aliases=(),
         extensions=(".dart",),

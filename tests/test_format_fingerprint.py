@@ -25,6 +25,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 6): "10418884a85f1b14",  # the value pending of File.analysis and LanguageAnalysis.mode, not the records
     (1, 7): "9d04b3bb49f93692",  # EdgeKind.STANDS_FOR, Provenance.PYTHON_IMPORT_SYSTEM
     (1, 8): "c5fac4a460ff1d9a",  # Symbol.callable
+    (1, 9): "805e3cc5ed2aaeb1",  # Provenance.JAVA_INDEXER_DEF/USE, SCIP_INDEX_DEF/USE
 }
 
 

@@ -18,6 +18,7 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
 from snapshot_format.vocab import (
     CONTAINMENT_KINDS,
+    DECLARATION_ROWS,
     DISPATCH_UNDECIDED,
     EXTERNAL_CONVERSION,
     EXTERNAL_IMPLEMENTS,
@@ -465,8 +466,15 @@ def _family(u: Unresolved) -> str:
 def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
     """The unresolved references that may be uses of ``sym`` the graph could not bind: those naming it in its
     language family (relations to what is outside the graph are not failures), and the places its type is
-    converted to an interface outside the graph, whose code may then call it (``EXTERNAL_CONVERSION``)."""
-    found = [u for u in gen.unresolved_by_name(sym.name) if u.reason not in EXTERNAL_RELATIONS and could_reach(u, sym)]
+    converted to an interface outside the graph, whose code may then call it (``EXTERNAL_CONVERSION``), and the
+    calls its language makes without naming it (an ``IMPLICIT_CALL`` row on the declaration itself)."""
+    found = [
+        u
+        for u in gen.unresolved_by_name(sym.name)
+        if u.reason not in EXTERNAL_RELATIONS
+        and could_reach(u, sym)
+        and (u.reason not in DECLARATION_ROWS or u.source == sym.key)
+    ]
     if sym.kind not in TYPE_DECLARATION_KINDS and sym.qualified_name != sym.name:
         found += [
             u
@@ -479,7 +487,11 @@ def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
 def failures_only(rows: Iterable[Unresolved]) -> list[Unresolved]:
     """Rows that are failures to bind: relations to what is outside the graph, and the conversions that hand a
     value to it, left out (they say nothing about what a declaration's own uses reach)."""
-    return [u for u in rows if u.reason not in EXTERNAL_RELATIONS and u.reason != EXTERNAL_CONVERSION]
+    return [
+        u
+        for u in rows
+        if u.reason not in EXTERNAL_RELATIONS and u.reason != EXTERNAL_CONVERSION and u.reason not in DECLARATION_ROWS
+    ]
 
 
 def _structural(language_id: str) -> bool:

@@ -57,7 +57,7 @@ from tree_sitter import Language, Node, Query, QueryCursor
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import FileFacts, SymbolFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
@@ -95,7 +95,7 @@ from indexer.scip.route import (
     local,
     source_reader,
 )
-from snapshot_format.vocab import EdgeKind, Provenance
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, EdgeKind, Provenance
 
 LANGUAGE = "python"
 ANALYZER = "scip-python"
@@ -141,6 +141,7 @@ class ProvidedPackage:
     name: str  # top-level package or module name
     root: Path  # the import root it lives under
     files: tuple[str, ...]  # root-relative .py/.pyi paths
+    version: str = ""  # an installed distribution's version (a registered provider has none)
 
 
 def imported_top_levels(repo: RepositoryFacts) -> set[str]:
@@ -194,6 +195,23 @@ def providers(repo: RepositoryFacts, corpus: Corpus) -> list[ProvidedPackage]:
     return out
 
 
+def installed_providers(
+    repo: RepositoryFacts, corpus: Corpus, provided: list[ProvidedPackage]
+) -> list[ProvidedPackage]:
+    """With ``corpus.installed`` (a bundle build): the imported packages no registered repository provides, as the
+    active virtualenv installs them (``indexer.languages.python.installed``); else none."""
+    if not corpus.installed:
+        return []
+    from indexer.languages.python.installed import installed_packages
+
+    own = {ff.package.split(".")[0] for ff in repo.files}
+    wanted = imported_top_levels(repo) - own - {p.name for p in provided}
+    return [
+        ProvidedPackage(f"installed:{p.distribution}", p.name, p.site, p.files, p.version)
+        for p in installed_packages(wanted)
+    ]
+
+
 def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     """scip-python's environment format: name, version, files relative to a search-path entry."""
     seen: set[str] = set()
@@ -202,7 +220,7 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
         if p.name in seen:
             continue  # a second provider: Pyright reads the first; bind reports the ambiguity
         seen.add(p.name)
-        out.append({"name": p.name, "version": f"kivgraph-{p.repository}", "files": list(p.files)})
+        out.append({"name": p.name, "version": p.version or f"kivgraph-{p.repository}", "files": list(p.files)})
     return out
 
 
@@ -600,6 +618,33 @@ def _file_definitions(doc: Document, ff: FileFacts, src: bytes) -> list[tuple[st
     return out
 
 
+def _object_method(u: ScipUse) -> bool:
+    """An override of ``object``'s own methods (``__init__``, ``__eq__``): special methods, whose implicit calls
+    their ``IMPLICIT_CALL`` row already names."""
+    return u.package in ("builtins", "__builtins__") and u.member.split(".")[0] == "object"
+
+
+def _outside_override(u: ScipUse, repo: str, source: str) -> UnresolvedFact:
+    """An ``EXTERNAL_OVERRIDE`` row: the method at ``u`` overrides a base method outside the graph, whose code
+    (the base's own methods, or anything handed the object as that base) may call it unseen."""
+    base = f"{u.package}.{u.member}"
+    return UnresolvedFact(
+        name=u.source_qn.rsplit(".", 1)[-1],
+        reason=EXTERNAL_OVERRIDE,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=LANGUAGE,
+        source=source,
+        package=u.package,
+        detail=(
+            f"overrides {base}, outside the graph: code there ({u.member.split('.')[0]}'s own methods, or code "
+            "handed this object as one) may call it, and those calls are not in the graph"
+        ),
+    )
+
+
 class PythonHooks(ScipLanguage):
     """Python's hooks into the SCIP route: tree-sitter says how each occurrence is used; ``own`` (the
     repository's top-level module names) says which standard-library names are its own."""
@@ -640,12 +685,27 @@ class PythonHooks(ScipLanguage):
     def relation(
         self, child: tuple[str, SymbolFact], rel: Relationship, parent: tuple[str, SymbolFact] | None, symbol: str
     ) -> tuple[str, bool, Target] | None:
-        """A method overriding a base method."""
-        if child[1].kind != "method" or parent is None or parent[1].kind != "method":
+        """A method overriding a base method: this repository's, or one defined outside it (another registered
+        repository's, bound by module as a use is, or outside the graph: the standard library's
+        ``MutableMapping.popitem``, an ``EXTERNAL_OVERRIDE`` row through ``unprovided``)."""
+        if child[1].kind != "method" or not (rel.is_implementation or rel.is_reference):
             return None
-        if not (rel.is_implementation or rel.is_reference):
+        if parent is None:
+            parsed = parse_symbol(symbol)
+            parts = descriptor_path(parsed) if parsed is not None else None
+            if parsed is None or parts is None or "." not in parts[1]:
+                return None
+            return "override", False, Foreign(parts[0], "", parts[1])
+        if parent[1].kind != "method":
             return None
         return "override", False, local(parent)
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        if use.use == "override":
+            if not _object_method(use):
+                bound.out.unresolved.append(_outside_override(use, bound.repo, source))
+            return
+        super().unprovided(use, source, bound)
 
     def package_of(self, path: str) -> str:
         return package_for(path, frozenset())
@@ -784,6 +844,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     keeps it for unchanged inputs.
     """
     provided, roots = providers(repo, corpus), import_roots(repo)
+    provided += installed_providers(repo, corpus, provided)
 
     def run(include: list[str] | None) -> Index:
         return run_index(
@@ -898,7 +959,14 @@ class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
-        return cache_key(repo, hashes, identity)
+        key = cache_key(repo, hashes, identity)
+        installed = installed_providers(repo, corpus, providers(repo, corpus))
+        if not installed:
+            return key
+        from indexer.languages.python.installed import InstalledPackage, fingerprint
+
+        seen = [InstalledPackage(p.repository, p.version, p.name, p.root, p.files) for p in installed]
+        return hashlib.blake2b(key + fingerprint(seen), digest_size=20).digest()
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

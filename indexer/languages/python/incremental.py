@@ -39,6 +39,7 @@ from indexer.languages.python.analyzer import (
     RepositoryScipFacts,
     file_units,
     import_roots,
+    installed_providers,
     join_repository,
     own_settings,
     providers,
@@ -188,7 +189,7 @@ def update(
             index = run_index(
                 root,
                 repo.name,
-                provided=providers(repo, corpus),
+                provided=[*providers(repo, corpus), *installed_providers(repo, corpus, providers(repo, corpus))],
                 own_roots=import_roots(repo),
                 timeout=timeout,
                 include=sorted(reached),

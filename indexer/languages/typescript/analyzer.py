@@ -55,7 +55,7 @@ from tree_sitter import Node
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import FileFacts, SymbolFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool
 from indexer.languages.npm_tool import tail as _tail
@@ -102,14 +102,14 @@ from indexer.scip.route import (
     local,
     source_reader,
 )
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
 ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-10"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-11"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset(
@@ -461,6 +461,28 @@ def _document_definitions(
             yield symbol, decl, made
 
 
+def _outside_override(u: ScipUse, repo: str, source: str) -> UnresolvedFact:
+    """An ``EXTERNAL_OVERRIDE`` row: the member at ``u`` overrides or implements a member outside the graph
+    (``Iterable``'s iterator, a base class of a package nobody registered), which code there (the base's own
+    methods, the language's conversions and loops) may call unseen (docs/surface.md §4.8)."""
+    base = u.member or u.file
+    return UnresolvedFact(
+        name=u.source_qn.rsplit(".", 1)[-1],
+        reason=EXTERNAL_OVERRIDE,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=language_of(u.path),
+        source=source,
+        package=u.package,
+        detail=(
+            f"overrides {base} of {u.package}, outside the graph: code there (the base's own methods, the "
+            "language's conversions and loops) may call it, and those calls are not in the graph"
+        ),
+    )
+
+
 class TypescriptHooks(ScipLanguage):
     """TypeScript's hooks into the SCIP route. A join's instance knows the repository: ``local_target`` finds a
     symbol of it no document defined, ``decls`` its declarations (an interface member is implemented)."""
@@ -529,9 +551,16 @@ class TypescriptHooks(ScipLanguage):
                 use = "implements" if parent[1].kind == "interface" else "extends"
             return use, True, local(parent)
         t = symbol_target(symbol)
-        if t is None or t[0] in _EXTERNAL_PACKAGES:
+        # the compiler's own declarations (lib.d.ts, @types/node) matter only for what a member overrides
+        if t is None or (t[0] in _EXTERNAL_PACKAGES and decl.kind == "class"):
             return None
         return ("implements" if decl.kind == "class" else "override"), True, Foreign(*t)
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        """A member overriding or implementing one outside the graph: an ``EXTERNAL_OVERRIDE`` row on it."""
+        if use.use == "override" and use.source_kind in ("method", "property"):
+            bound.out.unresolved.append(_outside_override(use, bound.repo, source))
+        super().unprovided(use, source, bound)
 
     def language_of(self, path: str) -> str:
         return language_of(path)
