@@ -258,8 +258,9 @@ class ScipLanguage:
         """The registered (repository, directory) pairs that provide a foreign use's package."""
 
     @abstractmethod
-    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
-        """The provider's declaration a foreign use names (its key), or None (the hook may have recorded why)."""
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        """The provider's declaration a foreign use (from ``source``) names, by key; or None (the hook may have
+        recorded why)."""
 
     def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
         """A foreign use no registered repository provides: the site is settled (a package nobody registered)."""
@@ -495,7 +496,7 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
                     name = u.member or u.file or u.package
                     bound.unresolved(u, source, name=name, reason=AMBIGUOUS, package=u.package, detail=detail)
                 continue
-            found = lang.declaration(u, places[0], bound)
+            found = lang.declaration(u, source, places[0], bound)
             if found is None:
                 continue
             target = found
