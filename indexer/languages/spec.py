@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 import msgspec
 
 from indexer.facts import EdgeFact, SymbolFact, UnresolvedFact
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 if TYPE_CHECKING:
     from indexer.corpus import Corpus, LanguageModule, RepositoryFacts
@@ -64,6 +65,28 @@ class ExactOutcome:
     notes: list[str] = field(default_factory=list)
     # Keys of variables the checker's types show to hold a function or a constructor (records.Symbol.callable).
     callable: set[str] = field(default_factory=set)
+
+    def settle(self, source: str, path: str, line: int, col: int) -> None:
+        """The analyzer decided the site (an edge there, or a target outside every corpus): candidate edges and
+        unresolved rows there give way."""
+        self.covered.add((source, line, col))
+        self.covered_positions.add((path, line, col))
+
+    def edge(
+        self,
+        kind: EdgeKind,
+        source: str,
+        target: str,
+        provenance: Provenance,
+        line: int,
+        col: int,
+        *,
+        cross: bool,
+        confidence: Confidence = Confidence.EXACT_TYPECHECKED,
+    ) -> None:
+        """An exact edge; one to another repository's declaration (``cross``) is counted."""
+        self.cross_repository += cross
+        self.edges.append(EdgeFact(int(kind), source, target, int(confidence), int(provenance), line, col))
 
 
 FactsT = TypeVar("FactsT", bound=msgspec.Struct)

@@ -18,8 +18,9 @@ The route owns what every SCIP adapter used to write for itself:
 A language supplies ``ScipLanguage`` hooks: how a use site is classified (``sites``), how a symbol maps to a
 target (``target``), which relationships it records (``relation``), who provides a foreign target
 (``providers``, ``declaration``) and its provenance (``provenance``, ``edge_kind``); and how its indexer runs (its
-``analyze``). Rust's and Go's analyzers write other facts; they share the outcome helpers here (``settle``,
-``ambiguous``).
+``analyze``). Rust's join keeps its own occurrence loop and binding (one symbol may name several definitions;
+code rust-analyzer does not analyse; impl headers and macro arguments), on the route's facts; Rust and Go share
+the outcome's ``settle`` and ``edge`` (``ExactOutcome``).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from typing import Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar
 import msgspec
 
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, SymbolFact, UnresolvedFact
+from indexer.facts import SymbolFact, UnresolvedFact
 from indexer.languages.spec import ExactAdapter, ExactOutcome
 from indexer.scip.decode import Document, Relationship
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations
@@ -257,8 +258,9 @@ class ScipLanguage:
         """The registered (repository, directory) pairs that provide a foreign use's package."""
 
     @abstractmethod
-    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
-        """The provider's declaration a foreign use names (its key), or None (the hook may have recorded why)."""
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        """The provider's declaration a foreign use (from ``source``) names, by key; or None (the hook may have
+        recorded why)."""
 
     def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
         """A foreign use no registered repository provides: the site is settled (a package nobody registered)."""
@@ -417,6 +419,9 @@ class BoundTarget(NamedTuple):
     provenance: Provenance | None = None
 
 
+AMBIGUOUS = "AMBIGUOUS_PACKAGE_PROVIDER"  # more than one registered repository provides the target
+
+
 @dataclass
 class Binding:
     """One repository's outcome being bound: what the hooks read and record into."""
@@ -429,7 +434,7 @@ class Binding:
 
     def settle(self, source: str, path: str, line: int, col: int) -> None:
         """The site is decided: candidate edges and unresolved rows there give way."""
-        settle(self.out, source, path, line, col)
+        self.out.settle(source, path, line, col)
 
     def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
         """A row for a use that could not be bound, at its site; the site is settled."""
@@ -448,33 +453,6 @@ class Binding:
             )
         )
         self.settle(source, use.path, use.line, use.col)
-
-
-def settle(out: ExactOutcome, source: str, path: str, line: int, col: int) -> None:
-    """Mark a site as decided by the analyzer (an edge there, or a target outside every corpus)."""
-    out.covered.add((source, line, col))
-    out.covered_positions.add((path, line, col))
-
-
-def ambiguous(
-    out: ExactOutcome, repo: str, use: ScipUse, source: str, language: str, name: str, package: str, detail: str
-) -> None:
-    """An AMBIGUOUS_PACKAGE_PROVIDER row: more than one registered repository provides the target."""
-    out.unresolved.append(
-        UnresolvedFact(
-            name=name,
-            reason="AMBIGUOUS_PACKAGE_PROVIDER",
-            repository=repo,
-            path=use.path,
-            line=use.line,
-            col=use.col,
-            language=language,
-            source=source,
-            package=package,
-            detail=detail,
-        )
-    )
-    settle(out, source, use.path, use.line, use.col)
 
 
 def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: ScipLanguage) -> ExactOutcome:
@@ -498,7 +476,7 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
-            settle(out, source, c.path, c.line, c.col)
+            out.settle(source, c.path, c.line, c.col)
     for u in facts.uses:
         source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
         if source is None:
@@ -514,30 +492,27 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
                 continue
             if len(places) > 1:
                 if u.final:
-                    name = u.member or u.file or u.package
                     detail = lang.ambiguity(u, [r for r, _d in places])
-                    ambiguous(out, repo, u, source, lang.language_of(u.path), name, u.package, detail)
+                    name = u.member or u.file or u.package
+                    bound.unresolved(u, source, name=name, reason=AMBIGUOUS, package=u.package, detail=detail)
                 continue
-            found = lang.declaration(u, places[0], bound)
+            found = lang.declaration(u, source, places[0], bound)
             if found is None:
                 continue
             target = found
         if target.key is None:
             continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
         if u.final:
-            settle(out, source, u.path, u.line, u.col)
-        if target.repository != repo:
-            out.cross_repository += 1
-        out.edges.append(
-            EdgeFact(
-                int(lang.edge_kind(u, target.kind)),
-                source,
-                target.key,
-                int(target.confidence or Confidence.EXACT_TYPECHECKED),
-                int(target.provenance or lang.provenance(u)),
-                u.line,
-                u.col,
-            )
+            out.settle(source, u.path, u.line, u.col)
+        out.edge(
+            lang.edge_kind(u, target.kind),
+            source,
+            target.key,
+            target.provenance or lang.provenance(u),
+            u.line,
+            u.col,
+            cross=target.repository != repo,
+            confidence=target.confidence or Confidence.EXACT_TYPECHECKED,
         )
     return out
 

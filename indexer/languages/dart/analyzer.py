@@ -348,7 +348,7 @@ class DartHooks(ScipLanguage):
     def ambiguity(self, use: ScipUse, repositories: list[str]) -> str:
         return f"package {use.package} is in " + ", ".join(sorted(repositories))
 
-    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
         modules: ModuleTable = bound.modules
         target_repo, directory = provider
         if not use.member:
@@ -356,13 +356,11 @@ class DartHooks(ScipLanguage):
         path = f"{directory}/{use.file}" if directory else use.file
         found = modules.declared.get((target_repo, path), {}).get(use.member, [])
         if not found:
-            source = bound.corpus.key_of(bound.repo, use.path, use.source_qn, use.source_kind)
             detail = (
                 f"the analyzer resolved {use.package}/{use.file} {use.member}, which {target_repo} "
                 "does not declare in an indexed file"
             )
-            if source is not None:
-                bound.unresolved(use, source, name=use.member, reason=NOT_INDEXED, package=use.package, detail=detail)
+            bound.unresolved(use, source, name=use.member, reason=NOT_INDEXED, package=use.package, detail=detail)
             return None
         decl = _readable(found)
         return BoundTarget(

@@ -61,7 +61,7 @@ import msgspec
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, UnresolvedFact
+from indexer.facts import UnresolvedFact
 from indexer.languages.go.modules import LANGUAGE, module_qualified_name
 from indexer.languages.go.resolve import ModuleRegistry
 from indexer.languages.npm_tool import cache_root
@@ -73,7 +73,6 @@ from snapshot_format.vocab import (
     EXTERNAL_IMPLEMENTS,
     EXTERNAL_INTERFACE_CALL,
     EXTERNAL_INTERFACE_VALUE,
-    Confidence,
     EdgeKind,
     Provenance,
     outside_name,
@@ -737,16 +736,14 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
             out.unresolved.append(_undecided(u, owner, source))
             continue
         if u.use == "unnamed":
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
+            out.settle(source, u.path, u.line, u.col)
             out.unresolved.append(_unnamed(u, repo, source))
             continue
         if u.use == "converted":
             out.unresolved.append(_unresolved(u, repo, source, EXTERNAL_CONVERSION, u.detail))
             continue
         if u.use != "implements":
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
+            out.settle(source, u.path, u.line, u.col)
         if u.use == "local":
             continue
         module, providers, _ = ("", [], "") if u.standard else modules.registry.provider(u.package)
@@ -778,14 +775,10 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 )
                 out.unresolved.append(_unresolved(u, repo, source, "DECLARATION_NOT_RESOLVED", detail))
             continue
-        if provider != owner:
-            out.cross_repository += 1
         kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
         if u.use == "callback" and u.kind not in ("func", "method"):
             kind, provenance = _EDGES["ref"]
-        out.edges.append(
-            EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col)
-        )
+        out.edge(kind, source, target, provenance, u.line, u.col, cross=provider != owner)
     return out
 
 

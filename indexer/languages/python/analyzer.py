@@ -713,7 +713,7 @@ class PythonHooks(ScipLanguage):
     def providers(self, use: ScipUse, modules: ModuleTable) -> list[tuple[str, str]]:
         return [(r, "") for r in sorted(modules.providers.get(use.package.split(".")[0], ()))]
 
-    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
         modules: ModuleTable = bound.modules
         target_repo = provider[0]
         for prov_repo, ff in modules.by_module.get(use.package, []):

@@ -568,8 +568,8 @@ class TypescriptHooks(ScipLanguage):
     def providers(self, use: ScipUse, modules: ModuleTable) -> list[tuple[str, str]]:
         return modules.providers.get(use.package, [])
 
-    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
-        return _provided_declaration(use, provider, bound)
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        return _provided_declaration(use, source, provider, bound)
 
     def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
         return edge_kind(use.use, target_kind)
@@ -870,12 +870,11 @@ def _callable_type_names(corpus: Corpus, repo: str) -> dict[str, bool]:
     return seen
 
 
-def _provided_declaration(u: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+def _provided_declaration(u: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
     """The declaration of the one registered package providing a foreign use: in its source, else through its
     published build (EXACT_PACKAGE_MAPPED); None with the reason recorded when neither has it."""
     modules: ModuleTable = bound.modules
-    corpus, repo, source = bound.corpus, bound.repo, bound.corpus.key_of(bound.repo, u.path, u.source_qn, u.source_kind)
-    assert source is not None  # bind looked it up
+    corpus, repo = bound.corpus, bound.repo
     target_repo, directory = provider
     target_path = f"{directory}/{u.file}" if directory else u.file
     qn = module_name(target_path) + (f".{u.member}" if u.member else "")
