@@ -55,7 +55,7 @@ LANGUAGE = "java"
 ANALYZER = "scip-java"
 PINNED_VERSION = "0.10.3"
 MAVEN_ARTIFACT = f"com.sourcegraph:scip-java_2.13:{PINNED_VERSION}"
-ADAPTER_VERSION = "scip-java-join-2"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-java-join-3"  # part of the cache key: bump on any change to the joined output
 INSTALL_ENV = "KIVGRAPH_SCIP_JAVA"  # an install directory to use instead of the pinned one (tests: a missing one)
 MAIN_CLASS = "com.sourcegraph.scip_java.ScipJava"
 PLUGIN_JAR = "semanticdb-plugin.jar"
@@ -520,10 +520,14 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
     docs.sort(key=lambda t: (t[1][0], t[1][1].path))
     defined: dict[str, tuple[str, str, SymbolFact]] = {}  # symbol -> (repository, path, declaration)
     kinds_of: dict[tuple[str, str], dict[str, str]] = {}
+    constructors: dict[tuple[str, str, str], list[SymbolFact]] = {}  # (repository, path, class) -> its constructors
     for doc, (owner, ff, file) in docs:
         fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
         cmap = ColumnMap(source_of(file), "utf-16")
         kinds_of[(owner, ff.path)] = {s.qualified_name: s.kind for s in ff.symbols}
+        for s in ff.symbols:
+            if s.kind == "constructor":
+                constructors.setdefault((owner, ff.path, s.container), []).append(s)
         for occ in doc.occurrences:
             if not occ.is_definition or not _is_global(occ.symbol) or occ.symbol in defined:
                 continue
@@ -565,6 +569,11 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
             if target is not None:
                 if use in ("extends", "implements") and source.kind in TYPE_KINDS and target[2].kind not in TYPE_KINDS:
                     continue
+                if use == "new" and target[2].kind == "class":
+                    # an anonymous subclass names its class, not the constructor it runs: the only one there is
+                    only = constructors.get((target[0], target[1], target[2].qualified_name), [])
+                    if len(only) == 1:
+                        target = (target[0], target[1], only[0])
                 uses.append(JavaUse(*site, target[0], target[1], target[2].qualified_name, target[2].kind))
                 continue
             parsed = parse_symbol(occ.symbol)
