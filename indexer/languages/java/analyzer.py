@@ -173,7 +173,7 @@ def version() -> str:
         raise AnalyzerFailed(f"{ANALYZER} does not run: {exc}") from None
     if code != 0:
         raise AnalyzerFailed(f"{ANALYZER} does not run: {tail((out + err).decode('utf-8', 'replace'))}")
-    return f"{ANALYZER} {out.decode().strip()}"
+    return out.decode().strip()
 
 
 # -- the run ------------------------------------------------------------------------------------------------
