@@ -17,26 +17,12 @@ from typing import Literal
 import msgspec
 
 from snapshot_format.atomic import write_atomically
+from snapshot_format.languages import ALIASES as LANGUAGE_ALIASES
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.names import repository_name_problem
 from snapshot_format.regular import IrregularFileError, read_regular
-from snapshot_format.vocab import LANGUAGES
 
 CONFIG_VERSION = 1
-
-LANGUAGE_ALIASES = {
-    "py": "python",
-    "python": "python",
-    "go": "go",
-    "ts": "typescript",
-    "typescript": "typescript",
-    "tsx": "typescript",
-    "js": "javascript",
-    "javascript": "javascript",
-    "rs": "rust",
-    "rust": "rust",
-    "dart": "dart",
-    "java": "java",
-}
 
 
 class ConfigError(Exception):
@@ -113,8 +99,8 @@ class LoadedConfig:
     def allows_network(self, language: str) -> bool:
         """Whether the config lets this language's analyzer reach a package registry (``allow_network`` under
         ``[go]`` or ``[rust]``)."""
-        section = {"go": self.raw.go, "rust": self.raw.rust}.get(language)
-        return section is not None and section.allow_network
+        section = getattr(self.raw, language, None) if language in LANGUAGES else None
+        return isinstance(section, (GoConfig, RustConfig)) and section.allow_network
 
 
 def _key_path(message: str) -> tuple[str, str]:

@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from indexer import __version__, staleness, supersede
+from indexer.code_identity import code_digest
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.exact_pass import merge, run_exact
@@ -150,6 +151,7 @@ def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
 
     idx = b.loaded.indexing
     add("kivgraph", __version__, FORMAT_VERSION, FEATURE_VERSION, idx.max_file_bytes, idx.analyzer_timeout_seconds)
+    add("code", code_digest())
     for w in b.work:
         git = b.git[w.name]
         add(

@@ -38,7 +38,7 @@ from snapshot_format import records
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.stable_key import stable_key
-from snapshot_format.vocab import Confidence, Provenance
+from snapshot_format.vocab import SYNTAX_ONLY_PROVENANCES, Confidence, Provenance
 
 
 @dataclass
@@ -205,6 +205,11 @@ class Build:
     # and the exact pass's analyze step (an incremental route); records_phase and run_exact fall back to theirs.
     git: dict[str, GitState] = field(default_factory=dict)
     analyze: AnalyzeFn | None = None
+    # Filled by indexer.link for bundles: language -> repository -> the analyzer run the bundle carries (or why it
+    # failed there); ``installed`` for a bundle build (Corpus.installed).
+    given: dict[str, dict[str, bytes | str]] = field(default_factory=dict)
+    installed: bool = False
+    keep_runs: bool = False  # ExactPass.runs_kept, for a bundle
     # resolve_phase (candidate resolutions are kept per language: a second stage reuses them)
     languages: list[str] = field(default_factory=list)
     candidates: dict[str, tuple[int, Resolution]] = field(default_factory=dict)
@@ -506,6 +511,7 @@ def corpus_for(b: Build, language: str) -> Corpus:
         key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
         declare=AnalyzerDeclarations(language, b.work, key_index, b.symbols, b.per_file_symbols),
         allow_network=b.loaded.allows_network(language),
+        installed=b.installed,
     )
 
 
@@ -556,6 +562,8 @@ def resolve_phase(b: Build) -> None:
                 Progress(f"analyze.{lang}", repo, "", done, total)
             ),
             analyze=b.analyze,
+            given=b.given.get(language),
+            keep_runs=b.keep_runs,
         )
         if exact is not None:
             exact_passes[language] = exact
@@ -575,7 +583,7 @@ def link_phase(b: Build) -> None:
     folded: dict[tuple[int, str, str, int], list[int]] = {}
     for res in b.resolutions:
         for e in res.edges:
-            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in _SYNTAX_ONLY:
+            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in SYNTAX_ONLY_PROVENANCES:
                 raise ValueError(f"an exact edge with syntax-only provenance: {e}")
             if e.source not in language_of or e.target not in language_of:
                 continue  # the resolver named a declaration that was never extracted
@@ -899,9 +907,6 @@ def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: st
     if exact is not None and (repository, path) in exact.excluded:
         return "fallback"  # the analyzer crashed on this file and ran without it
     return analysis.mode if analysis else "fallback"
-
-
-_SYNTAX_ONLY = frozenset({Provenance.TREE_SITTER_SYNTAX, Provenance.PYTHON_SYNTAX_CALL, Provenance.DART_SYNTAX_CALL})
 
 
 def module_version(language: str) -> str:

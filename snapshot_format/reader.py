@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import lmdb
+import msgspec
 
 from snapshot_format import codec, keys, lexical, records
 from snapshot_format.digest import digest_environment
@@ -41,6 +42,9 @@ class Generation:
     def __init__(self, path: Path, *, hold: bool = False) -> None:
         self.path = Path(path)
         self.name = self.path.name
+        # repository -> this machine's checkout of it (a server's kivgraph.toml), used where the generation names
+        # no directory of this machine (published from bundles elsewhere): get_source and git checks read there
+        self.checkouts: dict[str, str] = {}
         parsed = parse_generation_name(self.name)
         if parsed is None:
             raise GenerationUnreadableError(f"{self.path}: not a generation directory name")
@@ -228,7 +232,13 @@ class Generation:
 
     def repository(self, name: str) -> records.Repository | None:
         raw = self._get(keys.DB_REPOSITORIES, keys.text(name))
-        return codec.REPOSITORY.decode(raw) if raw else None
+        if not raw:
+            return None
+        repo = codec.REPOSITORY.decode(raw)
+        here = self.checkouts.get(name)
+        if here and (not repo.root or not os.path.isdir(repo.root)):
+            repo = msgspec.structs.replace(repo, root=here)
+        return repo
 
     # --- files -------------------------------------------------------------------
 

@@ -21,8 +21,8 @@ from server.surface import (
 )
 from server.tools import READ_TOOLS
 from server.tools.common import served_languages
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.reader import Generation
-from snapshot_format.vocab import LANGUAGES
 from tests.server_fixtures import standard_graph
 
 
@@ -44,6 +44,22 @@ def test_descriptions_are_one_to_three_sentences_and_say_where_the_tool_loses() 
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", spec.description.strip()) if s]
         assert 1 <= len(sentences) <= 3, spec.name
         assert any(word in spec.description for word in losing_words), spec.name
+
+
+def test_each_description_says_what_it_answers_when_to_use_it_and_what_instead() -> None:
+    """What it answers (the first sentence), when to use it (``Use it …``), and when another tool or plain reading
+    serves better: another tool named, or what is cheaper, redundant or slow."""
+    names = {spec.name for spec in ALL_TOOL_SPECS}
+    named_by_others: set[str] = set()
+    for spec in ALL_TOOL_SPECS:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", spec.description.strip()) if s]
+        assert not sentences[0].startswith("Use it"), spec.name  # it opens with what it answers
+        assert "Use it" in spec.description, spec.name
+        others = {n for n in names - {spec.name} if re.search(rf"\b{n}\b", spec.description)}
+        named_by_others |= others
+        assert others or re.search(r"cheaper|redundant|takes minutes", spec.description), spec.name
+    # the tools an agent is sent to instead are the ones that answer the neighbouring questions
+    assert {"find_references", "get_blast_radius", "find_symbol", "graph_status"} <= named_by_others
 
 
 def test_the_resident_text_stays_within_budget() -> None:

@@ -10,9 +10,11 @@ Each language lives in one folder, ``indexer/languages/<name>/``, with the same 
 ``sites.py``      the vocabulary of reference sites passed from extraction to resolution
 ``analyzer.py``   the exact analyzer behind ``ExactAdapter`` (``ADAPTER``), when the language has one
 ``outputs.py``    optional: which files the repository's own build generated (skipped as generated)
+``language.toml`` what the registry makes the folder's ``LanguageSpec`` from (test patterns, probe, analyzer)
 
-and one ``LanguageSpec`` line in ``indexer/languages/registry.py``. The pipeline, ``make setup`` and
-``kivgraph doctor`` iterate the registry; nothing else names a language.
+and one row in the language table (``snapshot_format/languages.py``: id, aliases, extensions, naming, export
+rule, body syntax), which the server reads too. The pipeline, ``make setup`` and ``kivgraph doctor`` iterate
+the registry; nothing outside a language's folder names a language (``tests/test_language_table.py``).
 """
 
 from __future__ import annotations

@@ -318,6 +318,14 @@ def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) 
             v, _ = _requirements(other_root)
             if v:
                 versions.append(v)
+    if corpus.installed:
+        # A bundle build: each required module as the module cache holds it is a module of the workspace, so
+        # go/types pairs its types with this module's interfaces as it does a registered provider's (the
+        # pairing is recorded under the module's identity and bound to its repository when bundles are linked).
+        for where, name in sorted(installed_modules(root).items()):
+            module = name[len(INSTALLED_MODULE) :]
+            if len(registry.providers.get(module, [])) != 1:
+                uses.append(where)
     if not uses:
         return None
     top = max(versions, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split("."))) if versions else ""
@@ -436,8 +444,62 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
 
 def provider_roots(repo: RepositoryFacts, corpus: Corpus) -> dict[Path, str]:
     """The roots of the other registered repositories (whose types the helper pairs with this module's
-    interfaces when it loads them), resolved, by name."""
-    return {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
+    interfaces when it loads them), resolved, by name; with ``corpus.installed`` (a bundle build) also each
+    required module's directory in the module cache, named by its identity (``INSTALLED_MODULE`` + module path)
+    so that linking gives a pairing with a provider's type to the repository that provides the module."""
+    out = {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
+    if corpus.installed:
+        out.update(installed_modules(Path(repo.root)))
+    return out
+
+
+INSTALLED_MODULE = "go-module:"  # GoUse.repository of a module cache file: the module's identity, bound at link time
+
+
+def _escaped(module: str) -> str:
+    """A module path as the module cache spells it (an upper-case letter is "!" and the lower-case one)."""
+    return "".join(f"!{c.lower()}" if c.isupper() else c for c in module)
+
+
+def installed_modules(root: Path) -> dict[Path, str]:
+    """The directories in the module cache of the modules ``root``'s go.mod requires, by identity."""
+    from indexer.languages.go.identities import go_requirements
+
+    cache = os.environ.get("GOMODCACHE") or _user_go_env()[0]
+    if not cache:
+        return {}
+    out: dict[Path, str] = {}
+    try:
+        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    for module, version in go_requirements(text):
+        where = Path(cache) / f"{_escaped(module)}@{version}"
+        if where.is_dir():
+            out[where.resolve()] = f"{INSTALLED_MODULE}{module}"
+    return out
+
+
+def _installed_owner(owner: str, path: str, corpus: Corpus, modules: ModuleTable) -> tuple[str, str]:
+    """(repository, repository-relative path) of a module cache file recorded by module identity: the one
+    registered repository providing the module, else the identity unchanged (nothing binds to it)."""
+    module = owner[len(INSTALLED_MODULE) :]
+    _mod, providers, _rest = modules.registry.provider(module)
+    if len(providers) != 1:
+        return owner, path
+    (provider,) = providers
+    for r in corpus.repositories:
+        if r.name != provider:
+            continue
+        for ff in r.files:  # where the module's directory is in the repository (nested modules)
+            if ff.package == module or ff.package.startswith(module + "/"):
+                sub = ff.package[len(module) :].strip("/")
+                directory = ff.path.rpartition("/")[0]
+                if sub and not directory.endswith(sub):
+                    continue
+                prefix = directory[: len(directory) - len(sub)].strip("/")
+                return provider, f"{prefix}/{path}" if prefix else path
+    return provider, path
 
 
 def _owner(path: Path, root: Path, providers: Mapping[Path, str]) -> tuple[str, str] | None:
@@ -596,8 +658,11 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
             )
         )
     for u in facts.uses:
-        source_qn = u.source_qn or module_qualified_name(u.path)
         owner = u.repository or repo  # a provider's type paired with this module's interface
+        if owner.startswith(INSTALLED_MODULE):  # recorded by the module's identity where the bundle was built
+            owner, at = _installed_owner(owner, u.path, corpus, modules)
+            u = msgspec.structs.replace(u, path=at)
+        source_qn = u.source_qn or module_qualified_name(u.path)
         source = corpus.key_of(owner, u.path, source_qn, u.source_kind)
         if source is None:
             continue
@@ -743,7 +808,11 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
-        return cache_key(repo, hashes, identity, corpus.allow_network)
+        key = cache_key(repo, hashes, identity, corpus.allow_network)
+        if not corpus.installed:
+            return key
+        seen = sorted(f"{name}\0{where}" for where, name in installed_modules(Path(repo.root)).items())
+        return hashlib.blake2b(key + "\n".join(["installed", *seen]).encode(), digest_size=20).digest()
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
