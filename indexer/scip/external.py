@@ -46,6 +46,7 @@ from indexer.scip.join import (
     ScipSymbol,
     parse_symbol,
 )
+from snapshot_format.languages import BY_EXTENSION
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 # SCIP's SymbolInformation.Kind values kivgraph names (scip.proto), as declaration kinds.
@@ -90,7 +91,8 @@ _CALLABLE = frozenset({"method", "function", "constructor", "macro", "getter", "
 SOURCE_KINDS = frozenset(
     {"module", "class", "interface", "enum", "struct", "trait", "union", "function", "method", "constructor", "func"}
 )
-# Languages by file extension, for documents whose index names none.
+# Languages kivgraph has no row for, by file extension, for documents whose index names none (the language
+# table names the others).
 _BY_EXTENSION = {
     ".scala": "scala",
     ".sc": "scala",
@@ -104,12 +106,6 @@ _BY_EXTENSION = {
     ".hpp": "cpp",
     ".cs": "csharp",
     ".rb": "ruby",
-    ".java": "java",
-    ".py": "python",
-    ".ts": "typescript",
-    ".go": "go",
-    ".rs": "rust",
-    ".dart": "dart",
     ".swift": "swift",
     ".php": "php",
 }
@@ -179,7 +175,7 @@ def language_of(doc: Document, path: str) -> str:
     if lang:
         return {"c++": "cpp", "c#": "csharp", "cpp": "cpp"}.get(lang, lang)
     suffix = Path(path).suffix.lower()
-    return _BY_EXTENSION.get(suffix, suffix.lstrip(".") or "unknown")
+    return BY_EXTENSION.get(suffix) or _BY_EXTENSION.get(suffix, suffix.lstrip(".") or "unknown")
 
 
 def _unit(doc: Document) -> str:
