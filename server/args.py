@@ -122,7 +122,10 @@ class Args:
         """An integer in the declared range; out of range is rejected, never clamped. Zero (and absence) means the
         declared default (or ``default``, a default that depends on another argument) when that is not zero."""
         spec = self.spec(field)
-        default = spec.default if default is None else default
+        declared = spec.default if default is None else default
+        if not isinstance(declared, int):  # pragma: no cover - a declaration error, not a call's
+            raise TypeError(f"{self.declaration.__name__}: {field} declares no integer default")
+        default = declared
         zero_is_default = default != 0
         low = 1 if zero_is_default and spec.low == 0 else (spec.low or 0)
         high = spec.high if spec.high is not None else low

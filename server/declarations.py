@@ -90,18 +90,26 @@ def _view_text(*values: str) -> str:
     return text + "."
 
 
-def _view(*values: str) -> Any:
-    return Annotated[str, _enum(_view_text(*values), values)]
+ViewCompactFull = Annotated[str, _enum(_view_text("compact", "full"), ("compact", "full"))]
+ViewWithFiles = Annotated[str, _enum(_view_text("compact", "full", "files"), ("compact", "full", "files"))]
+ViewWithTree = Annotated[str, _enum(_view_text("compact", "full", "tree"), ("compact", "full", "tree"))]
 
 
-def _edge_kinds(default: str) -> Any:
-    return Annotated[
-        list[str] | None,
-        Meta(
-            description=f'Relation kinds to follow; ["*"] means all. Default: {default}.',
-            extra={"item_enum": _EDGE_KIND_ITEMS},
-        ),
-    ]
+def _edge_kinds_meta(default: str) -> Meta:
+    return Meta(
+        description=f'Relation kinds to follow; ["*"] means all. Default: {default}.',
+        extra={"item_enum": _EDGE_KIND_ITEMS},
+    )
+
+
+EdgeKindsAll = Annotated[list[str] | None, _edge_kinds_meta("every kind")]
+EdgeKindsReferences = Annotated[
+    list[str] | None,
+    _edge_kinds_meta(
+        "every kind but " + ", ".join(DEFAULT_EXCLUDED) + ", which forward a name or tie a part file to its "
+        "library without using it"
+    ),
+]
 
 
 class Selector(Declaration):
@@ -146,7 +154,7 @@ class FindSymbol(Declaration):
     include_derived: IncludeDerived = False
     limit: Limit = 50
     cursor: Cursor = None
-    view: _view("compact", "full") = "compact"
+    view: ViewCompactFull = "compact"
 
 
 class GetSymbol(Selector):
@@ -162,7 +170,7 @@ class GetFileOutline(Declaration):
     ] = False
     limit: Limit = 200
     cursor: Cursor = None
-    view: _view("compact", "full", "files") = "compact"
+    view: ViewWithFiles = "compact"
 
 
 class GetSource(Declaration):
@@ -184,16 +192,13 @@ class FindReferences(Selector):
     ] = "incoming"
     in_repository: InRepository = None
     in_language: InLanguage = None
-    edge_kinds: _edge_kinds(
-        "every kind but " + ", ".join(DEFAULT_EXCLUDED) + ", which forward a name or tie a part file to its "
-        "library without using it"
-    ) = None
+    edge_kinds: EdgeKindsReferences = None
     confidence: ConfidenceFilter = None
     include_tests: IncludeTests = False
     include_derived: IncludeDerived = False
     limit: Limit = 50
     cursor: Cursor = None
-    view: _view("compact", "full", "files") = "compact"
+    view: ViewWithFiles = "compact"
     relation: Annotated[
         str | None,
         _enum(
@@ -210,14 +215,14 @@ class Walk(Selector):
         int,
         Meta(ge=0, le=MAX_NODES, description="Symbols the walk may visit before it stops (the answer then says so)."),
     ] = DEFAULT_MAX_NODES
-    edge_kinds: _edge_kinds("every kind") = None
+    edge_kinds: EdgeKindsAll = None
     confidence: ConfidenceFilter = None
     in_repository: InRepository = None
     in_language: InLanguage = None
     include_derived: IncludeDerived = False
     limit: Limit = 50
     cursor: Cursor = None
-    view: _view("compact", "full", "tree") = "compact"
+    view: ViewWithTree = "compact"
 
 
 class Changes(Declaration):
@@ -259,7 +264,7 @@ class FindCrossRepoConsumers(Selector):
     include_tests: IncludeTests = False
     limit: Limit = 50
     cursor: Cursor = None
-    view: _view("compact", "full") = "compact"
+    view: ViewCompactFull = "compact"
 
 
 class FindByIntent(Declaration):
@@ -339,7 +344,7 @@ class FieldSpec:
     min_items: int | None = None
     max_items: int | None = None
     max_length: int | None = None
-    nested: type[Declaration] | None = None  # an object (or an array's items) with its own declaration
+    nested: type[msgspec.Struct] | None = None  # an object (or an array's items) with its own declaration
 
 
 def _unwrap(t: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
@@ -359,7 +364,7 @@ def _unwrap(t: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
 
 
 @functools.cache
-def fields_of(decl: type[Declaration]) -> dict[str, FieldSpec]:
+def fields_of(decl: type[msgspec.Struct]) -> dict[str, FieldSpec]:
     """The declaration's fields, in declaration order."""
     info = msgspec.inspect.type_info(decl)
     assert isinstance(info, msgspec.inspect.StructType)
@@ -443,7 +448,7 @@ def _property(spec: FieldSpec, languages: tuple[str, ...]) -> dict[str, Any]:
     return out
 
 
-def input_schema(decl: type[Declaration], languages: tuple[str, ...] = LANGUAGES) -> dict[str, Any]:
+def input_schema(decl: type[msgspec.Struct], languages: tuple[str, ...] = LANGUAGES) -> dict[str, Any]:
     """The JSON schema of the declaration's arguments, as tools/list states it."""
     specs = fields_of(decl)
     schema: dict[str, Any] = {

@@ -46,7 +46,7 @@ from indexer.scip.join import (
     ScipSymbol,
     parse_symbol,
 )
-from snapshot_format.languages import BY_EXTENSION
+from snapshot_format import languages as table
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 # SCIP's SymbolInformation.Kind values kivgraph names (scip.proto), as declaration kinds.
@@ -91,8 +91,7 @@ _CALLABLE = frozenset({"method", "function", "constructor", "macro", "getter", "
 SOURCE_KINDS = frozenset(
     {"module", "class", "interface", "enum", "struct", "trait", "union", "function", "method", "constructor", "func"}
 )
-# Languages kivgraph has no row for, by file extension, for documents whose index names none (the language
-# table names the others).
+# Languages by file extension, for documents whose index names none: the language table's own, then these.
 _BY_EXTENSION = {
     ".scala": "scala",
     ".sc": "scala",
@@ -175,7 +174,7 @@ def language_of(doc: Document, path: str) -> str:
     if lang:
         return {"c++": "cpp", "c#": "csharp", "cpp": "cpp"}.get(lang, lang)
     suffix = Path(path).suffix.lower()
-    return BY_EXTENSION.get(suffix) or _BY_EXTENSION.get(suffix, suffix.lstrip(".") or "unknown")
+    return table.BY_EXTENSION.get(suffix) or _BY_EXTENSION.get(suffix, suffix.lstrip(".") or "unknown")
 
 
 def _unit(doc: Document) -> str:

@@ -591,7 +591,9 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
     by_name = {r.name: r for r in corpus.repositories}
     for p in provided:
         other = by_name.get(p.repository)
-        for ff in other.files if other is not None else ():
+        if other is None:
+            continue
+        for ff in other.files:
             if ff.parsed:
                 provider_files[str((Path(other.root) / ff.path).resolve())] = (p.repository, ff)
     source_of = source_reader(root)
