@@ -98,7 +98,9 @@ class JavaIndex:
                     continue
                 table: dict[str, SymbolFact] = {}
                 for sym in ff.symbols:
-                    table.setdefault(sym.qualified_name, sym)
+                    # a field and a method of one name share it: the method is the one code is in
+                    if sym.qualified_name not in table or table[sym.qualified_name].kind in _VALUE_KINDS:
+                        table[sym.qualified_name] = sym
                     if sym.kind in TYPE_KINDS:
                         self.types.setdefault(sym.qualified_name, []).append(Target(repo.name, ff.path, sym))
                     elif sym.container and sym.kind != "module":
