@@ -80,8 +80,7 @@ def timed(fn: Any, args_list: list[Any]) -> dict[str, float]:
 
 def backend(gen: Generation, calls: int) -> dict[str, Any]:
     rng = random.Random(7)
-    with gen.env.begin(db=gen._dbs[keys.DB_SYMBOLS]) as txn:
-        all_keys = [bytes(k) for k in txn.cursor().iternext(keys=True, values=False)]
+    all_keys = sorted(k for repo in gen.repositories() for k in gen.declaration_keys(repo.name))
     sample = [keys.key_from_bytes(rng.choice(all_keys)) for _ in range(calls)]
     symbols = [gen.symbol(k) for k in sample[:2000]]
     names = [s.name for s in symbols if s]
@@ -238,8 +237,8 @@ def main(argv: list[str] | None = None) -> int:
             small_key = small_gen.symbols_by_qualified_name("click.utils.echo")[0].key
         small = stdio_run(serve, env_small, "get_symbol", {"stable_key": small_key}, n)
         small_status = stdio_run(serve, env_small, "graph_status", {}, min(n, 300))
-        with open_current(large) as gen, gen.env.begin(db=gen._dbs[keys.DB_SYMBOLS]) as txn:
-            any_key = keys.key_from_bytes(bytes(next(txn.cursor().iternext(keys=True, values=False))))
+        with open_current(large) as gen:
+            any_key = keys.key_from_bytes(min(k for r in gen.repositories() for k in gen.declaration_keys(r.name)))
         big = stdio_run(serve_large, env_large, "get_symbol", {"stable_key": any_key}, n)
 
     ratio = round(small["round_trip"]["p50_ms"] / sdk["round_trip"]["p50_ms"], 2)

@@ -20,6 +20,7 @@ from indexer.publish import GenerationContent, publish
 from snapshot_format import records
 from snapshot_format.layout import StateLayout, resolve_layout
 from snapshot_format.stable_key import stable_key
+from snapshot_format.versions import FEATURE_VERSION
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 WORDS = (
@@ -216,7 +217,7 @@ def generate(symbols: int, edges: int, repositories: int = 8, seed: int = 42) ->
 def build(out_dir: Path, symbols: int, edges: int) -> StateLayout:
     """Publish a synthetic generation under ``out_dir`` (skipped when one of that size exists)."""
     layout = resolve_layout(config=out_dir / "kivgraph.toml", state_dir=out_dir / "state")
-    marker = out_dir / f".built-{symbols}-{edges}"
+    marker = out_dir / f".built-{symbols}-{edges}-feature{FEATURE_VERSION}"  # a new format: published again
     if marker.exists():
         return layout
     started = time.perf_counter()

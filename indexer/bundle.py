@@ -27,6 +27,7 @@ import hashlib
 import importlib
 import os
 import struct
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -35,14 +36,17 @@ import msgspec
 
 from indexer import __version__
 from indexer.config import LoadedConfig
+from indexer.corpus import Corpus, RepositoryFacts
 from indexer.discover import Discovery
+from indexer.exact_pass import AnalyzeFn
 from indexer.fact_cache import FactCache
 from indexer.facts import FileFacts
 from indexer.gitstate import read_git_state
 from indexer.languages import registry
+from indexer.languages.spec import ExactAdapter
 from indexer.lexicon import LexiconBuilder
 from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, key_phase, resolve_phase
-from indexer.progress import Progress, ProgressFn
+from indexer.progress import Heartbeat, Progress, ProgressFn
 from indexer.publish import PublishLock
 from indexer.scratch import scratch_directory
 from snapshot_format.atomic import write_atomically
@@ -381,6 +385,20 @@ class _RecordingLexicon(LexiconBuilder):
         self.added.append(BundledTerms(path, language, dict(counts)))
 
 
+def _heartbeat_analyze(progress: ProgressFn) -> AnalyzeFn:
+    """The adapter's whole-repository run, reported while it lasts (a heartbeat) and when it ends, with its time."""
+
+    def analyze(adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, _key: bytes, timeout: float) -> Any:
+        phase = f"analyze.{corpus.language}"
+        started = time.perf_counter()
+        with Heartbeat(progress, Progress(phase, repo.name, adapter.analyzer, 0, 1)):
+            facts = adapter.analyze(repo, corpus, timeout=timeout)
+        progress(Progress(phase, repo.name, f"{adapter.analyzer}: {time.perf_counter() - started:.1f}s", 1, 1))
+        return facts
+
+    return analyze
+
+
 def build_bundle(
     loaded: LoadedConfig,
     layout: StateLayout,
@@ -408,6 +426,7 @@ def build_bundle(
     with PublishLock(layout), scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
         b = Build(single, cache, progress, timer)
         b.installed, b.keep_runs = True, True
+        b.analyze = _heartbeat_analyze(progress)
         lexicon = b.lexicon = _RecordingLexicon()
         discover_phase(b)
         extract_phase(b)

@@ -367,6 +367,8 @@ def _index_locked(
         lambda: _index_once(layout, reporter, later, selected, watching=True),
         watching=reporter.watching,
         only=selected,
+        # an edit costs its repositories: the run rebuilds what the batch touched, the other layers are carried
+        reindex_changed=lambda paths: _index_once(layout, reporter, later, selected, watching=True, scope_paths=paths),
     )
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
@@ -463,6 +465,7 @@ def _index_once(
     only: frozenset[str] | None,
     *,
     watching: bool = False,
+    scope_paths: frozenset[str] | None = None,
 ) -> int:
     started = time.perf_counter()
     reporter.begin()
@@ -480,6 +483,7 @@ def _index_once(
             fact_cache_mode=fact_cache,
             only=only,
             on_published=reporter.published,
+            scope_paths=scope_paths,
         )
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))

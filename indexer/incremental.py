@@ -60,7 +60,8 @@ from indexer.pipeline import (
     resolve_phase,
 )
 from indexer.progress import Heartbeat, Progress, ProgressFn
-from indexer.publish import GenerationContent, PublishResult, publish
+from indexer.publish import GenerationContent, PublishResult, publish, publish_layers
+from indexer.scope import Scope, newly_resolvable, plan
 from snapshot_format import records
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
@@ -651,17 +652,39 @@ def _compatible(previous: Generation) -> bool:
 
 
 def _publish(
-    layout: StateLayout, content: GenerationContent, b: Build, stage: str, check: staleness.ReadCheck
-) -> PublishResult:
+    layout: StateLayout,
+    content: GenerationContent,
+    b: Build,
+    stage: str,
+    check: staleness.ReadCheck,
+    scope: Scope | None = None,
+    part: frozenset[str] | None = None,
+) -> PublishResult | None:
+    """Publish ``content``; with a scope, its layers with every other one carried (None: that cannot be)."""
     t = time.perf_counter()
+    split = scope.layers(content, part) if scope is not None else None
+    if scope is not None and split is None:
+        return None
     b.progress(Progress("publish", "*", f"writing the {stage} generation", 0, 1))
-    result = publish(
-        layout,
-        content,
-        indexer_version=__version__,
-        retain=b.loaded.indexing.retain_generations,
-        on_step=lambda step: check(stage) if step == "validated" else None,  # last, before CURRENT names it
-    )
+
+    def on_step(step: str) -> None:
+        if step == "validated":
+            check(stage)  # last, before CURRENT names it
+
+    if split is not None:  # the rebuilt repositories' layers, every other one carried as it is
+        layers, link = split
+        result = publish_layers(
+            layout,
+            layers,
+            link,
+            indexer_version=__version__,
+            retain=b.loaded.indexing.retain_generations,
+            on_step=on_step,
+        )
+    else:
+        result = publish(
+            layout, content, indexer_version=__version__, retain=b.loaded.indexing.retain_generations, on_step=on_step
+        )
     b.timer.add("publish", t)
     b.progress(Progress("publish", "*", f"{result.name} ({stage})", 1, 1))
     return result
@@ -677,6 +700,7 @@ def index_in_stages(
     mode: str,
     only: frozenset[str] | None,
     on_published: PublishedFn | None = None,
+    scope_paths: frozenset[str] | None = None,
 ) -> StagedRun:
     """One index run (the caller holds the publication lock): nothing, or a CANDIDATE then an exact generation,
     or one exact generation; read again at once when the tree changed under a result (``indexer.staleness``)."""
@@ -692,7 +716,14 @@ def index_in_stages(
         if read > 1:
             supersede.begin_run()  # a new read of the tree: the edits heard so far are its own
         try:
-            run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
+            try:
+                run = _read_and_publish(
+                    loaded, layout, cache, emit, timer, mode=mode, only=only, published=published, paths=scope_paths
+                )
+            except _Widen as widen:
+                emit(Progress("scope", "*", f"{widen}: indexing the whole set", 1, 1))
+                scope_paths = None
+                run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
         except staleness.Stale as stale:
             dropped.append(stale)
             again = "reading the tree again" if read < staleness.MAX_READS else "giving up"
@@ -713,33 +744,83 @@ def _read_and_publish(
     mode: str,
     only: frozenset[str] | None,
     published: PublishedFn,
+    paths: frozenset[str] | None = None,
+    planned: Scope | None = None,
+    whole: Inputs | None = None,
 ) -> StagedRun:
-    """One read of the tree and what it publishes (``Stale`` when the tree changed under a result)."""
+    """One read of the tree and what it publishes (``Stale`` when the tree changed under a result).
+
+    ``paths``: the change that started the run (``--watch``): the run is scoped to the repositories it
+    concerns when it can be (``indexer.scope``), every other layer carried over as it is.
+    """
     previous = _open_current(layout)
     try:
-        b = Build(loaded, cache, emit, timer, only, previous)
+        scope = planned
+        if paths is not None and only is None and mode == "on" and previous is not None and _compatible(previous):
+            scope = plan(loaded, previous, paths)
+        front = None
+        if scope is not None and scope.origin == "watch" and scope.front != scope.rebuilt:
+            assert previous is not None
+            front = _front_stage(loaded, layout, cache, emit, timer, previous, scope)
+            if front is not None:
+                published(front)
+        b = Build(scope.restrict(loaded) if scope else loaded, cache, emit, timer, only, previous)
+        if scope is not None:
+            emit(Progress("scope", "*", scope.describe(), 1, 1))
         discover_phase(b)
         extract_phase(b)
+        if whole is not None and scope is not None and {w.name: w.hashes for w in b.work} != scope.read:
+            whole = None  # the rebuilt part changed since the whole read: its fingerprint is not this content's
         t = time.perf_counter()
         b.git = {w.name: git_state_of(w) for w in b.work}
         inputs = run_inputs(b)
         check = staleness.ReadCheck(b, run_inputs(b, tree_only=True), functools.partial(run_inputs, tree_only=True))
         timer.add("inputs", t)
-        if mode == "on" and previous is not None and unchanged(cache, previous, inputs):
+        if scope is None and mode == "on" and previous is not None and unchanged(cache, previous, inputs):
             remember(cache, _current_result(previous), inputs)  # refresh its day: the record is not pruned
             note = f"nothing changed since {previous.name}: not published again"
             emit(Progress("unchanged", "*", note, 1, 1))
             return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
+        if scope is None and paths is None and only is None and mode == "on" and previous is not None:
+            # A whole read found what changed: when it is not everything, only that part is rebuilt.
+            narrowed = _narrowed(b, previous, inputs) if _compatible(previous) else None
+            if narrowed is not None:
+                previous.close()
+                previous = None
+                return _read_and_publish(
+                    loaded,
+                    layout,
+                    cache,
+                    emit,
+                    timer,
+                    mode=mode,
+                    only=only,
+                    published=published,
+                    planned=narrowed,
+                    whole=inputs,  # what the whole set was read as: the run publishes what a whole run would
+                )
         key_phase(b)
-        stages: list[Stage] = []
-        if mode == "on" and previous is not None and _compatible(previous):
+        stages: list[Stage] = [front] if front is not None else []
+        if scope is not None:
+            assert previous is not None
+            scoped = change_set(b, previous)
+            if scope.origin == "watch" and not scoped.edited and not any(scoped.pending.values()):
+                note = (
+                    f"nothing changed in {', '.join(sorted(scope.changed))} since {previous.name}: not published again"
+                )
+                emit(Progress("unchanged", "*", note, 1, 1))
+                return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
+            if why := newly_resolvable(scope, previous, _declared(b, previous, scoped)):
+                raise _Widen(why)
+        if front is None and mode == "on" and previous is not None and _compatible(previous):
             changes = change_set(b, previous)
             if 0 < changes.edited <= MAX_PROVISIONAL_FILES:
                 t = time.perf_counter()
                 built = provisional(b, previous, changes)
                 if built is not None:
                     content, pending = built
-                    result = _publish(layout, content, b, "candidate", check)
+                    result = _publish(layout, content, b, "candidate", check, scope)
+                    assert result is not None  # the rebuilt part: no edge of it crosses to a carried one
                     stage = Stage("candidate", result, pending, time.perf_counter() - t)
                     timer.add("candidate_stage", t)
                     stages.append(stage)
@@ -755,10 +836,13 @@ def _read_and_publish(
             return StagedRun(stages[-1].result.manifest, stages[-1].result.name, dict(b.counters), stages, note=note)
         for (language, _repo), how in route.routes.items():
             b.counters[language].analyzer_incremental += int(how == "incremental")
+        emit(Progress("analyzers", "*", _analyzers_ran(route), 1, 1))
         link_phase(b)
         records_phase(b)
-        result = _publish(layout, b.content(), b, "exact", check)
-        remember(cache, result, inputs)
+        result = _publish(layout, b.content(), b, "exact", check, scope)
+        assert result is not None
+        if scope is None or whole is not None:  # a watch's scoped run did not read the whole set
+            remember(cache, result, whole or inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
         stages.append(stage)
         published(stage)
@@ -766,6 +850,98 @@ def _read_and_publish(
     finally:
         if previous is not None:
             previous.close()
+
+
+def _declared(b: Build, previous: Generation, changes: ChangeSet) -> set[tuple[str, str]]:
+    """(language, name) of each declaration the change adds to a file."""
+    declared: set[tuple[str, str]] = set()
+    for w in b.work:
+        for files in w.facts.values():
+            for ff in files:
+                if ff.path in changes.changed.get(w.name, ()):
+                    before = {sym.name for sym in previous.declarations(w.name, ff.path)}
+                    declared |= {(ff.language, sym.name) for sym in ff.symbols if sym.name not in before}
+    return declared
+
+
+def _front_stage(
+    loaded: LoadedConfig,
+    layout: StateLayout,
+    cache: FactCache,
+    emit: ProgressFn,
+    timer: _Timer,
+    previous: Generation,
+    scope: Scope,
+) -> Stage | None:
+    """The CANDIDATE generation of a watch's scoped run, built from the changed repositories and the providers
+    they use alone: each consumer keeps its layer and its edges into them until the exact stage rebuilds it
+    (None when there is no CANDIDATE stage to publish, or a kept edge names a declaration the change removed)."""
+    t = time.perf_counter()
+    f = Build(scope.restrict(loaded, scope.front), cache, emit, timer, None, previous)
+    emit(Progress("scope", "*", scope.describe(scope.front, "first"), 1, 1))
+    discover_phase(f)
+    extract_phase(f)
+    f.git = {w.name: git_state_of(w) for w in f.work}
+    check = staleness.ReadCheck(f, run_inputs(f, tree_only=True), functools.partial(run_inputs, tree_only=True))
+    key_phase(f)
+    changes = change_set(f, previous)
+    if not 0 < changes.edited <= MAX_PROVISIONAL_FILES:
+        return None
+    if why := newly_resolvable(scope, previous, _declared(f, previous, changes)):
+        raise _Widen(why)
+    built = provisional(f, previous, changes)
+    if built is None:
+        return None
+    content, pending = built
+    result = _publish(layout, content, f, "candidate", check, scope, scope.front)
+    if result is None:
+        return None
+    timer.add("candidate_stage", t)
+    return Stage("candidate", result, pending, time.perf_counter() - t)
+
+
+def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
+    """The scope of a whole read's changes (``kivgraph index``): the repositories whose files, git state or
+    analyzer inputs differ from what the current generation was built from, with those linked to them."""
+    changes = change_set(b, previous)
+    changed = {r for part in (changes.changed, changes.removed, changes.pending) for r, paths in part.items() if paths}
+    for w in b.work:
+        record = previous.repository(w.name)
+        git = b.git[w.name]
+        if record is None or (record.commit, record.branch, record.dirty) != (git.commit, git.branch, git.dirty):
+            changed.add(w.name)
+            continue
+        modes = {a.language: a.mode for a in record.analyses}
+        for language in w.facts:
+            key = inputs.analyzer_keys.get((language, w.name), b"-")
+            if key == b"-":
+                continue  # no analyzer for the language
+            if key is None:  # the analyzer is missing now: a change unless it was then too
+                if modes.get(language) != "fallback":
+                    changed.add(w.name)
+                continue
+            last = _decode(b.fact_cache.peek(_last_run_key(language, w.name, str(w.root))), LastRun)
+            if last is None or last.facts_key != key:
+                changed.add(w.name)
+    if not changed:
+        return None
+    scope = plan(b.loaded, previous, repositories=changed, origin="index")
+    if scope is not None:
+        scope.read = {w.name: dict(w.hashes) for w in b.work if w.name in scope.rebuilt}
+    return scope
+
+
+class _Widen(Exception):
+    """A scoped run found it cannot be scoped after all (the message says why): the whole set is indexed."""
+
+
+def _analyzers_ran(route: ExactRoute) -> str:
+    """Which analyzers this run started, on which repositories (the progress event of the exact stage)."""
+    ran = []
+    for (language, repo), how in sorted(route.routes.items()):
+        adapter = registry.adapter_for(language)
+        ran.append(f"{adapter.analyzer if adapter else language} on {repo} ({how})")
+    return "ran " + ", ".join(ran) if ran else "none ran: every analyzer run came from the fact cache"
 
 
 def _served_counters(b: Build, previous: Generation) -> dict[str, LanguageCounters]:

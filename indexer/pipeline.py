@@ -922,8 +922,12 @@ def run_index(
     fact_cache_mode: str | None = None,
     only: frozenset[str] | None = None,
     on_published: Callable[[Stage], None] | None = None,
+    scope_paths: frozenset[str] | None = None,
 ) -> tuple[IndexReport, PublishResult | None]:
     """Index every registered repository and publish what changed (raises on failure).
+
+    ``scope_paths`` (``--watch``): the files whose change started the run; the run rebuilds only the
+    repositories they concern and those linked to them, carrying every other layer (``indexer.scope``).
 
     ``only`` names the repositories to re-read from disk; the others are carried over
     from the current generation (every registered repository is always published).
@@ -936,7 +940,7 @@ def run_index(
     if only is not None and not only <= names:
         raise ValueError(f"--repository: not registered: {', '.join(sorted(only - names))}")
     with PublishLock(layout):  # the whole run, not only publication: see PublishLock
-        return _locked_run_index(loaded, layout, emit, mode, only, on_published)
+        return _locked_run_index(loaded, layout, emit, mode, only, on_published, scope_paths)
 
 
 def _locked_run_index(
@@ -946,6 +950,7 @@ def _locked_run_index(
     mode: str,
     only: frozenset[str] | None,
     on_published: Callable[[Stage], None] | None,
+    scope_paths: frozenset[str] | None = None,
 ) -> tuple[IndexReport, PublishResult | None]:
     # The stages of a run (unchanged, CANDIDATE, exact) live in indexer.incremental, which builds on this module.
     from indexer.incremental import index_in_stages
@@ -953,7 +958,9 @@ def _locked_run_index(
     timer = _Timer()
     started = time.perf_counter()
     with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
-        run = index_in_stages(loaded, layout, cache, emit, timer, mode=mode, only=only, on_published=on_published)
+        run = index_in_stages(
+            loaded, layout, cache, emit, timer, mode=mode, only=only, on_published=on_published, scope_paths=scope_paths
+        )
         cache.prune()
         stats = cache.stats
     timer.timings["total"] = time.perf_counter() - started

@@ -20,6 +20,7 @@ import fcntl
 import itertools
 import os
 import shutil
+import stat
 import sys
 import time
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import ClassVar
 
 import lmdb
+import msgspec
 
 from indexer.damage import remove_tree, set_aside
 from indexer.diskerrors import write_failure
@@ -35,19 +37,22 @@ from indexer.faults import fault_point
 from snapshot_format import codec, keys, records
 from snapshot_format.atomic import fsync_directory, write_atomically
 from snapshot_format.digest import DigestBuilder, digest_environment
-from snapshot_format.errors import PublishLockedError
+from snapshot_format.errors import PublishLockedError, SnapshotError
 from snapshot_format.layout import (
     DATA_FILENAME,
     HOLD_FILENAME,
     MANIFEST_FILENAME,
     StateLayout,
     generation_name,
+    layer_directory,
     list_generations,
     parse_generation_name,
     read_current,
     temp_generation_name,
 )
-from snapshot_format.manifest import Manifest, RepositoryState, encode_manifest
+from snapshot_format.lexical import decode_document, encode_document, encode_postings, encode_stats
+from snapshot_format.manifest import LayerEntry, Manifest, RepositoryState, encode_manifest, read_manifest
+from snapshot_format.reader import layers_digest, shared_environment
 from snapshot_format.regular import IrregularFileError, open_regular
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 from snapshot_format.vocab import Confidence, EdgeKind
@@ -74,6 +79,48 @@ class GenerationContent:
     analyzers: dict[str, str] = field(default_factory=dict)
     # Index-time derived sub-databases (e.g. the lexicon), as (key, value) pairs per database.
     derived: dict[bytes, list[tuple[bytes, bytes]]] = field(default_factory=dict)
+
+
+@dataclass
+class LayerLexicon:
+    """A repository layer's part of the lexical index: postings and documents numbered within the layer."""
+
+    postings: list[tuple[bytes, bytes]] = field(default_factory=list)
+    documents: list[tuple[bytes, bytes]] = field(default_factory=list)
+    length: int = 0  # the sum of its documents' weighted lengths x100
+
+
+@dataclass
+class RepositoryLayer:
+    """One repository's own facts, written as its own layer (or carried over when an equal layer is on disk)."""
+
+    name: str
+    files: list[records.File] = field(default_factory=list)
+    symbols: list[records.Symbol] = field(default_factory=list)
+    edges: list[records.Edge] = field(default_factory=list)  # both ends in this repository
+    unresolved: list[records.Unresolved] = field(default_factory=list)
+    lexicon: LayerLexicon = field(default_factory=LayerLexicon)
+
+
+@dataclass(frozen=True)
+class CarriedLayer:
+    """A layer of an earlier generation taken as it is (hard-linked, never rewritten)."""
+
+    name: str
+    generation: Path  # the directory of the generation that holds it
+    entry: LayerEntry
+
+
+@dataclass
+class LinkLayer:
+    """What binds the layers: repository records, edges between two repositories, the package map."""
+
+    repositories: list[records.Repository]
+    edges: list[records.Edge] = field(default_factory=list)
+    package_dependencies: list[records.PackageDependency] = field(default_factory=list)
+    analyzers: dict[str, str] = field(default_factory=dict)
+    lexicon: bool = True  # the generation has a lexical index (its stats are written)
+    lexicon_stats: bytes | None = None  # stats as given (else computed from the layers)
 
 
 @dataclass(frozen=True)
@@ -174,19 +221,83 @@ def _named(counter: collections.Counter[int], enum: type[EdgeKind] | type[Confid
 
 
 def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes, bytes]]]:
-    """Every sub-database's (key, value) pairs, sorted by key."""
+    """Every sub-database's (key, value) pairs of a generation of one environment (before feature 10), sorted."""
+    items, counts, breakdown = _fact_items(content.files, content.symbols, content.edges, content.unresolved)
+    enc = codec.encode
+    items[keys.DB_REPOSITORIES] = [(keys.text(r.name), enc(r)) for r in content.repositories]
+    items[keys.DB_PACKAGE_DEPS] = _package_items(content.package_dependencies)
+    counts = msgspec.structs.replace(
+        counts, repositories=len(content.repositories), package_dependencies=len(content.package_dependencies)
+    )
+    items[keys.DB_META] = [
+        (keys.META_COUNTS, enc(counts)),
+        (keys.META_BREAKDOWN, enc(breakdown)),
+        (keys.META_REPOSITORY_ORDER, codec.encode_repository_order([r.name for r in content.repositories])),
+    ]
+    for name, pairs in content.derived.items():
+        items[name].extend(pairs)
+    _sort_and_check(items)
+    return items
+
+
+def _package_items(deps: list[records.PackageDependency]) -> list[tuple[bytes, bytes]]:
+    return [
+        (
+            keys.package_dep_key(d.provider_repository, d.provider_package, d.consumer_repository, d.consumer_package),
+            codec.encode(d),
+        )
+        for d in deps
+    ]
+
+
+def _breakdown_counters(
+    files: list[records.File],
+    symbols: list[records.Symbol],
+    edges: list[records.Edge],
+    unresolved: list[records.Unresolved],
+) -> dict[str, collections.Counter[str]]:
+    return {
+        "edges_by_kind": _named(collections.Counter(e.kind for e in edges), EdgeKind),
+        "edges_by_confidence": _named(collections.Counter(e.confidence for e in edges), Confidence),
+        "unresolved_by_reason": collections.Counter(u.reason for u in unresolved),
+        "symbols_by_language": collections.Counter(s.language for s in symbols),
+        "files_by_language": collections.Counter(f.language for f in files if f.status in records.PARSED_STATUSES),
+    }
+
+
+def _breakdown_of(counters: dict[str, collections.Counter[str]]) -> records.Breakdown:
+    return records.Breakdown(**{name: _count_entries(counter) for name, counter in counters.items()})
+
+
+def _counters_of(breakdown: records.Breakdown) -> dict[str, collections.Counter[str]]:
+    return {
+        name: collections.Counter({e.key: e.count for e in getattr(breakdown, name)})
+        for name in records.Breakdown.__struct_fields__
+    }
+
+
+def _fact_items(
+    files: list[records.File],
+    symbols_in: list[records.Symbol],
+    edges: list[records.Edge],
+    unresolved_in: list[records.Unresolved],
+    *,
+    known: Callable[[bytes], bool] | None = None,
+) -> tuple[dict[bytes, list[tuple[bytes, bytes]]], records.Counts, records.Breakdown]:
+    """The (key, value) pairs of files, symbols, their indexes, edges and unresolved rows, with their counts.
+
+    An edge must name symbols among ``symbols_in``, or ones ``known`` says are in the generation (the link
+    layer's edges end in repository layers).
+    """
     enc = codec.encode
     items: dict[bytes, list[tuple[bytes, bytes]]] = {name: [] for name in keys.ALL_DATABASES}
-
-    items[keys.DB_REPOSITORIES] = [(keys.text(r.name), enc(r)) for r in content.repositories]
-    items[keys.DB_FILES] = [(keys.file_key(f.repository, f.path), enc(f)) for f in content.files]
-
+    items[keys.DB_FILES] = [(keys.file_key(f.repository, f.path), enc(f)) for f in files]
     symbols = items[keys.DB_SYMBOLS]
     by_qn = items[keys.DB_BY_QUALIFIED_NAME]
     by_name = items[keys.DB_BY_NAME]
     by_file = items[keys.DB_BY_FILE]
     seen: dict[bytes, records.Symbol] = {}
-    for sym in content.symbols:
+    for sym in symbols_in:
         k16 = keys.key_to_bytes(sym.key)
         if k16 in seen:
             other = seen[k16]
@@ -204,13 +315,15 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
     inc = items[keys.DB_EDGES_IN]
     edge_keys: set[bytes] = set()
     raw_of = {sym.key: k16 for k16, sym in seen.items()}
-    for edge in content.edges:
+    for edge in edges:
         src, dst = raw_of.get(edge.source), raw_of.get(edge.target)
         if src is None or dst is None:
-            missing = edge.source if src is None else edge.target
-            raise PublishError(
-                f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {missing}"
-            )
+            src, dst = keys.key_to_bytes(edge.source), keys.key_to_bytes(edge.target)
+        for end, raw in ((edge.source, src), (edge.target, dst)):
+            if raw not in seen and (known is None or not known(raw)):
+                raise PublishError(
+                    f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {end}"
+                )
         ok = keys.edge_key(src, edge.kind, dst, edge.provenance)
         if ok in edge_keys:
             raise PublishError(f"duplicate edge {EdgeKind(edge.kind).name} {edge.source} -> {edge.target}")
@@ -221,49 +334,26 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
 
     unresolved = items[keys.DB_UNRESOLVED]
     unresolved_by_file = items[keys.DB_UNRESOLVED_BY_FILE]
-    for seq, u in enumerate(content.unresolved):
+    for seq, u in enumerate(unresolved_in):
         value = enc(u)
         unresolved.append((keys.unresolved_key(u.name, u.repository, u.path, u.line, u.col, seq), value))
         unresolved_by_file.append((keys.unresolved_file_key(u.repository, u.path, u.line, u.col, seq), value))
 
-    items[keys.DB_PACKAGE_DEPS] = [
-        (
-            keys.package_dep_key(d.provider_repository, d.provider_package, d.consumer_repository, d.consumer_package),
-            enc(d),
-        )
-        for d in content.package_dependencies
-    ]
-
-    files_by_status = collections.Counter(f.status for f in content.files)
+    files_by_status = collections.Counter(f.status for f in files)
     counts = records.Counts(
-        repositories=len(content.repositories),
         files=files_by_status.get("indexed", 0) + files_by_status.get("partial", 0),
-        symbols=len(content.symbols),
-        edges=len(content.edges),
-        unresolved=len(content.unresolved),
-        package_dependencies=len(content.package_dependencies),
+        symbols=len(symbols_in),
+        edges=len(edges),
+        unresolved=len(unresolved_in),
         failed_files=files_by_status.get("parse_failed", 0),
         skipped_files=files_by_status.get("skipped", 0),
         partial_files=files_by_status.get("partial", 0),
     )
-    breakdown = records.Breakdown(
-        edges_by_kind=_count_entries(_named(collections.Counter(e.kind for e in content.edges), EdgeKind)),
-        edges_by_confidence=_count_entries(
-            _named(collections.Counter(e.confidence for e in content.edges), Confidence)
-        ),
-        unresolved_by_reason=_count_entries(collections.Counter(u.reason for u in content.unresolved)),
-        symbols_by_language=_count_entries(collections.Counter(s.language for s in content.symbols)),
-        files_by_language=_count_entries(
-            collections.Counter(f.language for f in content.files if f.status in records.PARSED_STATUSES)
-        ),
-    )
-    items[keys.DB_META] = [
-        (keys.META_COUNTS, enc(counts)),
-        (keys.META_BREAKDOWN, enc(breakdown)),
-        (keys.META_REPOSITORY_ORDER, codec.encode_repository_order([r.name for r in content.repositories])),
-    ]
-    for name, pairs in content.derived.items():
-        items[name].extend(pairs)
+    breakdown = _breakdown_of(_breakdown_counters(files, symbols_in, edges, unresolved_in))
+    return items, counts, breakdown
+
+
+def _sort_and_check(items: dict[bytes, list[tuple[bytes, bytes]]]) -> None:
     fixed_size = {keys.DB_SYMBOLS, keys.DB_EDGES_OUT, keys.DB_EDGES_IN}  # raw 16-byte keys: never too long
     for name, pairs in items.items():
         for key, _value in [] if name in fixed_size else pairs:
@@ -276,7 +366,6 @@ def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes,
         for (a, _), (b, _) in itertools.pairwise(pairs):
             if a == b:
                 raise PublishError(f"duplicate key in {name.decode()}: {a!r}")
-    return items
 
 
 def _counts_of(items: dict[bytes, list[tuple[bytes, bytes]]]) -> records.Counts:
@@ -284,8 +373,14 @@ def _counts_of(items: dict[bytes, list[tuple[bytes, bytes]]]) -> records.Counts:
     return codec.decode(records.Counts, raw)
 
 
-def _write_environment(path: Path, items: dict[bytes, list[tuple[bytes, bytes]]]) -> str:
-    """Write every sub-database in layout order; returns the content digest of what was written."""
+def _write_environment(
+    path: Path,
+    items: dict[bytes, list[tuple[bytes, bytes]]],
+    databases: tuple[bytes, ...] = keys.ALL_DATABASES,
+    digested: str = "",
+) -> str:
+    """Write ``databases`` in layout order; returns the content digest of what was written (``digested``
+    when the caller computed it over the same items already)."""
     payload = sum(len(k) + len(v) for pairs in items.values() for k, v in pairs)
     map_size = max(64 << 20, payload * 4 + (32 << 20))
     env = lmdb.open(
@@ -300,7 +395,7 @@ def _write_environment(path: Path, items: dict[bytes, list[tuple[bytes, bytes]]]
     )
     digest = DigestBuilder()
     try:
-        for name in keys.ALL_DATABASES:
+        for name in databases:
             db = env.open_db(name, create=True)
             pairs = items[name]
             for start in range(0, max(len(pairs), 1), 50_000):
@@ -308,37 +403,43 @@ def _write_environment(path: Path, items: dict[bytes, list[tuple[bytes, bytes]]]
                 with env.begin(write=True, db=db) as txn:
                     cursor = txn.cursor()
                     cursor.putmulti(chunk, append=True)
-            digest.add_many(name, pairs)
+            if not digested:
+                digest.add_many(name, pairs)
         env.sync(True)
     finally:
         env.close()
     # The writer's lock file is not part of a published generation.
     with contextlib.suppress(FileNotFoundError):
         (path / "lock.mdb").unlink()
-    return digest.hexdigest()
+    return digested or digest.hexdigest()
 
 
-def _validate(path: Path, digest: str, counts: records.Counts) -> None:
+def _validate(path: Path, digest: str, counts: records.Counts, *, symbols: bool = True, what: str = "") -> None:
+    """Reopen what was written: its digest, and the symbols and edges it holds."""
     env = lmdb.open(str(path), readonly=True, lock=False, max_dbs=len(keys.ALL_DATABASES) + 4, subdir=True)
+    name = what or f"candidate {path.name}"
     try:
         actual = digest_environment(env)
         if actual != digest:
-            raise PublishError(f"candidate {path.name}: digest {actual} read back differs from {digest} written")
-        with env.begin(db=env.open_db(keys.DB_SYMBOLS, create=False)) as txn:
-            n = txn.stat()["entries"]
-        if n != counts.symbols:
-            raise PublishError(f"candidate {path.name}: {n} symbols read back, {counts.symbols} written")
+            raise PublishError(f"{name}: digest {actual} read back differs from {digest} written")
+        if symbols:
+            with env.begin(db=env.open_db(keys.DB_SYMBOLS, create=False)) as txn:
+                n = txn.stat()["entries"]
+            if n != counts.symbols:
+                raise PublishError(f"{name}: {n} symbols read back, {counts.symbols} written")
         with env.begin(db=env.open_db(keys.DB_EDGES_OUT, create=False)) as txn:
             n = txn.stat()["entries"]
         if n != counts.edges:
-            raise PublishError(f"candidate {path.name}: {n} edges read back, {counts.edges} written")
+            raise PublishError(f"{name}: {n} edges read back, {counts.edges} written")
     finally:
         env.close()
 
 
 def _fsync_tree(path: Path) -> None:
     for child in path.iterdir():
-        if child.is_file():
+        if child.is_dir() and not child.is_symlink():
+            _fsync_tree(child)  # the layers of a layered generation
+        elif child.is_file():
             fd = os.open(child, os.O_RDONLY)
             try:
                 os.fsync(fd)
@@ -405,6 +506,258 @@ def _still_serving(layout: StateLayout) -> str:
     return f"the previous generation {current} still serves" if current else "nothing was published"
 
 
+# --- layers (feature 10) ----------------------------------------------------------------------------
+
+
+def split_content(content: GenerationContent) -> tuple[list[RepositoryLayer], LinkLayer]:
+    """One generation's content as per-repository layers and the link layer (registry order)."""
+    layers = {r.name: RepositoryLayer(r.name) for r in content.repositories}
+
+    def layer_of(repository: str, what: str) -> RepositoryLayer:
+        layer = layers.get(repository)
+        if layer is None:
+            raise PublishError(f"{what} belongs to repository {repository!r}, which is not in the generation")
+        return layer
+
+    for f in content.files:
+        layer_of(f.repository, f"file {f.path}").files.append(f)
+    repo_of: dict[str, str] = {}
+    for sym in content.symbols:
+        layer_of(sym.repository, f"symbol {sym.qualified_name} ({sym.key})").symbols.append(sym)
+        repo_of[sym.key] = sym.repository
+    link = LinkLayer(
+        repositories=list(content.repositories),
+        package_dependencies=list(content.package_dependencies),
+        analyzers=dict(content.analyzers),
+    )
+    for edge in content.edges:
+        src, dst = repo_of.get(edge.source), repo_of.get(edge.target)
+        if src is None or dst is None:
+            missing = edge.source if src is None else edge.target
+            raise PublishError(
+                f"edge {EdgeKind(edge.kind).name} names a symbol that is not in the generation: {missing}"
+            )
+        (layers[src].edges if src == dst else link.edges).append(edge)
+    for u in content.unresolved:
+        layer_of(u.repository, f"unresolved row {u.name!r} ({u.reason}) in {u.path or 'no file'}").unresolved.append(u)
+    _split_lexicon(content.derived, layers, link)
+    return list(layers.values()), link
+
+
+def _split_lexicon(
+    derived: dict[bytes, list[tuple[bytes, bytes]]], layers: dict[str, RepositoryLayer], link: LinkLayer
+) -> None:
+    """The generation's lexicon (documents numbered across repositories) renumbered per layer."""
+    unknown = set(derived) - {keys.DB_LEXICON, keys.DB_LEXICON_DOCS, keys.DB_META}
+    if unknown:
+        raise PublishError(f"derived sub-databases {sorted(n.decode() for n in unknown)} have no layer")
+    link.lexicon = bool(derived)
+    for key, value in derived.get(keys.DB_META, []):
+        if key != keys.META_LEXICON_STATS:
+            raise PublishError(f"derived meta key {key!r} has no layer")
+        link.lexicon_stats = value
+    local: dict[int, tuple[RepositoryLayer, int]] = {}
+    for key, value in sorted(derived.get(keys.DB_LEXICON_DOCS, [])):
+        doc = decode_document(value)
+        layer = layers.get(doc.repository)
+        if layer is None:
+            raise PublishError(
+                f"lexical document {doc.path} belongs to repository {doc.repository!r}, not in the generation"
+            )
+        n = len(layer.lexicon.documents)
+        local[int.from_bytes(key, "big")] = (layer, n)
+        length = round(doc.length * 100)
+        layer.lexicon.documents.append(
+            (keys.lexicon_doc_key(n), encode_document(doc.repository, doc.path, doc.language, length))
+        )
+        layer.lexicon.length += length
+    for term, value in derived.get(keys.DB_LEXICON, []):
+        flat = msgspec.msgpack.decode(value, type=list[int])
+        per: dict[str, list[int]] = {}
+        for i in range(0, len(flat), 2):
+            layer, n = local[flat[i]]
+            per.setdefault(layer.name, []).extend((n, flat[i + 1]))
+        for name, postings in per.items():
+            layers[name].lexicon.postings.append((term, encode_postings(postings)))
+
+
+@dataclass
+class _LayerBuilt:
+    entry: LayerEntry
+    breakdown: dict[str, collections.Counter[str]]
+    keys16: frozenset[bytes] | None  # its symbols' raw keys (None: carried, ask its environment)
+    path: Path
+
+
+def _layer_items(
+    layer: RepositoryLayer,
+) -> tuple[dict[bytes, list[tuple[bytes, bytes]]], records.Counts, records.Breakdown]:
+    items, counts, breakdown = _fact_items(layer.files, layer.symbols, layer.edges, layer.unresolved)
+    enc = codec.encode
+    items[keys.DB_LEXICON] = list(layer.lexicon.postings)
+    items[keys.DB_LEXICON_DOCS] = list(layer.lexicon.documents)
+    n_docs = len(layer.lexicon.documents)
+    items[keys.DB_META] = [(keys.META_COUNTS, enc(counts)), (keys.META_BREAKDOWN, enc(breakdown))]
+    if n_docs:
+        items[keys.DB_META].append((keys.META_LEXICON_STATS, encode_stats(n_docs, int(layer.lexicon.length / n_docs))))
+    _sort_and_check(items)
+    return items, counts, breakdown
+
+
+def _content_digest(items: dict[bytes, list[tuple[bytes, bytes]]], databases: tuple[bytes, ...]) -> str:
+    builder = DigestBuilder()
+    for name in databases:
+        builder.add_many(name, items[name])
+    return builder.hexdigest()
+
+
+def _previous_layers(layout: StateLayout) -> dict[str, tuple[Path, LayerEntry]]:
+    """The layers of the generation CURRENT names, by repository (none when it has none or cannot be read)."""
+    current = read_current(layout)
+    if current is None:
+        return {}
+    directory = layout.generations_dir / current
+    try:
+        manifest = read_manifest(directory)
+    except SnapshotError:
+        return {}
+    return {e.repository: (directory, e) for e in manifest.layers}
+
+
+def _carry(source: Path, target: Path, entry: LayerEntry) -> bool:
+    """Hard-link an earlier generation's layer into the candidate (a copy where links are refused)."""
+    data = source / entry.directory / DATA_FILENAME
+    try:
+        st = data.lstat()
+    except OSError:
+        return False
+    if not stat.S_ISREG(st.st_mode) or st.st_size != entry.data_bytes or st.st_mtime_ns != entry.mtime_ns:
+        return False  # not the file that was published: it is written again (or refused), never carried
+    (target / entry.directory).mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(data, target / entry.directory / DATA_FILENAME)
+    except OSError as exc:
+        if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK, errno.ENOTSUP):
+            raise
+        shutil.copy2(data, target / entry.directory / DATA_FILENAME)
+    return True
+
+
+def _read_breakdown(directory: Path) -> dict[str, collections.Counter[str]]:
+    with shared_environment(directory) as env, env.begin(db=env.open_db(keys.DB_META, create=False)) as txn:
+        raw = txn.get(keys.META_BREAKDOWN)
+    if raw is None:
+        raise PublishError(f"{directory}: the carried layer has no breakdown")
+    return _counters_of(codec.decode(records.Breakdown, raw))
+
+
+def _build_layers(
+    tmp: Path, layers: list[RepositoryLayer | CarriedLayer], previous: dict[str, tuple[Path, LayerEntry]]
+) -> list[_LayerBuilt]:
+    """Write (or carry) each repository layer into the candidate."""
+    built: list[_LayerBuilt] = []
+    for layer in layers:
+        if isinstance(layer, CarriedLayer):
+            if not _carry(layer.generation, tmp, layer.entry):
+                raise PublishError(
+                    f"the layer of {layer.name} in {layer.generation.name} is missing or damaged; re-index {layer.name}"
+                )
+            path = tmp / layer.entry.directory
+            built.append(_LayerBuilt(layer.entry, _read_breakdown(path), None, path))
+            continue
+        items, counts, layer_breakdown = _layer_items(layer)
+        digest = _content_digest(items, keys.LAYER_DATABASES)
+        directory = layer_directory(layer.name, digest)
+        path = tmp / directory
+        entry = LayerEntry(
+            repository=layer.name,
+            directory=directory,
+            digest=digest,
+            data_bytes=0,
+            counts=counts,
+            lexicon_documents=len(layer.lexicon.documents),
+            lexicon_length=layer.lexicon.length,
+        )
+        before = previous.get(layer.name)
+        if before is not None and before[1].digest == digest and before[1].directory == directory:
+            carried = _carry(before[0], tmp, before[1])  # unchanged: the same file, never rewritten
+        else:
+            carried = False
+        if not carried:
+            path.mkdir(parents=True)
+            _write_environment(path, items, keys.LAYER_DATABASES, digested=digest)
+            _validate(path, digest, counts, what=f"the layer of {layer.name}")
+        st = (path / DATA_FILENAME).stat()
+        entry = msgspec.structs.replace(entry, data_bytes=st.st_size, mtime_ns=st.st_mtime_ns)
+        built.append(
+            _LayerBuilt(
+                entry,
+                _counters_of(layer_breakdown),
+                frozenset(keys.key_to_bytes(sym.key) for sym in layer.symbols),
+                path,
+            )
+        )
+    return built
+
+
+class _KnownKeys:
+    """Whether a raw symbol key is in one of the generation's layers (carried layers are asked)."""
+
+    def __init__(self, built: list[_LayerBuilt]) -> None:
+        self._sets = [b.keys16 for b in built if b.keys16 is not None]
+        self._carried = [b.path for b in built if b.keys16 is None]
+        self._stack = contextlib.ExitStack()
+        self._envs: list[lmdb.Environment] = []
+
+    def __call__(self, key16: bytes) -> bool:
+        if any(key16 in keys16 for keys16 in self._sets):
+            return True
+        if self._carried and not self._envs:
+            self._envs = [self._stack.enter_context(shared_environment(path)) for path in self._carried]
+        for env in self._envs:
+            with env.begin(db=env.open_db(keys.DB_SYMBOLS, create=False)) as txn:
+                if txn.get(key16) is not None:
+                    return True
+        return False
+
+    def close(self) -> None:
+        self._envs = []
+        self._stack.close()
+
+
+def _link_items(
+    link: LinkLayer, built: list[_LayerBuilt], known: _KnownKeys
+) -> tuple[dict[bytes, list[tuple[bytes, bytes]]], records.Counts]:
+    items, link_counts, _ = _fact_items([], [], link.edges, [], known=known)
+    counters = _breakdown_counters([], [], link.edges, [])
+    fields = ("files", "symbols", "edges", "unresolved", "failed_files", "skipped_files", "partial_files")
+    totals = {f: getattr(link_counts, f) for f in fields}
+    for b in built:
+        for f in fields:
+            totals[f] += getattr(b.entry.counts, f)
+        for name, counter in b.breakdown.items():
+            counters[name].update(counter)
+    counts = records.Counts(
+        repositories=len(link.repositories), package_dependencies=len(link.package_dependencies), **totals
+    )
+    enc = codec.encode
+    items[keys.DB_REPOSITORIES] = [(keys.text(r.name), enc(r)) for r in link.repositories]
+    items[keys.DB_PACKAGE_DEPS] = _package_items(link.package_dependencies)
+    items[keys.DB_META] = [
+        (keys.META_COUNTS, enc(counts)),
+        (keys.META_BREAKDOWN, enc(_breakdown_of(counters))),
+        (keys.META_REPOSITORY_ORDER, codec.encode_repository_order([r.name for r in link.repositories])),
+    ]
+    if link.lexicon_stats is not None:
+        items[keys.DB_META].append((keys.META_LEXICON_STATS, link.lexicon_stats))
+    elif link.lexicon:
+        documents = sum(b.entry.lexicon_documents for b in built)
+        length = sum(b.entry.lexicon_length for b in built)
+        items[keys.DB_META].append((keys.META_LEXICON_STATS, encode_stats(documents, int(length / max(documents, 1)))))
+    _sort_and_check(items)
+    return items, counts
+
+
 def publish(
     layout: StateLayout,
     content: GenerationContent,
@@ -412,10 +765,117 @@ def publish(
     indexer_version: str,
     retain: int = DEFAULT_RETAIN,
     on_step: Callable[[str], None] | None = None,
+    layered: bool = True,
 ) -> PublishResult:
-    """Build, validate and atomically publish ``content`` as the next generation."""
-    started = time.perf_counter()
+    """Build, validate and atomically publish ``content`` as the next generation.
+
+    Layered (feature 10, the default): one layer per repository plus the link layer, through
+    ``publish_layers``. ``layered=False`` writes the one environment of earlier feature versions (kept for
+    the tests that compare the two and for the golden generations of those versions).
+    """
+    if layered:
+        layers, link = split_content(content)
+        return publish_layers(layout, layers, link, indexer_version=indexer_version, retain=retain, on_step=on_step)
+
+    def build(tmp: Path, started: float, gid: int) -> Manifest:
+        items = _database_items(content)
+        counts = _counts_of(items)
+        digest = _write_environment(tmp, items)
+        (tmp / HOLD_FILENAME).touch()
+        fault_point("built")
+        step("built")
+        _validate(tmp, digest, counts)
+        return _manifest(gid, indexer_version, digest, tmp, counts, content.repositories, content.analyzers, started)
+
     step = on_step or (lambda _s: None)
+    return _publish_candidate(layout, build, step, retain)
+
+
+def publish_layers(
+    layout: StateLayout,
+    layers: list[RepositoryLayer | CarriedLayer],
+    link: LinkLayer,
+    *,
+    indexer_version: str,
+    retain: int = DEFAULT_RETAIN,
+    on_step: Callable[[str], None] | None = None,
+) -> PublishResult:
+    """Publish one generation from per-repository layers and the link layer (the entry point of every route).
+
+    A repository layer whose content digest equals the one CURRENT holds for that repository is carried
+    over, hard-linked, never rewritten; so is a ``CarriedLayer``. The link layer is always written.
+    """
+    names = [r.name for r in link.repositories]
+    if sorted(names) != sorted(layer.name for layer in layers) or len(set(names)) != len(names):
+        raise PublishError(
+            f"the layers ({', '.join(sorted(layer.name for layer in layers))}) are not the repositories of the "
+            f"generation ({', '.join(sorted(names))})"
+        )
+    order = {name: i for i, name in enumerate(names)}
+    ordered = sorted(layers, key=lambda layer: order[layer.name])
+    step = on_step or (lambda _s: None)
+
+    def build(tmp: Path, started: float, gid: int) -> Manifest:
+        built = _build_layers(tmp, ordered, _previous_layers(layout))
+        known = _KnownKeys(built)
+        try:
+            items, counts = _link_items(link, built, known)
+        finally:
+            known.close()
+        link_digest = _write_environment(tmp, items, keys.LINK_DATABASES)
+        (tmp / HOLD_FILENAME).touch()
+        fault_point("built")
+        step("built")
+        _validate(
+            tmp,
+            link_digest,
+            records.Counts(edges=len(link.edges)),
+            symbols=False,
+            what=f"candidate {tmp.name} (link layer)",
+        )
+        entries = tuple(b.entry for b in built)
+        digest = layers_digest(link_digest, [(e.repository, e.digest) for e in entries])
+        manifest = _manifest(gid, indexer_version, digest, tmp, counts, link.repositories, link.analyzers, started)
+        return msgspec.structs.replace(manifest, layers=entries, link_digest=link_digest)
+
+    return _publish_candidate(layout, build, step, retain)
+
+
+def _manifest(
+    gid: int,
+    indexer_version: str,
+    digest: str,
+    tmp: Path,
+    counts: records.Counts,
+    repositories: list[records.Repository],
+    analyzers: dict[str, str],
+    started: float,
+) -> Manifest:
+    now = dt.datetime.now(dt.UTC)
+    return Manifest(
+        id=gid,
+        format_version=FORMAT_VERSION,
+        feature_version=FEATURE_VERSION,
+        min_reader_version=MIN_READER_VERSION,
+        built_at=now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+        built_at_ns=time.time_ns(),
+        indexer_version=indexer_version,
+        digest=digest,
+        data_bytes=(tmp / DATA_FILENAME).stat().st_size,
+        counts=counts,
+        repositories=tuple(
+            RepositoryState(name=r.name, commit=r.commit, branch=r.branch, dirty=r.dirty) for r in repositories
+        ),
+        analyzers=dict(sorted(analyzers.items())),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+
+
+def _publish_candidate(
+    layout: StateLayout, build: Callable[[Path, float, int], Manifest], step: Callable[[str], None], retain: int
+) -> PublishResult:
+    """The durability order around ``build`` (which fills the candidate directory and returns its manifest)."""
+    started = time.perf_counter()
     layout.generations_dir.mkdir(parents=True, exist_ok=True)
     with PublishLock(layout):
         fault_point("locked")
@@ -427,32 +887,7 @@ def publish(
         final = layout.generations_dir / name
         tmp.mkdir(mode=0o755)
         try:
-            items = _database_items(content)
-            counts = _counts_of(items)
-            digest = _write_environment(tmp, items)
-            (tmp / HOLD_FILENAME).touch()
-            fault_point("built")
-            step("built")
-            _validate(tmp, digest, counts)
-            now = dt.datetime.now(dt.UTC)
-            manifest = Manifest(
-                id=gid,
-                format_version=FORMAT_VERSION,
-                feature_version=FEATURE_VERSION,
-                min_reader_version=MIN_READER_VERSION,
-                built_at=now.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                built_at_ns=time.time_ns(),
-                indexer_version=indexer_version,
-                digest=digest,
-                data_bytes=(tmp / DATA_FILENAME).stat().st_size,
-                counts=counts,
-                repositories=tuple(
-                    RepositoryState(name=r.name, commit=r.commit, branch=r.branch, dirty=r.dirty)
-                    for r in content.repositories
-                ),
-                analyzers=dict(sorted(content.analyzers.items())),
-                seconds=round(time.perf_counter() - started, 3),
-            )
+            manifest = build(tmp, started, gid)
             write_atomically(tmp / MANIFEST_FILENAME, encode_manifest(manifest))
             _fsync_tree(tmp)
             fault_point("validated")

@@ -53,8 +53,12 @@ def watch_and_index(
     changes: Iterable[set[tuple[Any, str]]] | None = None,
     watching: Callable[[int], None] | None = None,
     only: frozenset[str] | None = None,
+    reindex_changed: Callable[[frozenset[str]], int] | None = None,
 ) -> None:
     """Re-run ``reindex`` after each relevant batch of changes; ``changes`` may be scripted in tests.
+
+    ``reindex_changed``, when given, runs instead for a batch, with the batch's paths: the run is scoped to the
+    repositories they concern (``indexer.scope``). The catch-up run after the watcher starts is always whole.
 
     With real file events, the watcher starts first and one more ``reindex`` follows at once: an edit saved
     while the run before the watch (the first index) was reading the tree is not lost, and nothing is
@@ -81,7 +85,7 @@ def watch_and_index(
         announce(len(roots))
         for batch in changes:
             if relevant(batch, exts, owned):
-                reindex()
+                _run_batch(batch, reindex, reindex_changed)
         return
     import watchfiles
 
@@ -111,6 +115,17 @@ def watch_and_index(
         for batch in batches:
             if batch and relevant(batch, exts, owned):
                 supersede.begin_run()
-                reindex()
+                _run_batch(batch, reindex, reindex_changed)
     finally:
         stop_listening()
+
+
+def _run_batch(
+    batch: Iterable[tuple[Any, str]],
+    reindex: Callable[[], int],
+    reindex_changed: Callable[[frozenset[str]], int] | None,
+) -> None:
+    if reindex_changed is None:
+        reindex()
+    else:
+        reindex_changed(frozenset(path for _change, path in batch))

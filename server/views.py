@@ -1,9 +1,10 @@
-"""Shaping rows for the compact view (docs/surface.md §6.2).
+"""Shaping rows for the compact view (docs/surface.md §6.2, §13.1).
 
 First tier: a column on which every row of the page agrees is stated once in
 a header and removed from the rows. Rows are grouped by file and written as
-labels (``qualified_name@start[-end]``), with a positional tail of the
-columns that are left. Second tier: rows are bucketed by their remaining
+labels (``qualified_name@start[-end]``) followed by the values of the columns
+that are left, in the order the page names once (``columns``: ``finish``), a
+value the header states left empty. Second tier: rows are bucketed by their remaining
 tuple, and the grouped page replaces the flat one only when it serializes
 smaller.
 
@@ -243,14 +244,16 @@ def _rows_in(value: Any, out: list[Row]) -> None:
 
 
 def page_columns(value: Any) -> list[str]:
-    """The columns of a page's rows: the tool's columns, in its order, that some row of the page fills."""
+    """The columns of a page's rows: ``at``, then the tool's columns that some row of the page fills, those more
+    rows fill first (fewer empty cells before a row's last value), the tool's order on a tie."""
     rows: list[Row] = []
     _rows_in(value, rows)
     if not rows:
         return []
     order = rows[0].order
-    filled = {c for r in rows for c in r.values}
-    return [c for c in order if c == "at" or c in filled]
+    filled = Counter(c for r in rows for c in r.values if c != "at")
+    rest = sorted((c for c in order if c in filled), key=lambda c: (-filled[c], order.index(c)))
+    return ["at", *rest]
 
 
 def _written(value: Any, columns: list[str]) -> Any:

@@ -53,6 +53,15 @@ ALL_DATABASES: tuple[bytes, ...] = (
 # Sub-databases every readable generation has; later additions are optional for readers.
 REQUIRED_DATABASES: frozenset[bytes] = frozenset(ALL_DATABASES[:12])
 
+# Layered generations (feature 10): what each layer holds. A repository's layer holds its own facts; the link
+# layer (the generation directory's own data.mdb) holds the generation-wide meta, the repository records, the
+# edges between two repositories and the package map. The link layer has no files or symbols, so a reader
+# older than layers refuses it (a required sub-database is missing) instead of answering from it alone.
+LINK_DATABASES: tuple[bytes, ...] = (DB_META, DB_REPOSITORIES, DB_EDGES_OUT, DB_EDGES_IN, DB_PACKAGE_DEPS)
+LAYER_DATABASES: tuple[bytes, ...] = tuple(
+    name for name in ALL_DATABASES if name not in (DB_REPOSITORIES, DB_PACKAGE_DEPS)
+)
+
 # Fixed keys of DB_META.
 META_COUNTS = b"counts"
 META_BREAKDOWN = b"breakdown"

@@ -8,6 +8,7 @@ Explicit ``--config`` and ``--state-dir`` override both.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import stat
@@ -22,6 +23,21 @@ CURRENT_FILENAME = "CURRENT"
 MANIFEST_FILENAME = "manifest"
 HOLD_FILENAME = "hold.lock"
 DATA_FILENAME = "data.mdb"
+LAYERS_DIRNAME = "layers"  # feature 10: one sub-directory (an LMDB environment) per repository layer
+_LAYER_DIR_RE = re.compile(r"^layers/[0-9a-f]{16,64}$")
+
+
+def layer_directory(repository: str, digest: str) -> str:
+    """The generation-relative directory of a repository layer, named by its repository and content digest."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repository.encode("utf-8", "surrogatepass") + b"\x00" + digest.encode())
+    return f"{LAYERS_DIRNAME}/{h.hexdigest()}"
+
+
+def is_layer_directory(value: str) -> bool:
+    """Whether a manifest's layer directory is one this format writes (never a path out of the generation)."""
+    return bool(_LAYER_DIR_RE.match(value))
+
 
 _GENERATION_RE = re.compile(r"^g(\d{6,})\.v(\d+)$")
 

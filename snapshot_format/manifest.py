@@ -22,6 +22,21 @@ class RepositoryState(msgspec.Struct, frozen=True):
     dirty: bool = False
 
 
+class LayerEntry(msgspec.Struct, frozen=True, kw_only=True):
+    """One repository's layer of a layered generation (feature 10): where it is and what it holds."""
+
+    repository: str
+    directory: str  # generation-relative, ``layers/<digest prefix>``: an LMDB environment of its own
+    digest: str  # BLAKE2b-256 of the layer's content, as digest.py computes it for one environment
+    data_bytes: int  # size of its data.mdb
+    counts: records.Counts
+    lexicon_documents: int = 0  # its lexical documents: the next layer's are numbered after them
+    lexicon_length: int = 0  # the sum of its documents' weighted lengths x100 (the generation's average)
+    # The data file's modification time when it was written: a later generation links the file only while it
+    # is unchanged since (a write in place, damage, changes it; then the layer is written again).
+    mtime_ns: int = 0
+
+
 class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     """Identity and integrity of one generation (JSON, unknown fields ignored)."""
 
@@ -38,6 +53,10 @@ class Manifest(msgspec.Struct, frozen=True, kw_only=True):
     repositories: tuple[RepositoryState, ...] = ()
     analyzers: dict[str, str] = {}
     seconds: float = 0.0
+    # Feature 9: a layered generation. ``data_bytes`` and ``link_digest`` are then those of the link layer
+    # (the generation directory's data.mdb) and ``digest`` covers the link layer and every layer's digest.
+    layers: tuple[LayerEntry, ...] = ()
+    link_digest: str = ""
 
 
 _MAX_MANIFEST_BYTES = 64 << 20  # a manifest is kilobytes; anything near this is damage

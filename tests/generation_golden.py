@@ -34,7 +34,9 @@ import msgspec
 
 from snapshot_format import codec, keys, records
 from snapshot_format.digest import DigestBuilder
-from snapshot_format.reader import Generation
+from snapshot_format.layout import LAYERS_DIRNAME
+from snapshot_format.manifest import read_manifest
+from snapshot_format.reader import Generation, layers_digest
 from snapshot_format.versions import FEATURE_VERSION
 from tests.helpers import FIXTURES, copy_fixture, run_kivgraph
 
@@ -64,7 +66,19 @@ def _machine_free(raw: bytes) -> bytes:
 
 
 def content_digest(generation: Path) -> str:
-    """The writer's content digest with each repository's root and analysis seconds blanked."""
+    """The writer's content digest with each repository's root and analysis seconds blanked.
+
+    A layered generation (feature 10): the link layer's so blanked, then each repository layer's own digest
+    (a layer holds nothing that depends on the machine), in layer order.
+    """
+    manifest = read_manifest(generation)
+    digest = _environment_digest(generation)
+    if not manifest.layers:
+        return digest
+    return layers_digest(digest, [(e.repository, e.digest) for e in manifest.layers])
+
+
+def _environment_digest(generation: Path) -> str:
     builder = DigestBuilder()
     env = lmdb.open(str(generation), readonly=True, lock=False, max_dbs=len(keys.ALL_DATABASES) + 4, subdir=True)
     try:
@@ -139,6 +153,8 @@ def write() -> None:
         dest.mkdir(parents=True)
         for name in ("data.mdb", "manifest"):
             shutil.copy2(generation / name, dest / name)
+        if (generation / LAYERS_DIRNAME).is_dir():
+            shutil.copytree(generation / LAYERS_DIRNAME, dest / LAYERS_DIRNAME)
         (target / "answers.json").write_text(json.dumps(answers(dest), indent=1) + "\n")
     print(f"wrote {GOLDEN_FILE} and {target}")
 

@@ -277,3 +277,24 @@ def test_publish_fails_fast_with_code_three_while_another_indexer_holds_the_stat
     assert done.returncode == 3 and "another kivgraph index is running" in done.stderr
     assert built.returncode == 3, built.stderr
     assert read_current(layout) is None
+
+
+@pytest.mark.parametrize("step", ["built", "validated", "renamed"])
+def test_a_publish_killed_at_any_step_leaves_the_previous_generation_serving_and_the_next_one_completes(
+    pair: dict[str, Path], tmp_path: Path, step: str
+) -> None:
+    home = tmp_path / "killed"
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    assert kivgraph(home, "publish", "--bundle", str(pair["shapes.kgbundle"])).returncode == 0
+    kept = (home / "state" / "bundles" / "kept.json").read_text()
+    killed = kivgraph(home, "publish", "--bundle", str(pair["drawing.kgbundle"]), env={"KIVGRAPH_FAULT_KILL_AT": step})
+    assert killed.returncode == -9, killed.stderr
+    assert read_current(layout) == "g000001.v1"
+    with open_current(layout) as gen:
+        assert [r.name for r in gen.repositories()] == ["shapes"]
+    assert (home / "state" / "bundles" / "kept.json").read_text() == kept  # still the bundles g000001 came from
+    again = kivgraph(home, "publish", "--bundle", str(pair["drawing.kgbundle"]))
+    assert again.returncode == 0, again.stderr
+    with open_current(layout) as gen:
+        assert [r.name for r in gen.repositories()] == ["shapes", "drawing"]
+        assert gen.name != "g000001.v1" and not list(layout.generations_dir.glob(".tmp-*"))

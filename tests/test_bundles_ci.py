@@ -144,7 +144,9 @@ def test_the_workflow_jobs_build_bundles_apart_and_the_publish_job_links_them(ci
 def _copy_layers(source: Path, incoming: Path) -> None:
     incoming.mkdir(parents=True)
     for f in sorted(source.iterdir()):
-        if f.name != MANIFEST_FILENAME:
+        if f.is_dir():  # a layered generation's layers/: one environment per repository
+            shutil.copytree(f, incoming / f.name)
+        elif f.name != MANIFEST_FILENAME:
             shutil.copy2(f, incoming / f.name)
 
 
@@ -237,7 +239,8 @@ def test_a_following_server_never_serves_a_generation_copied_out_of_order(
             assert holder.current_name == "g000001.v1"
         else:  # every size right, a page of the data changed on the way: the digest check refuses it
             shutil.copytree(source.generations_dir / name, target)
-            data = target / "data.mdb"
+            # the environment holding the record: a repository's layer of a layered generation
+            data = next(p for p in sorted(target.rglob("data.mdb")) if b"Canvas" in p.read_bytes())
             raw = bytearray(data.read_bytes())
             at = raw.find(b"Canvas")  # inside a stored record: the content digest covers it
             assert at > 0

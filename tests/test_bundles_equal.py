@@ -170,28 +170,46 @@ GEO = {
     "// NewCircle makes one.\nfunc NewCircle(r float64) Circle { return Circle{R: r} }\n\n"
     "// Unused is called by nobody.\nfunc Unused() {}\n",
 }
-APP = {
-    "go.mod": "module example.com/app\n\ngo 1.21\n\nrequire example.com/geo v1.0.0\n",
-    # Named is implemented by the provider's Circle, which cannot know it: only the consumer's run pairs them.
-    "app.go": 'package app\n\nimport "example.com/geo"\n\n// Named has a name.\ntype Named interface {\n'
-    "\tName() string\n}\n\n// Total adds areas.\nfunc Total(shapes []geo.Shape) float64 {\n\tt := 0.0\n"
-    "\tfor _, s := range shapes {\n\t\tt += s.Area()\n\t}\n\treturn t\n}\n\n// Run uses the provider.\n"
-    "func Run() string {\n\tc := geo.NewCircle(2)\n\tvar n Named = c\n\t_ = Total([]geo.Shape{c})\n"
-    "\treturn n.Name()\n}\n",
+# A dependency no repository registers: outside the graph in both routes.
+EXT = {
+    "go.mod": "module example.com/ext\n\ngo 1.21\n",
+    "ext.go": "package ext\n\n// Labeler labels.\ntype Labeler interface {\n\tLabel() string\n}\n\n"
+    "// Use calls Label through the interface.\nfunc Use(l Labeler) string { return l.Label() }\n",
 }
+APP = {
+    "go.mod": "module example.com/app\n\ngo 1.21\n\nrequire (\n\texample.com/ext v1.0.0\n\texample.com/geo v1.0.0\n)\n",
+    # Named is implemented by the provider's Circle, which cannot know it: only the consumer's run pairs them.
+    # Tag implements the outside Labeler and is converted to it (a blind spot: ext calls Label); Square implements the
+    # provider's Shape and is converted to it (no blind spot once geo is registered: its calls are in the graph).
+    "app.go": 'package app\n\nimport (\n\t"example.com/ext"\n\t"example.com/geo"\n)\n\n'
+    "// Named has a name.\ntype Named interface {\n\tName() string\n}\n\n"
+    '// Tag is labelled.\ntype Tag struct{}\n\n// Label of the tag.\nfunc (Tag) Label() string { return "tag" }\n\n'
+    "// Square is square.\ntype Square struct{ S float64 }\n\n// Area of the square.\n"
+    "func (q Square) Area() float64 { return q.S * q.S }\n\n"
+    "// Total adds areas.\nfunc Total(shapes []geo.Shape) float64 {\n\tt := 0.0\n"
+    "\tfor _, s := range shapes {\n\t\tt += s.Area()\n\t}\n\treturn t\n}\n\n// Run uses the provider.\n"
+    "func Run() string {\n\tc := geo.NewCircle(2)\n\tvar n Named = c\n\t_ = Total([]geo.Shape{c, Square{S: 1}})\n"
+    "\treturn n.Name() + ext.Use(Tag{})\n}\n",
+}
+
+
+def _serve_modules(proxy_root: Path, modules: dict[str, dict[str, str]]) -> None:
+    """A module proxy on disk, as GOPROXY=file:// reads it: each module at v1.0.0."""
+    for module, files in modules.items():
+        at = proxy_root / module / "@v"
+        at.mkdir(parents=True)
+        (at / "list").write_text("v1.0.0\n")
+        (at / "v1.0.0.info").write_text('{"Version":"v1.0.0"}')
+        (at / "v1.0.0.mod").write_text(files["go.mod"])
+        with zipfile.ZipFile(at / "v1.0.0.zip", "w") as z:
+            for rel, text in files.items():
+                z.writestr(f"{module}@v1.0.0/{rel}", text)
 
 
 def test_go_pair_from_bundles_with_the_provider_in_the_module_cache(tmp_path: Path) -> None:
     geo = write_repo(tmp_path / "geo", GEO)
     app = write_repo(tmp_path / "app", APP)
-    proxy = tmp_path / "proxy" / "example.com" / "geo" / "@v"  # a module proxy on disk, as GOPROXY=file:// reads it
-    proxy.mkdir(parents=True)
-    (proxy / "list").write_text("v1.0.0\n")
-    (proxy / "v1.0.0.info").write_text('{"Version":"v1.0.0"}')
-    (proxy / "v1.0.0.mod").write_text(GEO["go.mod"])
-    with zipfile.ZipFile(proxy / "v1.0.0.zip", "w") as z:
-        for rel, text in GEO.items():
-            z.writestr(f"example.com/geo@v1.0.0/{rel}", text)
+    _serve_modules(tmp_path / "proxy", {"example.com/geo": GEO, "example.com/ext": EXT})
     modcache = tmp_path / "modcache"
     fetch = {
         **os.environ,
@@ -211,5 +229,8 @@ def test_go_pair_from_bundles_with_the_provider_in_the_module_cache(tmp_path: Pa
         circle = next(s for s in gen.declarations("geo", "shape.go") if s.qualified_name == "Circle")
         targets = [gen.symbol(e.target) for e in gen.edges_out(circle.key)]
         assert ("app", "Named") in [(t.repository, t.qualified_name) for t in targets if t is not None]
+        rows = [(u.reason, u.detail) for u in gen.unresolved_in("app")]
+        assert any(r == "EXTERNAL_CONVERSION" and "example.com/ext.Labeler" in d for r, d in rows), rows
+        assert not any("example.com/geo" in d for _r, d in rows), rows  # geo is in the graph, as when indexed
     empty = {"GOMODCACHE": str(tmp_path / "empty-modcache")}
     assert _without_provider(tmp_path, "app", app, "go", empty, tmp_path / "geo.kgbundle") < crossing

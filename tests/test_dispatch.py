@@ -483,7 +483,7 @@ def test_go_a_call_through_io_writer_reaches_the_module_writer_in_every_view(
     assert any(r["dispatch_via"] == "io.Writer.Write" for r in row_dicts(compact["results"]))
     assert compact["completeness"]["implements_outside"] == ["io.Writer.Write"]
     refs = find_references(gen, {"qualified_name": "File.Write"})
-    assert refs["total"] == 2 and all(r["via"] == "io.Writer.Write" for r in row_dicts(refs["results"]))
+    assert refs["total"] == 2 and any(r["via"] == "io.Writer.Write" for r in row_dicts(refs["results"]))
     assert refs["results"]["implements_outside"] == ["io.Writer.Write"]
     assert list(refs["results"]["unbound"]) == ["EXTERNAL_CONVERSION"]
 

@@ -13,7 +13,7 @@ import hashlib
 
 import msgspec
 
-from snapshot_format import keys, records, vocab
+from snapshot_format import keys, manifest, records, vocab
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION
 
 FINGERPRINTS: dict[tuple[int, int], str] = {
@@ -26,6 +26,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 7): "9d04b3bb49f93692",  # EdgeKind.STANDS_FOR, Provenance.PYTHON_IMPORT_SYSTEM
     (1, 8): "c5fac4a460ff1d9a",  # Symbol.callable
     (1, 9): "805e3cc5ed2aaeb1",  # Provenance.JAVA_INDEXER_DEF/USE, SCIP_INDEX_DEF/USE
+    (1, 10): "951d63a14fb1f9cb",  # layers: Manifest.layers (LayerEntry), the link and layer sub-databases
 }
 
 
@@ -42,6 +43,12 @@ def schema_fingerprint() -> str:
     for enum in (vocab.EdgeKind, vocab.Confidence, vocab.Provenance):
         for member in enum:
             h.update(f"{enum.__name__}.{member.name}={member.value}\n".encode())
+    if FEATURE_VERSION >= 10:  # layers: which sub-databases each layer holds, and the manifest that names them
+        for role, names in (("link", keys.LINK_DATABASES), ("layer", keys.LAYER_DATABASES)):
+            h.update(f"{role}:".encode() + b",".join(names) + b"\n")
+        for kind in (manifest.Manifest, manifest.LayerEntry):
+            for f in msgspec.structs.fields(kind):
+                h.update(f"{kind.__name__}.{f.name}:{f.type!r}\n".encode())
     return h.hexdigest()[:16]
 
 

@@ -73,16 +73,22 @@ def test_an_edit_publishes_and_its_revert_publishes_the_old_answers_again(ws: Wo
 
 def test_a_damaged_current_generation_is_published_again_though_nothing_changed(ws: Workspace) -> None:
     ws.index()
-    data = ws.layout.generations_dir / "g000001.v1" / "data.mdb"
-    raw = bytearray(data.read_bytes())
     with ws.current() as gen:
         symbol = next(gen.declarations("repo", "pkg/core.py"))
+        (layer,) = gen.manifest.layers
+        data = gen.path / layer.directory / "data.mdb"  # the repository's layer holds its declarations
+    raw = bytearray(data.read_bytes())
     at = raw.find(symbol.qualified_name.encode())
     assert at >= 0
     raw[at] ^= 0x20  # a flipped letter in a stored record: same size, different digest
     data.write_bytes(bytes(raw))
     again = ws.index()
     assert again.report.published and again.report.generation == "g000002.v1"
+    with ws.current() as gen:
+        (fresh,) = gen.manifest.layers
+        assert fresh.digest == layer.digest  # the same content, written again: a damaged layer is never carried
+        assert (gen.path / fresh.directory / "data.mdb").stat().st_ino != data.stat().st_ino
+        gen.verify_digest()
 
 
 def test_full_publishes_even_when_nothing_changed(ws: Workspace) -> None:

@@ -111,14 +111,30 @@ def test_a_generation_with_a_truncated_data_file_is_refused_on_open(home: Path) 
 def test_a_generation_whose_bytes_were_altered_fails_the_digest_check(home: Path) -> None:
     layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
     with open_current(layout) as gen:
-        data = gen.path / "data.mdb"
         sym = gen.symbols_by_name("helper")[0]
+        (layer,) = [e for e in gen.manifest.layers if e.repository == sym.repository]
+        data = gen.path / layer.directory / "data.mdb"
     raw = data.read_bytes()
     needle = sym.qualified_name.encode()
     assert needle in raw
     data.write_bytes(raw.replace(needle, needle.upper()))
-    with open_current(layout) as gen, pytest.raises(DigestMismatchError):
+    with open_current(layout) as gen, pytest.raises(DigestMismatchError, match=f"the layer of {sym.repository}"):
         gen.verify_digest()
+
+
+def test_a_truncated_layer_or_a_missing_one_is_refused_on_open(home: Path) -> None:
+    layout = resolve_layout(environ={"KIVGRAPH_HOME": str(home)})
+    with open_current(layout) as gen:
+        layers = [gen.path / e.directory / "data.mdb" for e in gen.manifest.layers]
+        names = [e.repository for e in gen.manifest.layers]
+    assert layers
+    with open(layers[0], "r+b") as fh:
+        fh.truncate(layers[0].stat().st_size // 2)
+    with pytest.raises(GenerationUnreadableError, match=f"size .* for the layer of {names[0]}"):
+        open_current(layout)
+    layers[0].unlink()
+    with pytest.raises(GenerationUnreadableError, match="generation incomplete"):
+        open_current(layout)
 
 
 def test_a_generation_from_a_newer_format_is_refused_naming_both_versions(home: Path) -> None:

@@ -172,7 +172,7 @@ async def test_every_row_tool_names_its_columns_once_and_each_row_follows_them(h
         # the walks' columns are the hop and the node a row was reached from, the same name on every page
         _text, trace = await _answer(peer, "trace_dependencies", qualified_name="consumer.use.main")
         by_at = {r["at"]: r for r in row_dicts(trace["results"])}
-        assert trace["results"]["columns"] == ["at", "hop", "from"]
+        assert trace["results"]["columns"] == ["at", "from", "hop"]  # more rows fill from than hop (the header's)
         assert (by_at["run@4-5"]["hop"], by_at["run@4-5"]["from"]) == ("1", "main")
         assert (str(by_at["target@14-16"]["hop"]), by_at["target@14-16"]["from"]) == ("2", "consumer.use.run")
         # find_by_intent's ranked files: file, terms, symbols, and each symbol a row of at, kind

@@ -144,7 +144,7 @@ async def test_a_lexicon_written_under_other_term_rules_is_refused_not_ranked(tm
 
     builder = build_standard(GraphBuilder(tmp_path / "src"))
     lexicon = LexiconBuilder()
-    lexicon.add("shapes", "shapes.py", "python", file_terms("shapes.py", "def square_area(): pass", None))
+    lexicon.add("alpha", "shapes.py", "python", file_terms("shapes.py", "def square_area(): pass", None))
     derived = lexicon.items()
     older = LEXICAL_VERSION - 1
     derived[keys.DB_META] = [(keys.META_LEXICON_STATS, msgspec.msgpack.encode([older, 1, 100]))]

@@ -210,3 +210,35 @@ def test_the_claude_hints_mark_the_tools_that_must_always_load() -> None:
     assert always == ["find_references", "find_symbol", "get_blast_radius", "get_source"]
     large = sorted(spec.name for spec in ALL_TOOL_SPECS if spec.meta.get("anthropic/maxResultSizeChars") == 120000)
     assert large == ["get_blast_radius", "trace_dependencies"]
+
+
+def test_every_schema_and_every_read_comes_from_the_tools_declaration() -> None:
+    """One declaration per tool (server/declarations.py): tools/list states its schema, and a call is read against
+    it, so the default, range and choices a call gets are the ones the schema announces."""
+    from server.args import Args
+    from server.declarations import DECLARATIONS, input_schema
+
+    for spec in ALL_TOOL_SPECS:
+        declaration = DECLARATIONS[spec.name]
+        assert spec.input_schema == input_schema(declaration, served_languages_all()), spec.name
+        args = Args({}, declaration)
+        for name, prop in spec.input_schema["properties"].items():
+            if prop["type"] == "integer":
+                assert args.integer(name) == prop["default"], (spec.name, name)
+                with pytest.raises(ToolError) as caught:
+                    Args({name: prop["maximum"] + 1}, declaration).integer(name)
+                assert caught.value.message.startswith(f"{name} must be between"), caught.value.message
+            elif prop["type"] == "boolean":
+                assert args.boolean(name) is prop["default"], (spec.name, name)
+            elif prop["type"] == "string" and "enum" in prop and name != "in_language":
+                assert args.enum(name) == prop.get("default"), (spec.name, name)
+                with pytest.raises(ToolError) as caught:
+                    Args({name: "nonsense"}, declaration).enum(name)
+                assert caught.value.message == f"{name} must be one of {', '.join(prop['enum'])}; got 'nonsense'"
+        with pytest.raises(ToolError) as caught:
+            Args({"no_such_argument": 1}, declaration)
+        assert (
+            "unknown argument no_such_argument; accepted: " + ", ".join(sorted(spec.input_schema["properties"]))
+            in (caught.value.message)
+            or not spec.input_schema["properties"]
+        ), caught.value.message

@@ -306,7 +306,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
     view = read_view(args, files_allowed=False, tree_allowed=True)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     if repo is not None and gen.repository(repo) is None:
         raise ToolError(REPOSITORY_NOT_FOUND, f"in_repository: no repository named {repo!r} is indexed")
     changes = read_changes(gen, args.raw("changes"))

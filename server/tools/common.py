@@ -83,9 +83,13 @@ class Paging:
         return best if best is not None else cut_at(1)
 
 
-def read_paging(args: Args, gen: Generation, default_limit: int) -> Paging:
-    """Limit and cursor; a cursor of another snapshot fails here, before any lookup."""
-    limit = args.limit(default_limit)
+FILES_VIEW_LIMIT = 500  # the files view's default page: paths and counts are small, so it lists more of them
+
+
+def read_paging(args: Args, gen: Generation, *, files_view: bool = False) -> Paging:
+    """Limit (the declared default, or the files view's) and cursor; a cursor of another snapshot fails here,
+    before any lookup."""
+    limit = args.limit(FILES_VIEW_LIMIT if files_view else None)
     token = args.string("cursor")
     return Paging(limit=limit, cursor=decode_cursor(token, gen.id) if token is not None else None)
 

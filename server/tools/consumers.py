@@ -319,7 +319,7 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
     selector = parse_selector(args, repo_filter=repo)
     language = read_in_language(args, gen)
     view = read_view(args, files_allowed=False)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     check_repository(gen, repo)
     subject = resolve(gen, selector)
     include_tests = args.boolean("include_tests")

@@ -113,7 +113,7 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
     include_derived = args.boolean("include_derived")
     include_tests = args.boolean("include_tests")
     view = read_view(args, files_allowed=True)
-    paging = read_paging(args, gen, 500 if view == "files" else 50)
+    paging = read_paging(args, gen, files_view=view == "files")
     check_repository(gen, repo)
     subject = resolve(gen, selector)
     member = not hierarchy.is_type(subject)

@@ -23,9 +23,6 @@ from server.testfiles import FileRoles, tests_note
 from server.tools.common import read_in_language, read_paging, read_symbol_kinds, wrap
 from snapshot_format.reader import Generation
 
-DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
-
-
 COLUMNS = ["file", "terms", "symbols"]
 SYMBOL_COLUMNS = ["at", "kind"]
 
@@ -66,7 +63,7 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     language = read_in_language(args, gen)
     kinds, kinds_echo = read_symbol_kinds(args)
     include_tests = args.boolean("include_tests")
-    paging = read_paging(args, gen, DEFAULT_LIMIT)
+    paging = read_paging(args, gen)
     check_repository(gen, repository)
     wanted = query_terms(text)
     if not wanted:

@@ -25,7 +25,7 @@ def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
     include_members = args.boolean("include_members")
     view = read_view(args, files_allowed=True)
     detailed = view == "full"
-    paging = read_paging(args, gen, 200)
+    paging = read_paging(args, gen)
     found = outline(
         gen,
         repository,

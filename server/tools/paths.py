@@ -157,7 +157,7 @@ def trace_path(gen: Generation, args: Args) -> dict[str, Any]:
     selector = parse_selector(args)
     walk_args = read_walk_args(args)
     view = read_view(args, files_allowed=False)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     root = resolve(gen, selector)
     target = _target(gen, args.raw("to"))
     root16 = keys.key_to_bytes(root.key)

@@ -23,7 +23,7 @@ def graph_status(gen: Generation, arguments: object) -> dict[str, Any]:
 def list_repositories(gen: Generation, arguments: object) -> dict[str, Any]:
     """Indexed repositories in registry order, with indexed versus live HEAD."""
     args = Args(arguments, ListRepositories)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     repos = gen.repositories()
 
     def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:

@@ -38,7 +38,7 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     include_tests = args.boolean("include_tests")
     include_derived = args.boolean("include_derived")
     view = read_view(args, files_allowed=False)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     check_repository(gen, repo)
     roles = FileRoles(gen)
     in_tests: set[tuple[str, str]] = set()

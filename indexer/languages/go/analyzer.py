@@ -267,6 +267,12 @@ class RepositoryGoFacts(msgspec.Struct, frozen=True):
     workspace: str = ""
     # (package as go list names it, type errors) of each target package whose bodies were checked
     package_errors: tuple[tuple[str, int], ...] = ()
+    # A bundle build (``Corpus.installed``): the modules required from the module cache, and the uses a second run
+    # found about them with each one a module of the workspace (its types paired with this module's interfaces).
+    # ``uses`` are the run with each one outside, as ``kivgraph index`` sees a module no repository provides;
+    # binding takes a module's uses from the second run once a registered repository provides it (``_linked``).
+    installed_modules: tuple[str, ...] = ()
+    installed_uses: tuple[GoUse, ...] = ()
 
 
 def workspace_dir() -> Path:
@@ -302,8 +308,11 @@ def _requirements(root: Path) -> tuple[str, list[str]]:
     return go_version, required
 
 
-def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) -> Path | None:
-    """A go.work in the state directory using this repository and the registered providers it requires."""
+def _workspace(
+    repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry, *, installed: bool = False
+) -> Path | None:
+    """A go.work in the state directory using this repository and the registered providers it requires (with
+    ``installed``, also the module cache's copy of each other module it requires)."""
     root = Path(repo.root).resolve()
     go_version, required = _requirements(root)
     uses: list[Path] = []
@@ -318,7 +327,7 @@ def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) 
             v, _ = _requirements(other_root)
             if v:
                 versions.append(v)
-    if corpus.installed:
+    if installed:
         # A bundle build: each required module as the module cache holds it is a module of the workspace, so
         # go/types pairs its types with this module's interfaces as it does a registered provider's (the
         # pairing is recorded under the module's identity and bound to its repository when bundles are linked).
@@ -431,6 +440,9 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         parts.append(facts_from_output(raw, root, providers=provider_roots(repo, corpus), network=corpus.allow_network))
     if not parts:
         raise AnalyzerFailed("no module of the repository could be loaded: " + "; ".join(p.detail for p in failed))
+    linked: tuple[tuple[str, ...], tuple[GoUse, ...]] = ((), ())
+    if corpus.installed and root in roots:
+        linked = _installed_run(repo, corpus, root, timeout)
     return RepositoryGoFacts(
         analyzer_version=parts[0].analyzer_version,
         uses=tuple(u for p in parts for u in p.uses),
@@ -439,16 +451,74 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         type_errors=sum(p.type_errors for p in parts),
         workspace=workspace,
         package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
+        installed_modules=linked[0],
+        installed_uses=linked[1],
     )
 
 
-def provider_roots(repo: RepositoryFacts, corpus: Corpus) -> dict[Path, str]:
+def _installed_run(
+    repo: RepositoryFacts, corpus: Corpus, root: Path, timeout: float
+) -> tuple[tuple[str, ...], tuple[GoUse, ...]]:
+    """The required modules of the module cache, and the uses about them of a run with each one a module of the
+    workspace (none when no required module is in the module cache or that run fails)."""
+    found = installed_modules(root)
+    modules = tuple(sorted(name[len(INSTALLED_MODULE) :] for name in found.values()))
+    gowork = _workspace(repo, corpus, ModuleRegistry(corpus), installed=True) if modules else None
+    if gowork is None:
+        return modules, ()
+    try:
+        raw = run_helper(root, timeout=timeout, gowork=gowork, allow_network=corpus.allow_network)
+    except AnalyzerFailed:
+        return modules, ()
+    facts = facts_from_output(
+        raw, root, providers=provider_roots(repo, corpus, installed=True), network=corpus.allow_network
+    )
+    return modules, tuple(u for u in facts.uses if _concern(u, modules))
+
+
+def _concern(u: GoUse, modules: Collection[str]) -> str:
+    """The required module a use is about: the one its type lives in, or its target's; "" for none of them."""
+    if u.repository.startswith(INSTALLED_MODULE):
+        return u.repository[len(INSTALLED_MODULE) :]
+    best = ""
+    for m in modules:
+        if u.use == "converted":  # the use names this module's method; the interface is in the sentence
+            about = f" through {m}." in u.detail or f" through {m}/" in u.detail
+        else:
+            about = u.package == m or u.package.startswith(m + "/")
+        if about and len(m) > len(best):
+            best = m
+    return best
+
+
+def _linked(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> list[GoUse]:
+    """The uses to bind: a required module a registered repository provides is seen as ``kivgraph index`` sees a
+    registered provider (the second run's uses about it, each type recorded under the module's identity given
+    to that repository), every other one as outside the graph (the first run's)."""
+    if not facts.installed_modules:
+        return list(facts.uses)
+    provided = {m for m in facts.installed_modules if len(modules.registry.provider(m)[1]) == 1}
+    if not provided:
+        return list(facts.uses)
+    uses = [u for u in facts.uses if _concern(u, facts.installed_modules) not in provided]
+    for u in facts.installed_uses:
+        if _concern(u, facts.installed_modules) in provided:
+            owner, at = (
+                _installed_owner(u.repository, u.path, corpus, modules)
+                if u.repository.startswith(INSTALLED_MODULE)
+                else (u.repository, u.path)
+            )
+            uses.append(msgspec.structs.replace(u, repository=owner, path=at))
+    return sorted(uses, key=use_order)
+
+
+def provider_roots(repo: RepositoryFacts, corpus: Corpus, *, installed: bool = False) -> dict[Path, str]:
     """The roots of the other registered repositories (whose types the helper pairs with this module's
     interfaces when it loads them), resolved, by name; with ``corpus.installed`` (a bundle build) also each
     required module's directory in the module cache, named by its identity (``INSTALLED_MODULE`` + module path)
     so that linking gives a pairing with a provider's type to the repository that provides the module."""
     out = {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
-    if corpus.installed:
+    if installed:
         out.update(installed_modules(Path(repo.root)))
     return out
 
@@ -657,11 +727,8 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 name=p.package, reason=p.reason, repository=repo, language=LANGUAGE, package=p.package, detail=p.detail
             )
         )
-    for u in facts.uses:
+    for u in _linked(facts, repo, corpus, modules):
         owner = u.repository or repo  # a provider's type paired with this module's interface
-        if owner.startswith(INSTALLED_MODULE):  # recorded by the module's identity where the bundle was built
-            owner, at = _installed_owner(owner, u.path, corpus, modules)
-            u = msgspec.structs.replace(u, path=at)
         source_qn = u.source_qn or module_qualified_name(u.path)
         source = corpus.key_of(owner, u.path, source_qn, u.source_kind)
         if source is None:
@@ -831,6 +898,8 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     ) -> RepositoryGoFacts | None:
         from indexer.languages.go.incremental import update
 
+        if corpus.installed:
+            return None  # a bundle build's two runs are whole runs (_installed_run)
         return update(previous, changed, repo, corpus, timeout=timeout)
 
 

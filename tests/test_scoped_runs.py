@@ -1,0 +1,166 @@
+"""An edit costs its repositories (issue 24): a run started by a change set rebuilds the repositories it
+touches and those linked to them; every other layer is carried over as the same file, and the generation
+answers as a whole re-index of the same tree does.
+
+Dart repositories (no exact analyzer: tree-sitter candidates) keep these runs free of analyzer
+subprocesses: the scope is the pipeline's, not a language's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from indexer.config import load
+from indexer.pipeline import run_index
+from indexer.progress import Progress
+from tests.fresh_kit import Workspace, answers, differences, full_rebuild
+from tests.helpers import copy_fixture
+
+LONELY = """name: lonely
+description: A package nobody registered uses.
+version: 0.1.0
+environment:
+  sdk: ">=3.0.0 <4.0.0"
+"""
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws = Workspace(tmp_path / "home")
+    ws.register("geo", copy_fixture("dart_geo", tmp_path), "dart")
+    ws.register("app", copy_fixture("dart_app", tmp_path), "dart")
+    lonely = tmp_path / "lonely"
+    (lonely / "lib").mkdir(parents=True)
+    (lonely / "pubspec.yaml").write_text(LONELY)
+    (lonely / "lib" / "lonely.dart").write_text("int alone() => 1;\n")
+    ws.register("lonely", lonely, "dart")
+    assert ws.index().names == ["exact"]
+    return ws
+
+
+def _scoped(ws: Workspace, *paths: Path) -> tuple[list[Progress], object]:
+    events: list[Progress] = []
+    report, result = run_index(
+        load(ws.layout.config_path), ws.layout, progress=events.append, scope_paths=frozenset(str(p) for p in paths)
+    )
+    assert report.passed
+    return events, result
+
+
+def _inodes(ws: Workspace) -> dict[str, int]:
+    with ws.current() as gen:
+        return {e.repository: (gen.path / e.directory / "data.mdb").stat().st_ino for e in gen.manifest.layers}
+
+
+def test_an_edit_to_an_unlinked_repository_rebuilds_it_alone_and_carries_the_other_layers(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    before = _inodes(ws)
+    source = tmp_path / "lonely" / "lib" / "lonely.dart"
+    source.write_text("int alone() => 1;\n\nint together() => alone() + 1;\n")
+    events, _result = _scoped(ws, source)
+    scope = [p.detail for p in events if p.phase == "scope"]
+    assert scope == ["rebuilding lonely; carried over unchanged: geo, app"]
+    assert {p.repository for p in events if p.phase == "discover"} == {"lonely"}
+    after = _inodes(ws)
+    assert after["geo"] == before["geo"] and after["app"] == before["app"]  # the same files
+    assert after["lonely"] != before["lonely"]
+    ran = [p.detail for p in events if p.phase == "analyzers"]
+    assert ran == ["none ran: every analyzer run came from the fact cache"]
+    with ws.current() as gen:
+        assert gen.symbols_by_name("together")
+        gen.verify_digest()
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+def test_an_edit_to_a_provider_rebuilds_its_consumer_and_nothing_else(ws: Workspace, tmp_path: Path) -> None:
+    before = _inodes(ws)
+    shapes = tmp_path / "dart_geo" / "lib" / "src" / "shapes.dart"
+    shapes.write_text(shapes.read_text() + "\nint extraShape() => 3;\n")
+    events, _result = _scoped(ws, shapes)
+    assert [p.detail for p in events if p.phase == "scope"] == [
+        "first geo; carried over unchanged: app, lonely",  # no CANDIDATE stage without an analyzer to wait for
+        "rebuilding geo, app; carried over unchanged: lonely",
+    ]
+    assert _inodes(ws)["lonely"] == before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+def test_a_change_nobody_registered_owns_or_an_unchanged_file_is_not_scoped_wrongly(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    source = tmp_path / "lonely" / "lib" / "lonely.dart"
+    events, result = _scoped(ws, source)  # saved again with the same bytes: nothing to publish
+    assert result is None and any(p.phase == "unchanged" for p in events)
+    outside = tmp_path / "elsewhere.dart"
+    outside.write_text("int x() => 1;\n")
+    report, _ = run_index(load(ws.layout.config_path), ws.layout, scope_paths=frozenset({str(outside)}))
+    assert report.passed  # the whole set, as an unscoped run
+
+
+def test_a_whole_read_rebuilds_only_what_changed_and_what_is_linked_to_it(ws: Workspace, tmp_path: Path) -> None:
+    """``kivgraph index`` (no watch): every file is read and hashed, then only the changed part is rebuilt."""
+    before = _inodes(ws)
+    source = tmp_path / "lonely" / "lib" / "lonely.dart"
+    source.write_text("int alone() => 2;\n")
+    events: list[Progress] = []
+    report, result = run_index(load(ws.layout.config_path), ws.layout, progress=events.append)
+    assert report.passed and result is not None
+    assert [p.detail for p in events if p.phase == "scope"] == ["rebuilding lonely; carried over unchanged: geo, app"]
+    after = _inodes(ws)
+    assert (after["geo"], after["app"]) == (before["geo"], before["app"]) and after["lonely"] != before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+    assert not ws.index().report.published  # and then nothing changed
+
+
+@pytest.mark.analyzers
+def test_a_watch_edit_to_a_provider_publishes_its_candidate_from_it_alone_then_rebuilds_its_consumer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CANDIDATE stage builds the changed provider alone (its consumer's layer and edges into it kept);
+    the exact stage rebuilds both, and the answers are a whole re-index's."""
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws = Workspace(tmp_path / "home")
+    ws.register("pyrepo_a", copy_fixture("pyrepo_a", tmp_path), "python")
+    ws.register("pyrepo_b", copy_fixture("pyrepo_b", tmp_path), "python")
+    ws.register("lonely", copy_fixture("dart_geo", tmp_path), "dart")
+    assert ws.index().names == ["exact"]
+    before = _inodes(ws)
+    units = tmp_path / "pyrepo_a" / "src" / "shapes" / "units.py"
+    units.write_text(units.read_text() + "\n\ndef kivgraph_added(x):\n    return x\n")
+    events: list[Progress] = []
+    report, _result = run_index(
+        load(ws.layout.config_path), ws.layout, progress=events.append, scope_paths=frozenset({str(units)})
+    )
+    assert report.passed and [s["stage"] for s in report.stages] == ["candidate", "exact"]
+    assert [p.detail for p in events if p.phase == "scope"] == [
+        "first pyrepo_a; carried over unchanged: pyrepo_b, lonely",
+        "rebuilding pyrepo_a, pyrepo_b; carried over unchanged: lonely",
+    ]
+    candidate = ws.generation(report.stages[0]["generation"])  # type: ignore[arg-type]
+    with candidate:
+        kept = {
+            e.repository: (candidate.path / e.directory / "data.mdb").stat().st_ino for e in candidate.manifest.layers
+        }
+        assert kept["pyrepo_b"] == before["pyrepo_b"] and kept["lonely"] == before["lonely"]
+        assert candidate.symbols_by_name("kivgraph_added")
+        circle = candidate.symbols_by_name("circle_area", "pyrepo_a")  # pyrepo_b's uses of it are kept
+        assert circle and any(
+            candidate.symbol(e.source).repository == "pyrepo_b"  # type: ignore[union-attr]
+            for sym in circle
+            for e in candidate.edges_in(sym.key)
+        )
+    ran = [p.detail for p in events if p.phase == "analyzers"]
+    assert len(ran) == 1 and "on pyrepo_a" in ran[0]
+    assert _inodes(ws)["lonely"] == before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
