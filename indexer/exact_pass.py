@@ -16,6 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.fact_cache import FactCache
 from indexer.languages.registry import adapter_for
@@ -77,10 +79,16 @@ def run_exact(
                 raise AnalyzerFailed(carried)
             key = b"" if carried is not None else adapter.cache_key(repo, hashes, adapter.identity(), corpus)
             blob = carried if carried is not None else fact_cache.get_raw(key)
-            cached = blob is not None and carried is None
+            facts = None
             if blob is not None:
-                facts = adapter.decode(blob)
-            else:
+                try:
+                    facts = adapter.decode(blob)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    if carried is not None:
+                        raise AnalyzerFailed(f"{adapter.analyzer} facts of another kivgraph's layout") from None
+                    blob = None  # a cache entry another layout wrote: analysed again, and the entry replaced
+            cached = blob is not None and carried is None
+            if facts is None:
                 facts = (
                     analyze(adapter, repo, corpus, key, timeout)
                     if analyze is not None

@@ -20,6 +20,8 @@ the registry; nothing outside a language's folder names a language (``tests/test
 from __future__ import annotations
 
 import fnmatch
+import functools
+import hashlib
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
@@ -141,10 +143,16 @@ class ExactAdapter(ABC, Generic[FactsT]):
         return None
 
     def encode(self, facts: FactsT) -> bytes:
-        return msgspec.msgpack.encode(facts)
+        """The facts as the fact cache and bundles keep them, behind a tag of their type's layout."""
+        return layout_tag(self.facts_type) + msgspec.msgpack.encode(facts)
 
     def decode(self, data: bytes) -> FactsT:
-        return cast(FactsT, msgspec.msgpack.decode(data, type=self.facts_type))
+        """Facts ``encode`` wrote; ``msgspec.DecodeError`` for facts of another layout (a kivgraph whose facts
+        type differs wrote them: decoding them as this one's could give a wrong value, never an error)."""
+        tag = layout_tag(self.facts_type)
+        if not data.startswith(tag):
+            raise msgspec.DecodeError(f"{self.analyzer} facts of another layout than this kivgraph's")
+        return cast(FactsT, msgspec.msgpack.decode(memoryview(data)[len(tag) :], type=self.facts_type))
 
     @staticmethod
     def failure_of(facts: object) -> str:
@@ -206,3 +214,11 @@ class LanguageSpec:
 
     def is_test(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.test_patterns)
+
+
+@functools.cache
+def layout_tag(facts_type: Any) -> bytes:
+    """Twelve bytes naming a facts type's layout: a magic and the digest of its JSON schema (field names, types,
+    order), so a cache entry or a bundle written for one layout is never decoded as another."""
+    schema = msgspec.json.encode(msgspec.json.schema(facts_type))
+    return b"kgf1" + hashlib.blake2b(schema, digest_size=8).digest()
