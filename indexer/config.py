@@ -63,11 +63,18 @@ class GoConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     allow_network: bool = False
 
 
+class JavaConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # true: Maven may fetch a dependency the local Maven repository lacks from Maven Central (into ~/.m2) for
+    # javac's classpath (indexer.languages.java.analyzer); false: offline, such a dependency is named in status
+    allow_network: bool = False
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     version: int = CONFIG_VERSION
     indexing: IndexingConfig = msgspec.field(default_factory=IndexingConfig)
     go: GoConfig = msgspec.field(default_factory=GoConfig)
     rust: RustConfig = msgspec.field(default_factory=RustConfig)
+    java: JavaConfig = msgspec.field(default_factory=JavaConfig)
     repository: list[RepositoryConfig] = []
 
 
@@ -98,9 +105,9 @@ class LoadedConfig:
 
     def allows_network(self, language: str) -> bool:
         """Whether the config lets this language's analyzer reach a package registry (``allow_network`` under
-        ``[go]`` or ``[rust]``)."""
+        ``[go]``, ``[rust]`` or ``[java]``)."""
         section = getattr(self.raw, language, None) if language in LANGUAGES else None
-        return isinstance(section, (GoConfig, RustConfig)) and section.allow_network
+        return isinstance(section, (GoConfig, RustConfig, JavaConfig)) and section.allow_network
 
 
 def _key_path(message: str) -> tuple[str, str]:
@@ -281,6 +288,8 @@ def render(config: Config) -> str:
         lines += ["", "[go]", f"allow_network = {str(config.go.allow_network).lower()}"]
     if config.rust.allow_network != RustConfig().allow_network:
         lines += ["", "[rust]", f"allow_network = {str(config.rust.allow_network).lower()}"]
+    if config.java.allow_network != JavaConfig().allow_network:
+        lines += ["", "[java]", f"allow_network = {str(config.java.allow_network).lower()}"]
     for repo in config.repository:
         lines += ["", "[[repository]]", f"name = {_toml_str(repo.name)}", f"path = {_toml_str(repo.path)}"]
         lines.append(f"languages = {_toml_list(repo.languages)}")
@@ -288,6 +297,8 @@ def render(config: Config) -> str:
             lines.append(f"exclude = {_toml_list(repo.exclude)}")
         if repo.include_build_outputs is not None:
             lines.append(f"include_build_outputs = {str(repo.include_build_outputs).lower()}")
+        if repo.scip:
+            lines.append(f"scip = {_toml_str(repo.scip)}")
     return "\n".join(lines) + "\n"
 
 

@@ -114,8 +114,58 @@ def test_a_repository_that_does_not_depend_on_the_provider_gets_no_edge_into_it(
     app = built.corpus.repositories[1]
     facts = analyzer.analyze_repository(app, built.corpus, timeout=300)
     assert not facts.failure
-    assert facts.errors >= 1 and any("javac reported" in n for n in facts.notes)
+    assert any("javac reported" in why for _where, why in facts.not_loaded)
     outcome = analyzer.bind(facts, "app", built.corpus)
     assert outcome.cross_repository == 0 and not [
         e for e in outcome.edges if built.declarations[e.target].repository == "lib"
     ]
+
+
+def test_a_gradle_consumer_reaches_a_maven_provider_through_its_coordinates(tmp_path: Path) -> None:
+    if _missing():
+        pytest.skip(_missing())
+    lib = tmp_path / "lib"
+    app = tmp_path / "app"
+    (lib / "src/main/java/org/l").mkdir(parents=True)
+    (lib / "pom.xml").write_text(
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>org.l</groupId><artifactId>l-core</artifactId><version>2.0</version></project>\n"
+    )
+    (lib / "src/main/java/org/l/Greeter.java").write_text(
+        "package org.l;\n\npublic interface Greeter {\n    String greet(String name);\n}\n"
+    )
+    (app / "src/main/java/org/a").mkdir(parents=True)
+    (app / "settings.gradle").write_text("rootProject.name = 'app'\n")
+    (app / "build.gradle").write_text(
+        "plugins { id 'java' }\ngroup = 'org.a'\ndependencies {\n    implementation 'org.l:l-core:2.0'\n}\n"
+    )
+    (app / "src/main/java/org/a/Hello.java").write_text(
+        "package org.a;\n\nimport org.l.Greeter;\n\npublic class Hello implements Greeter {\n"
+        '    public String greet(String name) { return "hi " + name; }\n'
+        '    static String twice(Greeter g) { return g.greet("a") + g.greet("b"); }\n}\n'
+    )
+    built = build_java_corpus([("lib", lib), ("app", app)])
+    facts = analyzer.analyze_repository(built.corpus.repositories[1], built.corpus, timeout=300)
+    assert not facts.failure and not facts.not_loaded, facts.not_loaded
+    outcome = analyzer.bind(facts, "app", built.corpus)
+    rows = sorted(
+        {
+            (
+                EdgeKind(e.kind).name,
+                built.declarations[e.source].qualified_name,
+                built.declarations[e.target].qualified_name,
+            )
+            for e in outcome.edges
+            if built.declarations[e.target].repository == "lib"
+        }
+    )
+    assert rows == [
+        ("CALLS_DIRECT", "org.a.Hello.twice", "org.l.Greeter.greet"),
+        ("IMPLEMENTS", "org.a.Hello", "org.l.Greeter"),
+        ("IMPLEMENTS", "org.a.Hello.greet", "org.l.Greeter.greet"),
+        ("IMPORTS_SYMBOL", "src/main/java/org/a/Hello.java", "org.l.Greeter"),
+        ("TYPE_USES", "org.a.Hello.twice", "org.l.Greeter"),
+    ]
+    assert outcome.cross_repository == len(
+        [e for e in outcome.edges if built.declarations[e.target].repository == "lib"]
+    )

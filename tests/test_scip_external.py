@@ -180,3 +180,18 @@ def test_a_java_index_is_joined_with_tree_sitter_declarations(tmp_path: Path) ->
             for e in gen.edges_in(f.key)
         ]
         assert rows == [("CALLS_DIRECT", "p.B.g", 5, "SCIP_INDEX_USE")]
+
+
+def test_the_scip_setting_and_java_network_survive_a_rewrite_of_the_config(tmp_path: Path) -> None:
+    from indexer.config import render
+
+    repo = copy_fixture("scip_scala", tmp_path)
+    config = _config(
+        tmp_path / "home",
+        f'[java]\nallow_network = true\n\n[[repository]]\nname = "geo"\npath = "{repo}"\nlanguages = []\n'
+        'scip = "index.scip"\n',
+    )
+    loaded = load(config)
+    assert loaded.allows_network("java") and loaded.repositories[0].scip == repo / "index.scip"
+    text = render(loaded.raw)
+    assert 'scip = "index.scip"' in text and "[java]\nallow_network = true" in text

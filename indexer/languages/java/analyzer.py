@@ -31,31 +31,57 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-import msgspec
 from tree_sitter import Node, Parser
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact
 from indexer.languages.java import build
 from indexer.languages.java.extract import TS_LANGUAGE
-from indexer.languages.java.modules import package_for
 from indexer.languages.java.resolve import TYPE_KINDS
 from indexer.languages.npm_tool import cache_root, cause, tail
-from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
-from indexer.scip.decode import Document, Index, ScipDecodeError, decode_index
-from indexer.scip.join import METHOD, NAMESPACE, TERM, TYPE, ColumnMap, CoveredSite, FileDeclarations, parse_symbol
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from indexer.languages.spec import AnalyzerFailed, ExactOutcome
+from indexer.scip.decode import Document, Index, Relationship, ScipDecodeError, decode_index
+from indexer.scip.join import (
+    METHOD,
+    NAMESPACE,
+    TERM,
+    TYPE,
+    ColumnMap,
+    CoveredSite,
+    FileDeclarations,
+    ScipSymbol,
+    parse_symbol,
+)
+from indexer.scip.route import (
+    EXTERNAL,
+    Binding,
+    BoundTarget,
+    Foreign,
+    Local,
+    ScipAdapter,
+    ScipFacts,
+    ScipLanguage,
+    ScipUse,
+    Target,
+    UseSite,
+    document_relations,
+    document_uses,
+    first_definitions,
+    source_reader,
+)
+from snapshot_format.vocab import EdgeKind, Provenance
 
 LANGUAGE = "java"
 ANALYZER = "scip-java"
 PINNED_VERSION = "0.10.3"
 MAVEN_ARTIFACT = f"com.sourcegraph:scip-java_2.13:{PINNED_VERSION}"
-ADAPTER_VERSION = "scip-java-join-2"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-java-route-1"  # part of the cache key: bump on any change to the joined output
 INSTALL_ENV = "KIVGRAPH_SCIP_JAVA"  # an install directory to use instead of the pinned one (tests: a missing one)
 MAIN_CLASS = "com.sourcegraph.scip_java.ScipJava"
 PLUGIN_JAR = "semanticdb-plugin.jar"
@@ -173,7 +199,7 @@ def version() -> str:
         raise AnalyzerFailed(f"{ANALYZER} does not run: {exc}") from None
     if code != 0:
         raise AnalyzerFailed(f"{ANALYZER} does not run: {tail((out + err).decode('utf-8', 'replace'))}")
-    return f"{ANALYZER} {out.decode().strip()}"
+    return out.decode().strip()
 
 
 # -- the run ------------------------------------------------------------------------------------------------
@@ -442,46 +468,119 @@ def _nodes(source: bytes) -> dict[tuple[int, int], Node]:
     return out
 
 
-# -- join: repository-local, cacheable --------------------------------------------------------------------
+# -- join: repository-local, cacheable, on the SCIP route ------------------------------------------------------
+
+RepositoryJavaFacts = ScipFacts[Any]
 
 
-class JavaUse(msgspec.Struct, array_like=True, frozen=True):
-    """One resolved use: where, from which declaration, how, and to which declaration of which repository."""
-
-    path: str
-    line: int
-    col: int
-    source_qn: str
-    source_kind: str
-    use: str  # call | new | type | extends | implements | import | annotation | callback | ref | override
-    target_repository: str  # "" = this repository
-    target_path: str
-    target_qn: str
-    target_kind: str
-
-
-class RepositoryJavaFacts(msgspec.Struct, frozen=True):
-    """The joined analyzer output of one repository (what the fact cache stores)."""
-
-    analyzer_version: str
-    uses: tuple[JavaUse, ...] = ()
-    external: tuple[CoveredSite, ...] = ()
-    documents: int = 0
-    occurrences: int = 0
-    errors: int = 0
-    notes: tuple[str, ...] = ()
-    failure: str = ""
-
-
-def _definition_name(parsed_descriptors: tuple, kind_hint: str = "") -> str:
-    last = parsed_descriptors[-1]
-    if last.name == "<init>" and len(parsed_descriptors) > 1:
-        return parsed_descriptors[-2].name  # a constructor is declared under its class's name
+def _definition_name(sym: ScipSymbol) -> str:
+    last = sym.descriptors[-1]
+    if last.name == "<init>" and len(sym.descriptors) > 1:
+        return sym.descriptors[-2].name  # a constructor is declared under its class's name
     return last.name
 
 
-def _is_global(symbol: str) -> bool:
-    return bool(symbol) and not symbol.startswith("local ")
+def _definitions(doc: Document, ff: FileFacts, src: bytes) -> Iterator[tuple[str, SymbolFact, bool]]:
+    """Each global symbol one document defines -> our declaration (by position and name)."""
+    fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
+    cmap = ColumnMap(src, _UNIT)
+    for occ in doc.occurrences:
+        if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+            continue
+        sym = parse_symbol(occ.symbol)
+        if sym is None or not sym.descriptors or sym.descriptors[-1].suffix not in (TYPE, TERM, METHOD):
+            continue
+        decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), _definition_name(sym))
+        if decl is not None and decl.kind != "module":
+            yield occ.symbol, decl, False
+
+
+_UNIT = "utf-16"  # scip-java's documents do not say; javac counts UTF-16 units
+
+
+class JavaHooks(ScipLanguage):
+    """Java's hooks into the SCIP route. A join's instance holds what javac defined in the provider files it read
+    (``provided``: symbol -> (repository, path, declaration)) and every joined file's declarations."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+    default_unit = _UNIT
+
+    def __init__(
+        self,
+        provided: Mapping[str, tuple[str, str, SymbolFact]] | None = None,
+        files: Mapping[tuple[str, str], FileFacts] | None = None,
+    ) -> None:
+        self.provided = provided or {}
+        self.kinds: dict[tuple[str, str], dict[str, str]] = {}
+        self.constructors: dict[tuple[str, str, str], list[SymbolFact]] = {}  # (repository, path, class) -> them
+        for (repo, path), ff in (files or {}).items():
+            self.kinds[(repo, path)] = {s.qualified_name: s.kind for s in ff.symbols}
+            for s in ff.symbols:
+                if s.kind == "constructor":
+                    self.constructors.setdefault((repo, path, s.container), []).append(s)
+
+    def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
+        nodes = _nodes(source)
+
+        def site_at(line0: int, col: int) -> UseSite | None:
+            node = nodes.get((line0, col))
+            return UseSite(classify(node), line0 + 1, col) if node is not None else None
+
+        return site_at
+
+    def _target(self, repo: str, path: str, decl: SymbolFact, use: str) -> Target:
+        if use == "new" and decl.kind == "class":
+            # an anonymous subclass names its class, not the constructor it runs: the only one there is
+            only = self.constructors.get((repo, path, decl.qualified_name), [])
+            decl = only[0] if len(only) == 1 else decl
+        if repo == "":
+            return Local(path, decl.qualified_name, decl.kind)
+        return Foreign(repo, path, f"{decl.kind}:{decl.qualified_name}")
+
+    def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
+        where = ("", *found) if found is not None else self.provided.get(symbol)
+        if where is not None:
+            decl = where[2]
+            if site.use in ("extends", "implements") and decl.kind not in TYPE_KINDS:
+                return None  # a constructor's occurrence in a clause: the type's occurrence is the use
+            return self._target(where[0], where[1], decl, site.use)
+        sym = parse_symbol(symbol)
+        if sym is None or not sym.descriptors or sym.descriptors[0].suffix != NAMESPACE:
+            return None  # an error type javac could not attribute (no package): the fallback answers
+        if sym.descriptors[-1].suffix == NAMESPACE:
+            return None  # a package name
+        return EXTERNAL  # the JDK's, a jar's: settled, no edge
+
+    def relation(
+        self, child: tuple[str, SymbolFact], rel: Relationship, parent: tuple[str, SymbolFact] | None, symbol: str
+    ) -> tuple[str, bool, Target] | None:
+        """A method overriding or implementing another (javac's own override relation)."""
+        if child[1].kind != "method" or not rel.is_implementation:
+            return None
+        where = ("", *parent) if parent is not None else self.provided.get(symbol)
+        if where is None or where[2].kind != "method":
+            return None
+        owner = self.kinds.get((where[0], where[1]), {}).get(where[2].container, "")
+        return ("implements" if owner == "interface" else "override"), False, self._target(*where, "")
+
+    def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
+        return [(use.package, "")]  # javac read the provider's file: the repository is known
+
+    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        kind, _, qn = use.member.partition(":")
+        return BoundTarget(provider[0], bound.corpus.key_of(provider[0], use.file, qn, kind), kind)
+
+    def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
+        return edge_kind(use.use, target_kind)
+
+    def provenance(self, use: ScipUse) -> Provenance:
+        relation = not use.final and use.use in ("override", "implements")
+        return Provenance.JAVA_INDEXER_DEF if relation else Provenance.JAVA_INDEXER_USE
+
+    def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
+        """What the run could not see (a dependency not in the local repository, javac's errors)."""
+        bound.out.notes.extend(why for _where, why in facts.not_loaded)
 
 
 def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider], corpus: Corpus, run: Run):
@@ -497,122 +596,52 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
         for ff in other.files:
             if ff.parsed:
                 provider_files[str((Path(other.root) / ff.path).resolve())] = (p.repository, ff)
-    sources: dict[str, bytes] = {}
-
-    def where(doc: Document) -> tuple[str, FileFacts, Path] | None:
-        """(repository or "" for this one, facts, file) of a document."""
-        if doc.relative_path in own:
-            return "", own[doc.relative_path], root / doc.relative_path
-        absolute = "/" + doc.relative_path.lstrip("/")
-        found = provider_files.get(str(Path(absolute).resolve())) if doc.relative_path else None
-        if found is not None:
-            return found[0], found[1], Path(absolute)
-        return None
-
-    def source_of(path: Path) -> bytes:
-        key = str(path)
-        if key not in sources:
-            try:
-                sources[key] = path.read_bytes()
-            except OSError:
-                sources[key] = b""
-        return sources[key]
-
-    docs = [(doc, w) for doc in index.documents if (w := where(doc)) is not None]
-    docs.sort(key=lambda t: (t[1][0], t[1][1].path))
-    defined: dict[str, tuple[str, str, SymbolFact]] = {}  # symbol -> (repository, path, declaration)
-    kinds_of: dict[tuple[str, str], dict[str, str]] = {}
-    for doc, (owner, ff, file) in docs:
-        fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
-        cmap = ColumnMap(source_of(file), "utf-16")
-        kinds_of[(owner, ff.path)] = {s.qualified_name: s.kind for s in ff.symbols}
-        for occ in doc.occurrences:
-            if not occ.is_definition or not _is_global(occ.symbol) or occ.symbol in defined:
-                continue
-            parsed = parse_symbol(occ.symbol)
-            if parsed is None or not parsed.descriptors or parsed.descriptors[-1].suffix not in (TYPE, TERM, METHOD):
-                continue
-            decl = fd.declared_at(
-                occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), _definition_name(parsed.descriptors)
-            )
-            if decl is not None and decl.kind != "module":
-                defined[occ.symbol] = (owner, ff.path, decl)
-    uses: list[JavaUse] = []
-    external: list[CoveredSite] = []
-    n_occ = 0
-    n_docs = 0
-    for doc, (owner, ff, file) in docs:
-        if owner:
+    source_of = source_reader(root)
+    docs = sorted((d for d in index.documents if d.relative_path in own), key=lambda d: d.relative_path)
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    first_definitions(
+        ((d.relative_path, _definitions(d, own[d.relative_path], source_of(d.relative_path))) for d in docs), defined
+    )
+    provided_defs: dict[str, tuple[str, str, SymbolFact]] = {}
+    joined: dict[tuple[str, str], FileFacts] = {("", p): ff for p, ff in own.items()}
+    for doc in sorted(index.documents, key=lambda d: d.relative_path):
+        found = (
+            provider_files.get(str(Path("/" + doc.relative_path.lstrip("/")).resolve())) if doc.relative_path else None
+        )
+        if found is None or doc.relative_path in own:
             continue
-        n_docs += 1
-        src = source_of(file)
-        cmap = ColumnMap(src, "utf-16")
-        fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
-        nodes = _nodes(src)
-        for occ in doc.occurrences:
-            n_occ += 1
-            if occ.is_definition or not _is_global(occ.symbol):
-                continue
-            line0 = occ.range[0]
-            col = cmap.byte_col(line0, occ.range[1])
-            node = nodes.get((line0, col))
-            if node is None:
-                continue
-            use = classify(node)
-            source = fd.enclosing(line0 + 1, col)
-            if source is None:
-                continue
-            site = (ff.path, line0 + 1, col, source.qualified_name, source.kind, use)
-            target = defined.get(occ.symbol)
-            if target is not None:
-                if use in ("extends", "implements") and source.kind in TYPE_KINDS and target[2].kind not in TYPE_KINDS:
-                    continue
-                uses.append(JavaUse(*site, target[0], target[1], target[2].qualified_name, target[2].kind))
-                continue
-            parsed = parse_symbol(occ.symbol)
-            if parsed is None or not parsed.descriptors or parsed.descriptors[0].suffix != NAMESPACE:
-                continue  # an error type javac could not attribute (no package): the fallback answers
-            if parsed.descriptors[-1].suffix == NAMESPACE:
-                continue  # a package name
-            # the JDK's, a jar's, or a declaration no file javac wrote names: settled, no edge
-            external.append(CoveredSite(ff.path, line0 + 1, col, source.qualified_name, source.kind))
-        for where_repo, where_path, decl in defined.values():
-            if not where_repo and where_path == ff.path and decl.kind == "method":
+        repository, ff = found
+        joined[(repository, ff.path)] = ff
+        try:
+            src = (Path(by_name[repository].root) / ff.path).read_bytes()
+        except OSError:
+            continue
+        for symbol, decl, _made in _definitions(doc, ff, src):
+            provided_defs.setdefault(symbol, (repository, ff.path, decl))
+    hooks = JavaHooks(provided_defs, joined)
+    uses: list[ScipUse] = []
+    external: list[CoveredSite] = []
+    occurrences = 0
+    for doc in docs:
+        path = doc.relative_path
+        ff = own[path]
+        occurrences += document_uses(
+            hooks, path, doc, source_of(path), FileDeclarations(ff.symbols, SOURCE_KINDS), defined, uses, external
+        )
+        uses += document_relations(hooks, path, doc, defined)
+        for p, decl in defined.values():
+            if p == path and decl.kind == "method":
                 # javac decided what this method overrides: a candidate override here is settled
-                external.append(CoveredSite(ff.path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind))
-        for info in doc.symbols:
-            child = defined.get(info.symbol)
-            if child is None or child[0] or child[2].kind != "method":
-                continue
-            for rel in info.relationships:
-                parent = defined.get(rel.symbol) if rel.is_implementation else None
-                if parent is None or parent[2].kind != "method":
-                    continue
-                owner_kind = kinds_of.get((parent[0], parent[1]), {}).get(parent[2].container, "")
-                decl = child[2]
-                uses.append(
-                    JavaUse(
-                        ff.path,
-                        decl.start_line,
-                        decl.start_col,
-                        decl.qualified_name,
-                        decl.kind,
-                        "implements" if owner_kind == "interface" else "override",
-                        parent[0],
-                        parent[1],
-                        parent[2].qualified_name,
-                        parent[2].kind,
-                    )
-                )
-    tool = f"{index.metadata.tool_name} {index.metadata.tool_version}".strip() or f"{ANALYZER} {PINNED_VERSION}"
+                external.append(CoveredSite(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind))
+    meta = index.metadata
+    notes = [*run.notes]
     return RepositoryJavaFacts(
-        analyzer_version=tool,
-        uses=tuple(sorted(uses, key=lambda u: (u.path, u.line, u.col, u.use, u.target_qn))),
-        external=tuple(sorted(external, key=lambda c: (c.path, c.line, c.col))),
-        documents=n_docs,
-        occurrences=n_occ,
-        errors=run.errors,
-        notes=tuple(run.notes),
+        analyzer_version=f"{meta.tool_name or ANALYZER} {meta.tool_version or PINNED_VERSION}".strip(),
+        uses=tuple(uses),
+        external=tuple(external),
+        documents=len(docs),
+        occurrences=occurrences,
+        not_loaded=tuple(("", n) for n in notes),
     )
 
 
@@ -650,53 +679,6 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
     if use == "type" and target_kind not in TYPE_KINDS:
         return EdgeKind.REFERENCES
     return _EDGE_OF_USE.get(use, EdgeKind.REFERENCES)
-
-
-def bind(facts: RepositoryJavaFacts, repo: str, corpus: Corpus) -> ExactOutcome:
-    """Turn joined uses into EXACT_TYPECHECKED edges between stable keys."""
-    out = ExactOutcome(repository=repo, notes=list(facts.notes))
-    for c in facts.external:
-        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
-        if source is not None:
-            out.covered.add((source, c.line, c.col))
-            out.covered_positions.add((c.path, c.line, c.col))
-    for u in facts.uses:
-        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
-        target_repo = u.target_repository or repo
-        target = corpus.key_of(target_repo, u.target_path, u.target_qn, u.target_kind)
-        if source is None or target is None:
-            continue
-        if u.use != "override" and not (u.use == "implements" and u.source_kind == "method"):
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
-        if target_repo != repo:
-            out.cross_repository += 1
-        method_relation = u.use == "override" or (u.use == "implements" and u.source_kind == "method")
-        provenance = Provenance.JAVA_INDEXER_DEF if method_relation else Provenance.JAVA_INDEXER_USE
-        out.edges.append(
-            EdgeFact(
-                int(edge_kind(u.use, u.target_kind)),
-                source,
-                target,
-                int(Confidence.EXACT_TYPECHECKED),
-                int(provenance),
-                u.line,
-                u.col,
-            )
-        )
-    return out
-
-
-def unresolved_failure(repo: str, path: str, why: str) -> UnresolvedFact:
-    return UnresolvedFact(
-        name="",
-        reason="ANALYZER_FAILED",
-        repository=repo,
-        path=path,
-        language=LANGUAGE,
-        package=package_for(path, frozenset()),
-        detail=f"{ANALYZER} failed ({why}); its uses are CANDIDATE",
-    )
 
 
 # -- the pass -----------------------------------------------------------------------------------------------
@@ -750,11 +732,8 @@ def probe(timeout: float = 180) -> str:
         raise AnalyzerFailed(f"{ANALYZER} ran but did not resolve the probe's cross-file call")
 
 
-class ScipJavaAdapter(ExactAdapter[RepositoryJavaFacts]):
-    """scip-java (javac's attribution) behind the language seam."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryJavaFacts
+class _JavaTool:
+    """scip-java and the JDK (``install``, ``identity`` above)."""
 
     def install(self) -> str:
         return install()
@@ -762,11 +741,20 @@ class ScipJavaAdapter(ExactAdapter[RepositoryJavaFacts]):
     def executable(self) -> Path:
         return executable()
 
-    def version(self) -> str:
+    def run_version(self) -> str:
         return version()
 
     def identity(self) -> str:
         return identity()
+
+
+class ScipJavaAdapter(ScipAdapter[RepositoryJavaFacts]):
+    """scip-java (javac's attribution) behind the language seam, on the SCIP route."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryJavaFacts
+    hooks = JavaHooks()
+    tool = _JavaTool()
 
     def probe(self) -> str:
         return probe()
@@ -782,8 +770,10 @@ class ScipJavaAdapter(ExactAdapter[RepositoryJavaFacts]):
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryJavaFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
 
-    def bind(self, facts: RepositoryJavaFacts, repo: str, corpus: Corpus, modules: object) -> ExactOutcome:
-        return bind(facts, repo, corpus)
-
 
 ADAPTER = ScipJavaAdapter()
+
+
+def bind(facts: RepositoryJavaFacts, repo: str, corpus: Corpus) -> ExactOutcome:
+    """The route's binding with Java's hooks."""
+    return ADAPTER.bind(facts, repo, corpus, None)

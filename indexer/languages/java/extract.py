@@ -30,7 +30,7 @@ from indexer.languages.java.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "java-ts-2"
+EXTRACTOR_VERSION = "java-ts-3"
 
 TS_LANGUAGE = Language(tree_sitter_java.language())
 
@@ -472,15 +472,15 @@ class _Extractor:
                 name = n.child_by_field_name("name")
                 obj = n.child_by_field_name("object")
                 if name is not None:
-                    args = str(_argument_count(n))
-                    self._site(S.CALL, _text(name), name, enclosing, (*self._qualifier(obj, scope), args))
+                    args = (str(_argument_count(n)), _argument_types(n, scope))
+                    self._site(S.CALL, _text(name), name, enclosing, (*self._qualifier(obj, scope), *args))
                 self._qualifier_site(obj, enclosing, scope)
                 stack.extend(c for c in n.named_children if not _same(c, name) and not _same(c, obj))
                 continue
             if t == "object_creation_expression":
                 kind = n.child_by_field_name("type")
                 if kind is not None:
-                    args = ("", "", "", str(_argument_count(n)))
+                    args = ("", "", "", str(_argument_count(n)), _argument_types(n, scope))
                     self._site(S.NEW, _dotted(kind), _last_identifier(kind), enclosing, args)
                     self._type_arguments(kind, enclosing, scope)
                 stack.extend(c for c in n.named_children if not _same(c, kind))
@@ -563,6 +563,40 @@ class _Extractor:
                 self._site(S.REF, _text(obj), obj, enclosing, ("", "", ""))
             return
         self._body(obj, enclosing, scope)
+
+
+_LITERAL_TYPES = {
+    "string_literal": "String",
+    "character_literal": "char",
+    "true": "boolean",
+    "false": "boolean",
+    "null_literal": "null",
+    "class_literal": "Class",
+}
+
+
+def _argument_type(arg: Node, scope: _Scope) -> str:
+    """An argument's type when its syntax alone says it (a literal, a local of a written type, ``new T``)."""
+    t = arg.type
+    if t in _LITERAL_TYPES:
+        return _LITERAL_TYPES[t]
+    if t in ("decimal_integer_literal", "hex_integer_literal", "octal_integer_literal", "binary_integer_literal"):
+        return "long" if _text(arg)[-1:] in ("l", "L") else "int"
+    if t in ("decimal_floating_point_literal", "hex_floating_point_literal"):
+        return "float" if _text(arg)[-1:] in ("f", "F") else "double"
+    if t == "identifier" and scope.locals.get(_text(arg)):
+        return erased(scope.locals[_text(arg)])
+    if t == "object_creation_expression":
+        kind = arg.child_by_field_name("type")
+        return erased(_dotted(kind)) if kind is not None else ""
+    return ""
+
+
+def _argument_types(call: Node, scope: _Scope) -> str:
+    """The arguments' types as syntax gives them, comma-separated ("" for one it does not)."""
+    args = call.child_by_field_name("arguments")
+    nodes = [c for c in args.named_children if c.type not in ("line_comment", "block_comment")] if args else []
+    return ",".join(_argument_type(c, scope) for c in nodes)
 
 
 def _argument_count(call: Node) -> int:

@@ -98,7 +98,9 @@ class JavaIndex:
                     continue
                 table: dict[str, SymbolFact] = {}
                 for sym in ff.symbols:
-                    table.setdefault(sym.qualified_name, sym)
+                    # a field and a method of one name share it: the method is the one code is in
+                    if sym.qualified_name not in table or table[sym.qualified_name].kind in _VALUE_KINDS:
+                        table[sym.qualified_name] = sym
                     if sym.kind in TYPE_KINDS:
                         self.types.setdefault(sym.qualified_name, []).append(Target(repo.name, ff.path, sym))
                     elif sym.container and sym.kind != "module":
@@ -240,10 +242,49 @@ def _file_scope(ff: FileFacts) -> _FileScope:
     return scope
 
 
-def _by_arity(targets: list[Target], args: int | None) -> list[Target]:
+_PRIMITIVES = frozenset({"boolean", "byte", "char", "short", "int", "long", "float", "double"})
+# a primitive argument converts to these parameter types (widening, then boxing to its wrapper or Object)
+_WIDENS = {
+    "byte": ("byte", "short", "int", "long", "float", "double", "Byte", "Object", "Number"),
+    "short": ("short", "int", "long", "float", "double", "Short", "Object", "Number"),
+    "char": ("char", "int", "long", "float", "double", "Character", "Object"),
+    "int": ("int", "long", "float", "double", "Integer", "Object", "Number"),
+    "long": ("long", "float", "double", "Long", "Object", "Number"),
+    "float": ("float", "double", "Float", "Object", "Number"),
+    "double": ("double", "Double", "Object", "Number"),
+    "boolean": ("boolean", "Boolean", "Object"),
+}
+
+
+def _accepts(param: str, arg: str) -> bool:
+    """Whether a parameter of erased type ``param`` can take an argument syntax typed ``arg`` ("" = unknown)."""
+    param = param.removesuffix("...")
+    if not arg or param == arg:
+        return True
+    if arg == "null":
+        return param not in _PRIMITIVES
+    if arg in _WIDENS:
+        return param in _WIDENS[arg]
+    if param in _PRIMITIVES:
+        return False
+    return param in ("Object", "CharSequence", "Comparable", "Serializable") if arg == "String" else True
+
+
+def _by_arity(targets: list[Target], args: int | None, types: str = "") -> list[Target]:
+    """The overloads a call of ``args`` arguments of syntax types ``types`` can reach (all, when none fits)."""
     if args is None or len(targets) < 2:
         return targets
     fitting = [t for t in targets if arity(t.symbol) in (args, None)]
+    written = types.split(",") if types else []
+    if fitting and len(written) == args and any(written):
+        typed, exact = [], []
+        for t in fitting:
+            params = parameters_of(t.symbol)[1:-1].split(",") if parameters_of(t.symbol) else []
+            if len(params) != args or all(_accepts(p, a) for p, a in zip(params, written, strict=True)):
+                typed.append(t)
+                if len(params) == args and all(not a or p == a for p, a in zip(params, written, strict=True)):
+                    exact.append(t)  # javac picks the most specific: one taking every argument as it is
+        fitting = exact or typed or fitting
     return fitting or targets
 
 
@@ -313,7 +354,7 @@ class _Resolver:
 
     # -- one site -------------------------------------------------------------------------------------------
 
-    def site(self, repo: str, ff: FileFacts, site: Site, args: int | None) -> None:
+    def site(self, repo: str, ff: FileFacts, site: Site, args: int | None, types: str = "") -> None:
         kind = site.kind
         if kind in (S.TYPE, S.EXTENDS, S.IMPLEMENTS, S.ANNOTATION):
             targets = self.index.resolve_type(repo, ff, site.name, site.enclosing, outer_only=kind != S.TYPE)
@@ -334,10 +375,10 @@ class _Resolver:
                     for m in self.index.members_named(t.repository, t.qualified_name, t.symbol.name, inherited=False)
                     if m.kind == "constructor"
                 ]
-                for target in _by_arity(ctors, args) if ctors else [t]:
+                for target in _by_arity(ctors, args, types) if ctors else [t]:
                     self.edge(EdgeKind.CALLS_DIRECT, repo, ff, site, target)
         elif kind in (S.CALL, S.CALLBACK, S.REF):
-            self.member_site(repo, ff, site, args)
+            self.member_site(repo, ff, site, args, types)
 
     def import_site(self, repo: str, ff: FileFacts, site: Site) -> None:
         static, star = ((*site.extra, "", ""))[:2]
@@ -367,7 +408,7 @@ class _Resolver:
                     f"package {pkg} is declared by {', '.join(sorted(self.index.packages[pkg]))} but no such type",
                 )
 
-    def member_site(self, repo: str, ff: FileFacts, site: Site, args: int | None) -> None:
+    def member_site(self, repo: str, ff: FileFacts, site: Site, args: int | None, types: str = "") -> None:
         qualifier, binding, declared = ((*site.extra, "", "", ""))[:3]
         owners: list[tuple[str, str]] = []  # (repo, type qn) searched in order, the first with members wins
         want = _METHOD_KINDS if site.kind != S.REF else _VALUE_KINDS
@@ -413,7 +454,7 @@ class _Resolver:
                     S.CALLBACK: EdgeKind.PASSES_AS_CALLBACK,
                     S.REF: EdgeKind.REFERENCES,
                 }[site.kind]
-                for t in _by_arity(found, args) if site.kind == S.CALL else found:
+                for t in _by_arity(found, args, types) if site.kind == S.CALL else found:
                     self.edge(edge_kind, repo, ff, site, t)
                 return
         if site.kind == S.REF and binding == "":
@@ -476,7 +517,7 @@ def resolve(corpus: Corpus) -> Resolution:
             def work(repo_name: str = repo.name, facts: FileFacts = ff) -> None:
                 for site in facts.sites:
                     args = int(site.extra[3]) if len(site.extra) > 3 and site.extra[3].isdigit() else None
-                    resolver.site(repo_name, facts, site, args)
+                    resolver.site(repo_name, facts, site, args, site.extra[4] if len(site.extra) > 4 else "")
                 resolver.overrides(repo_name, facts)
 
             resolver.out.guarded(repo.name, ff, LANGUAGE, work)

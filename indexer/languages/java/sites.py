@@ -7,9 +7,10 @@ where scip-java reports its occurrence, so an exact answer replaces the candidat
 Site kinds (``name`` is the identifier or the dotted name as written)
     ``import``      an import; name = the imported name (``com.ex.Shape``, ``com.ex`` for ``com.ex.*``);
                     extra = (``static`` or "", ``*`` or "")
-    ``call``        a method invocation; extra = (qualifier text, binding, qualifier type, argument count)
+    ``call``        a method invocation; extra = (qualifier text, binding, qualifier type, argument count,
+                    argument types: comma-separated, each as syntax gives it or "")
     ``new``         the type of an object creation (``new T(...)``): the constructor call;
-                    extra = ("", "", "", argument count)
+                    extra = ("", "", "", argument count, argument types)
     ``callback``    a method reference (``T::m``, ``x::m``); extra as for ``call``
     ``ref``         a field read or written (``x.f``, a bare name no local binds); extra as for ``call``
     ``type``        a type name in a type position
