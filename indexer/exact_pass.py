@@ -97,7 +97,7 @@ def run_exact(
                 blob = adapter.encode(facts)
                 fact_cache.put_raw(key, blob, what=f"the {adapter.analyzer} run of {repo.name}")
                 result.runs += 1
-            if keep_runs:
+            if keep_runs and blob is not None:
                 result.runs_kept[repo.name] = blob
             result.cache_hits += cached
             for path, fact in adapter.declarations_of(facts):

@@ -775,7 +775,8 @@ def publish(
     """
     if layered:
         layers, link = split_content(content)
-        return publish_layers(layout, layers, link, indexer_version=indexer_version, retain=retain, on_step=on_step)
+        mixed: list[RepositoryLayer | CarriedLayer] = [*layers]
+        return publish_layers(layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step)
 
     def build(tmp: Path, started: float, gid: int) -> Manifest:
         items = _database_items(content)

@@ -464,7 +464,8 @@ class Generation:
                     yield codec.SYMBOL.decode(raw)
 
     def _named_stores(self, repository: str | None) -> list[_Store | None]:
-        return self._layers if repository is None else [self._repo(repository)]
+        stores: list[_Store | None] = [*self._layers] if repository is None else [self._repo(repository)]
+        return stores
 
     def _index_keys(self, db: bytes, start: bytes, repository: str | None) -> Iterator[tuple[list[str], bytes]]:
         for key in self._scan_keys_in(self._named_stores(repository), db, start):
