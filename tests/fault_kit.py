@@ -24,19 +24,28 @@ def layout_of(home: Path) -> StateLayout:
 
 
 def indexed_home(
-    tmp: Path, *, generations: int = 1, files: dict[str, str] | None = None, analyzer: bool = False
+    tmp: Path,
+    *,
+    generations: int = 1,
+    files: dict[str, str] | None = None,
+    analyzer: bool = False,
+    distinct: bool = False,
 ) -> Path:
     """A KIVGRAPH_HOME with one registered python repository and ``generations`` published generations.
 
     The exact analyzer is switched off unless asked for (KIVGRAPH_SCIP_PYTHON pointing nowhere), so
     a run takes about a second. Later generations are ``--full`` rebuilds: an unchanged tree is not
-    published again otherwise.
+    published again otherwise. Such a rebuild links the repository's unchanged layer (one file in every
+    generation); ``distinct`` adds a file to the repository before each later run, so each generation has a
+    layer of its own (what damage to one generation's files must leave the others).
     """
     repo = write_repo(tmp / "repo", files or SOURCE)
     home = tmp / "home"
     result = run_kivgraph(home, "init", str(repo), "--languages", "python")
     assert result.returncode == 0, result.stderr
     for n in range(generations):
+        if distinct and n:
+            (repo / "pkg" / f"later_{n}.py").write_text(f"def later_{n}():\n    return {n}\n")
         result = index(home, *(["--full"] if n else []), analyzer=analyzer)
         assert result.returncode == 0, result.stderr
     return home
