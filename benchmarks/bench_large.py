@@ -217,11 +217,14 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --layers: skip the one-environment generation serve's memory is compared with",
     )
+    parser.add_argument("--keep", type=Path, help="with --layers: copy the private home and sources to this directory")
     args = parser.parse_args(argv)
     if args.layers:
         from benchmarks import bench_large_layers
 
-        return bench_large_layers.main(exact_python=args.exact_python, one_env=not args.no_one_environment)
+        return bench_large_layers.main(
+            exact_python=args.exact_python, one_env=not args.no_one_environment, keep=args.keep
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     for corpus in args.corpus or sorted(CORPORA):
         data = bench(corpus)
