@@ -43,6 +43,9 @@ from benchmarks.corpora import (
     go_env,
 )
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from snapshot_format import records
+
 RESULTS = Path(__file__).resolve().parent / "results"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 MISSING_SCIP_PYTHON = "/nonexistent/scip-python"
@@ -180,7 +183,8 @@ def _phase(run: dict[str, Any], name: str) -> float:
 
 def _layer_edges(generation: Path) -> dict[str, int]:
     manifest = json.loads((generation / "manifest").read_text())
-    return {e["repository"]: int(e["counts"]["edges"]) for e in manifest.get("layers") or []}
+    edges = list(records.Counts.__struct_fields__).index("edges")  # counts are an array in the manifest
+    return {e["repository"]: int(e["counts"][edges]) for e in manifest.get("layers") or []}
 
 
 def _run_row(
