@@ -247,7 +247,7 @@ def query_plan(generation: Path, repositories: list[str]) -> list[tuple[str, dic
     plan: list[tuple[str, dict[str, Any]]] = [("graph_status", {}), ("list_repositories", {})]
     with Generation(generation) as gen:
         for repo in repositories:
-            files = [f.path for f in gen.files(repo)][:3]
+            files = [f.path for f in gen.files(repo) if f.status == "indexed"][:3]
             for path in files:
                 plan.append(("get_file_outline", {"repository": repo, "path": path}))
                 decl = next((s for s in gen.declarations(repo, path) if s.kind != "module"), None)
@@ -500,6 +500,43 @@ def report(data: dict[str, Any]) -> str:
                 if unchanged_carried
                 else "NOT every repository outside the scope kept its layer file: see the rows."
             ),
+        ]
+        same_counts = {
+            r["run"]: sorted(n for n, changed in r.get("written_counts_changed", {}).items() if not changed)
+            for r in edits
+        }
+        unlinked = [
+            r
+            for r in edits
+            if len(r["rebuilt"]) > 1
+            and not any(r["run"].split()[-1] in pair.split("->") for pair in data["cross_edges"])
+        ]
+        if unlinked:
+            lines += [
+                "",
+                "Rebuilt although nothing links them to the edited repository: "
+                + "; ".join(
+                    f"{r['run']}: {', '.join(n for n in r['rebuilt'] if n != r['run'].split()[-1])}" for r in unlinked
+                )
+                + ". `kivgraph index` scopes a whole read to the repositories whose files or analyzer inputs changed "
+                "(`indexer.incremental._narrowed`), and the Go analyzer's cache key covers every Go file of the "
+                "registered corpus (`indexer/languages/go/analyzer.py` `cache_key`), so one Go edit changes every "
+                "Go repository's analyzer input: an edit in a Go repository costs every registered Go repository.",
+            ]
+        if any(same_counts.values()):
+            lines += [
+                "",
+                "Layers written anew although their counts did not change (a rebuilt repository whose facts did "
+                "not change should be hard-linked): "
+                + "; ".join(f"{run}: {', '.join(names)}" for run, names in same_counts.items() if names)
+                + ". Seen while measuring (a Go-only set plus click, gods edited): the CANDIDATE generation of the "
+                "scoped run writes cobra's and zap's layers with the same number of unresolved rows but other "
+                "keys (the rows' `seq` and order differ from the exact stage's), so their digest differs from "
+                "CURRENT's; the exact generation then has the original digest again, but the writer compares "
+                "with CURRENT (the CANDIDATE one) and writes them a second time. The cost of an edit is then that "
+                "of every rebuilt repository's layer, twice, not only the changed one's.",
+            ]
+        lines += [
             "",
             "## The link step against cross-repository edges",
             "",
