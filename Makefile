@@ -53,7 +53,9 @@ faults: setup
 demo: setup
 	$(BIN)/python -m benchmarks.demo
 
-## bench: indexing, query, start-to-first-answer, HTTP load, token and find_by_intent benchmarks; JSON and a report land in benchmarks/results/
+## bench: indexing, query, start-to-first-answer, HTTP load, token and find_by_intent benchmarks, and django plus ten
+## small repositories as layers (bench_large --layers, ~6.5 min on 2 shared cores, Python on its CANDIDATE fallback);
+## JSON and a report land in benchmarks/results/
 bench: setup
 	$(BIN)/python -m benchmarks.bench_index --corpus click
 	$(BIN)/python -m benchmarks.bench_query
@@ -61,6 +63,7 @@ bench: setup
 	$(BIN)/python -m benchmarks.bench_http
 	$(BIN)/python -m benchmarks.bench_tokens
 	$(BIN)/python -m benchmarks.bench_intent
+	$(BIN)/python -m benchmarks.bench_large --layers
 
 ## agreement: each analyzer's find_references against the language's own reference search (slow: cold indexes)
 agreement: setup

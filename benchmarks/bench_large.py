@@ -13,8 +13,10 @@ and compares them, file by file, with what the TypeScript checker reports as exp
 
     python -m benchmarks.bench_large                 # all three
     python -m benchmarks.bench_large --corpus effect --corpus rxjs
+    python -m benchmarks.bench_large --layers        # django + ten small repositories as layers
 
-Writes benchmarks/results/large-<corpus>.json and large-<corpus>.md.
+Writes benchmarks/results/large-<corpus>.json and large-<corpus>.md (``--layers``: large-layers.json and
+large-layers.md, see benchmarks/bench_large_layers.py).
 """
 
 from __future__ import annotations
@@ -197,7 +199,32 @@ def report(data: dict[str, Any]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpus", choices=sorted(CORPORA), action="append")
+    parser.add_argument(
+        "--layers",
+        action="store_true",
+        help="django plus ten small repositories registered as layers: publication after one small repository "
+        "changes against index --full, the link step against cross-repository edges, serve's memory "
+        "(large-layers.json/.md)",
+    )
+    parser.add_argument(
+        "--exact-python",
+        action="store_true",
+        help="with --layers: run scip-python on the Python repositories (django: ~12 minutes cold on 2 cores); "
+        "by default they run on their CANDIDATE fallback",
+    )
+    parser.add_argument(
+        "--no-one-environment",
+        action="store_true",
+        help="with --layers: skip the one-environment generation serve's memory is compared with",
+    )
+    parser.add_argument("--keep", type=Path, help="with --layers: copy the private home and sources to this directory")
     args = parser.parse_args(argv)
+    if args.layers:
+        from benchmarks import bench_large_layers
+
+        return bench_large_layers.main(
+            exact_python=args.exact_python, one_env=not args.no_one_environment, keep=args.keep
+        )
     RESULTS.mkdir(parents=True, exist_ok=True)
     for corpus in args.corpus or sorted(CORPORA):
         data = bench(corpus)
