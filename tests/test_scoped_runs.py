@@ -164,3 +164,54 @@ def test_a_watch_edit_to_a_provider_publishes_its_candidate_from_it_alone_then_r
     with ws.current() as gen:
         got = answers(gen)
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+@pytest.mark.analyzers
+def test_a_go_edit_costs_its_repository_and_the_ones_that_import_it_not_every_go_repository(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """go/types reads a repository's own files and those of the registered modules its imports reach: an edit
+    in a Go repository nothing imports leaves every other Go repository's run cached and its layer carried,
+    while an edit in a provider reruns its importer (found by benchmarks/results/large-layers.md: one edit in
+    gods rebuilt all five Go repositories)."""
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws = Workspace(tmp_path / "home")
+    repos = {
+        "lib": {
+            "go.mod": "module example.com/lib\n\ngo 1.21\n",
+            "lib.go": "package lib\n\nfunc F() int { return 1 }\n",
+        },
+        "app": {
+            "go.mod": "module example.com/app\n\ngo 1.21\n\nrequire example.com/lib v0.0.0\n",
+            "app.go": 'package app\n\nimport "example.com/lib"\n\nfunc G() int { return lib.F() }\n',
+        },
+        "alone": {
+            "go.mod": "module example.com/alone\n\ngo 1.21\n",
+            "alone.go": "package alone\n\nfunc H() int { return 3 }\n",
+        },
+    }
+    for name, files in repos.items():
+        root = tmp_path / name
+        root.mkdir()
+        for path, text in files.items():
+            (root / path).write_text(text)
+        ws.register(name, root, "go")
+    assert ws.index().names == ["exact"]
+    before = _inodes(ws)
+
+    def edit(path: Path, text: str) -> list[str]:
+        path.write_text(text)
+        events: list[Progress] = []
+        report, _result = run_index(load(ws.layout.config_path), ws.layout, progress=events.append)
+        assert report.passed
+        return [p.detail for p in events if p.phase in ("scope", "analyzers")]
+
+    details = edit(tmp_path / "alone" / "alone.go", "package alone\n\nfunc H() int { return 4 }\n")
+    assert "rebuilding alone; carried over unchanged: lib, app" in details, details
+    after = _inodes(ws)
+    assert (after["lib"], after["app"]) == (before["lib"], before["app"]) and after["alone"] != before["alone"]
+    details = edit(tmp_path / "lib" / "lib.go", "package lib\n\nfunc F() int { return 2 }\n")
+    assert any(
+        d.startswith("rebuilding") and "app" in d and "lib" in d and "alone" not in d.split(";")[0] for d in details
+    ), details
+    assert _inodes(ws)["alone"] == after["alone"]

@@ -62,8 +62,9 @@ import msgspec
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import UnresolvedFact
+from indexer.languages.go import sites as S
 from indexer.languages.go.modules import LANGUAGE, module_qualified_name
-from indexer.languages.go.resolve import ModuleRegistry
+from indexer.languages.go.resolve import ModuleRegistry, read_module_path
 from indexer.languages.npm_tool import cache_root
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format.layout import resolve_layout
@@ -666,6 +667,45 @@ def cache_key(
     return h.digest()
 
 
+def reachable_hashes(
+    repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], corpus: Corpus
+) -> Mapping[str, Mapping[str, str]]:
+    """The file hashes a repository's go/types run can read: its own, and those of the registered modules its
+    imports reach, transitively (a provider's types that implement its interfaces come with them). An edit in
+    a repository nothing of ``repo`` imports leaves ``repo``'s run cached (issue 24: an edit costs its
+    repositories). Every repository's when a registered one has no module path to match imports against."""
+    modules: dict[str, str] = {}  # module path -> repository
+    for r in corpus.repositories:
+        if not r.files:
+            continue
+        paths = [read_module_path(root) for root in module_roots(r) or [Path(r.root)]]
+        if not all(paths):
+            return hashes
+        modules.update({path: r.name for path in paths})
+    by_name = {r.name: r for r in corpus.repositories}
+
+    def provider(import_path: str) -> str:
+        found = ""
+        for module in modules:
+            if (import_path == module or import_path.startswith(module + "/")) and len(module) > len(found):
+                found = module
+        return modules.get(found, "")
+
+    seen = {repo.name}
+    todo = [repo]
+    while todo:
+        current = todo.pop()
+        for ff in current.files:
+            for site in ff.sites:
+                if site.kind != S.IMPORT:
+                    continue
+                name = provider(site.name)
+                if name and name not in seen and name in by_name:
+                    seen.add(name)
+                    todo.append(by_name[name])
+    return {name: files for name, files in hashes.items() if name in seen}
+
+
 def probe(timeout: float = 120) -> str:
     """Run the helper on a two-package module; a detail line, or AnalyzerFailed."""
     with tempfile.TemporaryDirectory(prefix="kivgraph-goprobe-") as tmp:
@@ -868,7 +908,7 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
-        key = cache_key(repo, hashes, identity, corpus.allow_network)
+        key = cache_key(repo, reachable_hashes(repo, hashes, corpus), identity, corpus.allow_network)
         if not corpus.installed:
             return key
         seen = sorted(f"{name}\0{where}" for where, name in installed_modules(Path(repo.root)).items())
