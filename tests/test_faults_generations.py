@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from snapshot_format.layout import read_current, read_pointer
+from snapshot_format.manifest import read_manifest
 from snapshot_format.reader import Generation, open_newest_intact
 from tests.fault_kit import SOURCE, flip_bytes, indexed_home, layout_of
 from tests.fault_kit import index as run_index
@@ -31,7 +32,10 @@ def anyio_backend() -> str:
 
 
 def data_file(home: Path, name: str) -> Path:
-    return layout_of(home).generations_dir / name / "data.mdb"
+    """The repository's layer of a generation (its declarations and files; ``--full`` wrote it afresh)."""
+    generation = layout_of(home).generations_dir / name
+    (layer,) = read_manifest(generation).layers
+    return generation / layer.directory / "data.mdb"
 
 
 def damage_lightly(path: Path) -> None:
@@ -193,7 +197,7 @@ def test_a_truncated_generation_is_refused_before_it_is_mapped(tmp_path: Path) -
     with open(data, "r+b") as fh:
         fh.truncate(PAGE * 2)
     with pytest.raises(Exception, match="differs from the"):
-        Generation(data.parent)
+        Generation(layout_of(home).generations_dir / "g000002.v1")
     status = run_kivgraph(home, "status", "--json")
     assert json.loads(status.stdout)["generation"] == "g000001.v1"
 
