@@ -69,6 +69,7 @@ agreement: setup
 	$(BIN)/python -m benchmarks.bench_ts_package_mapped
 	$(BIN)/python -m benchmarks.bench_go_agreement
 	$(BIN)/python -m benchmarks.bench_rust_agreement
+	$(BIN)/python -m benchmarks.bench_java_agreement
 
 clean-venv:
 	rm -rf $(VENV)

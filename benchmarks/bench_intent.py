@@ -71,10 +71,11 @@ def _index(name: str) -> Path:
     return home
 
 
-def _declarations(entry: dict[str, Any]) -> list[str]:
-    """The labels' names of one ranked file (``Context.invoke@714-783`` → ``Context.invoke``)."""
+def _declarations(row: list[Any]) -> list[str]:
+    """The labels' names of one ranked file, a row of ``columns`` file, terms, symbols
+    (``Context.invoke@714-783`` → ``Context.invoke``)."""
     out = []
-    for item in entry.get("symbols", []):
+    for item in row[2] if len(row) > 2 else []:
         label = item[0] if isinstance(item, list) else item
         out.append(label.rsplit("@", 1)[0])
     return out
@@ -100,7 +101,7 @@ def run_questions(questions: list[dict[str, Any]]) -> list[dict[str, Any]]:
             started = time.perf_counter()
             answer = find_by_intent(gen, {"query": q["query"], "limit": TOP})
             ms = (time.perf_counter() - started) * 1000
-            files = [f["file"] for f in answer["results"]["files"]]
+            files = [row[0].split(":", 1)[-1] for row in answer["results"]["files"]]
             rank = files.index(q["file"]) + 1 if q["file"] in files else 0
             carried = _declarations(answer["results"]["files"][rank - 1]) if rank else []
             out.append(

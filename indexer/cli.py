@@ -254,6 +254,18 @@ def _parse_register(raw: str) -> list[RepositoryConfig]:
     metavar="JSON",
     help='Upsert [{"name":..,"path":..,"languages":[..]}] into the registry first; restored if indexing fails.',
 )
+@click.option(
+    "--bundle",
+    "bundle_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    metavar="PATH",
+    help=(
+        "With one --repository NAME: build only NAME's part, with its analyzers, and write it as a bundle at PATH "
+        "instead of publishing (for `kivgraph publish --bundle`). Its dependencies are read as this environment "
+        "installs them (the active virtualenv, node_modules, the Go module cache), not as registered checkouts."
+    ),
+)
 @config_option
 @state_option
 def index(
@@ -263,6 +275,7 @@ def index(
     fact_cache: str | None,
     only: tuple[str, ...],
     register: str | None,
+    bundle_path: str | None,
     config_path: str | None,
     state_dir: str | None,
 ) -> None:
@@ -273,6 +286,16 @@ def index(
     it: the tree is read again at once, and a tree still changing after three
     reads fails the run. Only one indexer publishes at a time: a second one
     exits at once with code 3.
+
+    \b
+    In CI, one job per repository builds that repository's bundle where its
+    build environment is, and one job publishes them all:
+      kivgraph index --repository NAME --bundle NAME.kgbundle
+      kivgraph publish --bundle a.kgbundle --bundle b.kgbundle
+
+    Exit codes: 0 published (or nothing changed, or the bundle written); 1 the
+    run failed (bad config, an unreadable repository, a tree that kept
+    changing); 2 usage error; 3 another indexer holds the state directory.
     """
     if full:
         if fact_cache is not None:
@@ -280,12 +303,20 @@ def index(
                 f"--full reads nothing from the fact cache; it cannot be combined with --fact-cache {fact_cache}"
             )
         fact_cache = "refresh"
+    if bundle_path is not None:
+        if len(only) != 1:
+            raise click.UsageError("--bundle builds one repository's part: give exactly one --repository NAME")
+        for flag, given in (("--watch", watch), ("--register", register is not None)):
+            if given:
+                raise click.UsageError(f"--bundle writes one bundle and exits; it cannot be combined with {flag}")
     layout = _layout(config_path, state_dir)
     reporter = _Reporter(as_json)
     _exit_cleanly_on_termination()
     try:
         # One indexer at a time for the whole run (and the whole watch): see PublishLock.
         with PublishLock(layout):
+            if bundle_path is not None:
+                _bundle_locked(layout, reporter, only[0], Path(bundle_path), fact_cache)
             _index_locked(layout, reporter, watch, fact_cache, only, register)
     except snap_errors.PublishLockedError as exc:
         _finish_failure(reporter, str(exc), EXIT_LOCKED)
@@ -341,6 +372,32 @@ def _index_locked(
     )
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
+
+
+def _bundle_locked(layout: StateLayout, reporter: _Reporter, name: str, out: Path, fact_cache: str | None) -> None:
+    """``index --repository NAME --bundle PATH``: write NAME's bundle, publish nothing; exits."""
+    from indexer.bundle import build_bundle, manifest_summary
+
+    _check_selected(layout, frozenset([name]))
+    started = time.perf_counter()
+    try:
+        loaded = load(layout.config_path)
+        manifest = build_bundle(loaded, layout, name, out, progress=reporter.progress, fact_cache_mode=fact_cache)
+    except snap_errors.PublishLockedError as exc:
+        _finish_failure(reporter, str(exc), EXIT_LOCKED)
+    except (ConfigError, OSError, ValueError, RuntimeError) as exc:
+        _finish_failure(reporter, f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc), 1)
+    reporter.result({"passed": True, "bundle": str(out), "manifest": manifest_summary(manifest), "error": None})
+    if not reporter.as_json:
+        state = "complete" if manifest.complete else "incomplete: " + "; ".join(manifest.failures)
+        click.echo(f"bundle: {out} ({name} at {manifest.commit[:12] or 'no commit'}, {manifest.files} files, {state})")
+        click.echo(f"  written in {time.perf_counter() - started:.2f}s, digest {manifest.digest}")
+        for run in manifest.analyzers:
+            click.echo(
+                f"  {run.language}: {run.analyzer} {run.version}".rstrip()
+                + (f" failed: {run.failure}" if run.failure else "")
+            )
+    raise SystemExit(0)
 
 
 def _check_selected(layout: StateLayout, selected: frozenset[str] | None) -> None:
@@ -482,6 +539,94 @@ def _report_error(reporter: _Reporter, message: str) -> None:
         {"passed": False, "generation_id": None, "generation": None, "counts": {}, "index": {}, "error": message}
     )
     click.echo(f"error: {message}", err=True)
+
+
+# --- publish -----------------------------------------------------------------------------------
+
+
+@click.command()
+@click.option(
+    "--bundle",
+    "bundles",
+    multiple=True,
+    required=True,
+    type=click.Path(dir_okay=False),
+    metavar="PATH",
+    help="A bundle written by `kivgraph index --repository NAME --bundle PATH` (repeatable).",
+)
+@click.option(
+    "--allow-commit-mismatch",
+    is_flag=True,
+    help="Publish a bundle even when its repository's checkout here is at another commit (graph_status shows both).",
+)
+@click.option("--json", "as_json", is_flag=True, help="NDJSON progress events and one final result on stdout.")
+@config_option
+@state_option
+def publish(
+    bundles: tuple[str, ...], allow_commit_mismatch: bool, as_json: bool, config_path: str | None, state_dir: str | None
+) -> None:
+    """Link bundles with the current generation and publish one new generation atomically.
+
+    Each bundle is verified first (its format version, its digest, and, where
+    its repository is registered here with a git checkout, that the bundle was
+    built at the checkout's commit); a bad bundle refuses the publication and
+    nothing is written. Uses of one repository's packages by another are bound
+    across the bundles and the current generation's other repositories, which
+    stay as they are. Same lock and guarantees as `kivgraph index`: the previous
+    generation serves until the new one is complete and validated.
+
+    \b
+    Exit codes: 0 published; 1 a bundle was refused or publication failed;
+    2 usage error; 3 another indexer holds the state directory.
+    """
+    from indexer.bundle import BundleError
+    from indexer.link import publish_bundles
+
+    layout = _layout(config_path, state_dir)
+    reporter = _Reporter(as_json)
+    _exit_cleanly_on_termination()
+    started = time.perf_counter()
+    try:
+        loaded = load(layout.config_path, missing_ok=True)
+        report = publish_bundles(
+            loaded,
+            layout,
+            [Path(b) for b in bundles],
+            allow_commit_mismatch=allow_commit_mismatch,
+            progress=reporter.progress,
+        )
+    except snap_errors.PublishLockedError as exc:
+        _finish_failure(reporter, str(exc), EXIT_LOCKED)
+    except BundleError as exc:
+        _finish_failure(reporter, f"{exc}; nothing was published", EXIT_FAILURE)
+    except (ConfigError, PublishError, OSError, ValueError, RuntimeError) as exc:
+        _finish_failure(reporter, f"{type(exc).__name__}: {exc}" if not isinstance(exc, ConfigError) else str(exc), 1)
+    except _Terminated as stop:
+        raise SystemExit(128 + stop.signum) from None
+    except KeyboardInterrupt:
+        raise SystemExit(128 + signal.SIGINT) from None
+    result = report.result
+    counts = msgspec.structs.asdict(result.manifest.counts)
+    reporter.result(
+        {
+            "passed": True,
+            "generation_id": result.generation_id,
+            "generation": result.name,
+            "counts": counts,
+            "repositories": [dataclasses.asdict(r) for r in report.repositories],
+            "timings": report.timings,
+            "error": None,
+        }
+    )
+    if not as_json:
+        click.echo(f"publish: PASS {result.name} in {time.perf_counter() - started:.2f}s")
+        click.echo(
+            f"  repositories {counts['repositories']}  files {counts['files']}  symbols {counts['symbols']}  "
+            f"edges {counts['edges']}  unresolved {counts['unresolved']}"
+        )
+        for r in report.repositories:
+            note = f" (checkout here at {r.checkout_commit[:12]})" if r.checkout_commit else ""
+            click.echo(f"  {r.name}: {r.source} at {r.commit[:12] or 'no commit'}{note}")
 
 
 # --- status ------------------------------------------------------------------------------------

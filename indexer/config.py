@@ -17,25 +17,12 @@ from typing import Literal
 import msgspec
 
 from snapshot_format.atomic import write_atomically
+from snapshot_format.languages import ALIASES as LANGUAGE_ALIASES
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.names import repository_name_problem
 from snapshot_format.regular import IrregularFileError, read_regular
-from snapshot_format.vocab import LANGUAGES
 
 CONFIG_VERSION = 1
-
-LANGUAGE_ALIASES = {
-    "py": "python",
-    "python": "python",
-    "go": "go",
-    "ts": "typescript",
-    "typescript": "typescript",
-    "tsx": "typescript",
-    "js": "javascript",
-    "javascript": "javascript",
-    "rs": "rust",
-    "rust": "rust",
-    "dart": "dart",
-}
 
 
 class ConfigError(Exception):
@@ -49,6 +36,9 @@ class RepositoryConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True)
     exclude: list[str] = []
     # None = the [indexing] setting; true indexes this repository's TypeScript build outputs too
     include_build_outputs: bool | None = None
+    # A SCIP index of this repository written by any SCIP indexer (relative to the repository): its occurrences
+    # are EXACT edges (indexer/scip/external.py); with it, ``languages`` may be empty
+    scip: str = ""
 
 
 class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
@@ -73,11 +63,18 @@ class GoConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     allow_network: bool = False
 
 
+class JavaConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    # true: Maven may fetch a dependency the local Maven repository lacks from Maven Central (into ~/.m2) for
+    # javac's classpath (indexer.languages.java.analyzer); false: offline, such a dependency is named in status
+    allow_network: bool = False
+
+
 class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     version: int = CONFIG_VERSION
     indexing: IndexingConfig = msgspec.field(default_factory=IndexingConfig)
     go: GoConfig = msgspec.field(default_factory=GoConfig)
     rust: RustConfig = msgspec.field(default_factory=RustConfig)
+    java: JavaConfig = msgspec.field(default_factory=JavaConfig)
     repository: list[RepositoryConfig] = []
 
 
@@ -93,6 +90,7 @@ class Repository:
     # Why the repository cannot be read now (moved, deleted, unreadable): indexing skips it and says so
     # instead of failing every other repository.
     problem: str = ""
+    scip: Path | None = None  # the SCIP index it names (RepositoryConfig.scip), resolved
 
 
 @dataclass(frozen=True)
@@ -107,9 +105,9 @@ class LoadedConfig:
 
     def allows_network(self, language: str) -> bool:
         """Whether the config lets this language's analyzer reach a package registry (``allow_network`` under
-        ``[go]`` or ``[rust]``)."""
-        section = {"go": self.raw.go, "rust": self.raw.rust}.get(language)
-        return section is not None and section.allow_network
+        ``[go]``, ``[rust]`` or ``[java]``)."""
+        section = getattr(self.raw, language, None) if language in LANGUAGES else None
+        return isinstance(section, (GoConfig, RustConfig, JavaConfig)) and section.allow_network
 
 
 def _key_path(message: str) -> tuple[str, str]:
@@ -186,7 +184,15 @@ def validate(config: Config, path: Path) -> LoadedConfig:
             if "unset environment variable" in str(exc):
                 raise
             root, problem = Path(os.path.normpath(path.parent / os.path.expanduser(entry.path))), str(exc)
-        languages = normalize_languages(entry.languages, f"{where}.languages'")
+        languages = (
+            () if entry.scip and not entry.languages else normalize_languages(entry.languages, f"{where}.languages'")
+        )
+        scip_index: Path | None = None
+        if entry.scip:
+            scip_index = Path(os.path.expandvars(os.path.expanduser(entry.scip)))
+            scip_index = scip_index if scip_index.is_absolute() else root / scip_index
+            if not problem and not scip_index.is_file():
+                raise ConfigError(f"{where}.scip': {scip_index} is not a file (a SCIP index, e.g. index.scip)")
         for ex in entry.exclude:
             if ex.startswith("/") or ".." in Path(ex).parts:
                 raise ConfigError(f"{where}.exclude': {ex!r} must be a path inside the repository")
@@ -195,7 +201,13 @@ def validate(config: Config, path: Path) -> LoadedConfig:
         )
         repos.append(
             Repository(
-                entry.name, root, languages, tuple(e.rstrip("/") for e in entry.exclude), include_outputs, problem
+                entry.name,
+                root,
+                languages,
+                tuple(e.rstrip("/") for e in entry.exclude),
+                include_outputs,
+                problem,
+                scip_index,
             )
         )
     for a in repos:
@@ -276,6 +288,8 @@ def render(config: Config) -> str:
         lines += ["", "[go]", f"allow_network = {str(config.go.allow_network).lower()}"]
     if config.rust.allow_network != RustConfig().allow_network:
         lines += ["", "[rust]", f"allow_network = {str(config.rust.allow_network).lower()}"]
+    if config.java.allow_network != JavaConfig().allow_network:
+        lines += ["", "[java]", f"allow_network = {str(config.java.allow_network).lower()}"]
     for repo in config.repository:
         lines += ["", "[[repository]]", f"name = {_toml_str(repo.name)}", f"path = {_toml_str(repo.path)}"]
         lines.append(f"languages = {_toml_list(repo.languages)}")
@@ -283,6 +297,8 @@ def render(config: Config) -> str:
             lines.append(f"exclude = {_toml_list(repo.exclude)}")
         if repo.include_build_outputs is not None:
             lines.append(f"include_build_outputs = {str(repo.include_build_outputs).lower()}")
+        if repo.scip:
+            lines.append(f"scip = {_toml_str(repo.scip)}")
     return "\n".join(lines) + "\n"
 
 

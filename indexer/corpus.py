@@ -34,6 +34,10 @@ class Corpus:
     declare: Callable[[str, str, SymbolFact], None] = field(default=lambda _repo, _path, _fact: None)
     # Whether the config lets this language's analyzer reach a package registry (``[rust] allow_network``).
     allow_network: bool = False
+    # ``kivgraph index --bundle``: a dependency no registered repository provides is seen as the job's environment
+    # installs it (the active virtualenv's site-packages, node_modules, the module cache), so the uses of another
+    # repository's packages are recorded by package identity and bound when bundles are linked.
+    installed: bool = False
 
 
 @dataclass

@@ -16,12 +16,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.fact_cache import FactCache
 from indexer.languages.registry import adapter_for
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from snapshot_format import records
-from snapshot_format.vocab import Confidence
+from snapshot_format.vocab import DECLARATION_ROWS, Confidence
 
 # How a cache miss is analysed: (adapter, repository, corpus, the cache key of this run, timeout) -> facts.
 # The default is the adapter's own whole-repository run; indexer.incremental provides a cheaper route.
@@ -39,6 +41,9 @@ class ExactPass:
     cross_repository: int = 0
     # (repository, path) -> why the analyzer left the file out (it crashed on it): that file is on the fallback.
     excluded: dict[tuple[str, str], str] = field(default_factory=dict)
+    # With ``keep_runs`` (``kivgraph index --bundle``): repository -> the encoded facts it bound, or why its analyzer
+    # failed; what a bundle carries so that ``kivgraph publish`` binds them (``given``).
+    runs_kept: dict[str, bytes | str] = field(default_factory=dict)
 
 
 def run_exact(
@@ -50,8 +55,15 @@ def run_exact(
     timeout: float,
     progress: Callable[[str, int, int], None] = lambda _r, _d, _t: None,
     analyze: AnalyzeFn | None = None,
+    given: Mapping[str, bytes | str] | None = None,
+    keep_runs: bool = False,
 ) -> ExactPass | None:
-    """Run the language's exact adapter over every repository; None when the language has none."""
+    """Run the language's exact adapter over every repository; None when the language has none.
+
+    ``given`` (``kivgraph publish``): repository -> the encoded facts of the analyzer run its bundle carries, or
+    the reason its analyzer failed where the bundle was built; those repositories are bound, never analysed
+    here (the analyzer need not be installed on this machine).
+    """
     adapter = adapter_for(language)
     if adapter is None:
         return None
@@ -62,19 +74,31 @@ def run_exact(
         started = time.perf_counter()
         progress(repo.name, i, len(repos))
         try:
-            key = adapter.cache_key(repo, hashes, adapter.identity(), corpus)
-            blob = fact_cache.get_raw(key)
-            cached = blob is not None
+            carried = (given or {}).get(repo.name)
+            if isinstance(carried, str):
+                raise AnalyzerFailed(carried)
+            key = b"" if carried is not None else adapter.cache_key(repo, hashes, adapter.identity(), corpus)
+            blob = carried if carried is not None else fact_cache.get_raw(key)
+            facts = None
             if blob is not None:
-                facts = adapter.decode(blob)
-            else:
+                try:
+                    facts = adapter.decode(blob)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    if carried is not None:
+                        raise AnalyzerFailed(f"{adapter.analyzer} facts of another kivgraph's layout") from None
+                    blob = None  # a cache entry another layout wrote: analysed again, and the entry replaced
+            cached = blob is not None and carried is None
+            if facts is None:
                 facts = (
                     analyze(adapter, repo, corpus, key, timeout)
                     if analyze is not None
                     else adapter.analyze(repo, corpus, timeout=timeout)
                 )
-                fact_cache.put_raw(key, adapter.encode(facts), what=f"the {adapter.analyzer} run of {repo.name}")
+                blob = adapter.encode(facts)
+                fact_cache.put_raw(key, blob, what=f"the {adapter.analyzer} run of {repo.name}")
                 result.runs += 1
+            if keep_runs and blob is not None:
+                result.runs_kept[repo.name] = blob
             result.cache_hits += cached
             for path, fact in adapter.declarations_of(facts):
                 corpus.declare(repo.name, path, fact)  # before bind: its uses name them
@@ -83,6 +107,8 @@ def run_exact(
                 raise AnalyzerFailed(failure + (" (cached: the inputs have not changed since)" if cached else ""))
             outcome = adapter.bind(facts, repo.name, corpus, modules)
         except AnalyzerFailed as exc:
+            if keep_runs:
+                result.runs_kept[repo.name] = str(exc)
             result.analyses[repo.name] = records.LanguageAnalysis(
                 language=language,
                 mode="fallback",
@@ -139,7 +165,8 @@ def merge(candidate: Resolution, exact: ExactPass) -> Resolution:
             continue
         merged.edges.append(e)
     for u in candidate.unresolved:
-        if (u.repository, u.path, u.line, u.col) not in positions:
+        # a row about a declaration itself (a call its language makes unnamed) is no use the analyzer settled
+        if (u.repository, u.path, u.line, u.col) not in positions or u.reason in DECLARATION_ROWS:
             merged.unresolved.append(u)
     for o in exact.outcomes:
         merged.edges.extend(o.edges)

@@ -37,6 +37,7 @@ from typing import Any
 import msgspec
 
 from indexer import __version__, staleness, supersede
+from indexer.code_identity import code_digest
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.exact_pass import merge, run_exact
@@ -151,6 +152,7 @@ def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
 
     idx = b.loaded.indexing
     add("kivgraph", __version__, FORMAT_VERSION, FEATURE_VERSION, idx.max_file_bytes, idx.analyzer_timeout_seconds)
+    add("code", code_digest())
     for w in b.work:
         git = b.git[w.name]
         add(
@@ -164,8 +166,10 @@ def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
             git.dirty,
             bool(w.carried),
         )
-        for cand in w.discovery.files:
+        for cand in [*w.discovery.files, *w.external_files]:
             add(cand.path, cand.language, cand.size, cand.skip_reason, w.hashes.get(cand.path, ""))
+        for name in sorted(k for k in w.hashes if k.startswith("\0scip:")):  # a named SCIP index's content
+            add(name, w.hashes[name], w.external_problem)
         for language in sorted(w.facts):
             module = registry.module_for(language)
             add("extractor", language, module.EXTRACTOR_VERSION if module else "")

@@ -31,12 +31,14 @@ from indexer.progress import Progress, ProgressFn
 if TYPE_CHECKING:
     from indexer.incremental import Stage
 from indexer.publish import GenerationContent, PublishLock, PublishResult
+from indexer.scip import external as scip_external
+from indexer.scip.external import ExternalIndex
 from indexer.scratch import scratch_directory
 from snapshot_format import records
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.stable_key import stable_key
-from snapshot_format.vocab import Confidence, Provenance
+from snapshot_format.vocab import SYNTAX_ONLY_PROVENANCES, Confidence, Provenance
 
 
 @dataclass
@@ -92,6 +94,11 @@ class _RepoWork:
     carried: records.Repository | None = None
     known_hashes: dict[str, str] = field(default_factory=dict)
     problem: str = ""  # why the repository could not be read at all
+    # The SCIP index the repository names (indexer.scip.external), and the files of languages without a grammar
+    # whose declarations come from it.
+    external: ExternalIndex | None = None
+    external_files: list[Candidate] = field(default_factory=list)
+    external_problem: str = ""
 
 
 def git_state_of(w: _RepoWork) -> GitState:
@@ -198,11 +205,17 @@ class Build:
     # and the exact pass's analyze step (an incremental route); records_phase and run_exact fall back to theirs.
     git: dict[str, GitState] = field(default_factory=dict)
     analyze: AnalyzeFn | None = None
+    # Filled by indexer.link for bundles: language -> repository -> the analyzer run the bundle carries (or why it
+    # failed there); ``installed`` for a bundle build (Corpus.installed).
+    given: dict[str, dict[str, bytes | str]] = field(default_factory=dict)
+    installed: bool = False
+    keep_runs: bool = False  # ExactPass.runs_kept, for a bundle
     # resolve_phase (candidate resolutions are kept per language: a second stage reuses them)
     languages: list[str] = field(default_factory=list)
     candidates: dict[str, tuple[int, Resolution]] = field(default_factory=dict)
     resolutions: list[Resolution] = field(default_factory=list)
     exact_passes: dict[str, ExactPass] = field(default_factory=dict)
+    external_outcomes: dict[str, scip_external.ExternalOutcome] = field(default_factory=dict)
     # link_phase
     edges: list[records.Edge] = field(default_factory=list)
     deps: dict[tuple[str, str, str, str], records.PackageDependency] = field(default_factory=dict)
@@ -358,6 +371,81 @@ def extract_phase(b: Build) -> None:
         timer.add("extract", started)
     extractor.close()
     fact_cache.flush()
+    external_declarations(b)
+
+
+def external_declarations(b: Build) -> None:
+    """Read each SCIP index a repository names; its files of languages without a grammar get its declarations."""
+    named = {r.name: r.scip for r in b.loaded.repositories}
+    for w in b.work:
+        where = named.get(w.name)
+        if where is None or w.problem or w.carried:
+            continue
+        started = time.perf_counter()
+        try:
+            w.external = scip_external.load(w.name, w.root, where)
+        except scip_external.ExternalIndexError as exc:
+            w.external_problem = str(exc)
+            continue
+        w.hashes[f"\0scip:{where}"] = hashlib.sha256(where.read_bytes()).hexdigest()
+        extracted = {ff.path for files in w.facts.values() for ff in files}
+        for doc in sorted(w.external.index.documents, key=lambda d: d.relative_path):
+            path = w.external.document_path(doc)
+            file = w.root / path
+            if path in extracted or not file.is_file() or ".." in Path(path).parts:
+                continue
+            source = file.read_bytes()
+            facts = scip_external.index_only_facts(w.external, doc, path, source)
+            w.facts.setdefault(facts.language, []).append(facts)
+            w.hashes[path] = hashlib.sha256(source).hexdigest()
+            w.external_files.append(Candidate(path, facts.language, len(source)))
+            extracted.add(path)
+            if facts.language not in w.languages:
+                w.languages = (*w.languages, facts.language)
+        b.timer.add("external_index", started)
+
+
+def external_edges(b: Build) -> None:
+    """The named SCIP indexes' occurrences as EXACT edges: they replace every other answer at the sites they cover."""
+    indexes = [w for w in b.work if w.external is not None]
+    if not indexes:
+        return
+    started = time.perf_counter()
+    files = {(w.name, ff.path): ff for w in b.work for fs in w.facts.values() for ff in fs}
+    sources: dict[tuple[str, str], bytes] = {}
+    defined: dict[str, tuple[str, str, SymbolFact]] = {}
+    for w in indexes:
+        assert w.external is not None
+        own = {p: ff for (r, p), ff in files.items() if r == w.name}
+        text = {}
+        for doc in w.external.index.documents:
+            path = w.external.document_path(doc)
+            if path in own:
+                try:
+                    text[path] = sources[(w.name, path)] = (w.root / path).read_bytes()
+                except OSError:
+                    continue
+        for symbol, found in scip_external.definitions(w.external, own, text).items():
+            defined.setdefault(symbol, found)
+    key_index = b.key_index
+    outcomes = []
+    for w in indexes:
+        assert w.external is not None
+        own = {p: ff for (r, p), ff in files.items() if r == w.name}
+        text = {p: s for (r, p), s in sources.items() if r == w.name}
+        outcomes.append(
+            scip_external.edges_of(
+                w.external, own, text, defined, lambda r, p, qn, k: key_index.get((r, p, qn, k)), files
+            )
+        )
+    covered = {c for o in outcomes for c in o.covered}
+    positions = {p for o in outcomes for p in o.positions}
+    for res in b.resolutions:
+        res.edges = [e for e in res.edges if (e.source, e.line, e.col) not in covered]
+        res.unresolved = [u for u in res.unresolved if (u.repository, u.path, u.line, u.col) not in positions]
+    b.resolutions.append(Resolution(edges=[e for o in outcomes for e in o.edges]))
+    b.external_outcomes = {o.repository: o for o in outcomes}
+    b.timer.add("external_index", started)
 
 
 def key_phase(b: Build) -> None:
@@ -423,6 +511,7 @@ def corpus_for(b: Build, language: str) -> Corpus:
         key_of=lambda repo, path, qn, kind: key_index.get((repo, path, qn, kind)),
         declare=AnalyzerDeclarations(language, b.work, key_index, b.symbols, b.per_file_symbols),
         allow_network=b.loaded.allows_network(language),
+        installed=b.installed,
     )
 
 
@@ -473,6 +562,8 @@ def resolve_phase(b: Build) -> None:
                 Progress(f"analyze.{lang}", repo, "", done, total)
             ),
             analyze=b.analyze,
+            given=b.given.get(language),
+            keep_runs=b.keep_runs,
         )
         if exact is not None:
             exact_passes[language] = exact
@@ -481,6 +572,7 @@ def resolve_phase(b: Build) -> None:
             resolution = merge(resolution, exact)
             timer.add(f"analyzer.{language}", started)
         resolutions.append(resolution)
+    external_edges(b)
 
 
 def link_phase(b: Build) -> None:
@@ -491,7 +583,7 @@ def link_phase(b: Build) -> None:
     folded: dict[tuple[int, str, str, int], list[int]] = {}
     for res in b.resolutions:
         for e in res.edges:
-            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in _SYNTAX_ONLY:
+            if Confidence(e.confidence).is_exact and Provenance(e.provenance) in SYNTAX_ONLY_PROVENANCES:
                 raise ValueError(f"an exact edge with syntax-only provenance: {e}")
             if e.source not in language_of or e.target not in language_of:
                 continue  # the resolver named a declaration that was never extracted
@@ -575,7 +667,7 @@ def records_phase(b: Build) -> None:
     for w in work:
         facts_by_path = {ff.path: ff for files in w.facts.values() for ff in files}
         n_files = 0
-        for cand in w.discovery.files:
+        for cand in [*w.discovery.files, *w.external_files]:
             ff = facts_by_path.get(cand.path)
             counter = counters[cand.language]
             if cand.skip_reason:
@@ -603,7 +695,13 @@ def records_phase(b: Build) -> None:
                     reason=reason,
                     symbols=per_file_symbols.get((w.name, cand.path), 0),
                     package=ff.package if ff else "",
-                    analysis=_file_mode(exact_passes, w.name, cand.language, cand.path) if ff else "",
+                    analysis=(
+                        "exact"
+                        if cand in w.external_files
+                        else _file_mode(exact_passes, w.name, cand.language, cand.path)
+                        if ff
+                        else ""
+                    ),
                     test=registry.is_test_path(cand.language, cand.path),
                 )
             )
@@ -612,6 +710,20 @@ def records_phase(b: Build) -> None:
         for lang in w.languages:
             module = registry.module_for(lang)
             n = sum(1 for c in w.discovery.indexable if c.language == lang)
+            index_only = [c for c in w.external_files if c.language == lang]
+            if index_only and not n and w.external is not None and not w.problem:
+                counters[lang].mode = "exact" if counters[lang].mode in ("", "exact") else "mixed"
+                analyses.append(
+                    records.LanguageAnalysis(
+                        language=lang,
+                        mode="exact",
+                        analyzer=w.external.index.metadata.tool_name or "scip",
+                        analyzer_version=w.external.index.metadata.tool_version,
+                        reason=f"declarations and edges from the SCIP index only (no {lang} grammar in kivgraph)",
+                        files=len(index_only),
+                    )
+                )
+                continue
             if w.problem:
                 analyses.append(records.LanguageAnalysis(language=lang, mode="failed", reason=w.problem, files=0))
             elif module is None:
@@ -639,6 +751,8 @@ def records_phase(b: Build) -> None:
                         files=n,
                     )
                 )
+        if w.external is not None or w.external_problem:
+            analyses.append(_external_analysis(w, b.external_outcomes.get(w.name)))
         repositories.append(
             records.Repository(
                 name=w.name,
@@ -653,6 +767,40 @@ def records_phase(b: Build) -> None:
             )
         )
     b.timer.add("link", started)
+
+
+def _external_analysis(w: _RepoWork, outcome: scip_external.ExternalOutcome | None) -> records.LanguageAnalysis:
+    """What status says of a repository's named SCIP index: which, written by what, at which commit, how fresh."""
+    if w.external is None:
+        return records.LanguageAnalysis(language="scip", mode="failed", reason=w.external_problem, files=0)
+    ext = w.external
+    index_time = ext.path.stat().st_mtime if ext.path.exists() else 0.0
+    documents = [ext.document_path(d) for d in ext.index.documents]
+    newer = sum(1 for p in documents if (w.root / p).is_file() and (w.root / p).stat().st_mtime > index_time)
+    edges = len(outcome.edges) if outcome is not None else 0
+    rel = ext.path.relative_to(w.root).as_posix() if ext.path.is_relative_to(w.root) else str(ext.path)
+    reason = (
+        f"SCIP index {rel} written by {ext.tool}, commit {ext.commit}: {len(documents)} documents, {edges} exact edges"
+        + (
+            f", {outcome.cross_repository} to other repositories"
+            if outcome is not None and outcome.cross_repository
+            else ""
+        )
+        + (
+            f"; {outcome.missing} documents name files the repository does not have"
+            if outcome and outcome.missing
+            else ""
+        )
+        + (f"; {newer} files changed since it was written (their answers may be stale)" if newer else "")
+    )
+    return records.LanguageAnalysis(
+        language="scip",
+        mode="exact",
+        analyzer=ext.index.metadata.tool_name or "scip",
+        analyzer_version=ext.index.metadata.tool_version,
+        reason=reason,
+        files=len(documents),
+    )
 
 
 # The phases of build_content, in order; each reads what the ones before it put in the Build.
@@ -759,9 +907,6 @@ def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: st
     if exact is not None and (repository, path) in exact.excluded:
         return "fallback"  # the analyzer crashed on this file and ran without it
     return analysis.mode if analysis else "fallback"
-
-
-_SYNTAX_ONLY = frozenset({Provenance.TREE_SITTER_SYNTAX, Provenance.PYTHON_SYNTAX_CALL, Provenance.DART_SYNTAX_CALL})
 
 
 def module_version(language: str) -> str:

@@ -221,7 +221,7 @@ def _named(counter: collections.Counter[int], enum: type[EdgeKind] | type[Confid
 
 
 def _database_items(content: GenerationContent) -> dict[bytes, list[tuple[bytes, bytes]]]:
-    """Every sub-database's (key, value) pairs of a generation of one environment (before feature 9), sorted."""
+    """Every sub-database's (key, value) pairs of a generation of one environment (before feature 10), sorted."""
     items, counts, breakdown = _fact_items(content.files, content.symbols, content.edges, content.unresolved)
     enc = codec.encode
     items[keys.DB_REPOSITORIES] = [(keys.text(r.name), enc(r)) for r in content.repositories]
@@ -506,7 +506,7 @@ def _still_serving(layout: StateLayout) -> str:
     return f"the previous generation {current} still serves" if current else "nothing was published"
 
 
-# --- layers (feature 9) ----------------------------------------------------------------------------
+# --- layers (feature 10) ----------------------------------------------------------------------------
 
 
 def split_content(content: GenerationContent) -> tuple[list[RepositoryLayer], LinkLayer]:
@@ -770,15 +770,20 @@ def publish(
 ) -> PublishResult:
     """Build, validate and atomically publish ``content`` as the next generation.
 
-    Layered (feature 9, the default): one layer per repository plus the link layer, through
+    Layered (feature 10, the default): one layer per repository plus the link layer, through
     ``publish_layers``. ``layered=False`` writes the one environment of earlier feature versions (kept for
     the tests that compare the two and for the golden generations of those versions).
     """
     if layered:
         layers, link = split_content(content)
+<<<<<<< HEAD
         return publish_layers(
             layout, layers, link, indexer_version=indexer_version, retain=retain, on_step=on_step, reuse=reuse
         )
+=======
+        mixed: list[RepositoryLayer | CarriedLayer] = [*layers]
+        return publish_layers(layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step)
+>>>>>>> main
 
     def build(tmp: Path, started: float, gid: int) -> Manifest:
         items = _database_items(content)

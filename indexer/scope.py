@@ -25,12 +25,11 @@ from pathlib import Path
 
 from indexer.config import LoadedConfig
 from indexer.publish import CarriedLayer, GenerationContent, LinkLayer, RepositoryLayer, split_content
-from snapshot_format import records
+from snapshot_format import languages, records
 from snapshot_format.manifest import LayerEntry
 from snapshot_format.reader import Generation, link_edges
 
 PENDING = "pending"
-_FAMILIES = {"javascript": "typescript"}  # languages whose code calls each other's declarations
 
 
 @dataclass
@@ -185,9 +184,9 @@ def newly_resolvable(scope: Scope, previous: Generation, names: Iterable[tuple[s
     """A carried repository that failed to resolve one of ``names`` ((language, name) the change declares
     anew, in the same language family): why the run cannot be scoped, or None."""
     for language, name in names:
-        family = _FAMILIES.get(language, language)
+        family = languages.family(language)
         for row in previous.unresolved_by_name(name):
-            theirs = _FAMILIES.get(row.language, row.language) if row.language else family
+            theirs = languages.family(row.language) if row.language else family
             if row.repository not in scope.rebuilt and theirs == family:
                 return f"{row.repository} did not resolve {name!r}, which the change declares"
     return None

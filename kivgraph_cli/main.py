@@ -16,6 +16,7 @@ import click
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "init": ("indexer.cli", "init", "Register repositories in kivgraph.toml."),
     "index": ("indexer.cli", "index", "Index registered repositories and publish a new generation."),
+    "publish": ("indexer.cli", "publish", "Link repository bundles built in CI and publish one generation."),
     "serve": ("server.cli", "serve", "Run the MCP server (stdio, or --http for a team) on the newest generation."),
     "status": ("indexer.cli", "status", "Show what the newest generation holds."),
     "doctor": ("indexer.cli", "doctor", "Check installation, analyzers, configuration and state."),

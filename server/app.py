@@ -35,7 +35,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from server import indexing
 from server.access import FULL_ACCESS, Access, view_of
-from server.envelope import Coverage
+from server.envelope import Coverage, sized, sized_text
 from server.errors import (
     INDEX_NOT_READY,
     INDEX_NOT_READY_MESSAGE,
@@ -144,6 +144,15 @@ def tools_list_json(languages: tuple[str, ...]) -> str:
     """The tools/list result the server sends when its generation serves ``languages`` (for the token budget)."""
     tools = [_tool(spec) for spec in (*read_tool_specs(languages), INDEX_PROJECT)]
     return types.ListToolsResult(tools=tools).model_dump_json(by_alias=True, exclude_none=True)
+
+
+def encode_answer(answer: object) -> str:
+    """An answer as the client receives it, stating an estimate of its own size in tokens (docs/surface.md §5.1)."""
+    if isinstance(answer, str):
+        return sized_text(answer)
+    if isinstance(answer, dict):
+        return _json.encode(sized(answer, _json.encode(answer).decode("utf-8"))).decode("utf-8")
+    return _json.encode(answer).decode("utf-8")
 
 
 def _text(text: str, *, error: bool = False) -> types.CallToolResult:
@@ -426,16 +435,16 @@ class KivgraphApp:
             if generation is None:
                 if self.holder.unavailable:
                     if name == "graph_status":
-                        return _json.encode(unavailable_status(self.layout, self.holder.unavailable)).decode()
+                        return encode_answer(unavailable_status(self.layout, self.holder.unavailable))
                     raise ToolError(SNAPSHOT_UNAVAILABLE, self.holder.unavailable)
                 if name == "graph_status":  # never fails on a missing snapshot: it reports an empty store
-                    return _json.encode(empty_status(self.layout)).decode("utf-8")
+                    return encode_answer(empty_status(self.layout))
                 raise ToolError(INDEX_NOT_READY, INDEX_NOT_READY_MESSAGE)
             try:
                 generation.check_intact()  # a data file cut short under the map would be SIGBUS, not an error
                 # The one place a token's repositories apply: every tool reads through its view (server/access.py).
                 answer = _read_tools()[name](view_of(generation, access), arguments)
-                return answer if isinstance(answer, str) else _json.encode(answer).decode("utf-8")
+                return encode_answer(answer)
             except ToolError:
                 raise
             except (lmdb.Error, SnapshotError, msgspec.DecodeError) as exc:
@@ -610,7 +619,7 @@ class KivgraphApp:
             "counts": counts,
             "index": index,
         }
-        return _json.encode(payload).decode("utf-8")
+        return encode_answer(payload)
 
     def _view_counts(self, access: Access) -> dict[str, int]:
         with self.holder.lease() as generation:

@@ -1,5 +1,8 @@
 """Validation of tool arguments: every failure is INVALID_ARGUMENT naming the field.
 
+A tool's arguments are read against its declaration (``server/declarations.py``): the accepted names, each
+field's default, range and choices come from there, never from the call site.
+
 Rules shared by every tool (docs/surface.md §3): a string with surrounding
 whitespace is rejected, so is an unsupported enum value or an unknown
 argument; a limit outside its range is rejected, never clamped (0 or absent
@@ -13,6 +16,7 @@ import re
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from server.declarations import Declaration, FieldSpec, fields_of
 from server.errors import invalid
 
 MAX_STRING = 4096
@@ -54,7 +58,10 @@ def _type_name(value: object) -> str:
 class Args:
     """The arguments of one call (or of one nested object), read field by field."""
 
-    def __init__(self, raw: object, allowed: Collection[str], *, where: str = "") -> None:
+    def __init__(self, raw: object, declaration: type[Declaration], *, where: str = "") -> None:
+        self.declaration = declaration
+        self.fields: dict[str, FieldSpec] = fields_of(declaration)
+        allowed: Collection[str] = self.fields
         if raw is None:
             raw = {}
         if not isinstance(raw, Mapping):
@@ -79,16 +86,31 @@ class Args:
     def raw(self, field: str) -> Any:
         return self._raw.get(field)
 
-    def string(self, field: str, *, required: bool = False) -> str | None:
-        """A string without surrounding whitespace; "" and null read as absent."""
+    def spec(self, field: str) -> FieldSpec:
+        return self.fields[field]
+
+    def string(self, field: str, *, required: bool | None = None) -> str | None:
+        """A string without surrounding whitespace; "" and null read as absent (an error for a required field)."""
         value = self._raw.get(field)
         if value is None or value == "":
-            if required:
+            if self.spec(field).required if required is None else required:
                 raise invalid(f"{self.name(field)} is required")
             return None
         return check_string(value, self.name(field))
 
-    def enum(self, field: str, choices: Collection[str], default: str) -> str:
+    def enum(self, field: str) -> str | None:
+        """One of the declared choices; the declared default (None for an enum without one) when absent."""
+        spec = self.spec(field)
+        choices = spec.enum or ()
+        value = self.string(field)
+        if value is None:
+            return spec.default
+        if value not in choices:
+            raise invalid(f"{self.name(field)} must be one of {', '.join(choices)}; got {value!r}")
+        return value
+
+    def one_of(self, field: str, choices: Collection[str], default: str) -> str:
+        """A value of ``choices`` (wider than the declaration's, so the caller can say why one is refused here)."""
         value = self.string(field)
         if value is None:
             return default
@@ -96,8 +118,17 @@ class Args:
             raise invalid(f"{self.name(field)} must be one of {', '.join(choices)}; got {value!r}")
         return value
 
-    def integer(self, field: str, *, default: int, low: int, high: int, zero_is_default: bool = True) -> int:
-        """An integer in [low, high]; out of range is rejected, never clamped."""
+    def integer(self, field: str, *, default: int | None = None) -> int:
+        """An integer in the declared range; out of range is rejected, never clamped. Zero (and absence) means the
+        declared default (or ``default``, a default that depends on another argument) when that is not zero."""
+        spec = self.spec(field)
+        declared = spec.default if default is None else default
+        if not isinstance(declared, int):  # pragma: no cover - a declaration error, not a call's
+            raise TypeError(f"{self.declaration.__name__}: {field} declares no integer default")
+        default = declared
+        zero_is_default = default != 0
+        low = 1 if zero_is_default and spec.low == 0 else (spec.low or 0)
+        high = spec.high if spec.high is not None else low
         value = self._raw.get(field)
         if value is None:
             return default
@@ -115,13 +146,13 @@ class Args:
             raise invalid(f"{self.name(field)} must be between {low} and {high}{hint}; got {number}")
         return number
 
-    def limit(self, default: int, high: int = 500) -> int:
-        return self.integer("limit", default=default, low=1, high=high)
+    def limit(self, default: int | None = None) -> int:
+        return self.integer("limit", default=default)
 
-    def boolean(self, field: str, default: bool = False) -> bool:
+    def boolean(self, field: str) -> bool:
         value = self._raw.get(field)
         if value is None:
-            return default
+            return bool(self.spec(field).default)
         if not isinstance(value, bool):
             raise invalid(f"{self.name(field)} must be a boolean, got {_type_name(value)}")
         return value
@@ -132,7 +163,7 @@ class Args:
             return None
         return self.boolean(field)
 
-    def path(self, field: str, *, required: bool = False) -> str | None:
+    def path(self, field: str, *, required: bool | None = None) -> str | None:
         """A repository-relative path: trailing ``/`` trimmed, ``.`` segments dropped, ``.`` alone is the root."""
         value = self.string(field, required=required)
         if value is None:

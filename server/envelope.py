@@ -8,6 +8,7 @@ zero). An absent field reads as false, null or 0.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -103,3 +104,56 @@ def envelope(
         out["access"] = access
     out["results"] = results
     return out
+
+
+# The size estimate (docs/surface.md §5.1): no tokenizer at serve time, so the text is read as o200k_base's
+# pre-tokenizer splits it, each kind of piece weighed by what it costs: a letter run (a capital inside a
+# camelCase run starts another piece, a long run is a piece per seven letters), a digit run (a piece per three
+# digits), a punctuation mark, white space. Calibrated on the token question set, full-view answers, a large
+# outline and source code (benchmarks/results/tokens.json), it is within about a sixth of the real count.
+SIZE_FIELD = "size_tokens"
+_PIECES = re.compile(r"[A-Za-z]+|\d+|[^\sA-Za-z\d]|\s+")
+_LETTERS, _DIGITS, _MARKS, _SPACE = 0.75, 1.2, 0.5, 0.5
+_FIELD_TOKENS = 5  # "size_tokens":N, itself
+
+
+def estimate_tokens(text: str) -> int:
+    """About how many o200k_base tokens ``text`` is (at least one)."""
+    letters = digits = marks = space = 0
+    for m in _PIECES.finditer(text):
+        p = m.group()
+        first = p[0]
+        if first.isalpha():
+            inner = p[1:]
+            if any(c.isupper() for c in inner) and any(c.islower() for c in p):
+                letters += 1 + sum(1 for c in inner if c.isupper())
+            else:
+                letters += 1 + (len(p) - 1) // 7
+        elif first.isdigit():
+            digits += (len(p) + 2) // 3
+        elif p.isspace():
+            space += 1
+        else:
+            marks += 1
+    return max(1, round(_LETTERS * letters + _DIGITS * digits + _MARKS * marks + _SPACE * space))
+
+
+def sized(answer: dict[str, Any], encoded: str) -> dict[str, Any]:
+    """The answer with ``size_tokens``, the estimate of its own size (the field included), after ``snapshot_id``;
+    ``encoded`` is the answer's text without the field."""
+    estimate = estimate_tokens(encoded) + _FIELD_TOKENS
+    out: dict[str, Any] = {}
+    for key, value in answer.items():
+        out[key] = value
+        if key == "snapshot_id":
+            out[SIZE_FIELD] = estimate
+    if SIZE_FIELD not in out:
+        out = {SIZE_FIELD: estimate, **answer}
+    return out
+
+
+def sized_text(text: str) -> str:
+    """Prose (get_source) with ``~N tokens`` ending its first line, the estimate of the whole text."""
+    first, sep, rest = text.partition("\n")
+    estimate = estimate_tokens(text) + 3
+    return f"{first}  ~{estimate} tokens{sep}{rest}"

@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from server.checkouts import registered_checkouts
 from snapshot_format.errors import GenerationUnreadableError, NoGenerationError
 from snapshot_format.layout import StateLayout, list_generations, parse_generation_name, read_current
 from snapshot_format.reader import Generation, open_newest_readable
@@ -184,6 +185,7 @@ class SnapshotHolder:
 
     def _install(self, generation: Generation, events: HolderEvents) -> None:
         self.unavailable = ""
+        generation.checkouts = registered_checkouts(self.layout.config_path)
         with self._lock:
             previous = self._current
             entry = _Entry(generation)

@@ -22,12 +22,14 @@ import anyio
 import anyio.abc
 
 from server.args import Args, check_string
+from server.declarations import IndexProject, accepted
+from server.declarations import Project as ProjectEntry
 from server.errors import INDEXING_FAILED, ToolError, invalid
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.layout import StateLayout
 from snapshot_format.names import repository_name_problem
-from snapshot_format.vocab import LANGUAGES
 
-PROJECT_FIELDS = ("name", "path", "languages")
+PROJECT_FIELDS = accepted(ProjectEntry)
 STDERR_TAIL_BYTES = 8192
 MAX_LINE_BYTES = 4 << 20
 EXIT_LOCKED = 3
@@ -118,7 +120,7 @@ def _project(args: Args, cwd: Path, state_dir: Path | None) -> Project:
 
 def parse_index_request(arguments: object, cwd: Path, state_dir: Path | None = None) -> IndexRequest:
     """Validate index_project's arguments before anything is written (docs/surface.md §9.1)."""
-    args = Args(arguments, ("projects", *PROJECT_FIELDS, "confirmed"))
+    args = Args(arguments, IndexProject)
     batch = args.raw("projects")
     single = [f for f in PROJECT_FIELDS if args.raw(f) is not None]
     confirmed = args.optional_boolean("confirmed")
@@ -132,7 +134,7 @@ def parse_index_request(arguments: object, cwd: Path, state_dir: Path | None = N
             raise invalid("projects must hold at least one {name, path, languages}")
         projects = []
         for i, entry in enumerate(entries):
-            nested = Args(entry, PROJECT_FIELDS, where=f"projects[{i}]")
+            nested = Args(entry, ProjectEntry, where=f"projects[{i}]")
             missing = [f for f in PROJECT_FIELDS if nested.raw(f) is None]
             if missing:
                 raise invalid(f"projects[{i}] needs name, path and languages; {missing[0]} is missing")

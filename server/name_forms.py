@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from snapshot_format import languages
 from snapshot_format.keys import key_to_bytes
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -48,12 +49,14 @@ def go_package_name(import_path: str) -> str:
 
 
 def package_matches(package: str, typed: str, language: str) -> bool:
-    """Whether ``typed`` names ``package``: whole, by a tail of its path, or (Go) by its package name."""
+    """Whether ``typed`` names ``package``: whole, by a tail of its path, or (a package named by an import path,
+    as Go's) by its package name."""
     if not package or not typed:
         return False
     if package == typed or package.endswith("/" + typed):
         return True
-    return language == "go" and go_package_name(package) == typed
+    row = languages.language(language)
+    return row is not None and row.module_names == "import_path" and go_package_name(package) == typed
 
 
 def _split_points(text: str, sep: str = ".") -> Iterable[tuple[str, str]]:
@@ -129,11 +132,17 @@ def rust_plain(qualified_name: str) -> str:
     return "".join(out)
 
 
+def _crate_path(sym: Symbol) -> bool:
+    """Whether the symbol's language names declarations by ``::`` paths from a crate's root (Rust)."""
+    row = languages.language(sym.language)
+    return row is not None and row.module_names == "crate_path"
+
+
 def _rust_forms(gen: Generation, path: str, repository: str | None) -> list[Symbol]:
     """A Rust path as a developer writes it: a tail by ``::`` (trait members by their type), ``crate::…`` from a
     crate's root, and ``krate::Name::member`` through the ``pub use`` of the module it names."""
     last = path.rsplit("::", 1)[-1]
-    named = [s for s in gen.symbols_by_name(last, repository) if s.language == "rust"] if last else []
+    named = [s for s in gen.symbols_by_name(last, repository) if _crate_path(s)] if last else []
     rooted = path.startswith("crate::")
     if rooted:  # from the root of each crate that declares the name
         rest = path[len("crate::") :]
@@ -148,15 +157,28 @@ def _rust_forms(gen: Generation, path: str, repository: str | None) -> list[Symb
             if (plain := rust_plain(s.qualified_name)) == full or (not rooted and plain.endswith("::" + full))
         ]
         if not direct and "::" in full:
-            direct = [s for s in _through_module(gen, full, repository, "::") if s.language == "rust"]
+            direct = [s for s in _through_module(gen, full, repository, "::") if _crate_path(s)]
         out.extend(direct)
     return out
 
 
 def _by_tail(gen: Generation, text: str, repository: str | None) -> list[Symbol]:
-    """A dotted tail of the qualified name: declarations named by its last element whose name ends with it."""
-    last = text.rsplit(".", 1)[-1]
-    return [s for s in gen.symbols_by_name(last, repository) if s.qualified_name.endswith("." + text)]
+    """A dotted tail of the qualified name: declarations named by its last element whose name ends with it.
+
+    An overload's qualified name ends with its parameter list (Java: ``Options.addOption(Option)``): the
+    tail without one names every overload, with one the overload it spells."""
+    bare = text.split("(", 1)[0]
+    last = bare.rsplit(".", 1)[-1]
+    return [
+        s
+        for s in gen.symbols_by_name(last, repository)
+        if s.qualified_name.endswith("." + text)
+        or (
+            "(" not in text
+            and s.qualified_name.endswith(")")
+            and s.qualified_name.split("(", 1)[0].endswith("." + bare)
+        )
+    ]
 
 
 def _normalized(text: str) -> list[tuple[str, str | None]]:

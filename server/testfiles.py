@@ -2,41 +2,24 @@
 
 From feature 5 on the indexer marks each file (``File.test``, from its language's test patterns). A
 generation written before that carries no mark; for those the server applies the patterns the indexer used
-at the time, frozen here (they never change: a newer generation carries its own marks, whatever patterns
-wrote them).
+at the time, frozen in the language table (``tests_before_feature_5``; they never change: a newer generation
+carries its own marks, whatever patterns wrote them).
 """
 
 from __future__ import annotations
 
 import fnmatch
 
+from snapshot_format import languages
 from snapshot_format.reader import Generation
 from snapshot_format.records import File
 from snapshot_format.versions import MIN_FEATURE_FOR
 
 
-def _dirs_and_names(*items: str) -> tuple[str, ...]:
-    out: list[str] = []
-    for item in items:
-        out += [f"{item}*", f"*/{item}*"] if item.endswith("/") else [item, f"*/{item}"]
-    return tuple(out)
-
-
-_COMMON = ("test/", "tests/", "testing/", "__tests__/", "testdata/")
-# The indexer's test patterns when feature 4 was the newest (indexer/languages/registry.py then).
-PATTERNS_BEFORE_THE_MARK: dict[str, tuple[str, ...]] = {
-    "python": _dirs_and_names(*_COMMON, "test_*.py", "*_test.py", "conftest.py"),
-    "typescript": _dirs_and_names(*_COMMON, "spec/", "*.test.*", "*.spec.*", "*-test.*"),
-    "javascript": _dirs_and_names(*_COMMON, "spec/", "*.test.*", "*.spec.*", "*-test.*"),
-    "go": _dirs_and_names("testdata/", "*_test.go"),
-    "rust": _dirs_and_names("tests/", "benches/"),
-    "dart": _dirs_and_names("test/", "*_test.dart"),
-}
-
-
 def matches_test_patterns(language: str, path: str) -> bool:
     """Whether ``path`` is a test file by the frozen patterns of its language."""
-    return any(fnmatch.fnmatchcase(path, p) for p in PATTERNS_BEFORE_THE_MARK.get(language, ()))
+    row = languages.language(language)
+    return row is not None and any(fnmatch.fnmatchcase(path, p) for p in row.tests_before_feature_5)
 
 
 class FileRoles:

@@ -1,9 +1,10 @@
-"""Shaping rows for the compact view (docs/surface.md §6.2).
+"""Shaping rows for the compact view (docs/surface.md §6.2, §13.1).
 
 First tier: a column on which every row of the page agrees is stated once in
 a header and removed from the rows. Rows are grouped by file and written as
-labels (``qualified_name@start[-end]``), with a positional tail of the
-columns that are left. Second tier: rows are bucketed by their remaining
+labels (``qualified_name@start[-end]``) followed by the values of the columns
+that are left, in the order the page names once (``columns``: ``finish``), a
+value the header states left empty. Second tier: rows are bucketed by their remaining
 tuple, and the grouped page replaces the flat one only when it serializes
 smaller.
 
@@ -73,6 +74,7 @@ from typing import Any
 
 import msgspec
 
+from snapshot_format.languages import language
 from snapshot_format.records import Symbol
 
 _json = msgspec.json.Encoder()
@@ -80,8 +82,8 @@ _DISCRIMINATOR = re.compile(r"#\d+$")
 
 
 def encoded_size(value: Any) -> int:
-    """Bytes of the compact JSON encoding (what the client receives)."""
-    return len(_json.encode(value))
+    """Bytes of the compact JSON encoding (what the client receives), rows written as ``finish`` writes them."""
+    return len(_json.encode(finish(value) if isinstance(value, dict) else _written(value, page_columns(value))))
 
 
 def smaller(preferred: Any, alternative: Any) -> Any:
@@ -92,9 +94,6 @@ def smaller(preferred: Any, alternative: Any) -> Any:
 def label(qualified_name: str, start: int, end: int) -> str:
     """``qn@start``, or ``qn@start-end`` when the declaration spans lines."""
     return f"{qualified_name}@{start}" if end <= start else f"{qualified_name}@{start}-{end}"
-
-
-_PATH_NAMED = frozenset({"typescript", "javascript", "dart"})  # module symbols named by their file's path
 
 
 def module_relative(sym: Symbol) -> str:
@@ -108,7 +107,8 @@ def module_relative(sym: Symbol) -> str:
     name is no prefix (``stack.Format`` in stack.go is the method of the type ``stack``).
     """
     qn = sym.qualified_name
-    by_path = sym.language in _PATH_NAMED and "." in sym.path.rsplit("/", 1)[-1]
+    row = language(sym.language)
+    by_path = row is not None and row.module_names == "file_path" and "." in sym.path.rsplit("/", 1)[-1]
     dotted = sym.path.rsplit(".", 1)[0].replace("/", ".") if by_path else ""
     prefixes = [p for p in (sym.package, dotted) if p and qn.startswith(p + ".")]
     if not prefixes:
@@ -127,13 +127,15 @@ def subject_head(subject: Symbol, asked: str | None) -> dict[str, Any]:
 
 
 def exported_is_implied(sym: Symbol) -> bool:
-    """Whether the name already says if the symbol is exported (Python and Dart: no leading ``_``; Go: a capital)."""
+    """Whether the name already says if the symbol is exported, by its language's export rule (Python and Dart: no
+    leading ``_``; Go: a capital)."""
     name = sym.name
-    if not name:
+    row = language(sym.language)
+    if not name or row is None:
         return False
-    if sym.language in ("python", "dart"):
+    if row.export_rule == "underscore":
         return sym.exported == (not name.startswith("_"))
-    if sym.language == "go":
+    if row.export_rule == "capital":
         return sym.exported == name[0].isupper()
     return False
 
@@ -190,28 +192,98 @@ def hoist(rows: Sequence[dict[str, Any]], columns: Iterable[str], defaults: Iter
     return header
 
 
+class Row:
+    """A compact row before its page's columns are known: its values by column, in the tool's column order.
+
+    ``finish`` writes every row of a page as ``[at, value, …]`` in the page's ``columns`` (the tool's columns
+    that some row of the page fills), so a position means one column on the whole page.
+    """
+
+    __slots__ = ("order", "values")
+
+    def __init__(self, order: tuple[str, ...], values: dict[str, str]) -> None:
+        self.order = order
+        self.values = values
+
+
 def tail_entry(
     head: str,
     row: dict[str, Any],
     tail_columns: Sequence[str],
     skip: Iterable[str],
     header: dict[str, Any] | None = None,
-) -> Any:
-    """``head`` alone, or ``[head, col, …]`` with the row's remaining non-empty columns as strings.
-
-    A column in ``skip`` is never written; a column of ``header`` only where the row's value differs from it.
-    """
+) -> Row:
+    """The row ``head`` (its ``at``) with the row's other columns as strings: a column in ``skip`` is never
+    written, a column of ``header`` only where the row's value differs from it (empty where the header's
+    default applies)."""
     skipped = set(skip)
     defaults = header or {}
-    tail = []
+    values: dict[str, str] = {"at": head}
     for column in tail_columns:
         if column in skipped:
             continue
         value = row.get(column)
         if not _present(value) or (column in defaults and value == defaults[column]):
             continue
-        tail.append(_as_text(value))
-    return [head, *tail] if tail else head
+        values[column] = _as_text(value)
+    return Row(("at", *tail_columns), values)
+
+
+ROW_HOLDERS = ("files", "groups", "at", "tests")  # the fields a page's rows sit under, first to last
+
+
+def _rows_in(value: Any, out: list[Row]) -> None:
+    if isinstance(value, Row):
+        out.append(value)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _rows_in(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            _rows_in(v, out)
+
+
+def page_columns(value: Any) -> list[str]:
+    """The columns of a page's rows: ``at``, then the tool's columns that some row of the page fills, those more
+    rows fill first (fewer empty cells before a row's last value), the tool's order on a tie."""
+    rows: list[Row] = []
+    _rows_in(value, rows)
+    if not rows:
+        return []
+    order = rows[0].order
+    filled = Counter(c for r in rows for c in r.values if c != "at")
+    rest = sorted((c for c in order if c in filled), key=lambda c: (-filled[c], order.index(c)))
+    return ["at", *rest]
+
+
+def _written(value: Any, columns: list[str]) -> Any:
+    if isinstance(value, Row):
+        cells = [value.values.get(c, "") for c in columns]
+        while len(cells) > 1 and cells[-1] == "":
+            cells.pop()
+        return cells[0] if len(cells) == 1 else cells
+    if isinstance(value, dict):
+        return {k: _written(v, columns) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_written(v, columns) for v in value]
+    return value
+
+
+def finish(page: dict[str, Any]) -> dict[str, Any]:
+    """The page as an answer writes it: ``columns`` named once before its rows, and each row ``[at, value, …]``
+    in that order, ``""`` where a header (the page's or its group's) states the value, trailing empty values
+    left off, and a row of ``at`` alone written as its label."""
+    columns = page_columns(page)
+    if not columns:
+        return _written(page, columns)
+    out: dict[str, Any] = {}
+    for key, value in page.items():
+        if key in ROW_HOLDERS and "columns" not in out:
+            out["columns"] = columns
+        out[key] = _written(value, columns)
+    if "columns" not in out:
+        out["columns"] = columns
+    return out
 
 
 def _as_text(value: Any) -> str:

@@ -53,7 +53,7 @@ ALL_DATABASES: tuple[bytes, ...] = (
 # Sub-databases every readable generation has; later additions are optional for readers.
 REQUIRED_DATABASES: frozenset[bytes] = frozenset(ALL_DATABASES[:12])
 
-# Layered generations (feature 9): what each layer holds. A repository's layer holds its own facts; the link
+# Layered generations (feature 10): what each layer holds. A repository's layer holds its own facts; the link
 # layer (the generation directory's own data.mdb) holds the generation-wide meta, the repository records, the
 # edges between two repositories and the package map. The link layer has no files or symbols, so a reader
 # older than layers refuses it (a required sub-database is missing) instead of answering from it alone.

@@ -23,7 +23,7 @@ CURRENT_FILENAME = "CURRENT"
 MANIFEST_FILENAME = "manifest"
 HOLD_FILENAME = "hold.lock"
 DATA_FILENAME = "data.mdb"
-LAYERS_DIRNAME = "layers"  # feature 9: one sub-directory (an LMDB environment) per repository layer
+LAYERS_DIRNAME = "layers"  # feature 10: one sub-directory (an LMDB environment) per repository layer
 _LAYER_DIR_RE = re.compile(r"^layers/[0-9a-f]{16,64}$")
 
 

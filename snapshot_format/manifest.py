@@ -23,7 +23,7 @@ class RepositoryState(msgspec.Struct, frozen=True):
 
 
 class LayerEntry(msgspec.Struct, frozen=True, kw_only=True):
-    """One repository's layer of a layered generation (feature 9): where it is and what it holds."""
+    """One repository's layer of a layered generation (feature 10): where it is and what it holds."""
 
     repository: str
     directory: str  # generation-relative, ``layers/<digest prefix>``: an LMDB environment of its own

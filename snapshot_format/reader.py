@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import lmdb
+import msgspec
 
 from snapshot_format import codec, keys, lexical, records
 from snapshot_format.digest import digest_environment
@@ -180,7 +181,7 @@ def _merged(iterators: list[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[by
 class Generation:
     """One published generation, mapped read-only.
 
-    A layered generation (feature 9, ``manifest.layers``) is several LMDB environments: one layer per
+    A layered generation (feature 10, ``manifest.layers``) is several LMDB environments: one layer per
     repository and the link layer (the directory's own data.mdb: generation-wide meta, repository records,
     edges between repositories, package map). Every query reads the layers it concerns and merges their
     scans in key order, so a layered generation answers exactly as the one environment of an older one.
@@ -189,6 +190,9 @@ class Generation:
     def __init__(self, path: Path, *, hold: bool = False) -> None:
         self.path = Path(path)
         self.name = self.path.name
+        # repository -> this machine's checkout of it (a server's kivgraph.toml), used where the generation names
+        # no directory of this machine (published from bundles elsewhere): get_source and git checks read there
+        self.checkouts: dict[str, str] = {}
         parsed = parse_generation_name(self.name)
         if parsed is None:
             raise GenerationUnreadableError(f"{self.path}: not a generation directory name")
@@ -419,7 +423,13 @@ class Generation:
 
     def repository(self, name: str) -> records.Repository | None:
         raw = self._get(keys.DB_REPOSITORIES, keys.text(name))
-        return codec.REPOSITORY.decode(raw) if raw else None
+        if not raw:
+            return None
+        repo = codec.REPOSITORY.decode(raw)
+        here = self.checkouts.get(name)
+        if here and (not repo.root or not os.path.isdir(repo.root)):
+            repo = msgspec.structs.replace(repo, root=here)
+        return repo
 
     # --- files -------------------------------------------------------------------
 
@@ -468,7 +478,8 @@ class Generation:
                     yield codec.SYMBOL.decode(raw)
 
     def _named_stores(self, repository: str | None) -> list[_Store | None]:
-        return self._by_repository if repository is None else [self._repo(repository)]
+        stores: list[_Store | None] = [*self._by_repository] if repository is None else [self._repo(repository)]
+        return stores
 
     def _index_keys(self, db: bytes, start: bytes, repository: str | None) -> Iterator[tuple[list[str], bytes]]:
         for key in itertools.chain.from_iterable(

@@ -11,7 +11,7 @@ safely ignore (a new sub-database, a field appended with a default).
 RELEASE = "0.1.0"
 
 FORMAT_VERSION = 1
-FEATURE_VERSION = 9
+FEATURE_VERSION = 10
 # The oldest reader format that can read what this build writes.
 MIN_READER_VERSION = 1
 # Generations this build can read (the writer of each must not need a newer reader).
@@ -30,7 +30,8 @@ FEATURE_LOG: dict[int, str] = {
     6: "File.analysis and LanguageAnalysis.mode pending: a CANDIDATE generation published before the exact pass (issue 15)",
     7: "edge kind STANDS_FOR and provenance PYTHON_IMPORT_SYSTEM: a stub and the implementation it stands for answer as one symbol (issue 23)",
     8: "Symbol.callable: a variable whose value is a function, a class or a callable (issue 23); older ones read False",
-    9: "layers (issue 24): one LMDB environment per repository under layers/, the link layer in data.mdb, Manifest.layers",
+    9: "provenances JAVA_INDEXER_DEF/USE (scip-java) and SCIP_INDEX_DEF/USE (a SCIP index a repository names) (issue 26)",
+    10: "layers (issue 24): one LMDB environment per repository under layers/, the link layer in data.mdb, Manifest.layers",
 }
 
 # The oldest FEATURE_VERSION at which a reader uses a feature. Below it the feature is refused with a

@@ -102,6 +102,12 @@ class Provenance(IntEnum):
     # Python's import system (feature 7): a stub file stands for the module of its name, an ImportError
     # fallback binds the same name (STANDS_FOR edges).
     PYTHON_IMPORT_SYSTEM = 26
+    # scip-java (javac's own attribution through the SemanticDB plugin), feature 9.
+    JAVA_INDEXER_DEF = 27
+    JAVA_INDEXER_USE = 28
+    # A SCIP index the repository names in its configuration, written by any SCIP indexer (feature 9).
+    SCIP_INDEX_DEF = 29
+    SCIP_INDEX_USE = 30
 
 
 # Provenances that can never back an exact edge (syntax alone proves nothing).
@@ -157,12 +163,22 @@ SYMBOL_KINDS: frozenset[str] = frozenset(
     }
 )
 
-LANGUAGES: tuple[str, ...] = ("python", "go", "typescript", "javascript", "rust", "dart")
-
 # The Unresolved reason of a type relation the type checker could not decide: whether some instantiation
 # of a type (the row's ``source``) implements an interface (the row's ``name``, its qualified name, in
 # ``package``). Readers make the members it names ``dispatch_unknown``, never COMPLETE.
 DISPATCH_UNDECIDED = "DISPATCH_UNDECIDED"
+
+# The Unresolved reason of a declaration its language calls without naming it (Python's special methods:
+# ``x[k] = v`` calls ``__setitem__``, ``C()`` calls ``__init__``), which no analyzer records as a use. The row
+# sits on the declaration (``source`` is its key); readers make it a blind spot of that declaration alone.
+IMPLICIT_CALL = "IMPLICIT_CALL"
+# The Unresolved reason of a method that overrides a base method outside the graph (Python: a class deriving
+# from collections.abc.MutableMapping overrides its popitem): the base's own code, or code handed the object as
+# the base, may call it unseen. On the method's declaration (``source``), named by the method's name, the base
+# method's module in ``package``; readers make it a blind spot of that method alone, as ``IMPLICIT_CALL``.
+EXTERNAL_OVERRIDE = "EXTERNAL_OVERRIDE"
+# Rows that speak of their declaration alone (``source``), not of a use of its name.
+DECLARATION_ROWS: frozenset[str] = frozenset({IMPLICIT_CALL, EXTERNAL_OVERRIDE})
 
 # Dispatch through interfaces outside the graph (Go: the standard library's, the universe's error, a module no
 # registered repository provides), which no declaration of the graph stands for. Relation rows, not failures:

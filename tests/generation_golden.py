@@ -68,7 +68,7 @@ def _machine_free(raw: bytes) -> bytes:
 def content_digest(generation: Path) -> str:
     """The writer's content digest with each repository's root and analysis seconds blanked.
 
-    A layered generation (feature 9): the link layer's so blanked, then each repository layer's own digest
+    A layered generation (feature 10): the link layer's so blanked, then each repository layer's own digest
     (a layer holds nothing that depends on the machine), in layer order.
     """
     manifest = read_manifest(generation)

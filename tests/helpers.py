@@ -69,6 +69,55 @@ def labels_of(results: dict[str, Any], field: str = "files") -> list[str]:
     return [entry if isinstance(entry, str) else entry[0] for _repo, _path, entry in group_entries(results, field)]
 
 
+def row_dicts(results: dict[str, Any], field: str = "files") -> list[dict[str, Any]]:
+    """Every row of a compact page read through the page's ``columns``: ``{column: value}``, a value the row
+    leaves empty taken from its group's header or the page's (where a header default applies), plus the
+    row's ``repository`` and ``path``."""
+    columns = results["columns"]
+    out = []
+    hoisted = results.get("repository")
+    from server.views import split_group_key
+
+    for group in results.get("groups", [results]):
+        for key, entries in (group.get(field) or {}).items():
+            repository, path = split_group_key(key, hoisted)
+            for entry in entries:
+                cells = [entry] if isinstance(entry, str) else list(entry)
+                assert len(cells) <= len(columns), (entry, columns)
+                row: dict[str, Any] = {"repository": repository, "path": path}
+                for i, column in enumerate(columns):
+                    value = cells[i] if i < len(cells) else ""
+                    row[column] = value if value != "" else group.get(column, results.get(column, ""))
+                out.append(row)
+    return out
+
+
+def ranked_files(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """find_by_intent's ranked rows read through ``columns``: ``{repo, file, terms, symbols, kinds}`` (the
+    repository and the symbols' kinds filled from the header where the row leaves them to it)."""
+    from server.views import split_group_key
+
+    if not results["files"]:
+        return []
+    columns, symbol_columns = results["columns"], results["symbol_columns"]
+    assert columns == ["file", "terms", "symbols"] and symbol_columns == ["at", "kind"], (columns, symbol_columns)
+    out = []
+    for row in results["files"]:
+        assert isinstance(row, list) and 2 <= len(row) <= 3, row
+        repo, file = split_group_key(row[0], results.get("repository"))
+        symbols = [[s] if isinstance(s, str) else s for s in (row[2] if len(row) > 2 else [])]
+        out.append(
+            {
+                "repo": repo,
+                "file": file,
+                "terms": row[1],
+                "symbols": [s[0] for s in symbols],
+                "kinds": [s[1] if len(s) > 1 else results["kind"] for s in symbols],
+            }
+        )
+    return out
+
+
 @contextlib.contextmanager
 def kept_signal_handlers() -> Iterator[None]:
     """Put this process's signal handlers back afterwards: ``kivgraph index`` run in-process installs its own."""

@@ -19,9 +19,51 @@ from server.tools.references import find_references
 from server.tools.traversal import get_blast_radius, trace_dependencies
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
-from tests.helpers import run_kivgraph, write_repo
+from tests.helpers import row_dicts, run_kivgraph, write_repo
 
 pytestmark = pytest.mark.analyzers
+
+# A mapping on the standard library's MutableMapping: its popitem overrides a base method outside the graph,
+# which MutableMapping.clear calls; its __setitem__ is called by ``m[k] = v`` (docs/surface.md §4.8).
+PYTHON_OUTSIDE = {
+    "store/__init__.py": "",
+    "store/mapping.py": (
+        "import collections.abc\n"
+        "\n\n"
+        "class Store(collections.abc.MutableMapping):\n"
+        "    def __init__(self) -> None:\n"
+        "        self.data: dict = {}\n"
+        "\n"
+        "    def __getitem__(self, key):\n"
+        "        return self.data[key]\n"
+        "\n"
+        "    def __setitem__(self, key, value) -> None:\n"
+        "        self.data[key] = value\n"
+        "\n"
+        "    def __delitem__(self, key) -> None:\n"
+        "        del self.data[key]\n"
+        "\n"
+        "    def __iter__(self):\n"
+        "        return iter(self.data)\n"
+        "\n"
+        "    def __len__(self) -> int:\n"
+        "        return len(self.data)\n"
+        "\n"
+        "    def popitem(self):\n"
+        "        key = next(iter(self.data))\n"
+        "        return key, self.data.pop(key)\n"
+        "\n"
+        "    def keys_sorted(self) -> list:\n"
+        "        return sorted(self.data)\n"
+        "\n\n"
+        "def fill(store: Store) -> None:\n"
+        "    store['k'] = 1\n"
+        "    store.clear()\n"
+        "\n\n"
+        "def listing(store: Store) -> list:\n"
+        "    return store.keys_sorted()\n"
+    ),
+}
 
 PYTHON = {
     "pkg/__init__.py": "",
@@ -56,6 +98,34 @@ PYTHON = {
         "\n\n"
         "def nobody_calls_me() -> int:\n"
         "    return 0\n"
+    ),
+}
+
+# Members JavaScript calls without naming them: toString for string conversion, [Symbol.iterator] for for..of.
+TYPESCRIPT_IMPLICIT = {
+    "tsconfig.json": '{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}, '
+    '"include": ["src"]}\n',
+    "src/money.ts": (
+        "export class Money {\n"
+        "  constructor(private cents: number) {}\n"
+        "  toString(): string {\n"
+        "    return `${this.cents / 100}`;\n"
+        "  }\n"
+        "  plain(): number {\n"
+        "    return this.cents;\n"
+        "  }\n"
+        "}\n"
+        "export class Bag implements Iterable<number> {\n"
+        "  private items: number[] = [];\n"
+        "  [Symbol.iterator](): Iterator<number> {\n"
+        "    return this.items[Symbol.iterator]();\n"
+        "  }\n"
+        "}\n"
+        "export function show(m: Money, b: Bag): string {\n"
+        "  let n = 0;\n"
+        "  for (const x of b) { n += x; }\n"
+        "  return 'cost ' + m + String(m.plain() + n);\n"
+        "}\n"
     ),
 }
 
@@ -197,6 +267,8 @@ def generations(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         "py": _index(tmp, "py", PYTHON, "python"),
         "ts": _index(tmp, "ts", TYPESCRIPT, "typescript"),
         "go": _index(tmp, "go", GO, "go"),
+        "ts-implicit": _index(tmp, "tsimp", TYPESCRIPT_IMPLICIT, "typescript"),
+        "py-outside": _index(tmp, "pyout", PYTHON_OUTSIDE, "python"),
         "py-fallback": _index(tmp, "pyfb", PYTHON, "python", {"KIVGRAPH_SCIP_PYTHON": str(tmp / "no-such-analyzer")}),
         "go-generic": _index(tmp, "gogen", GO_GENERIC, "go"),
         "go-generic-fallback": _index(tmp, "gofb", GO_GENERIC, "go", {"KIVGRAPH_GO": str(tmp / "no-such-go")}),
@@ -280,7 +352,8 @@ def test_go_a_method_that_satisfies_an_interface_reaches_calls_through_it(genera
     assert refs["total"] == 1 and refs["results"]["references"][0]["via"] == "Shape.Area"
     # the compact view says which rows came by dispatch
     compact = get_blast_radius(gen, {"qualified_name": "Circle.Area"})["results"]
-    assert "via Shape.Area" in json.dumps(compact)
+    assert "dispatch_via" in compact["columns"]
+    assert any(r["dispatch_via"] == "Shape.Area" for r in row_dicts(compact))
 
 
 def test_go_a_type_bridges_only_through_its_methods(generations: dict[str, Generation]) -> None:
@@ -407,10 +480,10 @@ def test_go_a_call_through_io_writer_reaches_the_module_writer_in_every_view(
     assert completeness["verdict"] == "LOWER_BOUND"
     assert [(b["reason"], b["in"]) for b in completeness["blind_spots"]] == [("EXTERNAL_CONVERSION", "Run")]
     compact = get_blast_radius(gen, {"qualified_name": "File.Write"})
-    assert "via io.Writer.Write" in json.dumps(compact["results"])
+    assert any(r["dispatch_via"] == "io.Writer.Write" for r in row_dicts(compact["results"]))
     assert compact["completeness"]["implements_outside"] == ["io.Writer.Write"]
     refs = find_references(gen, {"qualified_name": "File.Write"})
-    assert refs["total"] == 2 and "via io.Writer.Write" in json.dumps(refs["results"])
+    assert refs["total"] == 2 and any(r["via"] == "io.Writer.Write" for r in row_dicts(refs["results"]))
     assert refs["results"]["implements_outside"] == ["io.Writer.Write"]
     assert list(refs["results"]["unbound"]) == ["EXTERNAL_CONVERSION"]
 
@@ -436,3 +509,55 @@ def test_go_relations_to_outside_interfaces_are_not_unbound_uses_of_an_outgoing_
         assert "unbound" not in out["results"] and out["coverage"]["unresolved_related"] == 0, qn
     trace = trace_dependencies(gen, {"qualified_name": "Run", "view": "full"})
     assert "unbound" not in trace["results"]
+
+
+def test_python_calls_nobody_writes_are_blind_spots_of_their_declaration_alone(
+    generations: dict[str, Generation],
+) -> None:
+    """``store['k'] = 1`` calls Store.__setitem__ and MutableMapping.clear calls Store.popitem, and no analyzer
+    records either call: both answers say so rather than COMPLETE; a plain method's answer stays complete."""
+    gen = generations["py-outside"]
+    setitem = _blast(gen, "store.mapping.Store.__setitem__")
+    assert setitem["completeness"]["verdict"] == "LOWER_BOUND"
+    spots = setitem["completeness"]["blind_spots"]
+    assert [(b["reason"], b["in"]) for b in spots] == [("IMPLICIT_CALL", "store.mapping.Store.__setitem__")]
+    assert "subscript assignment" in spots[0]["detail"]
+    popitem = _blast(gen, "store.mapping.Store.popitem")
+    assert popitem["completeness"]["verdict"] == "LOWER_BOUND"
+    spots = popitem["completeness"]["blind_spots"]
+    assert [(b["reason"], b["in"]) for b in spots] == [("EXTERNAL_OVERRIDE", "store.mapping.Store.popitem")]
+    assert "MutableMapping.popitem" in spots[0]["detail"]
+    refs = _refs(gen, "store.mapping.Store.popitem")
+    assert refs["total"] == 0 and list(refs["results"]["unbound"]) == ["EXTERNAL_OVERRIDE"]
+    # one special method's row is not a blind spot of another's: __getitem__ names only its own
+    getitem = _blast(gen, "store.mapping.Store.__getitem__")
+    assert [b["in"] for b in getitem["completeness"]["blind_spots"]] == ["store.mapping.Store.__getitem__"]
+    plain = _blast(gen, "store.mapping.Store.keys_sorted")
+    assert _rows(plain) == {("store.mapping.listing", 1, "")}
+    assert plain["completeness"]["verdict"] == "COMPLETE"
+
+
+def test_typescript_members_the_language_calls_unnamed_are_blind_spots_of_themselves(
+    generations: dict[str, Generation],
+) -> None:
+    gen = generations["ts-implicit"]
+    to_string = _blast(gen, "Money.toString")
+    assert to_string["total"] == 0 and to_string["completeness"]["verdict"] == "LOWER_BOUND"
+    spots = to_string["completeness"]["blind_spots"]
+    assert [(b["reason"], b["in"]) for b in spots] == [("IMPLICIT_CALL", "src.money.Money.toString")]
+    assert "string conversion" in spots[0]["detail"]
+    symbols = {s["qualified_name"] for s in find_symbol_names(gen, "Symbol.iterator")}
+    iterator = next(iter(symbols))
+    spots = _blast(gen, iterator)["completeness"]["blind_spots"]
+    assert [b["reason"] for b in spots] == ["IMPLICIT_CALL"] and "for..of" in spots[0]["detail"]
+    plain = _blast(gen, "Money.plain")
+    assert _rows(plain) == {("src.money.show", 1, "")}
+    assert plain["completeness"]["verdict"] == "COMPLETE"
+
+
+def find_symbol_names(gen: Generation, name: str) -> list[dict[str, Any]]:
+    return [s for s in gen_symbols(gen) if name in s["qualified_name"]]
+
+
+def gen_symbols(gen: Generation) -> list[dict[str, Any]]:
+    return [{"qualified_name": s.qualified_name} for s in gen.declarations("tsimp", "src/money.ts")]

@@ -25,7 +25,8 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 6): "10418884a85f1b14",  # the value pending of File.analysis and LanguageAnalysis.mode, not the records
     (1, 7): "9d04b3bb49f93692",  # EdgeKind.STANDS_FOR, Provenance.PYTHON_IMPORT_SYSTEM
     (1, 8): "c5fac4a460ff1d9a",  # Symbol.callable
-    (1, 9): "2be042a50853593e",  # layers: Manifest.layers (LayerEntry), the link and layer sub-databases
+    (1, 9): "805e3cc5ed2aaeb1",  # Provenance.JAVA_INDEXER_DEF/USE, SCIP_INDEX_DEF/USE
+    (1, 10): "951d63a14fb1f9cb",  # layers: Manifest.layers (LayerEntry), the link and layer sub-databases
 }
 
 
@@ -42,7 +43,7 @@ def schema_fingerprint() -> str:
     for enum in (vocab.EdgeKind, vocab.Confidence, vocab.Provenance):
         for member in enum:
             h.update(f"{enum.__name__}.{member.name}={member.value}\n".encode())
-    if FEATURE_VERSION >= 9:  # layers: which sub-databases each layer holds, and the manifest that names them
+    if FEATURE_VERSION >= 10:  # layers: which sub-databases each layer holds, and the manifest that names them
         for role, names in (("link", keys.LINK_DATABASES), ("layer", keys.LAYER_DATABASES)):
             h.update(f"{role}:".encode() + b",".join(names) + b"\n")
         for kind in (manifest.Manifest, manifest.LayerEntry):

@@ -103,6 +103,7 @@ def test_fixture_unknown_receivers_are_unresolved_rows_with_their_source(
     rows = {
         (u.path, u.line, u.reason, u.name, u.detail, built.declarations[u.source].qualified_name)
         for u in resolution.unresolved
+        if u.reason != "IMPLICIT_CALL"
     }
     assert rows == {
         (
@@ -252,3 +253,27 @@ def test_a_module_that_writes_its_own_namespace_answers_unknown_names_silently(t
     assert [(u.path, u.line, u.reason, u.name) for u in resolution.unresolved] == [
         ("use.py", 5, "NAME_NOT_RESOLVED", "Y")
     ]
+
+
+def test_fixture_special_methods_carry_their_implicit_call_row(fixtures: tuple[BuiltCorpus, Resolution]) -> None:
+    """Each special method a class declares has one IMPLICIT_CALL row on itself (docs/surface.md §4.8): Python
+    calls it through syntax and built-ins, which no analyzer records as uses. Other methods have none."""
+    built, resolution = fixtures
+    rows = [u for u in resolution.unresolved if u.reason == "IMPLICIT_CALL"]
+    assert rows
+    special = {
+        key
+        for key, d in built.declarations.items()
+        if d.kind == "method" and _last(d.qualified_name).startswith("__") and _last(d.qualified_name).endswith("__")
+    }
+    assert {u.source for u in rows} == special
+    assert len(rows) == len(special)
+    for u in rows:
+        assert u.name == _last(built.declarations[u.source].qualified_name)
+        assert u.detail.startswith(f"Python calls {u.name} through ")
+    init = next(u for u in rows if u.name == "__init__")
+    assert "construction of its class" in init.detail
+
+
+def _last(qualified_name: str) -> str:
+    return qualified_name.rsplit(".", 1)[-1]

@@ -189,3 +189,33 @@ def test_the_index_really_holds_one_symbol_for_both_definitions() -> None:
     index = decode_index(_index())
     (error,) = [d for d in index.documents if d.relative_path == "src/error.rs"]
     assert [o.range[:2] for o in error.occurrences if o.symbol == DUP and o.is_definition] == [(5, 7), (11, 7)]
+
+
+def test_a_method_of_an_impl_of_a_trait_outside_the_graph_is_a_blind_spot_of_itself(tmp_path: Path) -> None:
+    """``impl fmt::Display for V { fn fmt }`` and ``impl Add for V { fn add }``: format! and ``a + b`` call
+    them, which no analyzer records as a use; each gets one EXTERNAL_OVERRIDE row on itself naming the trait.
+    A method of an impl of a trait the graph declares gets none (its callers come through IMPLEMENTS)."""
+    write_repo(
+        tmp_path / "r",
+        {
+            "Cargo.toml": '[package]\nname = "r"\nversion = "0.1.0"\nedition = "2021"\n',
+            "src/lib.rs": (
+                "use std::fmt;\nuse std::ops::Add;\n\npub struct V(pub i32);\n\n"
+                "impl fmt::Display for V {\n"
+                "    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {\n"
+                '        write!(f, "{}", self.0)\n    }\n}\n\n'
+                "impl Add for V {\n    type Output = V;\n    fn add(self, o: V) -> V {\n        V(self.0 + o.0)\n    }\n}\n\n"
+                "pub trait Shape {\n    fn area(&self) -> i32;\n}\n\n"
+                "impl Shape for V {\n    fn area(&self) -> i32 {\n        self.0\n    }\n}\n"
+            ),
+        },
+    )
+    built = build_rust_corpus([("r", tmp_path / "r")])
+    resolution = resolve_rust(built.corpus)
+    rows = sorted(
+        (u.name, u.line, u.package, built.declarations[u.source].qualified_name)
+        for u in resolution.unresolved
+        if u.reason == "EXTERNAL_OVERRIDE"
+    )
+    assert rows == [("add", 14, "Add", "r::V::<Add>::add"), ("fmt", 7, "fmt::Display", "r::V::<Display>::fmt")]
+    assert all("outside the graph" in u.detail for u in resolution.unresolved if u.reason == "EXTERNAL_OVERRIDE")

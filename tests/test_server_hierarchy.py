@@ -134,7 +134,9 @@ def test_the_compact_view_writes_hierarchy_rows_as_the_walks_do(tmp_path: Path) 
     answer = refs(gen, qualified_name="pkg.shapes.Shape", relation="subtypes")
     results = answer["results"]
     assert results["relation"] == "subtypes" and results["kind"] == "class"
-    assert results["via_kind"] == "EXTENDS" and results["via_confidence"] == "EXACT_TYPECHECKED"
+    assert results["edge_kind"] == "EXTENDS" and results["confidence"] == "EXACT_TYPECHECKED"
+    # one column per position on the page: Square's hop and the node it was reached from, named once
+    assert results["columns"] == ["at", "hop", "from"]
     rows = results.get("files") or {k: v for g in results["groups"] for k, v in g["files"].items()}
     assert rows == {"pkg/shapes.py": ["Polygon@6-8", "Circle@16-18", ["Square@11-13", "2", "Polygon"]]}
     files = refs(gen, qualified_name="pkg.shapes.Shape", relation="subtypes", view="files")

@@ -14,7 +14,7 @@ from server.app import KivgraphApp
 from snapshot_format import keys
 from snapshot_format.layout import StateLayout
 from snapshot_format.lexical import LEXICAL_VERSION
-from tests.helpers import copy_fixture, run_kivgraph
+from tests.helpers import copy_fixture, ranked_files, run_kivgraph
 from tests.server_fixtures import GraphBuilder, build_standard, standard_graph
 from tests.test_server_mcp import connect, fails, make_app, ok
 
@@ -55,14 +55,17 @@ async def test_the_file_to_open_comes_first_with_its_matched_terms_and_symbols(a
         again = await ok(client, TOOL, query="convert legacy units to inches")
     assert answer == again  # deterministic
     results = answer["results"]
-    first = results["files"][0]
-    assert (results.get("repository") or first["repo"]) == "shapes"
+    # each ranked file is a row of the columns named once; a symbol is a row of symbol_columns
+    assert results["columns"] == ["file", "terms", "symbols"] and results["symbol_columns"] == ["at", "kind"]
+    first = ranked_files(results)[0]
+    assert first["repo"] == "shapes"
     assert first["file"] == "src/shapes/units.py"
     assert set(first["terms"]) <= set(results["terms"]) and "legacy" in first["terms"]
-    # the declaration that matched best, named (the file implies shapes.units), its kind stated once
-    assert first["symbols"][0] == "legacy_to_inches@11-13" and first["kind"] == "function"
-    assert all(len(f.get("symbols", [])) <= 2 for f in results["files"])  # one or two per file
-    assert "score" not in first  # the order is the ranking
+    # the declaration that matched best, named (the file implies shapes.units), its kind the header's
+    assert first["symbols"][0] == "legacy_to_inches@11-13" and first["kinds"][0] == "function"
+    assert results["files"][0][2][0] == "legacy_to_inches@11-13"  # the header's kind: the label alone
+    assert all(len(f["symbols"]) <= 2 for f in ranked_files(results))  # one or two per file
+    assert all(len(row) <= 3 for row in results["files"])  # no score: the order is the ranking
     assert answer["total"] == len(results["files"]) and "guidance" not in answer
 
 
@@ -70,13 +73,15 @@ async def test_filters_by_repository_language_and_kind(app: KivgraphApp) -> None
     async with connect(app) as (client, _inbox):
         drawing = await ok(client, TOOL, query="canvas of shapes", in_repository="drawing")
         assert drawing["results"]["repository"] == "drawing"
-        assert drawing["results"]["files"][0]["file"] == "drawing/canvas.py"
-        assert all("repo" not in f for f in drawing["results"]["files"])
+        assert ranked_files(drawing["results"])[0]["file"] == "drawing/canvas.py"
+        assert all(":" not in row[0] for row in drawing["results"]["files"])  # the header's repository
         classes = await ok(client, TOOL, query="canvas of shapes", symbol_kinds=["class"])
-        # one kind for a file's symbols is stated once on the file, the labels then bare
-        kinds = {f.get("kind") for f in classes["results"]["files"] if "symbols" in f}
-        assert kinds == {"class"}
-        assert all(isinstance(label, str) for f in classes["results"]["files"] for label in f.get("symbols", []))
+        # one kind for the page's symbols is stated once in the header, the labels then bare
+        kinds = {k for f in ranked_files(classes["results"]) for k in f["kinds"]}
+        assert kinds == {"class"} and classes["results"]["kind"] == "class"
+        assert all(
+            isinstance(label, str) for row in classes["results"]["files"] for label in (row[2] if len(row) > 2 else [])
+        )
         python = await ok(client, TOOL, query="canvas of shapes", in_language="python")
         assert (
             python["total"]
@@ -118,15 +123,12 @@ async def test_pagination_walks_to_the_end_with_no_duplicate_and_a_steady_total(
                 **({"cursor": cursor} if cursor else {}),
             )
             assert page["total"] == total
-            header = page["results"].get("repository")
-            seen.extend((f.get("repo", header), f["file"]) for f in page["results"]["files"])
+            seen.extend((f["repo"], f["file"]) for f in ranked_files(page["results"]))
             cursor = page.get("next_cursor")
             if cursor is None:
                 break
             assert "guidance" not in page  # total and next_cursor say it: the page is the few files to open first
-    expected = [
-        (f.get("repo", everything["results"].get("repository")), f["file"]) for f in everything["results"]["files"]
-    ]
+    expected = [(f["repo"], f["file"]) for f in ranked_files(everything["results"])]
     assert seen == expected and len(set(seen)) == total
 
 
@@ -199,9 +201,9 @@ def test_each_file_names_the_one_or_two_declarations_that_match_best(tmp_path: P
     assert run_kivgraph(home, "index", KIVGRAPH_SCIP_PYTHON="/nonexistent").returncode == 0
     with open_current(StateLayout(home / "kivgraph.toml", home / "state")) as gen:
         answer = find_by_intent(gen, {"query": "the delay between retries"})
-    first = answer["results"]["files"][0]
+    first = ranked_files(answer["results"])[0]
     assert first["file"] == "retrying/policy.py"
-    assert first["symbols"] == ["default_retry_delay@8-14"] and first["kind"] == "function"
+    assert first["symbols"] == ["default_retry_delay@8-14"] and first["kinds"] == ["function"]
 
 
 def test_terms_among_agrees_with_the_index_terms_it_filters() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -138,9 +139,11 @@ async def test_every_read_tool_answers_with_one_text_block(app: KivgraphApp) -> 
         for tool, arguments in calls.items():
             answer = await ok(client, tool, **arguments)
             if tool == "get_source":
-                assert answer.startswith("snapshot 1  1 bodies  context 0\n@ alpha pkg/use.py:8-10 ")
+                # the first line ends with the estimate of the answer's own size
+                assert re.match(r"snapshot 1  1 bodies  context 0  ~\d+ tokens\n@ alpha pkg/use.py:8-10 ", answer)
             else:
                 assert answer["snapshot_id"] == 1 and answer["total"] >= 1
+                assert isinstance(answer["size_tokens"], int) and answer["size_tokens"] > 0
 
 
 # --- error codes ------------------------------------------------------------------------------------------------------

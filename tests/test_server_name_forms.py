@@ -43,6 +43,14 @@ def gen(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Generation]:
     b.add_file("beta", "geo/shapes.py", "class Square:\n    def area(self):\n        return 2\n")
     for repo in GO_FILES:
         _add_go(b, repo)
+    b.repo("jlib", languages=("java",))
+    overloads = [
+        ("org.x.Options", "Options", "class", 3),
+        ("org.x.Options.addOption(Option)", "addOption", "method", 5),
+        ("org.x.Options.addOption(String,String)", "addOption", "method", 9),
+        ("org.x.Options.size", "size", "method", 13),
+    ]
+    b.add_declared("jlib", "src/org/x/Options.java", "java", "org.x", overloads, text="package org.x;\n" + "\n" * 30)
     b.edge(b.sym("flags", "NewFlagSet"), EdgeKind.CALLS_DIRECT, b.sym("pflag", "NewFlagSet"))
     result = b.publish(StateLayout(config_path=tmp / "kivgraph.toml", state_dir=tmp / "state"))
     with Generation(result.path) as generation:
@@ -132,3 +140,14 @@ def test_the_go_package_name_of_an_import_path() -> None:
     assert go_package_name("gopkg.in/yaml.v3") == "yaml"
     assert go_package_name("example.com/m/v2") == "m"
     assert go_package_name("") == ""
+
+
+def test_overloads_by_their_bare_tail_are_listed_and_a_parameter_list_picks_one(gen: Generation) -> None:
+    ambiguous = error(gen, qualified_name="Options.addOption")
+    assert ambiguous.code == AMBIGUOUS_SYMBOL
+    assert "addOption(Option)" in ambiguous.message and "addOption(String,String)" in ambiguous.message
+    assert subject(gen, qualified_name="Options.addOption(String,String)") == (
+        "jlib",
+        "org.x.Options.addOption(String,String)",
+    )
+    assert subject(gen, qualified_name="x.Options.size") == ("jlib", "org.x.Options.size")

@@ -303,6 +303,7 @@ def test_find_symbol_states_signatures_where_two_rows_share_a_qualified_name(tmp
     with Generation(builder.publish(layout).path) as gen:
         results = call(gen, "find_symbol", name="pick")["results"]
         # the labels differ only by line, so each row says which declaration it is
+        assert results["columns"] == ["at", "sig"]
         assert sorted(results["files"]["choose.py"]) == [
             ["pick@1-2", "def pick(x: int) -> int"],
             ["pick@5-6", "def pick(x: str) -> str"],
@@ -597,6 +598,7 @@ def test_rows_that_disagree_keep_their_columns_as_a_positional_tail(gen: Generat
     results = call(gen, "find_references", qualified_name="pkg.shapes.make_square")["results"]
     # two of four rows each way: no value is most rows', so no column is stated in the header
     assert not {"kind", "edge_kind", "confidence"} & set(results)
+    assert results["columns"] == ["at", "edge_kind", "kind", "confidence"]
     assert results["files"]["pkg/use.py"] == [
         ["pkg.use@1-10", "IMPORTS_SYMBOL", "module", "EXACT_TYPECHECKED"],
         ["main@8-10", "CALLS_DIRECT", "function", "EXACT_TYPECHECKED"],
@@ -807,4 +809,6 @@ def test_an_outline_states_the_most_common_export_state_once(tmp_path: Path) -> 
     with Generation(builder.publish(layout).path) as gen:
         results = call(gen, "get_file_outline", repository="web", path="mod.py")["results"]
         assert results["exported"] is True and results["kind"] == "function"
-        assert results["at"] == [["mod@1-10", "module"], "a@1-2", ["b@5-6", "unexported"], "c@9-10"]
+        # the columns are named once: a row leaves a column empty where the header's value applies
+        assert results["columns"] == ["at", "kind", "exported"]
+        assert results["at"] == [["mod@1-10", "module"], "a@1-2", ["b@5-6", "", "unexported"], "c@9-10"]

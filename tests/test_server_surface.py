@@ -21,8 +21,8 @@ from server.surface import (
 )
 from server.tools import READ_TOOLS
 from server.tools.common import served_languages
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.reader import Generation
-from snapshot_format.vocab import LANGUAGES
 from tests.server_fixtures import standard_graph
 
 
@@ -44,6 +44,22 @@ def test_descriptions_are_one_to_three_sentences_and_say_where_the_tool_loses() 
         sentences = [s for s in re.split(r"(?<=[.!?])\s+", spec.description.strip()) if s]
         assert 1 <= len(sentences) <= 3, spec.name
         assert any(word in spec.description for word in losing_words), spec.name
+
+
+def test_each_description_says_what_it_answers_when_to_use_it_and_what_instead() -> None:
+    """What it answers (the first sentence), when to use it (``Use it …``), and when another tool or plain reading
+    serves better: another tool named, or what is cheaper, redundant or slow."""
+    names = {spec.name for spec in ALL_TOOL_SPECS}
+    named_by_others: set[str] = set()
+    for spec in ALL_TOOL_SPECS:
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+", spec.description.strip()) if s]
+        assert not sentences[0].startswith("Use it"), spec.name  # it opens with what it answers
+        assert "Use it" in spec.description, spec.name
+        others = {n for n in names - {spec.name} if re.search(rf"\b{n}\b", spec.description)}
+        named_by_others |= others
+        assert others or re.search(r"cheaper|redundant|takes minutes", spec.description), spec.name
+    # the tools an agent is sent to instead are the ones that answer the neighbouring questions
+    assert {"find_references", "get_blast_radius", "find_symbol", "graph_status"} <= named_by_others
 
 
 def test_the_resident_text_stays_within_budget() -> None:
@@ -194,3 +210,35 @@ def test_the_claude_hints_mark_the_tools_that_must_always_load() -> None:
     assert always == ["find_references", "find_symbol", "get_blast_radius", "get_source"]
     large = sorted(spec.name for spec in ALL_TOOL_SPECS if spec.meta.get("anthropic/maxResultSizeChars") == 120000)
     assert large == ["get_blast_radius", "trace_dependencies"]
+
+
+def test_every_schema_and_every_read_comes_from_the_tools_declaration() -> None:
+    """One declaration per tool (server/declarations.py): tools/list states its schema, and a call is read against
+    it, so the default, range and choices a call gets are the ones the schema announces."""
+    from server.args import Args
+    from server.declarations import DECLARATIONS, input_schema
+
+    for spec in ALL_TOOL_SPECS:
+        declaration = DECLARATIONS[spec.name]
+        assert spec.input_schema == input_schema(declaration, served_languages_all()), spec.name
+        args = Args({}, declaration)
+        for name, prop in spec.input_schema["properties"].items():
+            if prop["type"] == "integer":
+                assert args.integer(name) == prop["default"], (spec.name, name)
+                with pytest.raises(ToolError) as caught:
+                    Args({name: prop["maximum"] + 1}, declaration).integer(name)
+                assert caught.value.message.startswith(f"{name} must be between"), caught.value.message
+            elif prop["type"] == "boolean":
+                assert args.boolean(name) is prop["default"], (spec.name, name)
+            elif prop["type"] == "string" and "enum" in prop and name != "in_language":
+                assert args.enum(name) == prop.get("default"), (spec.name, name)
+                with pytest.raises(ToolError) as caught:
+                    Args({name: "nonsense"}, declaration).enum(name)
+                assert caught.value.message == f"{name} must be one of {', '.join(prop['enum'])}; got 'nonsense'"
+        with pytest.raises(ToolError) as caught:
+            Args({"no_such_argument": 1}, declaration)
+        assert (
+            "unknown argument no_such_argument; accepted: " + ", ".join(sorted(spec.input_schema["properties"]))
+            in (caught.value.message)
+            or not spec.input_schema["properties"]
+        ), caught.value.message

@@ -17,7 +17,7 @@ from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.vocab import EdgeKind
 from tests.generation_golden import GOLDEN_DIR
-from tests.helpers import group_entries
+from tests.helpers import group_entries, ranked_files
 from tests.server_fixtures import GraphBuilder
 
 LIB = "def target():\n    return 1\n"
@@ -120,7 +120,7 @@ def test_a_generation_with_or_without_the_test_mark_answers_alike(feature: int) 
         intent = call(generation, "find_by_intent", query="check square", limit=20)
         assert intent["tests"] == "+1 in 1 test file; include_tests=true lists them"
         listed = call(generation, "find_by_intent", query="check square", limit=20, include_tests=True)
-        ranked = [f["file"] for f in listed["results"]["files"]]  # find_by_intent ranks files: a list
+        ranked = [f["file"] for f in ranked_files(listed["results"])]  # find_by_intent ranks files: a list
         assert "packages/core/src/math.test.ts" in ranked and "tests" not in listed
 
 

@@ -181,7 +181,7 @@ async def test_max_nodes_reached_answers_traversal_truncated_with_exact_aggregat
     assert results["traversal_truncated"] is True
     assert answer["total"] == answer["returned"] == 3  # max_nodes counts the root
     # the page holds every affected symbol, so by_depth and by_repository are its rows counted (left off)
-    assert results["hop_depth"] == 1 and "by_depth" not in results and "by_repository" not in results
+    assert results["hop"] == 1 and "by_depth" not in results and "by_repository" not in results
     assert "by_package" not in results
     assert "max_nodes" in answer["guidance"] and "truncated" not in answer
     full = await _call_once(
@@ -210,13 +210,10 @@ async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_column
     )
     results = answer["results"]
     assert results["root"] == "provider:lib/core.py:1"
-    assert (results["via_kind"], results["via_confidence"], results["hop_depth"]) == (
-        "CALLS_DIRECT",
-        "EXACT_TYPECHECKED",
-        1,
-    )
-    # hop 1 is always reached from the root, so reached_from is implied and left off
-    assert "reached_from" not in results and results["kind"] == "function"
+    assert (results["edge_kind"], results["confidence"], results["hop"]) == ("CALLS_DIRECT", "EXACT_TYPECHECKED", 1)
+    # hop 1 is always reached from the root, so from is implied and left off
+    assert "from" not in results and results["kind"] == "function"
+    assert results["columns"] == ["at"]  # every other column is the header's
     # a whole page: by_depth, by_kind and by_repository are the rows counted; affected is the envelope's total
     assert not {"by_depth", "by_kind", "by_repository", "affected"} & set(results)
     # the default bound and a whole page's deepest hop are the schema's and the rows' to say, and the depth
@@ -242,8 +239,9 @@ async def test_compact_rows_state_the_most_common_columns_once_and_the_others_on
     results = answer["results"]
     assert answer["total"] == CALLER_COUNT and answer["returned"] == 60
     # two thirds of the callers are exact: the header says so, and each candidate row says its own
-    assert results["via_confidence"] == "EXACT_TYPECHECKED"
+    assert results["confidence"] == "EXACT_TYPECHECKED"
     assert "via_provenance" not in json.dumps(results)  # the full view's
+    assert results["columns"] == ["at", "confidence"]
     entries = [entry for _repo, _path, entry in group_entries(results)]
     assert len(entries) == 60 and entries[0] == ["caller_000@4-5", "CANDIDATE"]
     assert sum(isinstance(e, list) for e in entries) == 20
@@ -267,6 +265,7 @@ async def test_trace_walks_outgoing_and_filters_rows_after_reachability(app: Kiv
         assert results["root_key"] == cross.key("consumer", "app.main.cli") and "root" not in results
         # a node reached from one in the same file names it as that file's label does (the group names the
         # module); one reached from another file names it whole
+        assert results["columns"] == ["at", "hop", "from"]
         assert results["files"] == {"lib/core.py": [["compute@1-2", "2", "app.main.run"], ["loop@5-6", "3", "compute"]]}
         shallow = await ok(client, "trace_dependencies", qualified_name="app.main.cli", depth=1)
         assert shallow["total"] == 1 and shallow["results"]["deepest_depth"] == 1

@@ -22,7 +22,7 @@ from server.tools.intent import find_by_intent
 from server.tools.symbols import find_symbol
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
-from tests.helpers import FIXTURES, copy_fixture, run_kivgraph, write_repo
+from tests.helpers import FIXTURES, copy_fixture, ranked_files, run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
 
 _TS = {".ts": "typescript", ".tsx": "typescript", ".mts": "typescript", ".cts": "typescript"}
@@ -117,7 +117,7 @@ def test_find_symbol_returns_only_the_source_declaration(indexed: tuple[Path, Ge
         == "src/global.d.ts"
     )
     # and no bundle outranks the sources when the name is not known
-    ranked = find_by_intent(gen, {"query": "greeter greet shout"})["results"]["files"]
+    ranked = ranked_files(find_by_intent(gen, {"query": "greeter greet shout"})["results"])
     assert ranked and {r["file"] for r in ranked} <= {"src/greeter.ts", "src/util.ts", "src/index.ts"}
 
 

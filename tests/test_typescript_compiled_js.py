@@ -27,7 +27,7 @@ from server.tools.symbols import find_symbol
 from server.tools.traversal import get_blast_radius
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation, open_current
-from tests.helpers import FIXTURES, copy_fixture, run_kivgraph, write_repo
+from tests.helpers import FIXTURES, copy_fixture, ranked_files, run_kivgraph, write_repo
 from tests.test_typescript_annotated import require_analyzer
 
 _CODE = {e: lang for lang in ("typescript", "javascript") for e in EXTENSIONS[lang]}
@@ -157,7 +157,7 @@ def test_symbols_references_and_blast_radius_show_no_compiled_copy(
     blast = get_blast_radius(gen, {"qualified_name": "src.v2.schema.Schema.parse", "view": "full"})
     reached = {r["file_path"] for r in blast["results"]["symbols"]}
     assert reached and reached <= SOURCES | HAND_WRITTEN, reached
-    ranked = find_by_intent(gen, {"query": "schema parse safe parse"})["results"]["files"]
+    ranked = ranked_files(find_by_intent(gen, {"query": "schema parse safe parse"})["results"])
     assert ranked and {r["file"] for r in ranked} <= SOURCES | HAND_WRITTEN
 
 

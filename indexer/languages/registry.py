@@ -1,71 +1,79 @@
-"""Every language kivgraph knows, one ``LanguageSpec`` each; modules are imported only when a repository needs them.
+"""Every language folder kivgraph has, one ``LanguageSpec`` each; modules are imported only when a repository needs them.
 
-Adding a language is one folder under ``indexer/languages/`` (see ``spec.py`` for its files) plus one line here.
+A folder under ``indexer/languages/`` is a language when it holds a ``language.toml`` (read here, strictly: an
+unknown key or a language id the table lacks is an error naming the file). The language's own properties are
+its row in the language table (``snapshot_format/languages.py``); adding a language is its folder plus that row.
 """
 
 from __future__ import annotations
 
+import tomllib
+from pathlib import Path
 from typing import Any
+
+import msgspec
 
 from indexer.corpus import LanguageModule
 from indexer.languages.spec import ExactAdapter, LanguageSpec, Probe
+from snapshot_format import languages as table
+
+_FOLDERS = Path(__file__).parent
+DECLARATION = "language.toml"
 
 
-def _tests(*dirs_and_names: str) -> tuple[str, ...]:
+class _Probe(msgspec.Struct, forbid_unknown_fields=True):
+    path: str
+    source: str
+    qualified_name: str
+
+
+class _Declaration(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    languages: list[str]
+    tests: list[str]
+    probe: _Probe | None = None
+    exact: bool = False
+    build_outputs: bool = False
+    fallback_note: str = "tree-sitter, CANDIDATE"
+
+
+def _test_patterns(dirs_and_names: list[str]) -> tuple[str, ...]:
     """fnmatch patterns for test directories (``tests/`` anywhere) and test file names (anywhere)."""
     out: list[str] = []
     for item in dirs_and_names:
-        if item.endswith("/"):
-            out += [f"{item}*", f"*/{item}*"]
-        else:
-            out += [item, f"*/{item}"]
+        out += [f"{item}*", f"*/{item}*"] if item.endswith("/") else [item, f"*/{item}"]
     return tuple(out)
 
 
-_COMMON_TEST_DIRS = ("test/", "tests/", "testing/", "__tests__/", "testdata/")
+def read_declaration(folder: Path) -> LanguageSpec:
+    """The spec a language folder declares in its ``language.toml``; ValueError naming the file and the key."""
+    path = folder / DECLARATION
+    try:
+        found = msgspec.convert(tomllib.loads(path.read_text("utf-8")), _Declaration)
+    except (tomllib.TOMLDecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    rows = [table.language(lang) for lang in found.languages]
+    missing = [lang for lang, row in zip(found.languages, rows, strict=True) if row is None]
+    if missing or not rows:
+        raise ValueError(f"{path}: key 'languages': {missing or 'none'} not in the language table")
+    probe = found.probe
+    return LanguageSpec(
+        name=folder.name,
+        extensions={row.id: row.extensions for row in rows if row is not None},
+        test_patterns=_test_patterns(found.tests),
+        probe=Probe(probe.path, probe.source.encode("utf-8"), probe.qualified_name) if probe else None,
+        exact=found.exact,
+        build_outputs=found.build_outputs,
+        fallback_note=found.fallback_note,
+    )
 
-LANGUAGES: tuple[LanguageSpec, ...] = (
-    LanguageSpec(
-        name="python",
-        extensions={"python": (".py", ".pyi")},
-        test_patterns=_tests(*_COMMON_TEST_DIRS, "test_*.py", "*_test.py", "conftest.py"),
-        probe=Probe("doctor_probe.py", b"def probe():\n    return 1\n", "doctor_probe.probe"),
-        exact=True,
-    ),
-    LanguageSpec(
-        name="typescript",
-        extensions={"typescript": (".ts", ".tsx", ".mts", ".cts"), "javascript": (".js", ".jsx", ".mjs", ".cjs")},
-        test_patterns=_tests(
-            *_COMMON_TEST_DIRS, "spec/", "*.test.*", "*.spec.*", "*-test.*", "*.test-d.*"
-        ),  # tsd type tests
-        probe=Probe("doctor_probe.ts", b"export function probe(): number {\n  return 1;\n}\n", "doctor_probe.probe"),
-        exact=True,
-        build_outputs=True,
-    ),
-    LanguageSpec(
-        name="go",
-        extensions={"go": (".go",)},
-        test_patterns=_tests("testdata/", "*_test.go"),
-        probe=Probe("doctor_probe.go", b"package probe\n\nfunc Probe() int { return 1 }\n", "Probe"),
-        exact=True,
-    ),
-    LanguageSpec(
-        name="rust",
-        extensions={"rust": (".rs",)},
-        test_patterns=_tests("tests/", "benches/"),
-        probe=Probe("src/lib.rs", b"pub fn probe() -> i32 {\n    1\n}\n", "crate::probe"),
-        exact=True,
-        fallback_note="tree-sitter, CANDIDATE (calls inside macro invocations are not seen)",
-    ),
-    LanguageSpec(
-        name="dart",
-        extensions={"dart": (".dart",)},
-        test_patterns=_tests("test/", "*_test.dart"),
-        probe=Probe("lib/doctor_probe.dart", b"int probe() {\n  return 1;\n}\n", "probe"),
-        exact=True,
-        fallback_note="tree-sitter, CANDIDATE (without a Dart SDK, which these machines cannot install)",
-    ),
-)
+
+def _discover() -> tuple[LanguageSpec, ...]:
+    specs = [read_declaration(d) for d in sorted(_FOLDERS.iterdir()) if (d / DECLARATION).is_file()]
+    # In the table's order (setup and doctor list languages so)
+    return tuple(sorted(specs, key=lambda s: table.IDS.index(s.ids[0])))
+
+
+LANGUAGES: tuple[LanguageSpec, ...] = _discover()
 
 _BY_ID: dict[str, LanguageSpec] = {lang: spec for spec in LANGUAGES for lang in spec.ids}
 
@@ -74,7 +82,7 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {lang: exts for spec in LANGUAGES for l
 
 
 def spec_for(language: str) -> LanguageSpec | None:
-    """The spec serving a language id ("javascript" is served by the typescript folder)."""
+    """The spec serving a language id (one folder may serve several: JavaScript is served by TypeScript's)."""
     return _BY_ID.get(language)
 
 

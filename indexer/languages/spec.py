@@ -10,14 +10,18 @@ Each language lives in one folder, ``indexer/languages/<name>/``, with the same 
 ``sites.py``      the vocabulary of reference sites passed from extraction to resolution
 ``analyzer.py``   the exact analyzer behind ``ExactAdapter`` (``ADAPTER``), when the language has one
 ``outputs.py``    optional: which files the repository's own build generated (skipped as generated)
+``language.toml`` what the registry makes the folder's ``LanguageSpec`` from (test patterns, probe, analyzer)
 
-and one ``LanguageSpec`` line in ``indexer/languages/registry.py``. The pipeline, ``make setup`` and
-``kivgraph doctor`` iterate the registry; nothing else names a language.
+and one row in the language table (``snapshot_format/languages.py``: id, aliases, extensions, naming, export
+rule, body syntax), which the server reads too. The pipeline, ``make setup`` and ``kivgraph doctor`` iterate
+the registry; nothing outside a language's folder names a language (``tests/test_language_table.py``).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
+import hashlib
 import importlib
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar, cast
 import msgspec
 
 from indexer.facts import EdgeFact, SymbolFact, UnresolvedFact
+from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
 if TYPE_CHECKING:
     from indexer.corpus import Corpus, LanguageModule, RepositoryFacts
@@ -60,6 +65,28 @@ class ExactOutcome:
     notes: list[str] = field(default_factory=list)
     # Keys of variables the checker's types show to hold a function or a constructor (records.Symbol.callable).
     callable: set[str] = field(default_factory=set)
+
+    def settle(self, source: str, path: str, line: int, col: int) -> None:
+        """The analyzer decided the site (an edge there, or a target outside every corpus): candidate edges and
+        unresolved rows there give way."""
+        self.covered.add((source, line, col))
+        self.covered_positions.add((path, line, col))
+
+    def edge(
+        self,
+        kind: EdgeKind,
+        source: str,
+        target: str,
+        provenance: Provenance,
+        line: int,
+        col: int,
+        *,
+        cross: bool,
+        confidence: Confidence = Confidence.EXACT_TYPECHECKED,
+    ) -> None:
+        """An exact edge; one to another repository's declaration (``cross``) is counted."""
+        self.cross_repository += cross
+        self.edges.append(EdgeFact(int(kind), source, target, int(confidence), int(provenance), line, col))
 
 
 FactsT = TypeVar("FactsT", bound=msgspec.Struct)
@@ -139,10 +166,16 @@ class ExactAdapter(ABC, Generic[FactsT]):
         return None
 
     def encode(self, facts: FactsT) -> bytes:
-        return msgspec.msgpack.encode(facts)
+        """The facts as the fact cache and bundles keep them, behind a tag of their type's layout."""
+        return layout_tag(self.facts_type) + msgspec.msgpack.encode(facts)
 
     def decode(self, data: bytes) -> FactsT:
-        return cast(FactsT, msgspec.msgpack.decode(data, type=self.facts_type))
+        """Facts ``encode`` wrote; ``msgspec.DecodeError`` for facts of another layout (a kivgraph whose facts
+        type differs wrote them: decoding them as this one's could give a wrong value, never an error)."""
+        tag = layout_tag(self.facts_type)
+        if not data.startswith(tag):
+            raise msgspec.DecodeError(f"{self.analyzer} facts of another layout than this kivgraph's")
+        return cast(FactsT, msgspec.msgpack.decode(memoryview(data)[len(tag) :], type=self.facts_type))
 
     @staticmethod
     def failure_of(facts: object) -> str:
@@ -204,3 +237,11 @@ class LanguageSpec:
 
     def is_test(self, path: str) -> bool:
         return any(fnmatch.fnmatchcase(path, pattern) for pattern in self.test_patterns)
+
+
+@functools.cache
+def layout_tag(facts_type: Any) -> bytes:
+    """Twelve bytes naming a facts type's layout: a magic and the digest of its JSON schema (field names, types,
+    order), so a cache entry or a bundle written for one layout is never decoded as another."""
+    schema = msgspec.json.encode(msgspec.json.schema(facts_type))
+    return b"kgf1" + hashlib.blake2b(schema, digest_size=8).digest()

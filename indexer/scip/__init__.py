@@ -2,5 +2,7 @@
 
 ``decode`` reads the protobuf wire format into plain records; ``join`` ties
 occurrences to the tree-sitter declarations of each file (edge sources,
-definition targets) and classifies each use with a language's syntax.
+definition targets); ``route`` is the way from an index to EXACT edges every
+SCIP adapter takes (the facts, the occurrence loop, definition and provider
+binding, the incremental merge), a language giving its hooks.
 """

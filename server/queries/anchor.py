@@ -7,20 +7,22 @@ The server never parses (no tree-sitter in ``serve``), so get_source re-anchors 
   triple-quoted strings or after a backslash continue the line before them, whatever their indentation.
   Decorators directly above the header belong to the declaration. A statement that opens no block (an
   assignment) ends where its brackets close.
-- Go, TypeScript / JavaScript, Rust and Dart, by braces: from the declaring line, the first ``{`` outside
+- the others (Go, TypeScript / JavaScript, Rust, Dart), by braces: from the declaring line, the first ``{`` outside
   strings, comments and character literals opens the body and its matching ``}`` ends the declaration; a
   declaration with no body (``type A = B;``, ``var x int``) ends at the ``;`` or the end of the line that
   closes its brackets.
 
-Any other language, or text the scanner cannot balance (a half-typed edit), gets ``None``: the caller then
-keeps the indexed length and says the end is unchecked.
+Which scanner a language gets, and its string syntax, is its row's ``body`` in the language table
+(``snapshot_format/languages.py``). A language without a row, or text the scanner cannot balance (a half-typed
+edit), gets ``None``: the caller then keeps the indexed length and says the end is unchecked.
 """
 
 from __future__ import annotations
 
 import re
 
-BRACE_LANGUAGES = frozenset({"go", "typescript", "javascript", "rust", "dart"})
+from snapshot_format.languages import BodySyntax, language
+
 _CONTINUES = ("=", ",", "(", "[", "{", "|", "&", "+", "-", "*", "/", ".", "=>", ":", "?", "\\")
 _PY_DECORATOR = re.compile(r"^\s*@")
 
@@ -113,9 +115,10 @@ def _char_literal(line: str, i: int) -> int:
     return len(m.group(0)) if m else 0
 
 
-def brace_end(lines: list[str], start: int, language: str) -> int | None:
+def brace_end(lines: list[str], start: int, syntax: BodySyntax) -> int | None:
     """The last line (1-based) of the brace-language declaration that starts on line ``start``."""
-    single_quote_strings = language in ("typescript", "javascript", "dart")
+    single_quote_strings = syntax.single_quote_strings
+    raw_backticks = syntax.raw_backticks
     depth = 0  # (), [] and {} together
     opened = False
     in_block_comment = False
@@ -134,10 +137,10 @@ def brace_end(lines: list[str], start: int, language: str) -> int | None:
                 continue
             c = line[i]
             if string is not None:
-                if c == "\\" and not (string == "`" and language == "go"):  # Go's raw strings have no escapes
+                if c == "\\" and not (string == "`" and raw_backticks):  # raw strings have no escapes
                     i += 2
                     continue
-                if string == "`" and language != "go" and line.startswith("${", i):
+                if string == "`" and not raw_backticks and line.startswith("${", i):
                     templates.append(depth)
                     string = None
                     i += 2
@@ -156,7 +159,7 @@ def brace_end(lines: list[str], start: int, language: str) -> int | None:
                 continue
             if c == '"' or c == "`" or (c == "'" and single_quote_strings):
                 triple = line[i : i + 3]
-                string = triple if language == "dart" and triple in ("'''", '"""') else c
+                string = triple if syntax.triple_quote_strings and triple in ("'''", '"""') else c
                 i += len(string)
                 continue
             if c == "'":
@@ -189,12 +192,17 @@ def brace_end(lines: list[str], start: int, language: str) -> int | None:
     return None
 
 
-def syntax_end(lines: list[str], start: int, language: str) -> int | None:
+def syntax_end(lines: list[str], start: int, language_id: str) -> int | None:
     """The declaration's last line by its syntax, or None when the language or the text is not covered."""
-    if not 1 <= start <= len(lines):
+    row = language(language_id)
+    if row is None or not 1 <= start <= len(lines):
         return None
-    if language == "python":
+    if row.body.blocks == "indent":
         return python_end(lines, start)
-    if language in BRACE_LANGUAGES:
-        return brace_end(lines, start, language)
-    return None
+    return brace_end(lines, start, row.body)
+
+
+def declaration_start(lines: list[str], declaring: int, language_id: str) -> int:
+    """The first line of the declaration declared on ``declaring``: its decorators above, where the language has them."""
+    row = language(language_id)
+    return python_start(lines, declaring) if row is not None and row.body.blocks == "indent" else declaring

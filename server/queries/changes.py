@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from server.selector import DECLARATION_KINDS
+from snapshot_format import languages
+from snapshot_format.languages import language_of_path as language_of
 from snapshot_format.reader import Generation
 from snapshot_format.records import File, Symbol
 
@@ -41,56 +43,6 @@ _CALLABLE_KINDS = frozenset({"function", "func", "method", "constructor", "gette
 # A variable or field declared inside a callable is part of its body, not a root of its own.
 _LOCAL_KINDS = frozenset({"variable", "var", "const", "constant", "field", "attribute", "property", "static"})
 
-# The languages a path's extension implies (what the indexer would have read).
-EXTENSIONS: dict[str, str] = {
-    ".py": "python",
-    ".pyi": "python",
-    ".go": "go",
-    ".ts": "typescript",
-    ".tsx": "typescript",
-    ".mts": "typescript",
-    ".cts": "typescript",
-    ".js": "javascript",
-    ".jsx": "javascript",
-    ".mjs": "javascript",
-    ".cjs": "javascript",
-    ".rs": "rust",
-    ".dart": "dart",
-}
-
-# Lines that declare a name, per language: how a declaration the generation does not hold is named.
-_IDENT = r"([A-Za-z_$][\w$]*)"
-_DECLARING_LINE: dict[str, list[re.Pattern[str]]] = {
-    "python": [re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+" + _IDENT)],
-    "go": [
-        re.compile(r"^func\s+(?:\([^)]*\)\s*)?" + _IDENT),
-        re.compile(r"^type\s+" + _IDENT),
-        re.compile(r"^\s+" + _IDENT + r"\s+(?:struct|interface)\s*\{"),
-    ],
-    "typescript": [
-        re.compile(
-            r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?"
-            r"(?:function\s*\*?|class|interface|type|enum|namespace)\s+" + _IDENT
-        ),
-        re.compile(
-            r"^\s*(?:export\s+)?(?:const|let|var)\s+" + _IDENT + r"\s*(?::[^=]*)?=\s*(?:async\s*)?"
-            r"(?:function\b|\([^)]*\)\s*(?::[^=]*)?=>|[A-Za-z_$][\w$]*\s*=>)"
-        ),
-        re.compile(
-            r"^\s+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set)\s+)*"
-            + _IDENT
-            + r"\s*(?:<[^>]*>)?\([^;]*$"
-        ),
-    ],
-    "rust": [
-        re.compile(
-            r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:async|const|unsafe|default)\s+|extern\s+\"[^\"]*\"\s+)*"
-            r"(?:fn|struct|enum|trait|type|mod|union|macro_rules!)\s+" + _IDENT
-        )
-    ],
-    "dart": [re.compile(r"^\s*(?:abstract\s+)?(?:class|mixin|enum|extension)\s+" + _IDENT)],
-}
-_DECLARING_LINE["javascript"] = _DECLARING_LINE["typescript"]
 _NOT_NAMES = frozenset({"if", "for", "while", "switch", "catch", "return", "function", "constructor", "super", "new"})
 
 
@@ -370,16 +322,6 @@ def decide_side(gen: Generation, repository: str, diff: FileDiff, hashes: SideHa
     )
 
 
-def _extension(path: str) -> str:
-    name = path.rsplit("/", 1)[-1]
-    return "." + name.rsplit(".", 1)[-1] if "." in name else ""
-
-
-def language_of(path: str) -> str:
-    """The language a path's extension implies ("" for none kivgraph indexes)."""
-    return EXTENSIONS.get(_extension(path), "")
-
-
 def _languages_of(gen: Generation, repository: str) -> set[str]:
     repo = gen.repository(repository)
     return set(repo.languages) if repo is not None else set()
@@ -452,7 +394,8 @@ def _meaningful(text: str) -> bool:
 
 def declared_names(language: str, lines: Iterable[tuple[int, str]]) -> list[tuple[int, str]]:
     """(line, name) of the lines that declare a name, by the language's declaring keywords."""
-    patterns = _DECLARING_LINE.get(language, [])
+    row = languages.language(language)
+    patterns = row.declaring_patterns if row is not None else ()
     out = []
     for number, text in lines:
         for pattern in patterns:
@@ -471,6 +414,8 @@ def roots_of(gen: Generation, decided: Decided) -> list[Root]:
     new = decided.side == "new"
     path = diff.new_path if new else diff.old_path
     language = language_of(diff.path)
+    row = languages.language(language)
+    indented = row is not None and row.body.blocks == "indent"
     mine = diff.added if new else diff.removed  # changed lines on the generation's side
     theirs = diff.removed if new else diff.added  # changed lines on the other side
     cuts = diff.new_cuts if new else diff.old_cuts  # where the other side's lines were
@@ -488,9 +433,9 @@ def roots_of(gen: Generation, decided: Decided) -> list[Root]:
             touch(module, number)
     for before, texts in cuts:
         sym = _innermost(decls, before, before + 1) if before >= 1 else None
-        if sym is None and language == "python" and texts:
-            # A Python body cut at its end: the lines belonged to the declaration ending just before the cut
-            # if they were indented deeper than it.
+        if sym is None and indented and texts:
+            # A body delimited by indentation cut at its end: the lines belonged to the declaration ending
+            # just before the cut if they were indented deeper than it.
             enders = [s for s in decls if s.end_line == before and _indent(texts[0]) > s.start_col]
             sym = max(enders, key=lambda s: s.start_col, default=None)
         meaningful = [t for t in texts if _meaningful(t)]

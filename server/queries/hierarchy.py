@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from server.queries.traverse import TYPE_DECLARATION_KINDS, Reached, TraversalDeadline, Walk
 from snapshot_format import keys
+from snapshot_format.languages import language
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
@@ -38,10 +39,13 @@ def is_type(sym: Symbol) -> bool:
 
 
 def is_abstract(sym: Symbol) -> bool:
-    """An interface or trait (a Go type whose declaration is an interface), which implementations implement."""
+    """An interface or trait (in a structurally typed language, a type whose declaration is an interface, as Go's
+    ``type Writer interface``), which implementations implement."""
     if sym.kind in _ABSTRACT_KINDS:
         return True
-    return sym.language == "go" and sym.kind == "type" and sym.signature.rstrip().endswith("interface")
+    row = language(sym.language)
+    structural = row is not None and row.structural_typing
+    return structural and sym.kind == "type" and sym.signature.rstrip().endswith("interface")
 
 
 @dataclass

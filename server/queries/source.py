@@ -19,7 +19,7 @@ import re
 import stat
 from dataclasses import dataclass, field
 
-from server.queries.anchor import python_start, syntax_end
+from server.queries.anchor import declaration_start, syntax_end
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
@@ -187,7 +187,7 @@ def _serve(sym: Symbol, data: bytes, fresh: bool, context: int) -> Body:
             end = max(len(lines), 1)
         else:
             declaring = sym.start_line + reanchor(lines, sym)
-            new_start = python_start(lines, declaring) if sym.language == "python" else declaring
+            new_start = declaration_start(lines, declaring, sym.language)
             # A decorated declaration was indexed from its first decorator: keep that distance when the
             # decorators cannot be seen (a language without them, an edit that removed them).
             shift = new_start - sym.start_line

@@ -13,11 +13,12 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from snapshot_format import keys
+from snapshot_format import keys, languages
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
 from snapshot_format.vocab import (
     CONTAINMENT_KINDS,
+    DECLARATION_ROWS,
     DISPATCH_UNDECIDED,
     EXTERNAL_CONVERSION,
     EXTERNAL_IMPLEMENTS,
@@ -448,29 +449,32 @@ def outside_names(gen: Generation, sym: Symbol) -> list[str]:
     return sorted({outside_name(u.package, u.name) for u in outside_implemented(gen, sym)})
 
 
-# Languages whose code can call each other's declarations (a .js file imports a .ts module and back).
-_FAMILIES = {"javascript": "typescript"}
-
-
 def family(language: str) -> str:
     """The language family whose code can call each other's declarations (JavaScript's is TypeScript)."""
-    return _FAMILIES.get(language, language)
+    return languages.family(language)
 
 
 def could_reach(u: Unresolved, root: Symbol) -> bool:
     """Whether an unresolved reference could name ``root``: same language family (or no language recorded)."""
-    return not u.language or _FAMILIES.get(u.language, u.language) == _FAMILIES.get(root.language, root.language)
+    return not u.language or languages.family(u.language) == languages.family(root.language)
 
 
 def _family(u: Unresolved) -> str:
-    return _FAMILIES.get(u.language, u.language)
+    return languages.family(u.language)
 
 
 def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
     """The unresolved references that may be uses of ``sym`` the graph could not bind: those naming it in its
     language family (relations to what is outside the graph are not failures), and the places its type is
-    converted to an interface outside the graph, whose code may then call it (``EXTERNAL_CONVERSION``)."""
-    found = [u for u in gen.unresolved_by_name(sym.name) if u.reason not in EXTERNAL_RELATIONS and could_reach(u, sym)]
+    converted to an interface outside the graph, whose code may then call it (``EXTERNAL_CONVERSION``), and the
+    calls its language makes without naming it (an ``IMPLICIT_CALL`` row on the declaration itself)."""
+    found = [
+        u
+        for u in gen.unresolved_by_name(sym.name)
+        if u.reason not in EXTERNAL_RELATIONS
+        and could_reach(u, sym)
+        and (u.reason not in DECLARATION_ROWS or u.source == sym.key)
+    ]
     if sym.kind not in TYPE_DECLARATION_KINDS and sym.qualified_name != sym.name:
         found += [
             u
@@ -483,12 +487,18 @@ def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
 def failures_only(rows: Iterable[Unresolved]) -> list[Unresolved]:
     """Rows that are failures to bind: relations to what is outside the graph, and the conversions that hand a
     value to it, left out (they say nothing about what a declaration's own uses reach)."""
-    return [u for u in rows if u.reason not in EXTERNAL_RELATIONS and u.reason != EXTERNAL_CONVERSION]
+    return [
+        u
+        for u in rows
+        if u.reason not in EXTERNAL_RELATIONS and u.reason != EXTERNAL_CONVERSION and u.reason not in DECLARATION_ROWS
+    ]
 
 
-# Languages whose types implement an interface without naming it: without the type checker no
-# implementation of an interface is known at all, so an answer about a type is never complete there.
-STRUCTURAL_LANGUAGES = frozenset({"go"})
+def _structural(language_id: str) -> bool:
+    """Whether the language's types implement an interface without naming it: without the type checker no
+    implementation of an interface is known at all, so an answer about a type is never complete there."""
+    row = languages.language(language_id)
+    return row is not None and row.structural_typing
 
 
 def undecided_dispatch(gen: Generation, root: Symbol) -> str:
@@ -500,7 +510,7 @@ def undecided_dispatch(gen: Generation, root: Symbol) -> str:
     the checker itself left undecided (a generic type and interface) is reported the same way.
     """
     if root.kind in TYPE_DECLARATION_KINDS:
-        if root.language not in STRUCTURAL_LANGUAGES or root.kind in _MODULE_KINDS:
+        if not _structural(root.language) or root.kind in _MODULE_KINDS:
             return ""
         analysis = _without_checker(gen, root)
         if analysis:

@@ -19,6 +19,7 @@ from typing import Any
 from server import gitdiff, views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import MAX_DIFF_TEXT, Changes
 from server.errors import REPOSITORY_NOT_FOUND, TRAVERSAL_LIMIT_REACHED, ToolError, invalid
 from server.queries import counterparts, traverse
 from server.queries.changes import (
@@ -63,9 +64,8 @@ from server.tools.traversal import (
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
+from snapshot_format.vocab import DECLARATION_ROWS
 
-CHANGES_FIELDS = ("base", "diff", "repository")
-MAX_DIFF_TEXT = 1 << 20  # characters of changes.diff
 MAX_ROOTS = 200  # roots walked in one question; the rest are counted
 MAX_UNTRACKED_BYTES = 1 << 20  # an untracked file larger than this is pending, not read
 
@@ -114,7 +114,7 @@ def read_changes(gen: Generation, raw: object) -> ChangeSet:
     """``changes`` read, diffed and decided; INVALID_ARGUMENT naming the field for what cannot be."""
     if not isinstance(raw, dict):
         raise invalid("changes must be an object: {base: a git revision} or {diff: unified diff text}")
-    args = Args(raw, CHANGES_FIELDS, where="changes")
+    args = Args(raw, Changes, where="changes")
     base = args.string("base")
     text = _diff_text(args)
     repository = args.string("repository")
@@ -289,7 +289,9 @@ def _still_used(gen: Generation, root: Root) -> list[Unresolved]:
     return [
         u
         for u in gen.unresolved_by_name(root.name)
-        if u.path and (not u.language or traverse.family(u.language) == traverse.family(language))
+        if u.path
+        and u.reason not in DECLARATION_ROWS
+        and (not u.language or traverse.family(u.language) == traverse.family(language))
     ]
 
 
@@ -304,7 +306,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
     view = read_view(args, files_allowed=False, tree_allowed=True)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     if repo is not None and gen.repository(repo) is None:
         raise ToolError(REPOSITORY_NOT_FOUND, f"in_repository: no repository named {repo!r} is indexed")
     changes = read_changes(gen, args.raw("changes"))
@@ -357,60 +359,72 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
             cursor_given=args.raw("cursor") is not None,
             truncated_walk=truncated_walk,
         )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    page_main = [r for r in page if id(r) not in in_tests]
-    page_tests = [r for r in page if id(r) in in_tests]
-    filters: dict[str, Any] = (
-        {"symbol_kinds": kinds_echo}
-        if kinds_echo is not None
-        else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
-        if view == "full"
-        else {}
-    )
-    deepest = max((r.reached.depth for r in rows), default=0)
-    described = _described(gen, changes, walks, compact=view != "full")
-    if view == "full":
-        results: dict[str, Any] = {
-            **described,
-            "depth": walk_args.depth,
-            "max_nodes": walk_args.max_nodes,
-            **filters,
-            "affected": total,
-            "affected_in_tests": len(in_tests),
-            "deepest_depth": deepest,
-            "traversal_truncated": truncated_walk,
-            "symbols": [full_node(r) for r in page_main],
-            "tests": [full_node(r) for r in page_tests],
-            **full_aggregates(agg),
-        }
-    else:
-        first = next((w.root.symbol for w in walks if w.root.symbol is not None), None)
-        head: dict[str, Any] = {}
-        if first is not None:
-            head = _compact_blast_head(first, walk_args, filters, rows, len(page), deepest, truncated_walk, agg)
-            head.pop("root", None)
-            head.pop("by_package", None)
-        results = {**described, **head}
-        header, body = compact_nodes(page_main, tests=page_tests)
-        results.update({**header, **body})
-    coverage = _coverage(rows)
-    coverage.unresolved_related += verdict.unresolved_count
-    guidance = _guidance(total, len(page), truncated_walk, walk_args.max_nodes)
-    if not roots:
-        guidance = "the change touches no declaration the graph holds" + (
-            "; pending files are named in results.pending" if any(d.side == "pending" for d in changes.decided) else ""
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        page_main = [r for r in page if id(r) not in in_tests]
+        page_tests = [r for r in page if id(r) in in_tests]
+        filters: dict[str, Any] = (
+            {"symbol_kinds": kinds_echo}
+            if kinds_echo is not None
+            else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+            if view == "full"
+            else {}
         )
-    return wrap(
+        deepest = max((r.reached.depth for r in rows), default=0)
+        described = _described(gen, changes, walks, compact=view != "full")
+        if view == "full":
+            results: dict[str, Any] = {
+                **described,
+                "depth": walk_args.depth,
+                "max_nodes": walk_args.max_nodes,
+                **filters,
+                "affected": total,
+                "affected_in_tests": len(in_tests),
+                "deepest_depth": deepest,
+                "traversal_truncated": truncated_walk,
+                "symbols": [full_node(r) for r in page_main],
+                "tests": [full_node(r) for r in page_tests],
+                **full_aggregates(agg),
+            }
+        else:
+            first = next((w.root.symbol for w in walks if w.root.symbol is not None), None)
+            head: dict[str, Any] = {}
+            if first is not None:
+                head = _compact_blast_head(first, walk_args, filters, rows, len(page), deepest, truncated_walk, agg)
+                head.pop("root", None)
+                head.pop("by_package", None)
+            results = {**described, **head}
+            header, body = compact_nodes(page_main, tests=page_tests)
+            results = views.finish({**results, **header, **body})
+        coverage = _coverage(rows)
+        coverage.unresolved_related += verdict.unresolved_count
+        guidance = _guidance(total, len(page), truncated_walk, walk_args.max_nodes)
+        if not roots:
+            guidance = "the change touches no declaration the graph holds" + (
+                "; pending files are named in results.pending"
+                if any(d.side == "pending" for d in changes.decided)
+                else ""
+            )
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            completeness=_completeness(verdict, gen, changes, walks, compact=view != "full"),
+            guidance=guidance,
+        )
+
+    return paging.fit(
         gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        completeness=_completeness(verdict, gen, changes, walks, compact=view != "full"),
-        guidance=guidance,
+        total,
+        cursor_scope,
+        answer,
+        tool="get_blast_radius",
+        narrow_with="depth, max_nodes, edge_kinds or confidence",
     )
 
 

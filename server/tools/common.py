@@ -14,9 +14,11 @@ from server.errors import invalid
 from server.pending import pending_exact
 from server.queries import counterparts
 from server.testfiles import FileRoles, tests_note
+from server.views import encoded_size
+from snapshot_format.languages import IDS as LANGUAGES
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
-from snapshot_format.vocab import LANGUAGES, SYMBOL_KINDS, Provenance
+from snapshot_format.vocab import SYMBOL_KINDS, Provenance
 
 VIEWS = ("compact", "full", "files", "tree")
 T = TypeVar("T")
@@ -37,16 +39,63 @@ class Paging:
         next_cursor = encode_cursor(gen.id, end, cursor_scope) if end < total else None
         return start, end, next_cursor
 
+    def fit(
+        self,
+        gen: Generation,
+        total: int,
+        cursor_scope: CursorScope,
+        build: Callable[[int, int, str | None], dict[str, Any]],
+        *,
+        tool: str,
+        narrow_with: str,
+    ) -> dict[str, Any]:
+        """The answer for the page, cut at a row boundary when it is over the tool's answer budget.
 
-def read_paging(args: Args, gen: Generation, default_limit: int) -> Paging:
-    """Limit and cursor; a cursor of another snapshot fails here, before any lookup."""
-    limit = args.limit(default_limit)
+        ``build(start, end, next_cursor)`` makes the whole answer of the rows ``[start, end)``. When the page's
+        answer encodes larger than ``ANSWER_BYTE_BUDGET[tool]``, the answer is the most rows from ``start`` that
+        fit (at least one: a single row is never cut), with the cursor of the row after the last one and
+        guidance that says so; the rows are never truncated mid-row.
+        """
+        start, end, next_cursor = self.window(gen, total, cursor_scope)
+        answer = build(start, end, next_cursor)
+        budget = ANSWER_BYTE_BUDGET[tool]
+        room = budget - SIZE_FIELD_BYTES  # the size estimate is added to the answer once it is chosen
+        if end - start <= 1 or encoded_size(answer) <= room:
+            return answer
+        scoped = within_view(cursor_scope, access_tag(gen))
+
+        def cut_at(rows: int) -> dict[str, Any]:
+            note = (
+                f"cut after {rows} of the {end - start} rows asked for (of {total}) to keep this answer within the "
+                f"tool's budget of {budget} bytes; pass next_cursor for the next rows, or narrow with {narrow_with}"
+            )
+            return with_guidance(build(start, start + rows, encode_cursor(gen.id, start + rows, scoped)), note)
+
+        low, high = 1, end - start - 1
+        best: dict[str, Any] | None = None
+        while low <= high:  # the most rows that fit: the answer grows with its rows
+            mid = (low + high) // 2
+            candidate = cut_at(mid)
+            if encoded_size(candidate) <= room:
+                best, low = candidate, mid + 1
+            else:
+                high = mid - 1
+        return best if best is not None else cut_at(1)
+
+
+FILES_VIEW_LIMIT = 500  # the files view's default page: paths and counts are small, so it lists more of them
+
+
+def read_paging(args: Args, gen: Generation, *, files_view: bool = False) -> Paging:
+    """Limit (the declared default, or the files view's) and cursor; a cursor of another snapshot fails here,
+    before any lookup."""
+    limit = args.limit(FILES_VIEW_LIMIT if files_view else None)
     token = args.string("cursor")
     return Paging(limit=limit, cursor=decode_cursor(token, gen.id) if token is not None else None)
 
 
 def read_view(args: Args, *, files_allowed: bool, tree_allowed: bool = False) -> str:
-    view = args.enum("view", VIEWS, "compact")
+    view = args.one_of("view", VIEWS, args.spec("view").default)
     if view == "files" and not files_allowed:
         also = ", full or tree" if tree_allowed else " or full"
         raise invalid(f"view files is only accepted by find_references and get_file_outline; use compact{also}")
@@ -170,6 +219,38 @@ def wrap(
         pending=pending_exact(gen),
         access=ACCESS_NOTE if limited else None,
     )
+
+
+# Bytes one answer of a tool may take (its encoded JSON; about a quarter as many tokens): a page over it is cut
+# at a row boundary with a cursor (``Paging.fit``). The walks' budget stays under the result size their
+# tools/list entry announces (anthropic/maxResultSizeChars); the others keep an answer well inside the
+# result sizes clients show an agent whole.
+ANSWER_BYTE_BUDGET: dict[str, int] = {
+    "find_references": 48_000,
+    "find_symbol": 48_000,
+    "get_file_outline": 64_000,
+    "find_cross_repo_consumers": 48_000,
+    "find_by_intent": 32_000,
+    "trace_dependencies": 100_000,
+    "get_blast_radius": 100_000,
+    "list_repositories": 48_000,
+}
+
+
+SIZE_FIELD_BYTES = 32  # "size_tokens":N, with room to spare
+
+
+def with_guidance(answer: dict[str, Any], note: str) -> dict[str, Any]:
+    """The answer with ``guidance`` set to ``note``, in the envelope's place for it (before ``results``)."""
+    out: dict[str, Any] = {}
+    for key, value in answer.items():
+        if key == "guidance":
+            continue
+        if key in ("tests", "pending_exact", "access", "results") and "guidance" not in out:
+            out["guidance"] = note
+        out[key] = value
+    out.setdefault("guidance", note)
+    return out
 
 
 def truncation_guidance(returned: int, total: int, narrow_with: str) -> str:

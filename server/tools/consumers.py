@@ -7,9 +7,10 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindCrossRepoConsumers
 from server.queries import counterparts
 from server.queries.consumers import Consumer, consumer_file, coverage_of, find_consumers, package_key
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import check_repository, parse_selector, resolve
 from server.tools.common import (
     merged_with,
     provenance_name,
@@ -24,7 +25,6 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
-CONSUMERS_ARGS = (*SELECTOR_FIELDS, "in_repository", "in_language", "include_tests", "limit", "cursor", "view")
 # Compact entries leave provenance and evidence_kind (which the category implies) to view full.
 _HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol", "bound_to")
 _GROUP_KEY = ("category", "edge_kind", "confidence", "reason", "bound_to")
@@ -140,7 +140,7 @@ def _compact_entry(c: Consumer, subject: Symbol) -> dict[str, Any]:
     full = _row(c)
     entry: dict[str, Any] = {"category": c.category, "repo": full["repository"]}
     if c.bound_to is not None:
-        entry["bound_to"] = f"bound to {counterparts.label(c.bound_to, subject)}"
+        entry["bound_to"] = counterparts.label(c.bound_to, subject)
     if "package_name" in full:
         entry["pkg"] = full["package_name"]
     if "file_path" in full:
@@ -309,17 +309,17 @@ def _compact(subject: Symbol, page: list[Consumer], asked: str | None) -> dict[s
             shared = views.hoist(members, ("detail", "kind"))
             groups.append({**key, **shared, **body(members, (*loose, *shared))})
         shapes.append({**head, "groups": groups})
-    return views.smallest(*shapes)
+    return views.finish(views.smallest(*shapes))
 
 
 def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, Any]:
     """Consumers of the symbol in other repositories: exact symbols, packages, candidates, unresolved asks."""
-    args = Args(arguments, CONSUMERS_ARGS)
+    args = Args(arguments, FindCrossRepoConsumers)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
     language = read_in_language(args, gen)
     view = read_view(args, files_allowed=False)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     check_repository(gen, repo)
     subject = resolve(gen, selector)
     include_tests = args.boolean("include_tests")
@@ -337,33 +337,38 @@ def find_cross_repo_consumers(gen: Generation, arguments: object) -> dict[str, A
         include_tests=include_tests,
     )
     total = len(rows)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    if view == "full":
-        results: dict[str, Any] = {
-            "subject": _subject_full(subject),
-            "consumers": [_row(c) for c in page] if page else None,
-        }
-    else:
-        results = _compact(subject, page, selector.qualified_name)
-    if found.merged_with:
-        results["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
-    guidance = None
-    if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
-        guidance = (
-            "no other repository consumes this symbol; check graph_status in case a consumer was never "
-            "indexed, and use find_references for uses in its own repository"
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        if view == "full":
+            results: dict[str, Any] = {
+                "subject": _subject_full(subject),
+                "consumers": [_row(c) for c in page] if page else None,
+            }
+        else:
+            results = _compact(subject, page, selector.qualified_name)
+        if found.merged_with:
+            results["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
+        guidance = None
+        if total == 0 and not split.test_rows:  # with test rows, the tests note says where the consumers are
+            guidance = (
+                "no other repository consumes this symbol; check graph_status in case a consumer was never "
+                "indexed, and use find_references for uses in its own repository"
+            )
+        elif len(page) < total:
+            guidance = truncation_guidance(len(page), total, "in_repository or in_language")
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage_of(rows),
+            results=results,
+            guidance=guidance,
+            tests=split.note(),
         )
-    elif len(page) < total:
-        guidance = truncation_guidance(len(page), total, "in_repository or in_language")
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage_of(rows),
-        results=results,
-        guidance=guidance,
-        tests=split.note(),
+
+    return paging.fit(
+        gen, total, cursor_scope, answer, tool="find_cross_repo_consumers", narrow_with="in_repository or in_language"
     )

@@ -107,13 +107,13 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
             raise invalid(f"pass relation or {field}, not both: {why}")
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
-    relation = args.enum("relation", hierarchy.RELATIONS, "")
+    relation = args.enum("relation") or ""
     language = read_in_language(args, gen)
-    confidence_name = args.enum("confidence", CONFIDENCES, "") or None
+    confidence_name = args.enum("confidence")
     include_derived = args.boolean("include_derived")
     include_tests = args.boolean("include_tests")
     view = read_view(args, files_allowed=True)
-    paging = read_paging(args, gen, 500 if view == "files" else 50)
+    paging = read_paging(args, gen, files_view=view == "files")
     check_repository(gen, repo)
     subject = resolve(gen, selector)
     member = not hierarchy.is_type(subject)
@@ -159,53 +159,58 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    if view == "full":
-        results: dict[str, Any] = {
-            "subject": subject_full(subject),
-            "relation": relation,
-            "levels": found.levels,
-            "traversal_truncated": found.cut,
-            "nodes": [full_node(r) for r in page],
-        }
-    elif view == "files":
-        counts: dict[str, dict[str, int]] = {}
-        for r in page:
-            paths = counts.setdefault(r.symbol.repository, {})
-            paths[r.symbol.path] = paths.get(r.symbol.path, 0) + 1
-        results = {
-            **views.subject_head(subject, selector.qualified_name),
-            "relation": relation,
-            "files": {repository: views.path_tree(paths) for repository, paths in counts.items()},
-        }
-    else:
-        results = {**views.subject_head(subject, selector.qualified_name), "relation": relation}
-        if found.cut:
-            results["traversal_truncated"] = True
-        header, body = compact_nodes(page, implied_from=subject.qualified_name)
-        results.update({**header, **body})
-    coverage = _coverage(rows)
-    coverage.unresolved_related += verdict.unresolved_count
-    guidance = None
-    if total and len(page) < total:
-        guidance = truncation_guidance(len(page), total, "in_repository, in_language or confidence")
-    elif not total and not split.test_rows:
-        guidance = (
-            f"the graph holds no {relation} of this symbol, and completeness says it is complete"
-            if verdict.verdict == "COMPLETE"
-            else f"the graph holds no {relation} of this symbol, but completeness says where it is blind: this is not "
-            "proof of absence"
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        if view == "full":
+            results: dict[str, Any] = {
+                "subject": subject_full(subject),
+                "relation": relation,
+                "levels": found.levels,
+                "traversal_truncated": found.cut,
+                "nodes": [full_node(r) for r in page],
+            }
+        elif view == "files":
+            counts: dict[str, dict[str, int]] = {}
+            for r in page:
+                paths = counts.setdefault(r.symbol.repository, {})
+                paths[r.symbol.path] = paths.get(r.symbol.path, 0) + 1
+            results = {
+                **views.subject_head(subject, selector.qualified_name),
+                "relation": relation,
+                "files": {repository: views.path_tree(paths) for repository, paths in counts.items()},
+            }
+        else:
+            results = {**views.subject_head(subject, selector.qualified_name), "relation": relation}
+            if found.cut:
+                results["traversal_truncated"] = True
+            header, body = compact_nodes(page, implied_from=subject.qualified_name)
+            results = views.finish({**results, **header, **body})
+        coverage = _coverage(rows)
+        coverage.unresolved_related += verdict.unresolved_count
+        guidance = None
+        if total and len(page) < total:
+            guidance = truncation_guidance(len(page), total, "in_repository, in_language or confidence")
+        elif not total and not split.test_rows:
+            guidance = (
+                f"the graph holds no {relation} of this symbol, and completeness says it is complete"
+                if verdict.verdict == "COMPLETE"
+                else f"the graph holds no {relation} of this symbol, but completeness says where it is blind: this is not "
+                "proof of absence"
+            )
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            completeness=completeness_block(verdict, gen, compact=view != "full"),
+            guidance=guidance,
+            tests=tests_note(split.test_rows, split.test_files) if split.test_rows else None,
         )
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        completeness=completeness_block(verdict, gen, compact=view != "full"),
-        guidance=guidance,
-        tests=tests_note(split.test_rows, split.test_files) if split.test_rows else None,
+
+    return paging.fit(
+        gen, total, cursor_scope, answer, tool="find_references", narrow_with="in_repository, in_language or confidence"
     )

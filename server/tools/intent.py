@@ -13,6 +13,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindByIntent
 from server.envelope import Coverage
 from server.errors import invalid
 from server.queries.intent import FileMatch, matching_symbols, query_terms
@@ -22,23 +23,47 @@ from server.testfiles import FileRoles, tests_note
 from server.tools.common import read_in_language, read_paging, read_symbol_kinds, wrap
 from snapshot_format.reader import Generation
 
-INTENT_ARGS = ("query", "in_repository", "in_language", "symbol_kinds", "include_tests", "limit", "cursor")
-DEFAULT_LIMIT = 5  # the few files to open first; a cursor pages on
+COLUMNS = ["file", "terms", "symbols"]
+SYMBOL_COLUMNS = ["at", "kind"]
 
 
-def _symbols(match: FileMatch) -> list[Any]:
-    return [[views.label(s.relative_name or s.qualified_name, s.start_line, s.end_line), s.kind] for s in match.symbols]
+def _ranked_rows(page: list[FileMatch]) -> dict[str, Any]:
+    """The ranked files as rows of ``columns`` (file, terms, symbols): a file of another repository than the
+    header's ``repository`` is ``repository:path``; a file's matched symbols are rows of ``symbol_columns``
+    (label, kind), a symbol of the header's ``kind`` written as its label alone. No rows, no columns."""
+    if not page:
+        return {"files": []}
+    repository = views.default_repository([{"repository": m.repository} for m in page])
+    kinds = [{"kind": sym.kind} for m in page for sym in m.symbols]
+    kind = views.hoist(kinds, ("kind",), defaults=("kind",)).get("kind")
+    header: dict[str, Any] = {}
+    if repository is not None:
+        header["repository"] = repository
+    if kind is not None:
+        header["kind"] = kind
+    rows = []
+    for m in page:
+        symbols = [
+            label if sym.kind == kind else [label, sym.kind]
+            for sym in m.symbols
+            for label in (views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line),)
+        ]
+        row: list[Any] = [views.group_key(m.repository, m.path, repository), m.matched]
+        if symbols:
+            row.append(symbols)
+        rows.append(row)
+    return {**header, "columns": COLUMNS, "symbol_columns": SYMBOL_COLUMNS, "files": rows}
 
 
 def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
     """Files ranked for a task in words, with the symbols and terms that matched."""
-    args = Args(arguments, INTENT_ARGS)
-    text = args.string("query", required=True) or ""
+    args = Args(arguments, FindByIntent)
+    text = args.string("query") or ""
     repository = args.string("in_repository")
     language = read_in_language(args, gen)
     kinds, kinds_echo = read_symbol_kinds(args)
     include_tests = args.boolean("include_tests")
-    paging = read_paging(args, gen, DEFAULT_LIMIT)
+    paging = read_paging(args, gen)
     check_repository(gen, repository)
     wanted = query_terms(text)
     if not wanted:
@@ -64,49 +89,36 @@ def find_by_intent(gen: Generation, arguments: object) -> dict[str, Any]:
         include_tests=include_tests,
     )
     total = len(ranked)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = ranked[start:end]
-    for match in page:
-        if not match.symbols:
-            match.symbols = matching_symbols(gen, match, kinds=kinds)
-    # The repository most files share is stated once; a file names its own only when it differs.
-    repository = views.default_repository([{"repository": m.repository} for m in page])
-    header = {"repository": repository} if repository is not None else {}
-    files = []
-    for m in page:
-        entry: dict[str, Any] = {}
-        if m.repository != repository:
-            entry["repo"] = m.repository
-        entry["file"] = m.path
-        entry["terms"] = m.matched
-        if m.symbols:
-            file_kinds = {sym.kind for sym in m.symbols}
-            if len(file_kinds) == 1:  # one kind for the file's symbols: stated once, the labels bare
-                entry["kind"] = next(iter(file_kinds))
-                entry["symbols"] = [
-                    views.label(sym.relative_name or sym.qualified_name, sym.start_line, sym.end_line)
-                    for sym in m.symbols
-                ]
-            else:
-                entry["symbols"] = _symbols(m)
-        files.append(entry)
-    results: dict[str, Any] = {"terms": wanted, **header, "files": files}
-    guidance = None
-    if unusable is not None:
-        guidance = unusable
-    elif total == 0 and not (tests and not include_tests):
-        guidance = (
-            "no indexed file matches these words; try other words or a name fragment with find_symbol mode substring"
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = ranked[start:end]
+        for match in page:
+            if not match.symbols:
+                match.symbols = matching_symbols(gen, match, kinds=kinds)
+        results: dict[str, Any] = {"terms": wanted, **_ranked_rows(page)}
+        guidance = None
+        if unusable is not None:
+            guidance = unusable
+        elif total == 0 and not (tests and not include_tests):
+            guidance = "no indexed file matches these words; try other words or a name fragment with find_symbol mode substring"
+        left_out = 0 if include_tests else len(tests)
+        return wrap(
+            gen,
+            compact=True,
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=Coverage(),
+            results=results,
+            guidance=guidance,
+            tests=tests_note(left_out, left_out) if left_out else None,
         )
-    left_out = 0 if include_tests else len(tests)
-    return wrap(
+
+    return paging.fit(
         gen,
-        compact=True,
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=Coverage(),
-        results=results,
-        guidance=guidance,
-        tests=tests_note(left_out, left_out) if left_out else None,
+        total,
+        cursor_scope,
+        answer,
+        tool="find_by_intent",
+        narrow_with="in_repository, in_language or symbol_kinds",
     )

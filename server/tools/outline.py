@@ -7,6 +7,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import GetFileOutline
 from server.envelope import Coverage
 from server.queries.outline import outline
 from server.queries.symbols import concise_signature
@@ -14,19 +15,17 @@ from server.tools.common import read_paging, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import File, Symbol
 
-OUTLINE_ARGS = ("repository", "path", "symbol_kinds", "include_members", "limit", "cursor", "view")
-
 
 def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
     """Declarations under a file or directory, in file and source order."""
-    args = Args(arguments, OUTLINE_ARGS)
-    repository = args.string("repository", required=True) or ""
-    path = args.path("path", required=True) or ""
+    args = Args(arguments, GetFileOutline)
+    repository = args.string("repository") or ""
+    path = args.path("path") or ""
     kinds, kinds_echo = read_symbol_kinds(args)
     include_members = args.boolean("include_members")
     view = read_view(args, files_allowed=True)
     detailed = view == "full"
-    paging = read_paging(args, gen, 200)
+    paging = read_paging(args, gen)
     found = outline(
         gen,
         repository,
@@ -43,30 +42,35 @@ def get_file_outline(gen: Generation, arguments: object) -> dict[str, Any]:
         include_members=include_members,
     )
     total = len(found.symbols)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = found.symbols[start:end]
-    display_path = path or "."
-    if view == "files":
-        counts: dict[str, int] = {}
-        for s in page:
-            counts[s.path] = counts.get(s.path, 0) + 1
-        results: Any = {
-            "repository": repository,
-            "path": display_path,
-            "files": [{"file": p, "declarations": n} for p, n in counts.items()],
-        }
-    elif view == "full":
-        results = _full(repository, display_path, found.files, page, detailed)
-    else:
-        results = _compact(repository, display_path, found.files, page, detailed)
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=Coverage(),
-        results=results,
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = found.symbols[start:end]
+        display_path = path or "."
+        if view == "files":
+            counts: dict[str, int] = {}
+            for s in page:
+                counts[s.path] = counts.get(s.path, 0) + 1
+            results: Any = {
+                "repository": repository,
+                "path": display_path,
+                "files": [{"file": p, "declarations": n} for p, n in counts.items()],
+            }
+        elif view == "full":
+            results = _full(repository, display_path, found.files, page, detailed)
+        else:
+            results = _compact(repository, display_path, found.files, page, detailed)
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=Coverage(),
+            results=results,
+        )
+
+    return paging.fit(
+        gen, total, cursor_scope, answer, tool="get_file_outline", narrow_with="symbol_kinds or a deeper path"
     )
 
 
@@ -145,6 +149,6 @@ def _compact(repository: str, path: str, files: list[File], page: list[Symbol], 
     loose = tuple(c for c in ("kind", "exported") if c not in hoisted)
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
-        return flat
+        return views.finish(flat)
     grouped = {**head, "groups": [{**views.readable(key), **groups_by_file(members, loose)} for key, members in split]}
-    return views.smaller(flat, grouped)
+    return views.finish(views.smaller(flat, grouped))

@@ -17,11 +17,12 @@ from typing import Any
 
 from server.args import Args
 from server.cursor import scope
+from server.declarations import Selector
 from server.envelope import Coverage
 from server.errors import TRAVERSAL_LIMIT_REACHED, ToolError, invalid
 from server.queries import counterparts, traverse
 from server.queries.paths import Hop, PathSearch, shortest_paths
-from server.selector import SELECTOR_FIELDS, parse_selector, resolve
+from server.selector import parse_selector, resolve
 from server.tools.common import provenance_name, read_paging, read_view, truncation_guidance, wrap
 from server.tools.traversal import DEADLINE_SECONDS, read_walk_args
 from server.tools.unbound import unbound_groups
@@ -39,7 +40,7 @@ DISPATCH_CHECKS = 500  # walked members whose undecided dispatch a no-path answe
 def _target(gen: Generation, raw: object) -> Symbol:
     if not isinstance(raw, dict):
         raise invalid("to must be an object naming the target like the subject: name, qualified_name or stable_key")
-    return resolve(gen, parse_selector(Args(raw, SELECTOR_FIELDS, where="to")))
+    return resolve(gen, parse_selector(Args(raw, Selector, where="to")))
 
 
 def _targets(gen: Generation, target: Symbol) -> frozenset[bytes]:
@@ -156,7 +157,7 @@ def trace_path(gen: Generation, args: Args) -> dict[str, Any]:
     selector = parse_selector(args)
     walk_args = read_walk_args(args)
     view = read_view(args, files_allowed=False)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     root = resolve(gen, selector)
     target = _target(gen, args.raw("to"))
     root16 = keys.key_to_bytes(root.key)
@@ -200,61 +201,64 @@ def trace_path(gen: Generation, args: Args) -> dict[str, Any]:
         edge_kinds=walk_args.kinds_identity,
         confidence=walk_args.confidence,
     )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    full = view == "full"
-    paths = _listed(gen, search, start, end - start, full=full) if total else []
-    results: dict[str, Any] = {"root": _at(root), "to": _at(target)}
-    if selector.qualified_name != root.qualified_name:
-        results["qn"] = root.qualified_name
-    results["to_qn"] = target.qualified_name
-    if not walk_args.depth_asked or full:
-        results["depth"] = walk_args.depth
-    if full:
-        results.update({"root_key": root.key, "to_key": target.key, "max_nodes": walk_args.max_nodes})
-    coverage = Coverage()
-    guidance = None
-    if total:
-        results["hops"] = search.found_at
-        if not full:
-            hoisted = _hoist_confidence(paths)
-            if hoisted is not None:
-                results["confidence"] = hoisted
-        results["paths"] = paths
-        for path in paths:
-            for step in path[1:]:
-                coverage.count_confidence(int(Confidence[str(step.get("confidence") or results.get("confidence"))]))
-        if len(paths) < total:
-            guidance = truncation_guidance(len(paths), total, "depth or edge_kinds")
-    else:
-        widest = wider if wider is not None else search
-        block, blind = _no_path(gen, widest, search, walk_args, compact=not full)
-        coverage.unresolved_related += blind
-        results["paths"] = []
-        results["no_path"] = block
-        if wider is not None and wider.hit:
-            results["candidate_paths"] = _listed(gen, wider, 0, CANDIDATE_PATHS_LISTED, full=full)
-            results["candidate_hops"] = wider.found_at
-            guidance = (
-                "no path of exact edges within the bounds, but candidate_paths cross CANDIDATE edges (resolved "
-                "by name, not by a type checker): confirm them before relying on them"
-            )
-        elif block["verdict"] == "UNREACHABLE":
-            guidance = (
-                "the target is unreachable from the subject: the walk followed every edge of these kinds and "
-                "ran out, with no blind spot on the way"
-            )
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        full = view == "full"
+        paths = _listed(gen, search, start, end - start, full=full) if total else []
+        results: dict[str, Any] = {"root": _at(root), "to": _at(target)}
+        if selector.qualified_name != root.qualified_name:
+            results["qn"] = root.qualified_name
+        results["to_qn"] = target.qualified_name
+        if not walk_args.depth_asked or full:
+            results["depth"] = walk_args.depth
+        if full:
+            results.update({"root_key": root.key, "to_key": target.key, "max_nodes": walk_args.max_nodes})
+        coverage = Coverage()
+        guidance = None
+        if total:
+            results["hops"] = search.found_at
+            if not full:
+                hoisted = _hoist_confidence(paths)
+                if hoisted is not None:
+                    results["confidence"] = hoisted
+            results["paths"] = paths
+            for path in paths:
+                for step in path[1:]:
+                    coverage.count_confidence(int(Confidence[str(step.get("confidence") or results.get("confidence"))]))
+            if len(paths) < total:
+                guidance = truncation_guidance(len(paths), total, "depth or edge_kinds")
         else:
-            guidance = (
-                "no path within the bounds; no_path.could_hide_one says what could hide one (raise depth or "
-                "max_nodes, or look at the unbound uses)"
-            )
-    return wrap(
-        gen,
-        compact=not full,
-        total=total,
-        returned=len(paths),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        guidance=guidance,
-    )
+            widest = wider if wider is not None else search
+            block, blind = _no_path(gen, widest, search, walk_args, compact=not full)
+            coverage.unresolved_related += blind
+            results["paths"] = []
+            results["no_path"] = block
+            if wider is not None and wider.hit:
+                results["candidate_paths"] = _listed(gen, wider, 0, CANDIDATE_PATHS_LISTED, full=full)
+                results["candidate_hops"] = wider.found_at
+                guidance = (
+                    "no path of exact edges within the bounds, but candidate_paths cross CANDIDATE edges (resolved "
+                    "by name, not by a type checker): confirm them before relying on them"
+                )
+            elif block["verdict"] == "UNREACHABLE":
+                guidance = (
+                    "the target is unreachable from the subject: the walk followed every edge of these kinds and "
+                    "ran out, with no blind spot on the way"
+                )
+            else:
+                guidance = (
+                    "no path within the bounds; no_path.could_hide_one says what could hide one (raise depth or "
+                    "max_nodes, or look at the unbound uses)"
+                )
+        return wrap(
+            gen,
+            compact=not full,
+            total=total,
+            returned=len(paths),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            guidance=guidance,
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="trace_dependencies", narrow_with="depth or edge_kinds")

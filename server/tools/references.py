@@ -7,6 +7,7 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindReferences
 from server.envelope import Coverage
 from server.errors import invalid
 from server.queries import counterparts
@@ -20,7 +21,7 @@ from server.queries.references import (
 )
 from server.queries.references import find_references as query
 from server.queries.repositories import analyses
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import check_repository, parse_selector, resolve
 from server.testfiles import tests_note
 from server.tools.common import (
     merged_with,
@@ -37,21 +38,7 @@ from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
-FIND_REFERENCES_ARGS = (
-    *SELECTOR_FIELDS,
-    "direction",
-    "in_repository",
-    "in_language",
-    "edge_kinds",
-    "confidence",
-    "include_derived",
-    "include_tests",
-    "limit",
-    "cursor",
-    "view",
-    "relation",
-)
-DIRECTIONS = ("incoming", "outgoing")
+NARROW_WITH = "edge_kinds, confidence, in_repository or in_language"
 CONFIDENCES = tuple(c.name for c in Confidence)
 # Compact rows carry no provenance (which analyzer saw the edge: view full states it per row); confidence,
 # what an agent acts on, stays.
@@ -81,21 +68,21 @@ def read_edge_kinds(args: Args) -> tuple[frozenset[int], list[str], bool]:
 
 def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
-    args = Args(arguments, FIND_REFERENCES_ARGS)
+    args = Args(arguments, FindReferences)
     if args.raw("relation") not in (None, ""):
         from server.tools.hierarchy import find_relation
 
         return find_relation(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
-    direction = args.enum("direction", DIRECTIONS, "incoming")
+    direction = args.enum("direction") or ""
     language = read_in_language(args, gen)
     kinds, kinds_identity, defaulted = read_edge_kinds(args)
-    confidence_name = args.enum("confidence", CONFIDENCES, "") or None
+    confidence_name = args.enum("confidence")
     include_derived = args.boolean("include_derived")
     include_tests = args.boolean("include_tests")
     view = read_view(args, files_allowed=True)
-    paging = read_paging(args, gen, 500 if view == "files" else 50)
+    paging = read_paging(args, gen, files_view=view == "files")
     check_repository(gen, repo)
     subject = resolve(gen, selector)
     outgoing = direction == "outgoing"
@@ -124,8 +111,6 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         include_derived=include_derived,
     )
     total = len(rows)
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
     extras: dict[str, Any] = {}
     if defaulted and view == "full":  # the compact view leaves the declared default to the schema
         extras["edge_kinds_default_excluded"] = list(DEFAULT_EXCLUDED)
@@ -135,28 +120,33 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
         extras["merged_with"] = merged_with(gen, found.merged_with, full=view == "full")
     if found.implements_outside:
         extras["implements_outside"] = found.implements_outside
-    if view == "files":
-        results: Any = _files(subject, direction, page, extras, selector.qualified_name)
-    elif view == "full":
-        results = _full(subject, direction, page, extras)
-    else:
-        results = _compact(subject, direction, page, extras, selector.qualified_name)
-    hoisted = results.get("repository") if view == "compact" else None
-    unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
-    results.update(unbound.fields(compact=view != "full"))
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=_coverage(found, rows),
-        results=results,
-        guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
-        tests=tests_note(split.test_rows, split.test_files, unbound.in_tests)
-        if split.test_rows or unbound.in_tests
-        else None,
-    )
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        if view == "files":
+            results: Any = _files(subject, direction, page, extras, selector.qualified_name)
+        elif view == "full":
+            results = _full(subject, direction, page, extras)
+        else:
+            results = _compact(subject, direction, page, extras, selector.qualified_name)
+        hoisted = results.get("repository") if view == "compact" else None
+        unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
+        results.update(unbound.fields(compact=view != "full"))
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=_coverage(found, rows),
+            results=results,
+            guidance=_guidance(gen, subject, found, total, len(page), outgoing, split.test_rows),
+            tests=tests_note(split.test_rows, split.test_files, unbound.in_tests)
+            if split.test_rows or unbound.in_tests
+            else None,
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="find_references", narrow_with=NARROW_WITH)
 
 
 def _coverage(found: References, rows: list[Reference]) -> Coverage:
@@ -171,7 +161,7 @@ def _guidance(
     gen: Generation, subject: Symbol, found: References, total: int, returned: int, outgoing: bool, test_rows: int
 ) -> str | None:
     if total and returned < total:
-        return truncation_guidance(returned, total, "edge_kinds, confidence, in_repository or in_language")
+        return truncation_guidance(returned, total, NARROW_WITH)
     if total:
         return None
     if test_rows:
@@ -185,7 +175,8 @@ def _guidance(
         return (
             f"no edge reaches this symbol, but {blind} reference(s) to its name could not be resolved (a "
             "file that does not parse, a dynamic use, a failed analyzer run, a type relation the checker "
-            "could not decide, or a value handed to code outside the graph), so this is not proof of absence; "
+            "could not decide, a value handed to code outside the graph, a call the language makes without "
+            "naming it, or a base method outside the graph it overrides), so this is not proof of absence; "
             "results.unbound says where they are"
         )
     if modes == {"exact"}:
@@ -283,8 +274,8 @@ def _compact(
             "kind": r.other.kind,
             "edge_kind": EdgeKind(r.kind).name,
             "confidence": Confidence(r.confidence).name,
-            "via": f"via {r.via}" if r.via else "",
-            "bound_to": f"bound to {counterparts.label(r.bound_to, subject)}" if r.bound_to is not None else "",
+            "via": r.via,
+            "bound_to": counterparts.label(r.bound_to, subject) if r.bound_to is not None else "",
             "label": views.module_label(r.other),
         }
         for r in page
@@ -304,6 +295,6 @@ def _compact(
     loose = tuple(c for c in _GROUP_KEY if c not in header)
     split = views.buckets(rows, loose) if loose else []
     if len(split) <= 1:
-        return flat
+        return views.finish(flat)
     grouped = {**head, "groups": [{**key, "files": at(members, loose)} for key, members in split]}
-    return views.smaller(flat, grouped)
+    return views.finish(views.smaller(flat, grouped))

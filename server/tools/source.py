@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from server.access import ACCESS_NOTE, is_limited
 from server.args import Args
+from server.declarations import GetSource, Selector
 from server.errors import ToolError, invalid
 from server.queries.source import BYTE_CEILING, Body, get_sources
-from server.selector import SELECTOR_FIELDS, parse_selector, resolve
+from server.selector import parse_selector, resolve
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
@@ -29,15 +30,15 @@ def _asked(entry: object) -> str:
 
 def get_source(gen: Generation, arguments: object) -> str:
     """The code of up to twenty symbols: a header line per body, then its raw bytes."""
-    args = Args(arguments, ("symbols", "context_lines"))
+    args = Args(arguments, GetSource)
     entries = args.object_list("symbols", required=True) or []
     if not 1 <= len(entries) <= MAX_SYMBOLS:
         raise invalid(f"symbols must hold between 1 and {MAX_SYMBOLS} selectors; got {len(entries)}")
-    context = args.integer("context_lines", default=0, low=0, high=100, zero_is_default=False)
+    context = args.integer("context_lines")
     named: list[Symbol | ToolError] = []
     for i, entry in enumerate(entries):
         try:
-            named.append(resolve(gen, parse_selector(Args(entry, SELECTOR_FIELDS, where=f"symbols[{i}]"))))
+            named.append(resolve(gen, parse_selector(Args(entry, Selector, where=f"symbols[{i}]"))))
         except ToolError as exc:
             named.append(exc)
     answer = get_sources(gen, [s for s in named if isinstance(s, Symbol)], context_lines=context)

@@ -7,9 +7,9 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import FindSymbol, GetSymbol
 from server.envelope import Coverage
 from server.queries.symbols import (
-    MODES,
     SIGNATURE_KINDS,
     SORTING_VERSION,
     concise_signature,
@@ -19,32 +19,18 @@ from server.queries.symbols import (
     match_symbols,
     symbol_detail,
 )
-from server.selector import SELECTOR_FIELDS, check_repository, did_you_mean, parse_selector, resolve
+from server.selector import check_repository, did_you_mean, parse_selector, resolve
 from server.testfiles import FileRoles, tests_note
 from server.tools.common import read_in_language, read_paging, read_path_prefix, read_symbol_kinds, read_view, wrap
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 
-FIND_SYMBOL_ARGS = (
-    "name",
-    "mode",
-    "symbol_kinds",
-    "in_repository",
-    "in_path",
-    "in_language",
-    "include_tests",
-    "include_derived",
-    "limit",
-    "cursor",
-    "view",
-)
-
 
 def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     """Declarations by name, in ascending stable-key order."""
-    args = Args(arguments, FIND_SYMBOL_ARGS)
-    name = args.string("name", required=True) or ""
-    mode = args.enum("mode", MODES, "exact")
+    args = Args(arguments, FindSymbol)
+    name = args.string("name") or ""
+    mode = args.enum("mode") or ""
     kinds, kinds_echo = read_symbol_kinds(args)
     repo = args.string("in_repository")
     path_prefix = read_path_prefix(args, "in_path")
@@ -52,7 +38,7 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     include_tests = args.boolean("include_tests")
     include_derived = args.boolean("include_derived")
     view = read_view(args, files_allowed=False)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     check_repository(gen, repo)
     roles = FileRoles(gen)
     in_tests: set[tuple[str, str]] = set()
@@ -91,27 +77,34 @@ def find_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
         include_tests=include_tests,
         include_derived=include_derived,  # it decides which rows exist, as on the other tools
     )
-    start, end, next_cursor = paging.window(gen, len(matches), cursor_scope)
-    page = load(gen, matches[start:end])
-    coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
-    if view == "full":
-        results: Any = [_full_row(s) for s in page]
-    else:
-        results = _compact(page)
-    guidance = None
-    if not matches and not left_out:
-        filters = {"kinds": kinds, "repo": repo, "path_prefix": path_prefix, "include_derived": include_derived}
-        guidance = _unparsed_guidance(gen, name) or _close_guidance(gen, name, roles, language, include_tests, filters)
-    return wrap(
-        gen,
-        compact=view == "compact",
-        total=len(matches),
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        guidance=guidance,
-        tests=tests_note(left_out, len(in_tests)) if left_out else None,
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = load(gen, matches[start:end])
+        coverage = Coverage(exact=len(page), unresolved_related=count_unresolved_named(gen, name))
+        if view == "full":
+            results: Any = [_full_row(s) for s in page]
+        else:
+            results = _compact(page)
+        guidance = None
+        if not matches and not left_out:
+            filters = {"kinds": kinds, "repo": repo, "path_prefix": path_prefix, "include_derived": include_derived}
+            guidance = _unparsed_guidance(gen, name) or _close_guidance(
+                gen, name, roles, language, include_tests, filters
+            )
+        return wrap(
+            gen,
+            compact=view == "compact",
+            total=len(matches),
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            guidance=guidance,
+            tests=tests_note(left_out, len(in_tests)) if left_out else None,
+        )
+
+    return paging.fit(
+        gen, len(matches), cursor_scope, answer, tool="find_symbol", narrow_with="mode, symbol_kinds or in_repository"
     )
 
 
@@ -218,12 +211,12 @@ def _compact(page: list[Symbol]) -> dict[str, Any]:
         if len(split) > 1:
             groups = [{**views.readable(bucket), "files": at(members, loose)} for bucket, members in split]
             shapes.append({**header, "groups": groups})
-    return views.smallest(*shapes)
+    return views.finish(views.smallest(*shapes))
 
 
 def get_symbol(gen: Generation, arguments: object) -> dict[str, Any]:
     """Every stored fact about one symbol; the envelope is always the full one."""
-    args = Args(arguments, SELECTOR_FIELDS)
+    args = Args(arguments, GetSymbol)
     selector = parse_selector(args)
     sym = resolve(gen, selector)
     return wrap(

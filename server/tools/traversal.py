@@ -17,12 +17,13 @@ from typing import Any
 from server import views
 from server.args import Args
 from server.cursor import scope
+from server.declarations import GetBlastRadius, TraceDependencies
 from server.envelope import Coverage
 from server.errors import TRAVERSAL_LIMIT_REACHED, ToolError, invalid
 from server.queries import counterparts, traverse
 from server.queries.references import REFERENCE_VOCABULARY
 from server.queries.repositories import is_derived
-from server.selector import SELECTOR_FIELDS, check_repository, parse_selector, resolve
+from server.selector import check_repository, parse_selector, resolve
 from server.testfiles import FileRoles
 from server.tools.common import (
     merged_with,
@@ -45,27 +46,14 @@ from snapshot_format.vocab import Confidence, EdgeKind
 DEADLINE_SECONDS = 5.0
 
 CONFIDENCES = tuple(c.name for c in Confidence)
-COMMON_ARGS = (
-    *SELECTOR_FIELDS,
-    "depth",
-    "max_nodes",
-    "edge_kinds",
-    "confidence",
-    "in_repository",
-    "in_language",
-    "include_derived",
-    "limit",
-    "cursor",
-    "view",
-)
-TRACE_ARGS = (*COMMON_ARGS, "to")
-BLAST_ARGS = (*COMMON_ARGS, "symbol_kinds", "changes")
 NARROW_WITH = "depth, max_nodes, edge_kinds or confidence"
-# Compact rows leave the provenance of the first edge to view full (as find_references does).
-_HOISTABLE = ("kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
-_TAIL = ("name", "kind", "hop_depth", "reached_from", "dispatch_via", "via_kind", "via_confidence")
-_GROUP_KEY = ("kind", "hop_depth", "dispatch_via", "via_kind", "via_confidence")
-_DEFAULTS = ("kind", "hop_depth", "via_kind", "via_confidence")  # every row has them: the most common is hoisted
+# Compact rows leave the provenance of the first edge to view full (as find_references does). Their columns:
+# the hop, the node reached from (``from``), the method a dispatched call was written against, and the edge
+# kind and confidence of the edge that reached the row.
+_HOISTABLE = ("kind", "hop", "from", "dispatch_via", "edge_kind", "confidence")
+_TAIL = ("name", "kind", "hop", "from", "dispatch_via", "edge_kind", "confidence")
+_GROUP_KEY = ("kind", "hop", "dispatch_via", "edge_kind", "confidence")
+_DEFAULTS = ("kind", "hop", "edge_kind", "confidence")  # every row has them: the most common is hoisted
 
 
 @dataclass(frozen=True)
@@ -97,8 +85,8 @@ class Row:
 
 
 def read_walk_args(args: Args) -> WalkArgs:
-    depth = args.integer("depth", default=traverse.DEFAULT_DEPTH, low=1, high=traverse.MAX_DEPTH)
-    max_nodes = args.integer("max_nodes", default=traverse.DEFAULT_MAX_NODES, low=1, high=traverse.MAX_NODES)
+    depth = args.integer("depth")
+    max_nodes = args.integer("max_nodes")
     raw = args.string_list("edge_kinds")
     if not raw:
         kinds, identity = None, ["*"]
@@ -115,7 +103,7 @@ def read_walk_args(args: Args) -> WalkArgs:
             )
         identity = sorted(set(raw))
         kinds = frozenset(int(EdgeKind[k]) for k in identity)
-    confidence = args.enum("confidence", CONFIDENCES, "") or None
+    confidence = args.enum("confidence")
     asked = args.raw("depth") not in (None, 0)  # zero is the default
     return WalkArgs(depth, max_nodes, kinds, identity, confidence, depth_asked=asked)
 
@@ -235,15 +223,15 @@ def compact_nodes(
                 "repository": s.repository,
                 "file_path": s.path,
                 "kind": s.kind,
-                "hop_depth": row.reached.depth,
-                "reached_from": ""
+                "hop": row.reached.depth,
+                "from": ""
                 if implied_from is not None and reached_from == implied_from and row.reached.depth == 1
                 else reached_from,
                 # How the row's own entry writes it (hoisting and grouping compare the whole name).
-                "reached_from_in_file": _relative_to(row.reached_from, s) if row.reached_from else "",
-                "dispatch_via": f"via {row.dispatch_name}" if row.dispatch_name else "",
-                "via_kind": kind,
-                "via_confidence": confidence,
+                "from_in_file": _relative_to(row.reached_from, s) if row.reached_from else "",
+                "dispatch_via": row.dispatch_name,
+                "edge_kind": kind,
+                "confidence": confidence,
                 "label": views.module_label(s),
                 "name": "" if views.name_is_implied(s.name, s.qualified_name) else s.name,
             }
@@ -257,10 +245,7 @@ def compact_nodes(
         entries = [
             views.tail_entry(
                 m["label"],
-                {
-                    **m,
-                    "reached_from": "" if "reached_from" in header else m["reached_from"] and m["reached_from_in_file"],
-                },
+                {**m, "from": "" if "from" in header else m["from"] and m["from_in_file"]},
                 _TAIL,
                 skip,
                 header,
@@ -278,7 +263,7 @@ def compact_nodes(
         return header, flat
     groups = []
     for key, members in split:
-        shared = {} if "reached_from" in header else views.hoist(members, ("reached_from",))
+        shared = {} if "from" in header else views.hoist(members, ("from",))
         groups.append({**key, **shared, "files": at(members, (*loose, *shared))})
     grouped = {"groups": groups, **extra}
     return header, views.smaller(flat, grouped)
@@ -306,7 +291,7 @@ def _at(s: Symbol) -> str:
 
 def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     """What the symbol (and its members) reaches, outgoing, breadth first."""
-    args = Args(arguments, TRACE_ARGS)
+    args = Args(arguments, TraceDependencies)
     if args.raw("to") is not None:
         from server.tools.paths import trace_path
 
@@ -317,7 +302,7 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
     view = read_view(args, files_allowed=False, tree_allowed=True)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     check_repository(gen, repo)
     root = resolve(gen, selector)
     root16 = keys.key_to_bytes(root.key)
@@ -364,46 +349,49 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
             truncated_walk=walked.truncated,
             unresolved=len(blind),
         )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    head: dict[str, Any] = {
-        "root_key": root.key,
-        "root_repository": root.repository,
-        "depth": walk_args.depth,
-        "max_nodes": walk_args.max_nodes,
-        "reached": len(walked.reached),
-        "deepest_depth": max((r.reached.depth for r in rows), default=0),
-    }
-    if view == "full":
-        results: dict[str, Any] = {
-            **head,
-            "traversal_truncated": walked.truncated,
-            "nodes": [full_node(r) for r in page],
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        head: dict[str, Any] = {
+            "root_key": root.key,
+            "root_repository": root.repository,
+            "depth": walk_args.depth,
+            "max_nodes": walk_args.max_nodes,
+            "reached": len(walked.reached),
+            "deepest_depth": max((r.reached.depth for r in rows), default=0),
         }
-    else:
-        if walked.truncated:
-            head["traversal_truncated"] = True
-        header, body = compact_nodes(page)
-        results = {**head, **header, **body}
-    # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
-    blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
-    results.update(
-        unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
-            compact=view != "full"
+        if view == "full":
+            results: dict[str, Any] = {
+                **head,
+                "traversal_truncated": walked.truncated,
+                "nodes": [full_node(r) for r in page],
+            }
+        else:
+            if walked.truncated:
+                head["traversal_truncated"] = True
+            header, body = compact_nodes(page)
+            results = views.finish({**head, **header, **body})
+        # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
+        blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
+        results.update(
+            unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
+                compact=view != "full"
+            )
         )
-    )
-    coverage = _coverage(rows)
-    coverage.unresolved_related += len(blind)
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
-    )
+        coverage = _coverage(rows)
+        coverage.unresolved_related += len(blind)
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="trace_dependencies", narrow_with=NARROW_WITH)
 
 
 # --- get_blast_radius -------------------------------------------------------------------------------------------
@@ -575,7 +563,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     Affected symbols in test files are a group of their own (``tests``), after the others in the paging
     order: they say which tests to run, not what else breaks.
     """
-    args = Args(arguments, BLAST_ARGS)
+    args = Args(arguments, GetBlastRadius)
     if args.raw("changes") is not None:
         from server.tools.changes import blast_radius_of_changes
 
@@ -587,7 +575,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     language = read_in_language(args, gen)
     include_derived = args.boolean("include_derived")
     view = read_view(args, files_allowed=False, tree_allowed=True)
-    paging = read_paging(args, gen, 50)
+    paging = read_paging(args, gen)
     check_repository(gen, repo)
     root = resolve(gen, selector)
     root16 = keys.key_to_bytes(root.key)
@@ -637,59 +625,67 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             completeness=completeness_block(verdict, gen, compact=True),
             unresolved=verdict.unresolved_count,
         )
-    start, end, next_cursor = paging.window(gen, total, cursor_scope)
-    page = rows[start:end]
-    page_main = [r for r in page if id(r) not in in_tests]
-    page_tests = [r for r in page if id(r) in in_tests]
-    filters: dict[str, Any] = (
-        {"symbol_kinds": kinds_echo}
-        if kinds_echo is not None
-        else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
-        if view == "full"
-        else {}
-    )
-    deepest = max((r.reached.depth for r in rows), default=0)
-    if view == "full":
-        results: dict[str, Any] = {
-            "root_key": root.key,
-            "root_repository": root.repository,
-            "depth": walk_args.depth,
-            "max_nodes": walk_args.max_nodes,
-            **filters,
-            "affected": total,
-            "affected_in_tests": len(in_tests),
-            "deepest_depth": deepest,
-            "traversal_truncated": walked.truncated,
-            "symbols": [full_node(r) for r in page_main],
-            "tests": [full_node(r) for r in page_tests],
-            **full_aggregates(agg),
-            "by_package": [
-                {"package_key": f"package:{lang}:{repo_}:{pkg}", "package_name": pkg, "repository": repo_, "count": n}
-                for (lang, repo_, pkg), n in sorted(agg.by_package.items())
-            ],
-        }
-    else:
-        results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
-        header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
-        results.update({**header, **body})
-    if group:
-        results["merged_with"] = merged_with(gen, group, full=view == "full")
-    if walked.dispatch_through or walked.dispatch_outside:
-        # Calls written against these methods may run the root (or a member reached): their callers are rows.
-        results["dispatch_through"] = [
-            *(s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)),
-            *walked.dispatch_outside,
-        ]
-    coverage = _coverage(rows)
-    coverage.unresolved_related += verdict.unresolved_count
-    return wrap(
-        gen,
-        compact=view != "full",
-        total=total,
-        returned=len(page),
-        next_cursor=next_cursor,
-        coverage=coverage,
-        results=results,
-        completeness=completeness_block(verdict, gen, compact=view != "full"),
-        guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
-    )
+
+    def answer(start: int, end: int, next_cursor: str | None) -> dict[str, Any]:
+        page = rows[start:end]
+        page_main = [r for r in page if id(r) not in in_tests]
+        page_tests = [r for r in page if id(r) in in_tests]
+        filters: dict[str, Any] = (
+            {"symbol_kinds": kinds_echo}
+            if kinds_echo is not None
+            else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+            if view == "full"
+            else {}
+        )
+        deepest = max((r.reached.depth for r in rows), default=0)
+        if view == "full":
+            results: dict[str, Any] = {
+                "root_key": root.key,
+                "root_repository": root.repository,
+                "depth": walk_args.depth,
+                "max_nodes": walk_args.max_nodes,
+                **filters,
+                "affected": total,
+                "affected_in_tests": len(in_tests),
+                "deepest_depth": deepest,
+                "traversal_truncated": walked.truncated,
+                "symbols": [full_node(r) for r in page_main],
+                "tests": [full_node(r) for r in page_tests],
+                **full_aggregates(agg),
+                "by_package": [
+                    {
+                        "package_key": f"package:{lang}:{repo_}:{pkg}",
+                        "package_name": pkg,
+                        "repository": repo_,
+                        "count": n,
+                    }
+                    for (lang, repo_, pkg), n in sorted(agg.by_package.items())
+                ],
+            }
+        else:
+            results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
+            header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
+            results = views.finish({**results, **header, **body})
+        if group:
+            results["merged_with"] = merged_with(gen, group, full=view == "full")
+        if walked.dispatch_through or walked.dispatch_outside:
+            # Calls written against these methods may run the root (or a member reached): their callers are rows.
+            results["dispatch_through"] = [
+                *(s.qualified_name for s in gen.symbols_by_raw(walked.dispatch_through)),
+                *walked.dispatch_outside,
+            ]
+        coverage = _coverage(rows)
+        coverage.unresolved_related += verdict.unresolved_count
+        return wrap(
+            gen,
+            compact=view != "full",
+            total=total,
+            returned=len(page),
+            next_cursor=next_cursor,
+            coverage=coverage,
+            results=results,
+            completeness=completeness_block(verdict, gen, compact=view != "full"),
+            guidance=_guidance(total, len(page), walked.truncated, walk_args.max_nodes),
+        )
+
+    return paging.fit(gen, total, cursor_scope, answer, tool="get_blast_radius", narrow_with=NARROW_WITH)

@@ -39,27 +39,43 @@ import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-
-import msgspec
+from typing import Any
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, FileFacts, Site, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, Site, SymbolFact, UnresolvedFact
 from indexer.languages.dart import sites as S
 from indexer.languages.dart.modules import LANGUAGE, package_of
 from indexer.languages.dart.resolve import edge_kind
 from indexer.languages.npm_tool import cause
-from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
-from indexer.scip.decode import Document, Index, decode_index
+from indexer.languages.spec import AnalyzerFailed
+from indexer.scip.decode import Document, Index, Relationship, decode_index
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations, parse_symbol
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from indexer.scip.route import (
+    EXTERNAL,
+    Binding,
+    BoundTarget,
+    Foreign,
+    ScipAdapter,
+    ScipFacts,
+    ScipLanguage,
+    ScipUse,
+    Target,
+    UseSite,
+    document_relations,
+    document_uses,
+    first_definitions,
+    local,
+    source_reader,
+)
+from snapshot_format.vocab import EdgeKind, Provenance
 
 ANALYZER = "scip-dart"
 PUB_PACKAGE = "scip_dart"
 PINNED_VERSION = "1.6.2"  # the newest on the pub site when this was written; activation is the user's step
-ADAPTER_VERSION = "scip-dart-join-1"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-dart-join-2"  # part of the cache key: bump on any change to the joined output
 DART_ENV = "KIVGRAPH_DART"
 ABSENT = "no dart executable on PATH: Dart answers are CANDIDATE"
 
@@ -134,32 +150,10 @@ def _env() -> dict[str, str]:
 # -- facts ---------------------------------------------------------------------------------------------
 
 
-class DartUse(msgspec.Struct, array_like=True, frozen=True):
-    """One resolved use: where (the site), from which declaration, how, and to what."""
-
-    path: str
-    line: int
-    col: int
-    source_qn: str
-    source_kind: str
-    use: str  # the site kind: call | callback | ref | type | extends | with | implements | on | show | override
-    how: str = ""  # a show site's "import" | "export"
-    target_path: str = ""  # "" = defined outside this repository: see package/path/member
-    target_qn: str = ""
-    target_kind: str = ""
-    package: str = ""
-    namespace: str = ""  # the file path under the package root
-    member: str = ""  # dotted member path, constructors as ``new`` or their name
-
-
-class RepositoryDartFacts(msgspec.Struct, frozen=True):
-    """The joined analyzer output of one repository (what the fact cache stores)."""
-
-    analyzer_version: str
-    uses: tuple[DartUse, ...] = ()
-    external: tuple[CoveredSite, ...] = ()
-    problems: tuple[tuple[str, str], ...] = ()  # (package directory, why it was not analysed)
-    packages: int = 0
+# The joined output of one run: the route's facts (no units: Dart has no incremental pass); the packages
+# scip-dart could not analyse are ``not_loaded`` ((package directory, why)), those it did ``parts``.
+RepositoryDartFacts = ScipFacts[Any]
+DartUse = ScipUse
 
 
 def package_dirs(repo: RepositoryFacts) -> dict[str, str]:
@@ -238,7 +232,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     dirs = package_dirs(repo)
     if not dirs:
         raise AnalyzerFailed(f"no pubspec.yaml governs the Dart files of {repo.name}: scip-dart needs a package")
-    uses: list[DartUse] = []
+    uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     problems: list[tuple[str, str]] = []
     version = ""
@@ -260,8 +254,8 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         analyzer_version=version or ANALYZER,
         uses=tuple(uses),
         external=tuple(external),
-        problems=tuple(problems),
-        packages=len(dirs) - len(problems),
+        not_loaded=tuple(problems),
+        parts=len(dirs) - len(problems),
     )
 
 
@@ -289,26 +283,136 @@ def _symbol_target(symbol: str) -> tuple[str, str, str] | None:
     return parsed.package, "/".join(path), ".".join(members)
 
 
-def _target_of(found: tuple[str, SymbolFact]) -> tuple[str, str, str]:
-    """(path, qualified name, kind) of a declaration of this repository, as a use names its target."""
-    return found[0], found[1].qualified_name, found[1].kind
+class DartHooks(ScipLanguage):
+    """Dart's hooks into the SCIP route. A join's instance holds the repository's tree-sitter sites (scip-dart's
+    occurrences are classified by the site at their position, and its source is the site's enclosing name)."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+
+    def __init__(self, files: Mapping[str, FileFacts] | None = None) -> None:
+        self.files = files or {}
+        self.at: dict[tuple[str, int, int], Site] = {}
+        for path, ff in self.files.items():
+            for site in ff.sites:
+                if site.kind != S.TYPED:
+                    self.at.setdefault((path, site.line, site.col), site)
+
+    def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
+        symbols = self.files[path].symbols if path in self.files else ()
+
+        def site_at(line0: int, col: int) -> UseSite | None:
+            site = self.at.get((path, line0 + 1, col))
+            if site is None:
+                return None  # a name our sites do not hold (a local, a declaration's own name)
+            src = (
+                (symbols[0] if symbols else None)
+                if not site.enclosing
+                else next((s for s in symbols if s.qualified_name == site.enclosing), None)
+            )
+            if src is None:
+                return None
+            how = site.extra[2] if site.kind == S.SHOW and len(site.extra) > 2 else ""
+            return UseSite(site.kind, line0 + 1, col, source=src, how=how)
+
+        return site_at
+
+    def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
+        if found is not None:
+            return local(found)
+        target = _symbol_target(symbol)
+        if target is None:
+            return None
+        if target[0].startswith("dart:"):
+            return EXTERNAL
+        return Foreign(*target)
+
+    def relation(
+        self, child: tuple[str, SymbolFact], rel: Relationship, parent: tuple[str, SymbolFact] | None, symbol: str
+    ) -> tuple[str, bool, Target] | None:
+        """Members overriding or implementing another."""
+        if child[1].kind not in ("method", "getter", "setter", "field") or parent is None or not rel.is_implementation:
+            return None
+        return "override", False, local(parent)
+
+    def providers(self, use: ScipUse, modules: ModuleTable) -> list[tuple[str, str]]:
+        return modules.providers.get(use.package, [])
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        if use.final:
+            detail = f"the analyzer resolved it into package {use.package}, which no repository registers"
+            bound.unresolved(
+                use, source, name=use.member or use.file, reason=NOT_INDEXED, package=use.package, detail=detail
+            )
+
+    def ambiguity(self, use: ScipUse, repositories: list[str]) -> str:
+        return f"package {use.package} is in " + ", ".join(sorted(repositories))
+
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        modules: ModuleTable = bound.modules
+        target_repo, directory = provider
+        if not use.member:
+            return None
+        path = f"{directory}/{use.file}" if directory else use.file
+        found = modules.declared.get((target_repo, path), {}).get(use.member, [])
+        if not found:
+            detail = (
+                f"the analyzer resolved {use.package}/{use.file} {use.member}, which {target_repo} "
+                "does not declare in an indexed file"
+            )
+            bound.unresolved(use, source, name=use.member, reason=NOT_INDEXED, package=use.package, detail=detail)
+            return None
+        decl = _readable(found)
+        return BoundTarget(
+            target_repo, bound.corpus.key_of(target_repo, path, decl.qualified_name, decl.kind), decl.kind
+        )
+
+    def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
+        if use.use == "override":
+            return EdgeKind.OVERRIDES
+        if use.use == S.SHOW:
+            return EdgeKind.IMPORTS_SYMBOL if use.how == "import" else EdgeKind.REEXPORTS
+        return edge_kind(use.use, target_kind, use.source_kind)
+
+    def provenance(self, use: ScipUse) -> Provenance:
+        return Provenance.DART_ANALYZER_DEF if use.use == "override" else Provenance.DART_ANALYZER_USE
+
+    def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
+        """A package scip-dart could not analyse."""
+        for directory, why in facts.not_loaded:
+            bound.out.unresolved.append(
+                UnresolvedFact(
+                    name=directory or ".",
+                    reason="PACKAGE_NOT_LOADED",
+                    repository=bound.repo,
+                    language=LANGUAGE,
+                    package=directory,
+                    detail=why,
+                )
+            )
 
 
-def _overrides(path: str, doc: Document, defined: Mapping[str, tuple[str, SymbolFact]]) -> list[DartUse]:
-    """Members overriding or implementing another: the relationships on one document's definitions."""
-    out: list[DartUse] = []
-    for info in doc.symbols:
-        child = defined.get(info.symbol)
-        if child is None or child[1].kind not in ("method", "getter", "setter", "field"):
+NOT_INDEXED = "DART_TARGET_NOT_INDEXED"
+
+
+def _document_definitions(
+    path: str, doc: Document, fd: FileDeclarations, cmap: ColumnMap, defined: Mapping[str, tuple[str, SymbolFact]]
+) -> Iterator[tuple[str, SymbolFact, bool]]:
+    """Each SCIP symbol the document defines (and no document before it) -> our declaration there."""
+    for occ in doc.occurrences:
+        if not occ.is_definition or occ.symbol in defined:
             continue
-        decl = child[1]
-        for rel in info.relationships:
-            parent = defined.get(rel.symbol)
-            if parent is None or not rel.is_implementation:
-                continue
-            site = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, "override", "")
-            out.append(DartUse(*site, *_target_of(parent)))
-    return out
+        target = _symbol_target(occ.symbol)
+        if target is None:
+            continue
+        line0, col = occ.range[0], cmap.byte_col(occ.range[0], occ.range[1])
+        name = target[2].rsplit(".", 1)[-1]
+        found = fd.declared_at(line0 + 1, col, name)
+        if found is None and name == "new":  # an unnamed constructor is defined on its class's name
+            inner = fd.enclosing(line0 + 1, col)
+            found = inner if inner is not None and inner.qualified_name == target[2] else None
+        if found is not None:
+            yield occ.symbol, found, False
 
 
 def join_index(index: Index, repo: RepositoryFacts, package_dir: str) -> RepositoryDartFacts:
@@ -316,88 +420,28 @@ def join_index(index: Index, repo: RepositoryFacts, package_dir: str) -> Reposit
     prefix = f"{package_dir}/" if package_dir else ""
     files: dict[str, FileFacts] = {ff.path: ff for ff in repo.files if ff.parsed}
     decls = {p: FileDeclarations(ff.symbols, SOURCE_KINDS) for p, ff in files.items()}
-    sites: dict[tuple[str, int, int], Site] = {}
-    for path, ff in files.items():
-        for site in ff.sites:
-            if site.kind != S.TYPED:
-                sites.setdefault((path, site.line, site.col), site)
-    root = Path(repo.root)
+    source_of = source_reader(Path(repo.root))
+    hooks = DartHooks(files)
     docs = [(prefix + d.relative_path, d) for d in index.documents if prefix + d.relative_path in files]
-    cmaps = {}
-    for path, doc in docs:
-        try:
-            source = (root / path).read_bytes()
-        except OSError:
-            source = b""
-        # Dart offsets count UTF-16 code units; a document that says otherwise is taken at its word
-        cmaps[path] = ColumnMap(source, {1: "utf-8", 3: "utf-32"}.get(doc.position_encoding, "utf-16"))
     defined: dict[str, tuple[str, SymbolFact]] = {}
-    for path, doc in docs:
-        for occ in doc.occurrences:
-            if not occ.is_definition or occ.symbol in defined:
-                continue
-            target = _symbol_target(occ.symbol)
-            if target is None:
-                continue
-            line0, col = occ.range[0], cmaps[path].byte_col(occ.range[0], occ.range[1])
-            name = target[2].rsplit(".", 1)[-1]
-            found = decls[path].declared_at(line0 + 1, col, name)
-            if found is None and name == "new":  # an unnamed constructor is defined on its class's name
-                inner = decls[path].enclosing(line0 + 1, col)
-                found = inner if inner is not None and inner.qualified_name == target[2] else None
-            if found is not None:
-                defined[occ.symbol] = (path, found)
-    uses: list[DartUse] = []
+    first_definitions(
+        (
+            (path, _document_definitions(path, doc, decls[path], ColumnMap(source_of(path), hooks.unit(doc)), defined))
+            for path, doc in docs
+        ),
+        defined,
+    )
+    uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     for path, doc in docs:
-        for occ in doc.occurrences:
-            if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-                continue
-            line, col = occ.range[0] + 1, cmaps[path].byte_col(occ.range[0], occ.range[1])
-            site = sites.get((path, line, col))
-            if site is None:
-                continue  # a name our sites do not hold (a local, a declaration's own name)
-            source = decls[path].enclosing(line, col)
-            src_qn = site.enclosing or (source.qualified_name if source is not None else "")
-            src = (
-                files[path].symbols[0]
-                if not site.enclosing
-                else next((s for s in files[path].symbols if s.qualified_name == site.enclosing), None)
-            )
-            if src is None:
-                continue
-            how = site.extra[2] if site.kind == S.SHOW and len(site.extra) > 2 else ""
-            local = defined.get(occ.symbol)
-            if local is not None:
-                uses.append(DartUse(path, line, col, src_qn, src.kind, site.kind, how, *_target_of(local)))
-                continue
-            target = _symbol_target(occ.symbol)
-            if target is None:
-                continue
-            if target[0].startswith("dart:"):
-                external.append(CoveredSite(path, line, col, src.qualified_name, src.kind))
-                continue
-            uses.append(
-                DartUse(
-                    path,
-                    line,
-                    col,
-                    src.qualified_name,
-                    src.kind,
-                    site.kind,
-                    how,
-                    package=target[0],
-                    namespace=target[1],
-                    member=target[2],
-                )
-            )
-        uses += _overrides(path, doc, defined)
+        document_uses(hooks, path, doc, source_of(path), decls[path], defined, uses, external)
+        uses += document_relations(hooks, path, doc, defined)
     meta = index.metadata
     return RepositoryDartFacts(
         analyzer_version=f"{meta.tool_name or ANALYZER} {meta.tool_version}".strip(),
         uses=tuple(uses),
         external=tuple(external),
-        packages=1,
+        parts=1,
     )
 
 
@@ -424,105 +468,6 @@ def _readable(candidates: list[SymbolFact]) -> SymbolFact:
     return next((s for s in candidates if s.kind != "setter"), candidates[0])
 
 
-def bind(facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-    """EXACT_TYPECHECKED edges for every use whose target one registered package declares."""
-    out = ExactOutcome(repository=repo)
-    for directory, why in facts.problems:
-        out.unresolved.append(
-            UnresolvedFact(
-                name=directory or ".",
-                reason="PACKAGE_NOT_LOADED",
-                repository=repo,
-                language=LANGUAGE,
-                package=directory,
-                detail=why,
-            )
-        )
-    for c in facts.external:
-        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
-        if source is not None:
-            out.covered.add((source, c.line, c.col))
-            out.covered_positions.add((c.path, c.line, c.col))
-    for u in facts.uses:
-        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
-        if source is None:
-            continue
-        target_repo = repo
-        if u.target_path:
-            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
-            target_kind = u.target_kind
-        else:
-            places = modules.providers.get(u.package, [])
-            own = [p for p in places if p[0] == repo]
-            places = own[:1] or places
-            if len(places) != 1:
-                if u.use != "override":
-                    out.unresolved.append(
-                        UnresolvedFact(
-                            name=u.member or u.namespace,
-                            reason="AMBIGUOUS_PACKAGE_PROVIDER" if places else "DART_TARGET_NOT_INDEXED",
-                            repository=repo,
-                            path=u.path,
-                            line=u.line,
-                            col=u.col,
-                            language=LANGUAGE,
-                            source=source,
-                            package=u.package,
-                            detail=(f"package {u.package} is in " + ", ".join(sorted(r for r, _d in places)))
-                            if places
-                            else f"the analyzer resolved it into package {u.package}, which no repository registers",
-                        )
-                    )
-                    out.covered.add((source, u.line, u.col))
-                    out.covered_positions.add((u.path, u.line, u.col))
-                continue
-            target_repo, directory = places[0]
-            path = f"{directory}/{u.namespace}" if directory else u.namespace
-            found = modules.declared.get((target_repo, path), {}).get(u.member, []) if u.member else []
-            if not u.member:
-                target, target_kind = None, ""
-            elif not found:
-                out.unresolved.append(
-                    UnresolvedFact(
-                        name=u.member,
-                        reason="DART_TARGET_NOT_INDEXED",
-                        repository=repo,
-                        path=u.path,
-                        line=u.line,
-                        col=u.col,
-                        language=LANGUAGE,
-                        source=source,
-                        package=u.package,
-                        detail=f"the analyzer resolved {u.package}/{u.namespace} {u.member}, which {target_repo} "
-                        "does not declare in an indexed file",
-                    )
-                )
-                out.covered.add((source, u.line, u.col))
-                out.covered_positions.add((u.path, u.line, u.col))
-                continue
-            else:
-                decl = _readable(found)
-                target, target_kind = (corpus.key_of(target_repo, path, decl.qualified_name, decl.kind), decl.kind)
-        if target is None:
-            continue
-        if u.use != "override":
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
-        if target_repo != repo:
-            out.cross_repository += 1
-        if u.use == "override":
-            kind, provenance = EdgeKind.OVERRIDES, Provenance.DART_ANALYZER_DEF
-        elif u.use == S.SHOW:
-            kind = EdgeKind.IMPORTS_SYMBOL if u.how == "import" else EdgeKind.REEXPORTS
-            provenance = Provenance.DART_ANALYZER_USE
-        else:
-            kind, provenance = edge_kind(u.use, target_kind, u.source_kind), Provenance.DART_ANALYZER_USE
-        out.edges.append(
-            EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col)
-        )
-    return out
-
-
 def install() -> str:
     """Setup's line: scip_dart is activated by the user with their Dart SDK (pub is not reachable here)."""
     try:
@@ -540,11 +485,8 @@ def version() -> str:
     return probe()
 
 
-class ScipDartAdapter(ExactAdapter[RepositoryDartFacts]):
-    """scip-dart behind the language seam (untested here: no Dart SDK on these machines)."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryDartFacts
+class _DartTool:
+    """The user's dart with scip_dart activated (setup cannot install them here)."""
 
     def install(self) -> str:
         return install()
@@ -552,11 +494,20 @@ class ScipDartAdapter(ExactAdapter[RepositoryDartFacts]):
     def executable(self) -> Path:
         return dart_executable()
 
-    def version(self) -> str:
+    def run_version(self) -> str:
         return version()
 
     def identity(self) -> str:
         return identity()
+
+
+class ScipDartAdapter(ScipAdapter[RepositoryDartFacts]):
+    """scip-dart behind the language seam, on the SCIP route (untested here: no Dart SDK on these machines)."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryDartFacts
+    hooks = DartHooks()
+    tool = _DartTool()
 
     def probe(self) -> str:
         return probe()
@@ -572,8 +523,6 @@ class ScipDartAdapter(ExactAdapter[RepositoryDartFacts]):
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryDartFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
 
-    def bind(self, facts: RepositoryDartFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-        return bind(facts, repo, corpus, modules)
-
 
 ADAPTER = ScipDartAdapter()
+bind = ADAPTER.bind  # the route's binding with Dart's hooks

@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from snapshot_format import languages
+
 LANGUAGE = "dart"
-EXTENSIONS = (".dart",)
+EXTENSIONS = languages.by_id(LANGUAGE).extensions  # its row in the language table
 
 _NAME = re.compile(r"^name:\s*['\"]?([A-Za-z_][A-Za-z0-9_]*)['\"]?\s*(?:#.*)?$")
 _CACHE: dict[Path, tuple[int, int, str]] = {}  # pubspec.yaml -> (mtime_ns, size, name)

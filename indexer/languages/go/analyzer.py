@@ -61,7 +61,7 @@ import msgspec
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, UnresolvedFact
+from indexer.facts import UnresolvedFact
 from indexer.languages.go.modules import LANGUAGE, module_qualified_name
 from indexer.languages.go.resolve import ModuleRegistry
 from indexer.languages.npm_tool import cache_root
@@ -73,7 +73,6 @@ from snapshot_format.vocab import (
     EXTERNAL_IMPLEMENTS,
     EXTERNAL_INTERFACE_CALL,
     EXTERNAL_INTERFACE_VALUE,
-    Confidence,
     EdgeKind,
     Provenance,
     outside_name,
@@ -267,6 +266,12 @@ class RepositoryGoFacts(msgspec.Struct, frozen=True):
     workspace: str = ""
     # (package as go list names it, type errors) of each target package whose bodies were checked
     package_errors: tuple[tuple[str, int], ...] = ()
+    # A bundle build (``Corpus.installed``): the modules required from the module cache, and the uses a second run
+    # found about them with each one a module of the workspace (its types paired with this module's interfaces).
+    # ``uses`` are the run with each one outside, as ``kivgraph index`` sees a module no repository provides;
+    # binding takes a module's uses from the second run once a registered repository provides it (``_linked``).
+    installed_modules: tuple[str, ...] = ()
+    installed_uses: tuple[GoUse, ...] = ()
 
 
 def workspace_dir() -> Path:
@@ -302,8 +307,11 @@ def _requirements(root: Path) -> tuple[str, list[str]]:
     return go_version, required
 
 
-def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) -> Path | None:
-    """A go.work in the state directory using this repository and the registered providers it requires."""
+def _workspace(
+    repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry, *, installed: bool = False
+) -> Path | None:
+    """A go.work in the state directory using this repository and the registered providers it requires (with
+    ``installed``, also the module cache's copy of each other module it requires)."""
     root = Path(repo.root).resolve()
     go_version, required = _requirements(root)
     uses: list[Path] = []
@@ -318,6 +326,14 @@ def _workspace(repo: RepositoryFacts, corpus: Corpus, registry: ModuleRegistry) 
             v, _ = _requirements(other_root)
             if v:
                 versions.append(v)
+    if installed:
+        # A bundle build: each required module as the module cache holds it is a module of the workspace, so
+        # go/types pairs its types with this module's interfaces as it does a registered provider's (the
+        # pairing is recorded under the module's identity and bound to its repository when bundles are linked).
+        for where, name in sorted(installed_modules(root).items()):
+            module = name[len(INSTALLED_MODULE) :]
+            if len(registry.providers.get(module, [])) != 1:
+                uses.append(where)
     if not uses:
         return None
     top = max(versions, key=lambda v: tuple(int(p) if p.isdigit() else 0 for p in v.split("."))) if versions else ""
@@ -423,6 +439,9 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         parts.append(facts_from_output(raw, root, providers=provider_roots(repo, corpus), network=corpus.allow_network))
     if not parts:
         raise AnalyzerFailed("no module of the repository could be loaded: " + "; ".join(p.detail for p in failed))
+    linked: tuple[tuple[str, ...], tuple[GoUse, ...]] = ((), ())
+    if corpus.installed and root in roots:
+        linked = _installed_run(repo, corpus, root, timeout)
     return RepositoryGoFacts(
         analyzer_version=parts[0].analyzer_version,
         uses=tuple(u for p in parts for u in p.uses),
@@ -431,13 +450,125 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         type_errors=sum(p.type_errors for p in parts),
         workspace=workspace,
         package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
+        installed_modules=linked[0],
+        installed_uses=linked[1],
     )
 
 
-def provider_roots(repo: RepositoryFacts, corpus: Corpus) -> dict[Path, str]:
+def _installed_run(
+    repo: RepositoryFacts, corpus: Corpus, root: Path, timeout: float
+) -> tuple[tuple[str, ...], tuple[GoUse, ...]]:
+    """The required modules of the module cache, and the uses about them of a run with each one a module of the
+    workspace (none when no required module is in the module cache or that run fails)."""
+    found = installed_modules(root)
+    modules = tuple(sorted(name[len(INSTALLED_MODULE) :] for name in found.values()))
+    gowork = _workspace(repo, corpus, ModuleRegistry(corpus), installed=True) if modules else None
+    if gowork is None:
+        return modules, ()
+    try:
+        raw = run_helper(root, timeout=timeout, gowork=gowork, allow_network=corpus.allow_network)
+    except AnalyzerFailed:
+        return modules, ()
+    facts = facts_from_output(
+        raw, root, providers=provider_roots(repo, corpus, installed=True), network=corpus.allow_network
+    )
+    return modules, tuple(u for u in facts.uses if _concern(u, modules))
+
+
+def _concern(u: GoUse, modules: Collection[str]) -> str:
+    """The required module a use is about: the one its type lives in, or its target's; "" for none of them."""
+    if u.repository.startswith(INSTALLED_MODULE):
+        return u.repository[len(INSTALLED_MODULE) :]
+    best = ""
+    for m in modules:
+        if u.use == "converted":  # the use names this module's method; the interface is in the sentence
+            about = f" through {m}." in u.detail or f" through {m}/" in u.detail
+        else:
+            about = u.package == m or u.package.startswith(m + "/")
+        if about and len(m) > len(best):
+            best = m
+    return best
+
+
+def _linked(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> list[GoUse]:
+    """The uses to bind: a required module a registered repository provides is seen as ``kivgraph index`` sees a
+    registered provider (the second run's uses about it, each type recorded under the module's identity given
+    to that repository), every other one as outside the graph (the first run's)."""
+    if not facts.installed_modules:
+        return list(facts.uses)
+    provided = {m for m in facts.installed_modules if len(modules.registry.provider(m)[1]) == 1}
+    if not provided:
+        return list(facts.uses)
+    uses = [u for u in facts.uses if _concern(u, facts.installed_modules) not in provided]
+    for u in facts.installed_uses:
+        if _concern(u, facts.installed_modules) in provided:
+            owner, at = (
+                _installed_owner(u.repository, u.path, corpus, modules)
+                if u.repository.startswith(INSTALLED_MODULE)
+                else (u.repository, u.path)
+            )
+            uses.append(msgspec.structs.replace(u, repository=owner, path=at))
+    return sorted(uses, key=use_order)
+
+
+def provider_roots(repo: RepositoryFacts, corpus: Corpus, *, installed: bool = False) -> dict[Path, str]:
     """The roots of the other registered repositories (whose types the helper pairs with this module's
-    interfaces when it loads them), resolved, by name."""
-    return {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
+    interfaces when it loads them), resolved, by name; with ``corpus.installed`` (a bundle build) also each
+    required module's directory in the module cache, named by its identity (``INSTALLED_MODULE`` + module path)
+    so that linking gives a pairing with a provider's type to the repository that provides the module."""
+    out = {Path(r.root).resolve(): r.name for r in corpus.repositories if r.name != repo.name}
+    if installed:
+        out.update(installed_modules(Path(repo.root)))
+    return out
+
+
+INSTALLED_MODULE = "go-module:"  # GoUse.repository of a module cache file: the module's identity, bound at link time
+
+
+def _escaped(module: str) -> str:
+    """A module path as the module cache spells it (an upper-case letter is "!" and the lower-case one)."""
+    return "".join(f"!{c.lower()}" if c.isupper() else c for c in module)
+
+
+def installed_modules(root: Path) -> dict[Path, str]:
+    """The directories in the module cache of the modules ``root``'s go.mod requires, by identity."""
+    from indexer.languages.go.identities import go_requirements
+
+    cache = os.environ.get("GOMODCACHE") or _user_go_env()[0]
+    if not cache:
+        return {}
+    out: dict[Path, str] = {}
+    try:
+        text = (root / "go.mod").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    for module, version in go_requirements(text):
+        where = Path(cache) / f"{_escaped(module)}@{version}"
+        if where.is_dir():
+            out[where.resolve()] = f"{INSTALLED_MODULE}{module}"
+    return out
+
+
+def _installed_owner(owner: str, path: str, corpus: Corpus, modules: ModuleTable) -> tuple[str, str]:
+    """(repository, repository-relative path) of a module cache file recorded by module identity: the one
+    registered repository providing the module, else the identity unchanged (nothing binds to it)."""
+    module = owner[len(INSTALLED_MODULE) :]
+    _mod, providers, _rest = modules.registry.provider(module)
+    if len(providers) != 1:
+        return owner, path
+    (provider,) = providers
+    for r in corpus.repositories:
+        if r.name != provider:
+            continue
+        for ff in r.files:  # where the module's directory is in the repository (nested modules)
+            if ff.package == module or ff.package.startswith(module + "/"):
+                sub = ff.package[len(module) :].strip("/")
+                directory = ff.path.rpartition("/")[0]
+                if sub and not directory.endswith(sub):
+                    continue
+                prefix = directory[: len(directory) - len(sub)].strip("/")
+                return provider, f"{prefix}/{path}" if prefix else path
+    return provider, path
 
 
 def _owner(path: Path, root: Path, providers: Mapping[Path, str]) -> tuple[str, str] | None:
@@ -595,9 +726,9 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 name=p.package, reason=p.reason, repository=repo, language=LANGUAGE, package=p.package, detail=p.detail
             )
         )
-    for u in facts.uses:
-        source_qn = u.source_qn or module_qualified_name(u.path)
+    for u in _linked(facts, repo, corpus, modules):
         owner = u.repository or repo  # a provider's type paired with this module's interface
+        source_qn = u.source_qn or module_qualified_name(u.path)
         source = corpus.key_of(owner, u.path, source_qn, u.source_kind)
         if source is None:
             continue
@@ -605,16 +736,14 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
             out.unresolved.append(_undecided(u, owner, source))
             continue
         if u.use == "unnamed":
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
+            out.settle(source, u.path, u.line, u.col)
             out.unresolved.append(_unnamed(u, repo, source))
             continue
         if u.use == "converted":
             out.unresolved.append(_unresolved(u, repo, source, EXTERNAL_CONVERSION, u.detail))
             continue
         if u.use != "implements":
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
+            out.settle(source, u.path, u.line, u.col)
         if u.use == "local":
             continue
         module, providers, _ = ("", [], "") if u.standard else modules.registry.provider(u.package)
@@ -646,14 +775,10 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
                 )
                 out.unresolved.append(_unresolved(u, repo, source, "DECLARATION_NOT_RESOLVED", detail))
             continue
-        if provider != owner:
-            out.cross_repository += 1
         kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
         if u.use == "callback" and u.kind not in ("func", "method"):
             kind, provenance = _EDGES["ref"]
-        out.edges.append(
-            EdgeFact(int(kind), source, target, int(Confidence.EXACT_TYPECHECKED), int(provenance), u.line, u.col)
-        )
+        out.edge(kind, source, target, provenance, u.line, u.col, cross=provider != owner)
     return out
 
 
@@ -743,7 +868,11 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
-        return cache_key(repo, hashes, identity, corpus.allow_network)
+        key = cache_key(repo, hashes, identity, corpus.allow_network)
+        if not corpus.installed:
+            return key
+        seen = sorted(f"{name}\0{where}" for where, name in installed_modules(Path(repo.root)).items())
+        return hashlib.blake2b(key + "\n".join(["installed", *seen]).encode(), digest_size=20).digest()
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
@@ -762,6 +891,8 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     ) -> RepositoryGoFacts | None:
         from indexer.languages.go.incremental import update
 
+        if corpus.installed:
+            return None  # a bundle build's two runs are whole runs (_installed_run)
         return update(previous, changed, repo, corpus, timeout=timeout)
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from snapshot_format import languages
+
 LANGUAGE = "go"
-EXTENSIONS = (".go",)
+EXTENSIONS = languages.by_id(LANGUAGE).extensions  # its row in the language table
 
 
 def package_for(path: str, all_paths: frozenset[str]) -> str:

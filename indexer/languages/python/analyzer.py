@@ -57,14 +57,14 @@ from tree_sitter import Language, Node, Query, QueryCursor
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool, cause, tail
 from indexer.languages.python.modules import package_for
 from indexer.languages.python.units import FileUnits, units_of
-from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed, ExactAdapter, ExactOutcome
+from indexer.languages.spec import AnalyzerCrashed, AnalyzerFailed
 from indexer.languages.syntax import repair
-from indexer.scip.decode import Document, Index, decode_index
+from indexer.scip.decode import Document, Index, Relationship, decode_index
 from indexer.scip.join import (
     ColumnMap,
     CoveredSite,
@@ -75,13 +75,33 @@ from indexer.scip.join import (
     names_at,
     parse_symbol,
 )
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from indexer.scip.route import (
+    EXTERNAL,
+    Binding,
+    BoundTarget,
+    Foreign,
+    ScipAdapter,
+    ScipDefinition,
+    ScipFacts,
+    ScipLanguage,
+    ScipUse,
+    Target,
+    UseSite,
+    column_unit,
+    document_relations,
+    document_uses,
+    first_definitions,
+    kept_definitions,
+    local,
+    source_reader,
+)
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, EdgeKind, Provenance
 
 LANGUAGE = "python"
 ANALYZER = "scip-python"
 NPM_PACKAGE = "@sourcegraph/scip-python"
 PINNED_VERSION = "0.6.6"
-ADAPTER_VERSION = "scip-python-join-8"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-python-join-10"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_PYTHON"
 
 SOURCE_KINDS = frozenset({"module", "class", "function", "method"})
@@ -121,6 +141,7 @@ class ProvidedPackage:
     name: str  # top-level package or module name
     root: Path  # the import root it lives under
     files: tuple[str, ...]  # root-relative .py/.pyi paths
+    version: str = ""  # an installed distribution's version (a registered provider has none)
 
 
 def imported_top_levels(repo: RepositoryFacts) -> set[str]:
@@ -174,6 +195,23 @@ def providers(repo: RepositoryFacts, corpus: Corpus) -> list[ProvidedPackage]:
     return out
 
 
+def installed_providers(
+    repo: RepositoryFacts, corpus: Corpus, provided: list[ProvidedPackage]
+) -> list[ProvidedPackage]:
+    """With ``corpus.installed`` (a bundle build): the imported packages no registered repository provides, as the
+    active virtualenv installs them (``indexer.languages.python.installed``); else none."""
+    if not corpus.installed:
+        return []
+    from indexer.languages.python.installed import installed_packages
+
+    own = {ff.package.split(".")[0] for ff in repo.files}
+    wanted = imported_top_levels(repo) - own - {p.name for p in provided}
+    return [
+        ProvidedPackage(f"installed:{p.distribution}", p.name, p.site, p.files, p.version)
+        for p in installed_packages(wanted)
+    ]
+
+
 def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
     """scip-python's environment format: name, version, files relative to a search-path entry."""
     seen: set[str] = set()
@@ -182,7 +220,7 @@ def _environment(provided: list[ProvidedPackage]) -> list[dict[str, object]]:
         if p.name in seen:
             continue  # a second provider: Pyright reads the first; bind reports the ambiguity
         seen.add(p.name)
-        out.append({"name": p.name, "version": f"kivgraph-{p.repository}", "files": list(p.files)})
+        out.append({"name": p.name, "version": p.version or f"kivgraph-{p.repository}", "files": list(p.files)})
     return out
 
 
@@ -377,14 +415,6 @@ def probe(timeout: float = 120) -> str:
 # -- syntax: what each occurrence is --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Syntax:
-    use: str  # call | decorator | import | type | base | callback | reference
-    line: int  # site position (1-based line, byte column): the start of the expression
-    col: int
-    final: bool  # the last segment of its chain: the one a tree-sitter site resolves
-
-
 def _field(node: Node, name: str) -> Node | None:
     return node.child_by_field_name(name)
 
@@ -393,7 +423,7 @@ def _is(a: Node | None, b: Node) -> bool:
     return a is not None and a.start_byte == b.start_byte and a.end_byte == b.end_byte and a.type == b.type
 
 
-def _classify(ident: Node) -> _Syntax | None:
+def _classify(ident: Node) -> UseSite | None:
     parent = ident.parent
     if parent is None:
         return None
@@ -406,7 +436,7 @@ def _classify(ident: Node) -> _Syntax | None:
         stmt = holder.parent if holder.type == "aliased_import" else holder
         if stmt is not None and stmt.type in ("import_statement", "import_from_statement"):
             row, col = parent.start_point
-            return _Syntax("import", row + 1, col, _is(parent.named_children[-1], ident))
+            return UseSite("import", row + 1, col, _is(parent.named_children[-1], ident))
         return None
     if parent.type == "aliased_import" or (parent.type == "keyword_argument" and _is(_field(parent, "name"), ident)):
         return None
@@ -424,7 +454,7 @@ def _classify(ident: Node) -> _Syntax | None:
     row, col = expr.start_point
     up = expr.parent
     if up is None:
-        return _Syntax("reference", row + 1, col, final)
+        return UseSite("reference", row + 1, col, final)
     if up.type == "call" and _is(_field(up, "function"), expr):
         use = "decorator" if up.parent is not None and up.parent.type == "decorator" else "call"
     elif up.type == "decorator":
@@ -445,7 +475,7 @@ def _classify(ident: Node) -> _Syntax | None:
         use = "callback"
     else:
         use = "reference"
-    return _Syntax(use, row + 1, col, final)
+    return UseSite(use, row + 1, col, final)
 
 
 def _in_annotation(node: Node) -> bool:
@@ -471,84 +501,14 @@ def _identifiers(source: bytes) -> tuple[dict[tuple[int, int], Node], frozenset[
 # -- join: repository-local, cacheable --------------------------------------------------------------
 
 
-class ScipUse(msgspec.Struct, array_like=True, frozen=True):
-    """One resolved use: where, from which declaration, how, and to what."""
-
-    path: str
-    line: int  # site position (expression start)
-    col: int
-    source_qn: str
-    source_kind: str
-    use: str
-    final: bool
-    target_path: str = ""  # "" = defined outside this repository: see namespace/member
-    target_qn: str = ""
-    target_kind: str = ""
-    namespace: str = ""
-    member: str = ""
-
-
-class PyDefinition(msgspec.Struct, array_like=True, frozen=True):
-    """A definition the analyzer made in one file, tied to our declaration (its qualified name, kind and
-    start); ``synthesized``: the declaration is the analyzer's (a line tree-sitter could not parse)."""
-
-    symbol: str
-    path: str
-    qualified_name: str
-    kind: str
-    line: int
-    col: int
-    synthesized: bool = False
-
-
-class RepositoryScipFacts(msgspec.Struct, frozen=True):
-    """The joined analyzer output of one repository, every part in path order (what the fact cache stores)."""
-
-    analyzer_version: str
-    uses: tuple[ScipUse, ...] = ()
-    external: tuple[CoveredSite, ...] = ()
-    overrides: tuple[ScipUse, ...] = ()
-    documents: int = 0
-    occurrences: int = 0
-    # Files left out after the analyzer crashed on them: (path, the analyzer's message). Their uses stay
-    # on the CANDIDATE resolver.
-    excluded: tuple[tuple[str, str], ...] = ()
-    # The analyzer failed on the whole repository: cached too, so an unchanged re-index does not pay it again.
-    failure: str = ""
-    salvage_runs: int = 0
-    # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
-    declarations: tuple[tuple[str, SymbolFact], ...] = ()
-    # What the incremental exact pass (``indexer.languages.python.incremental``) needs of the last run: each
-    # file's definitions, each file's top-level statements, and each document's occurrence count.
-    definitions: tuple[PyDefinition, ...] = ()
-    units: tuple[FileUnits, ...] = ()
-    document_occurrences: tuple[tuple[str, int], ...] = ()
+# The joined output of one run (the route's facts, with Python's top-level statements as its units).
+RepositoryScipFacts = ScipFacts[FileUnits]
+PyDefinition = ScipDefinition
 
 
 def _indentation(src: bytes, line0: int) -> int:
     text = src.split(b"\n")[line0]
     return len(text) - len(text.lstrip())
-
-
-def _overrides(doc: Document, path: str, defined: Mapping[str, tuple[str, SymbolFact]]) -> list[ScipUse]:
-    """Methods overriding a base method: the relationships on the definitions of one document."""
-    out: list[ScipUse] = []
-    for info in doc.symbols:
-        child = defined.get(info.symbol)
-        if child is None or child[1].kind != "method":
-            continue
-        decl = child[1]
-        for rel in info.relationships:
-            parent = defined.get(rel.symbol)
-            if parent is None or parent[1].kind != "method" or not (rel.is_implementation or rel.is_reference):
-                continue
-            site = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, "override", False)
-            out.append(ScipUse(*site, parent[0], parent[1].qualified_name, parent[1].kind))
-    return out
-
-
-class StaleDefinition(Exception):
-    """A definition kept from the last run names a declaration its file no longer has."""
 
 
 def join_repository(
@@ -566,29 +526,21 @@ def join_repository(
     (``StaleDefinition`` when a declaration is gone).
     """
     files = {ff.path: ff for ff in repo.files if ff.parsed}
-    root = Path(repo.root)
-    sources: dict[str, bytes] = {}
-
-    def source_of(path: str) -> bytes:
-        if path not in sources:
-            try:
-                sources[path] = (root / path).read_bytes()
-            except OSError:
-                sources[path] = b""
-        return sources[path]
-
+    source_of = source_reader(Path(repo.root))
     docs = sorted((d for d in index.documents if d.relative_path in files), key=lambda d: d.relative_path)
     own = {d.relative_path: _file_definitions(d, files[d.relative_path], source_of(d.relative_path)) for d in docs}
-    kept = _known_definitions(known, known_declarations or {}, files, set(own))
-    defined: dict[str, tuple[str, SymbolFact]] = {}
-    synthesized: dict[str, list[SymbolFact]] = {}
+    declared = known_declarations or {}
+
+    def symbols_of(path: str) -> tuple[SymbolFact, ...]:
+        ff = files.get(path)
+        return (*(ff.symbols if ff is not None else ()), *declared.get(path, ()))
+
+    kept: dict[str, list[tuple[str, SymbolFact, bool]]] = {}
+    for t, decl in kept_definitions(known, symbols_of, lambda t: t.path in own):
+        kept.setdefault(t.path, []).append((t.symbol, decl, t.synthesized))
     order = sorted(own.keys() | kept.keys())
-    for path in order:
-        for symbol, decl, made in own[path] if path in own else kept[path]:
-            if symbol not in defined:
-                defined[symbol] = (path, decl)
-                if made:
-                    synthesized.setdefault(path, []).append(decl)
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    synthesized = first_definitions(((p, own[p] if p in own else kept[p]) for p in order), defined)
     decls = {
         d.relative_path: FileDeclarations(
             (*files[d.relative_path].symbols, *synthesized.get(d.relative_path, ())), SOURCE_KINDS
@@ -597,52 +549,26 @@ def join_repository(
     }
     uses: list[ScipUse] = []
     external: list[CoveredSite] = []
-    overrides: list[ScipUse] = []
     counts: list[tuple[str, int]] = []
-    tops = frozenset(ff.package.split(".")[0] for ff in repo.files)
+    hooks = PythonHooks(frozenset(ff.package.split(".")[0] for ff in repo.files))
     for doc in docs:
         path = doc.relative_path
-        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, uses, external, tops)))
-        overrides += _overrides(doc, path, defined)
+        counts.append((path, document_uses(hooks, path, doc, source_of(path), decls[path], defined, uses, external)))
+        uses += document_relations(hooks, path, doc, defined)
     return RepositoryScipFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses),
         external=tuple(external),
-        overrides=tuple(overrides),
         documents=len(docs),
         occurrences=sum(n for _p, n in counts),
         declarations=tuple((p, d) for p, ds in sorted(synthesized.items()) for d in ds),
         definitions=tuple(
-            PyDefinition(symbol, path, d.qualified_name, d.kind, d.start_line, d.start_col, made)
+            ScipDefinition(symbol, path, d.qualified_name, d.kind, d.start_line, d.start_col, made)
             for path in order
             for symbol, d, made in sorted(own[path] if path in own else kept[path], key=lambda t: t[0])
         ),
         document_occurrences=tuple(counts),
     )
-
-
-def _known_definitions(
-    known: Iterable[PyDefinition],
-    known_declarations: Mapping[str, Collection[SymbolFact]],
-    files: Mapping[str, FileFacts],
-    checked: Collection[str],
-) -> dict[str, list[tuple[str, SymbolFact, bool]]]:
-    """The definitions of files this run did not check, tied to the same declarations as in the run that did
-    (path -> (symbol, declaration, whether the analyzer's own), in the order they were kept)."""
-    tables: dict[str, dict[tuple[str, str, int, int], SymbolFact]] = {}
-    out: dict[str, list[tuple[str, SymbolFact, bool]]] = {}
-    for t in known:
-        if t.path in checked:
-            continue
-        if t.path not in tables:
-            ff = files.get(t.path)
-            symbols = (*(ff.symbols if ff is not None else ()), *known_declarations.get(t.path, ()))
-            tables[t.path] = {(s.qualified_name, s.kind, s.start_line, s.start_col): s for s in reversed(symbols)}
-        decl = tables[t.path].get((t.qualified_name, t.kind, t.line, t.col))
-        if decl is None:
-            raise StaleDefinition(f"{t.path} no longer declares {t.qualified_name} ({t.kind}) at {t.line}:{t.col}")
-        out.setdefault(t.path, []).append((t.symbol, decl, t.synthesized))
-    return out
 
 
 # Pyright counts UTF-16 code units; newer indexes say so in position_encoding.
@@ -653,7 +579,7 @@ def _file_definitions(doc: Document, ff: FileFacts, src: bytes) -> list[tuple[st
     """Each SCIP symbol one document defines -> our declaration (by position and name; its first definition
     that has one), and whether the declaration is the analyzer's own: where tree-sitter could not parse
     the line, the analyzer's definition stands in."""
-    cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
+    cmap = ColumnMap(src, column_unit(doc.position_encoding, _DEFAULT_UNIT))
     fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
     seen: set[str] = set()
     out: list[tuple[str, SymbolFact, bool]] = []
@@ -692,57 +618,124 @@ def _file_definitions(doc: Document, ff: FileFacts, src: bytes) -> list[tuple[st
     return out
 
 
-def _document_uses(
-    doc: Document,
-    src: bytes,
-    fd: FileDeclarations,
-    defined: Mapping[str, tuple[str, SymbolFact]],
-    uses: list[ScipUse],
-    external: list[CoveredSite],
-    own: Collection[str],
-) -> int:
-    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has.
-    ``own`` are the repository's top-level module names."""
-    path = doc.relative_path
-    cmap = ColumnMap(src, _unit_of(doc.position_encoding, _DEFAULT_UNIT))
-    idents, blanked = _identifiers(src)
-    n_occ = 0
-    for occ in doc.occurrences:
-        n_occ += 1
-        if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-            continue
-        line0 = occ.range[0]
-        col = cmap.byte_col(line0, occ.range[1])
-        node = idents.get((line0, col))
-        if node is None and line0 + 1 in blanked:
-            # a line that does not parse: the analyzer still resolved it, but no syntax says how it is used
-            syntax: _Syntax | None = _Syntax("reference", line0 + 1, col, True)
-        elif node is None:
-            continue  # inside a string annotation or a docstring: no syntax to classify it with
-        else:
-            syntax = _classify(node)
-        if syntax is None:
-            continue
-        # On a blanked line only the indentation's ``pass`` is left: look the enclosing declaration up there.
-        at_col = syntax.col if node is not None else _indentation(src, line0)
-        source = fd.enclosing(syntax.line, at_col)
-        if source is None:
-            continue
-        site = (path, syntax.line, syntax.col, source.qualified_name, source.kind, syntax.use, syntax.final)
-        found = defined.get(occ.symbol)
+def _object_method(u: ScipUse) -> bool:
+    """An override of ``object``'s own methods (``__init__``, ``__eq__``): special methods, whose implicit calls
+    their ``IMPLICIT_CALL`` row already names."""
+    return u.package in ("builtins", "__builtins__") and u.member.split(".")[0] == "object"
+
+
+def _outside_override(u: ScipUse, repo: str, source: str) -> UnresolvedFact:
+    """An ``EXTERNAL_OVERRIDE`` row: the method at ``u`` overrides a base method outside the graph, whose code
+    (the base's own methods, or anything handed the object as that base) may call it unseen."""
+    base = f"{u.package}.{u.member}"
+    return UnresolvedFact(
+        name=u.source_qn.rsplit(".", 1)[-1],
+        reason=EXTERNAL_OVERRIDE,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=LANGUAGE,
+        source=source,
+        package=u.package,
+        detail=(
+            f"overrides {base}, outside the graph: code there ({u.member.split('.')[0]}'s own methods, or code "
+            "handed this object as one) may call it, and those calls are not in the graph"
+        ),
+    )
+
+
+class PythonHooks(ScipLanguage):
+    """Python's hooks into the SCIP route: tree-sitter says how each occurrence is used; ``own`` (the
+    repository's top-level module names) says which standard-library names are its own."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+    default_unit = _DEFAULT_UNIT
+
+    def __init__(self, own: frozenset[str] = frozenset()) -> None:
+        self.own = own
+
+    def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
+        idents, blanked = _identifiers(source)
+
+        def site_at(line0: int, col: int) -> UseSite | None:
+            node = idents.get((line0, col))
+            if node is not None:
+                return _classify(node)
+            if line0 + 1 in blanked:
+                # a line that does not parse: the analyzer still resolved it, but no syntax says how it is used;
+                # only the indentation's ``pass`` is left there to look the enclosing declaration up at
+                return UseSite("reference", line0 + 1, col, True, source_col=_indentation(source, line0))
+            return None  # inside a string annotation or a docstring: no syntax to classify it with
+
+        return site_at
+
+    def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
         if found is not None:
-            uses.append(ScipUse(*site, found[0], found[1].qualified_name, found[1].kind))
-            continue
-        parsed = parse_symbol(occ.symbol)
+            return local(found)
+        parsed = parse_symbol(symbol)
         parts = descriptor_path(parsed) if parsed is not None else None
         if parsed is None or parts is None:
-            continue  # a parameter, a type parameter: nothing we declare
-        if _standard(parsed.package, parts[0], own):
-            if syntax.final:
-                external.append(CoveredSite(path, syntax.line, syntax.col, source.qualified_name, source.kind))
-            continue
-        uses.append(ScipUse(*site, namespace=parts[0], member=parts[1]))
-    return n_occ
+            return None  # a parameter, a type parameter: nothing we declare
+        if _standard(parsed.package, parts[0], self.own):
+            return EXTERNAL
+        return Foreign(parts[0], member=parts[1])
+
+    def relation(
+        self, child: tuple[str, SymbolFact], rel: Relationship, parent: tuple[str, SymbolFact] | None, symbol: str
+    ) -> tuple[str, bool, Target] | None:
+        """A method overriding a base method: this repository's, or one defined outside it (another registered
+        repository's, bound by module as a use is, or outside the graph: the standard library's
+        ``MutableMapping.popitem``, an ``EXTERNAL_OVERRIDE`` row through ``unprovided``)."""
+        if child[1].kind != "method" or not (rel.is_implementation or rel.is_reference):
+            return None
+        if parent is None:
+            parsed = parse_symbol(symbol)
+            parts = descriptor_path(parsed) if parsed is not None else None
+            if parsed is None or parts is None or "." not in parts[1]:
+                return None
+            return "override", False, Foreign(parts[0], "", parts[1])
+        if parent[1].kind != "method":
+            return None
+        return "override", False, local(parent)
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        if use.use == "override":
+            if not _object_method(use):
+                bound.out.unresolved.append(_outside_override(use, bound.repo, source))
+            return
+        super().unprovided(use, source, bound)
+
+    def package_of(self, path: str) -> str:
+        return package_for(path, frozenset())
+
+    def providers(self, use: ScipUse, modules: ModuleTable) -> list[tuple[str, str]]:
+        return [(r, "") for r in sorted(modules.providers.get(use.package.split(".")[0], ()))]
+
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        modules: ModuleTable = bound.modules
+        target_repo = provider[0]
+        for prov_repo, ff in modules.by_module.get(use.package, []):
+            if prov_repo != target_repo:
+                continue
+            qn = f"{use.package}.{use.member}" if use.member else use.package
+            decl = (
+                ff.symbols[0]
+                if not use.member and ff.symbols and ff.symbols[0].kind == "module"
+                else modules.declaration(prov_repo, ff, qn)
+            )
+            if decl is not None:
+                return BoundTarget(
+                    target_repo, bound.corpus.key_of(prov_repo, ff.path, decl.qualified_name, decl.kind), decl.kind
+                )
+        return None
+
+    def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
+        return _edge_kind(use.use, target_kind)
+
+    def provenance(self, use: ScipUse) -> Provenance:
+        return Provenance.PYTHON_INDEXER_DEF if use.use == "override" else Provenance.PYTHON_INDEXER_USE
 
 
 def _standard(package: str, namespace: str, own: Collection[str]) -> bool:
@@ -752,10 +745,6 @@ def _standard(package: str, namespace: str, own: Collection[str]) -> bool:
     differently from run to run, and not always as the standard library's."""
     top = namespace.split(".")[0]
     return package in _STDLIB_PACKAGES or (top in sys.stdlib_module_names and top not in own)
-
-
-def _unit_of(position_encoding: int, default: str) -> str:
-    return {1: "utf-8", 2: "utf-16", 3: "utf-32"}.get(position_encoding, default)
 
 
 # -- bind: stable keys, cross-repository providers --------------------------------------------------
@@ -817,100 +806,6 @@ def _edge_kind(use: str, target_kind: str) -> EdgeKind:
     return _EDGE_OF_USE.get(use, EdgeKind.REFERENCES)
 
 
-def bind(facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-    """Turn joined uses into EXACT_TYPECHECKED edges; foreign targets need exactly one provider."""
-    out = ExactOutcome(repository=repo, excluded=dict(facts.excluded))
-    for path, why in facts.excluded:
-        out.unresolved.append(
-            UnresolvedFact(
-                name="",
-                reason="ANALYZER_FAILED",
-                repository=repo,
-                path=path,
-                language=LANGUAGE,
-                package=package_for(path, frozenset()),
-                detail=f"{ANALYZER} crashed on this file, so it was analysed without it ({why}); its uses are CANDIDATE",
-            )
-        )
-    for c in facts.external:
-        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
-        if source is not None:
-            out.covered.add((source, c.line, c.col))
-            out.covered_positions.add((c.path, c.line, c.col))
-    for u in (*facts.uses, *facts.overrides):
-        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
-        if source is None:
-            continue
-        target_repo = repo
-        if u.target_path:
-            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
-            target_kind = u.target_kind
-        else:
-            providers = modules.providers.get(u.namespace.split(".")[0], set())
-            if repo in providers:
-                # the repository's own package: Pyright reads it before any search path; a member we
-                # do not declare (a module variable) is no edge, never an ambiguity with another provider
-                providers = {repo}
-            if not providers:
-                if u.final:  # resolved to a package nobody registered: no edge, but the site is settled
-                    out.covered.add((source, u.line, u.col))
-                    out.covered_positions.add((u.path, u.line, u.col))
-                continue
-            if len(providers) > 1:
-                if u.final:
-                    out.unresolved.append(
-                        UnresolvedFact(
-                            name=u.member or u.namespace,
-                            reason="AMBIGUOUS_PACKAGE_PROVIDER",
-                            repository=repo,
-                            path=u.path,
-                            line=u.line,
-                            col=u.col,
-                            language=LANGUAGE,
-                            source=source,
-                            package=u.namespace,
-                            detail="provided by " + ", ".join(sorted(providers)),
-                        )
-                    )
-                    out.covered.add((source, u.line, u.col))
-                    out.covered_positions.add((u.path, u.line, u.col))
-                continue
-            (target_repo,) = providers
-            target, target_kind = None, ""
-            for prov_repo, ff in modules.by_module.get(u.namespace, []):
-                if prov_repo != target_repo:
-                    continue
-                decl = (
-                    ff.symbols[0]
-                    if not u.member and ff.symbols and ff.symbols[0].kind == "module"
-                    else modules.declaration(prov_repo, ff, f"{u.namespace}.{u.member}" if u.member else u.namespace)
-                )
-                if decl is not None:
-                    target = corpus.key_of(prov_repo, ff.path, decl.qualified_name, decl.kind)
-                    target_kind = decl.kind
-                    break
-        if target is None:
-            continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
-        if u.final:
-            out.covered.add((source, u.line, u.col))
-            out.covered_positions.add((u.path, u.line, u.col))
-        if target_repo != repo:
-            out.cross_repository += 1
-        provenance = Provenance.PYTHON_INDEXER_DEF if u.use == "override" else Provenance.PYTHON_INDEXER_USE
-        out.edges.append(
-            EdgeFact(
-                int(_edge_kind(u.use, target_kind)),
-                source,
-                target,
-                int(Confidence.EXACT_TYPECHECKED),
-                int(provenance),
-                u.line,
-                u.col,
-            )
-        )
-    return out
-
-
 # -- the pass over a corpus ---------------------------------------------------------------------------
 
 
@@ -949,6 +844,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
     keeps it for unchanged inputs.
     """
     provided, roots = providers(repo, corpus), import_roots(repo)
+    provided += installed_providers(repo, corpus, provided)
 
     def run(include: list[str] | None) -> Index:
         return run_index(
@@ -1046,23 +942,13 @@ def now() -> float:
     return time.perf_counter()
 
 
-class ScipPythonAdapter(ExactAdapter[RepositoryScipFacts]):
-    """scip-python behind the language seam."""
+class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
+    """scip-python behind the language seam, on the SCIP route."""
 
     analyzer = ANALYZER
     facts_type = RepositoryScipFacts
-
-    def install(self) -> str:
-        return TOOL.install()
-
-    def executable(self) -> Path:
-        return TOOL.executable()
-
-    def version(self) -> str:
-        return TOOL.run_version()
-
-    def identity(self) -> str:
-        return TOOL.identity()
+    hooks = PythonHooks()
+    tool = TOOL
 
     def probe(self) -> str:
         return probe()
@@ -1073,13 +959,17 @@ class ScipPythonAdapter(ExactAdapter[RepositoryScipFacts]):
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
-        return cache_key(repo, hashes, identity)
+        key = cache_key(repo, hashes, identity)
+        installed = installed_providers(repo, corpus, providers(repo, corpus))
+        if not installed:
+            return key
+        from indexer.languages.python.installed import InstalledPackage, fingerprint
+
+        seen = [InstalledPackage(p.repository, p.version, p.name, p.root, p.files) for p in installed]
+        return hashlib.blake2b(key + fingerprint(seen), digest_size=20).digest()
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
-
-    def bind(self, facts: RepositoryScipFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-        return bind(facts, repo, corpus, modules)
 
     def update(
         self,

@@ -31,18 +31,15 @@ import re
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-import msgspec
-
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact
 from indexer.languages.change_units import SourceFiles, changed_units
 from indexer.languages.python.analyzer import (
     PyDefinition,
     RepositoryScipFacts,
-    ScipUse,
-    StaleDefinition,
     file_units,
     import_roots,
+    installed_providers,
     join_repository,
     own_settings,
     providers,
@@ -52,7 +49,8 @@ from indexer.languages.python.modules import is_package_init
 from indexer.languages.python.units import ANY, FileUnits, Statement, Unit, statements, words
 from indexer.languages.spec import AnalyzerCrashed
 from indexer.scip.decode import Index, Metadata
-from indexer.scip.join import CoveredSite, descriptor_path, parse_symbol
+from indexer.scip.join import descriptor_path, parse_symbol
+from indexer.scip.route import StaleDefinition, merged
 
 # A reach at least this share of the files is analysed whole: the checker's fixed cost (its start, the
 # standard library, every file the reached ones import) makes a subset that large no cheaper.
@@ -191,7 +189,7 @@ def update(
             index = run_index(
                 root,
                 repo.name,
-                provided=providers(repo, corpus),
+                provided=[*providers(repo, corpus), *installed_providers(repo, corpus, providers(repo, corpus))],
                 own_roots=import_roots(repo),
                 timeout=timeout,
                 include=sorted(reached),
@@ -215,7 +213,9 @@ def update(
         return None
     if _names_moved_declaration(previous, fresh, replaced):
         return None
-    return _merged(previous, fresh, replaced, set(files), _units(previous, root, files, changed))
+    return merged(
+        previous, fresh, replaced, set(files), _units(previous, root, files, changed), kept_declarations=False
+    )
 
 
 def _same_documents(index: Index, previous: RepositoryScipFacts, reached: set[str], changed: set[str]) -> bool:
@@ -248,11 +248,11 @@ def _names_moved_declaration(previous: RepositoryScipFacts, fresh: RepositorySci
         parts = descriptor_path(parsed) if parsed is not None else None
         if parts is not None:
             named.add(parts)
-    for u in (*previous.uses, *previous.overrides):
+    for u in previous.uses:
         if u.path in replaced:
             continue
         if (u.target_path, u.target_qn, u.target_kind) in gone or (
-            not u.target_path and (u.namespace, u.member) in named
+            not u.target_path and (u.package, u.member) in named
         ):
             return True
     return False
@@ -265,39 +265,3 @@ def _units(
     units = {fu.path: fu for fu in previous.units if fu.path not in changed}
     units.update((fu.path, fu) for fu in file_units(root, [p for p in files if p not in units]))
     return tuple(units[p] for p in files if p in units)
-
-
-def _merged(
-    previous: RepositoryScipFacts,
-    fresh: RepositoryScipFacts,
-    replaced: set[str],
-    present: set[str],
-    units: tuple[FileUnits, ...],
-) -> RepositoryScipFacts:
-    """``fresh`` for the files it checked, ``previous`` for the others still there; every part in path order.
-    ``fresh`` already holds every definition and declaration (the join was given the kept ones)."""
-
-    def kept(path: str) -> bool:
-        return path not in replaced and path in present
-
-    counts = sorted(
-        [c for c in previous.document_occurrences if kept(c[0])] + list(fresh.document_occurrences), key=_first
-    )
-    return msgspec.structs.replace(
-        fresh,
-        uses=tuple(sorted([u for u in previous.uses if kept(u.path)] + list(fresh.uses), key=_path)),
-        overrides=tuple(sorted([u for u in previous.overrides if kept(u.path)] + list(fresh.overrides), key=_path)),
-        external=tuple(sorted([e for e in previous.external if kept(e.path)] + list(fresh.external), key=_path)),
-        document_occurrences=tuple(counts),
-        documents=len(counts),
-        occurrences=sum(n for _p, n in counts),
-        units=units,
-    )
-
-
-def _path(item: ScipUse | CoveredSite) -> str:
-    return item.path
-
-
-def _first(item: tuple[str, object]) -> str:
-    return item[0]

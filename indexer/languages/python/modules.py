@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from snapshot_format import languages
+
 LANGUAGE = "python"
-EXTENSIONS = (".py", ".pyi")
+EXTENSIONS = languages.by_id(LANGUAGE).extensions  # its row in the language table
 
 
 def package_for(path: str, all_paths: frozenset[str]) -> str:

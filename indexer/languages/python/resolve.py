@@ -45,7 +45,7 @@ from indexer.corpus import Corpus, Resolution
 from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, UnresolvedFact
 from indexer.languages.python import sites as S
 from indexer.languages.python.modules import LANGUAGE, absolute_module, is_package_init
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import IMPLICIT_CALL, Confidence, EdgeKind, Provenance
 
 _CALLABLE = frozenset({"function", "method"})
 # Plain ints: enum member lookups are measurable on the per-site path.
@@ -185,7 +185,40 @@ class _Resolver:
             if not f.failed:
                 self.out.guarded(f.repo, f.facts, LANGUAGE, lambda f=f: self._resolve_file(f))
         self._stand_ins()
+        self._implicit_calls()
         return self.out
+
+    # -- special methods: what syntax and the built-ins call ------------------------------------------------
+
+    def _implicit_calls(self) -> None:
+        """An ``IMPLICIT_CALL`` row on each special method a class declares (``__setitem__``, ``__eq__``,
+        ``__init__``): Python calls it through syntax (``x[k] = v``, ``a == b``, ``C()``) and the built-ins
+        (``len``, ``repr``, ``iter``), and no analyzer records those calls as uses of the method, so its
+        callers are never all in the graph. Readers make the row a blind spot of that method alone
+        (docs/surface.md §4.8)."""
+        for f in self.files:
+            if f.failed:
+                continue
+            for s in f.facts.symbols:
+                if s.kind != "method" or not S.is_special_method(s.name):
+                    continue
+                source = self._key(f, s.qualified_name)
+                if source is None:
+                    continue
+                self.out.unresolved.append(
+                    UnresolvedFact(
+                        name=s.name,
+                        reason=IMPLICIT_CALL,
+                        repository=f.repo,
+                        path=f.path,
+                        line=s.start_line,
+                        col=s.start_col,
+                        language=LANGUAGE,
+                        source=source,
+                        package=f.module,
+                        detail=S.implicit_call_detail(s.name),
+                    )
+                )
 
     # -- stubs and fallbacks: STANDS_FOR ------------------------------------------------------------------
 

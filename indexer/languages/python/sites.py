@@ -142,3 +142,53 @@ def segment(seg: str) -> tuple[str, int]:
         seg = seg[:-2]
         calls += 1
     return seg, calls
+
+
+# What calls a special method without naming it: the syntax or built-in that does, for the blind spot's text.
+_IMPLICIT_BY: dict[str, str] = {
+    "__init__": "a construction of its class (C(...)); find_references on the class lists them",
+    "__new__": "a construction of its class (C(...)); find_references on the class lists them",
+    "__post_init__": "the dataclass machinery after __init__",
+    "__init_subclass__": "a class statement subclassing its class",
+    "__getitem__": "a subscript (x[k])",
+    "__setitem__": "a subscript assignment (x[k] = v)",
+    "__delitem__": "a subscript deletion (del x[k])",
+    "__missing__": "dict.__getitem__ on a missing key",
+    "__contains__": "a membership test (k in x)",
+    "__iter__": "a for loop, unpacking, iter() and every consumer of an iterable",
+    "__next__": "a for loop and next()",
+    "__len__": "len() and truth tests",
+    "__bool__": "truth tests (if x, while x, not x)",
+    "__call__": "a call of an instance (x(...))",
+    "__enter__": "a with statement",
+    "__exit__": "a with statement",
+    "__aenter__": "an async with statement",
+    "__aexit__": "an async with statement",
+    "__await__": "an await",
+    "__aiter__": "an async for loop",
+    "__anext__": "an async for loop",
+    "__getattr__": "an attribute lookup that finds nothing else",
+    "__getattribute__": "every attribute lookup",
+    "__setattr__": "every attribute assignment",
+    "__delattr__": "every attribute deletion",
+    "__get__": "an attribute lookup through a descriptor",
+    "__set__": "an attribute assignment through a descriptor",
+    "__set_name__": "a class statement holding the descriptor",
+    "__repr__": "repr(), f-strings with !r and the interactive prompt",
+    "__str__": "str(), print() and f-strings",
+    "__format__": "format() and f-strings",
+    "__hash__": "hash(), dict keys and set members",
+    "__eq__": "==, !=, in, dict and set lookups",
+    "__del__": "the garbage collector",
+}
+
+
+def is_special_method(name: str) -> bool:
+    """A special method (``__x__``): Python calls it through syntax or the built-ins, not only by its name."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__") and name[2] != "_"
+
+
+def implicit_call_detail(name: str) -> str:
+    """What calls the special method ``name`` without naming it, as a blind spot says it."""
+    by = _IMPLICIT_BY.get(name, "an operator, a statement or a built-in that uses this protocol")
+    return f"Python calls {name} through {by}; the analyzer records no such call as a use of it"

@@ -76,6 +76,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import tree_sitter_rust
@@ -83,7 +84,7 @@ from tree_sitter import Language, Node
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.npm_tool import cause, tail
 from indexer.languages.rust import dependencies, monikers, toolchain
 from indexer.languages.rust import sites as S
@@ -95,10 +96,11 @@ from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
 from indexer.languages.syntax import node_text, repair
 from indexer.scip.decode import Index, Occurrence, decode_index
 from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite, FileDeclarations, line_of
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from indexer.scip.route import ScipFacts, ScipUse, source_reader
+from snapshot_format.vocab import EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-7"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-8"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -411,18 +413,10 @@ def _decorated(node: Node) -> Node | None:
 # -- join: repository-local, cacheable --------------------------------------------------------------------
 
 
-class RustUse(msgspec.Struct, array_like=True, frozen=True):
-    """One resolved use: where, from which declaration, how, and to what."""
+class RustUse(ScipUse, array_like=True, frozen=True):
+    """The route's use (``use``: call ref callback type field macro extends import reexport implements method_of),
+    with the SCIP symbol when no definition of this repository named the target (``target_path`` is "")."""
 
-    path: str
-    line: int
-    col: int
-    source_qn: str
-    source_kind: str
-    use: str  # call ref callback type field macro extends import reexport implements method_of
-    target_path: str = ""  # "" = a symbol no definition of this repository named: see ``symbol``
-    target_qn: str = ""
-    target_kind: str = ""
     symbol: str = ""  # the SCIP symbol, when the target is to be found by it (another repository's)
     source_path: str = ""  # "" = ``path``; an IMPLEMENTS or METHOD_OF source may be declared elsewhere
 
@@ -471,20 +465,14 @@ class RustProblem(msgspec.Struct, array_like=True, frozen=True):
     detail: str
 
 
-class RepositoryRustFacts(msgspec.Struct, frozen=True):
-    """The joined rust-analyzer output of one repository (what the fact cache stores)."""
+class RepositoryRustFacts(ScipFacts[Any], frozen=True):
+    """The joined rust-analyzer output of one repository (what the fact cache stores): the route's facts (its
+    uses Rust's), and what the workspaces' runs could not do."""
 
-    analyzer_version: str
     uses: tuple[RustUse, ...] = ()
-    external: tuple[CoveredSite, ...] = ()
     problems: tuple[RustProblem, ...] = ()
     blind: tuple[RustBlind, ...] = ()
     workspaces: int = 0
-    documents: int = 0
-    occurrences: int = 0
-    failure: str = ""
-    # Declarations the analyzer defines on lines tree-sitter could not parse: (path, declaration).
-    declarations: tuple[tuple[str, SymbolFact], ...] = ()
     # What settling the crate graphs took (dependencies fetched, versions pinned), for status.
     notes: tuple[str, ...] = ()
     unused_patches: tuple[RustUnusedPatch, ...] = ()
@@ -1006,18 +994,8 @@ def _invocation_span(d: _Doc, enclosing: tuple[int, ...]) -> tuple[int, int, int
 
 def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> RepositoryRustFacts:
     """Tie every workspace index's occurrences to the repository's declarations and classify each use."""
-    root = Path(repo.root)
     files = {ff.path: ff for ff in repo.files if ff.parsed}
-    sources: dict[str, bytes] = {}
-
-    def source_of(path: str) -> bytes:
-        if path not in sources:
-            try:
-                sources[path] = (root / path).read_bytes()
-            except OSError:
-                sources[path] = b""
-        return sources[path]
-
+    source_of = source_reader(Path(repo.root))
     docs, kind_of = _documents(runs, files, source_of)
 
     decls = {d.path: FileDeclarations(d.facts.symbols, SOURCE_KINDS) for d in docs}
@@ -1130,7 +1108,15 @@ def _use(
                 return None
             use = "type" if monikers.SUFFIX_OF_KIND.get(target.kind) == TYPE else "ref"
         return RustUse(
-            path, line, col, source.qualified_name, source.kind, use, target_path, target.qualified_name, target.kind
+            path,
+            line,
+            col,
+            source.qualified_name,
+            source.kind,
+            use,
+            target_path=target_path,
+            target_qn=target.qualified_name,
+            target_kind=target.kind,
         )
     sym = monikers.parse(symbol)
     if sym is None:
@@ -1226,9 +1212,9 @@ def _impls(
                         decl.qualified_name,
                         decl.kind,
                         "method_of",
-                        tpath,
-                        tdecl.qualified_name,
-                        tdecl.kind,
+                        target_path=tpath,
+                        target_qn=tdecl.qualified_name,
+                        target_kind=tdecl.kind,
                     )
                 )
             elif type_symbol is not None and not type_symbol.startswith("local "):
@@ -1346,9 +1332,9 @@ def _relation(
             source.qualified_name,
             source.kind,
             use,
-            tpath,
-            target.qualified_name,
-            target.kind,
+            target_path=tpath,
+            target_qn=target.qualified_name,
+            target_kind=target.kind,
             source_path=source_path if source_path != path else "",
         )
     return RustUse(
@@ -1517,13 +1503,11 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
                 + "), and nothing at this use says which it calls: it may be any of them",
             )
         )
-        out.covered.add((source, a.line, a.col))
-        out.covered_positions.add((a.path, a.line, a.col))
+        out.settle(source, a.path, a.line, a.col)
     for c in facts.external:
         source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
         if source is not None:
-            out.covered.add((source, c.line, c.col))
-            out.covered_positions.add((c.path, c.line, c.col))
+            out.settle(source, c.path, c.line, c.col)
     for u in facts.uses:
         source = corpus.key_of(repo, u.source_path or u.path, u.source_qn, u.source_kind)
         if source is None:
@@ -1545,8 +1529,7 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
                 elif found is not None and u.use != "method_of":
                     out.unresolved.append(msgspec.structs.replace(found, source=source))
                 if u.use not in ("implements", "method_of"):
-                    out.covered.add((source, u.line, u.col))
-                    out.covered_positions.add((u.path, u.line, u.col))
+                    out.settle(source, u.path, u.line, u.col)
                 continue
             target_repo, target_path, decl = found
             target = corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind)
@@ -1557,19 +1540,8 @@ def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleT
         if u.use not in ("implements", "method_of"):
             out.covered_positions.add((u.path, u.line, u.col))
         cross = target_repo != repo
-        out.cross_repository += cross
         provenance = Provenance.RUST_ANALYZER_MONIKER if cross else _PROVENANCE.get(u.use, Provenance.RUST_ANALYZER_USE)
-        out.edges.append(
-            EdgeFact(
-                int(edge_kind(u.use, target_kind)),
-                source,
-                target,
-                int(Confidence.EXACT_TYPECHECKED),
-                int(provenance),
-                u.line,
-                u.col,
-            )
-        )
+        out.edge(edge_kind(u.use, target_kind), source, target, provenance, u.line, u.col, cross=cross)
     return out
 
 

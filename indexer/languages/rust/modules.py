@@ -16,8 +16,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from snapshot_format import languages
+
 LANGUAGE = "rust"
-EXTENSIONS = (".rs",)
+EXTENSIONS = languages.by_id(LANGUAGE).extensions  # its row in the language table
 
 FALLBACK_CRATE = "crate"  # the crate name of files no Cargo.toml governs
 _TARGET_DIRS = ("tests", "examples", "benches")

@@ -54,7 +54,7 @@ from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, Unre
 from indexer.languages.rust import modules as cargo
 from indexer.languages.rust import sites as S
 from indexer.languages.rust.modules import LANGUAGE
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
 
 _TYPE_KINDS = frozenset({"struct", "enum", "union", "trait", "type_alias", "module", "associated_type"})
 _VALUE_KINDS = frozenset({"function", "method", "const", "static", "enum_member", "struct"})
@@ -972,6 +972,10 @@ class _Resolver:
             traits = self._path(ctx, first.split("::"), "type")
             if isinstance(traits, _Miss):
                 self._row(f, site, traits.reason, traits.detail, traits.package)
+            elif traits is EXTERNAL:
+                for member in members:
+                    if member.kind == "method":
+                        self._outside_impl(f, first, member)
             for trait in traits if isinstance(traits, tuple) else ():
                 if trait.kind != "trait":
                     continue
@@ -993,6 +997,34 @@ class _Resolver:
         for t in nominal:
             for member in members:
                 self._edge(f, site, EdgeKind.METHOD_OF, t, source=member, at=member)
+
+    def _outside_impl(self, f: _File, trait: str, member: Target) -> None:
+        """An ``EXTERNAL_OVERRIDE`` row on a method of ``impl Trait for T`` whose trait is outside the graph
+        (``fmt::Display``, ``Iterator``, ``ops::Add``, a crate nobody registered): the trait's own code calls it
+        (``format!``, a ``for`` loop, ``a + b``, generic code bounded by the trait, ``.into()`` for ``From``), and
+        no such call is a use of the method (docs/surface.md §4.8)."""
+        source = self._key(member)
+        decl = next((d for d in f.facts.symbols if d.qualified_name == member.qualified_name), None)
+        if source is None or decl is None:
+            return
+        self.out.unresolved.append(
+            UnresolvedFact(
+                name=member.name,
+                reason=EXTERNAL_OVERRIDE,
+                repository=f.repo,
+                path=f.facts.path,
+                line=decl.start_line,
+                col=decl.start_col,
+                language=LANGUAGE,
+                source=source,
+                package=trait,
+                detail=(
+                    f"implements {trait}::{member.name}, a trait outside the graph: its callers there (macros, "
+                    "loops, operators, conversions, generic code bounded by the trait) may call it, and those "
+                    "calls are not in the graph"
+                ),
+            )
+        )
 
     # -- output -------------------------------------------------------------------------------------
 

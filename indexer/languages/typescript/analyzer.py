@@ -46,19 +46,20 @@ import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import msgspec
 from tree_sitter import Node
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import EdgeFact, FileFacts, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool
 from indexer.languages.npm_tool import tail as _tail
-from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
+from indexer.languages.spec import AnalyzerFailed
 from indexer.languages.syntax import repair
 from indexer.languages.typescript import projects as projects_mod
 from indexer.languages.typescript.extract import extract, grammar_for
@@ -69,7 +70,7 @@ from indexer.languages.typescript.packages import package_dirs
 from indexer.languages.typescript.projects import Plan, Project, ProjectsFailed, plan_projects, type_roots_for
 from indexer.languages.typescript.units import FileUnits, units_of
 from indexer.languages.typescript.variance import prepare
-from indexer.scip.decode import Document, Index, Occurrence, decode_index
+from indexer.scip.decode import Document, Index, Occurrence, Relationship, decode_index
 from indexer.scip.join import (
     PARAMETER,
     TYPE_PARAMETER,
@@ -81,14 +82,34 @@ from indexer.scip.join import (
     names_at,
     parse_symbol,
 )
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from indexer.scip.route import (
+    EXTERNAL,
+    Binding,
+    BoundTarget,
+    Foreign,
+    Local,
+    ScipAdapter,
+    ScipDefinition,
+    ScipFacts,
+    ScipLanguage,
+    ScipUse,
+    Target,
+    UseSite,
+    document_relations,
+    document_uses,
+    first_definitions,
+    kept_definitions,
+    local,
+    source_reader,
+)
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
 ANALYZER = "scip-typescript"
 NPM_PACKAGE = "@sourcegraph/scip-typescript"
 PINNED_VERSION = "0.4.0"
 TYPESCRIPT_VERSION = "5.9.3"  # npm `typescript` 7.x has no classic compiler API
-ADAPTER_VERSION = "scip-typescript-join-9"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-typescript-join-11"  # part of the cache key: bump on any change to the joined output
 EXECUTABLE_ENV = "KIVGRAPH_SCIP_TYPESCRIPT"
 
 SOURCE_KINDS = frozenset(
@@ -358,54 +379,10 @@ def _occurrence_nodes(root: Node) -> dict[tuple[int, int], Node]:
 # -- join: repository-local, cacheable --------------------------------------------------------------
 
 
-class TsUse(msgspec.Struct, array_like=True, frozen=True):
-    """One resolved use: where, from which declaration, how, and to what."""
-
-    path: str
-    line: int
-    col: int
-    source_qn: str
-    source_kind: str
-    use: str
-    target_path: str = ""  # "" = defined outside this repository: see package/file/member
-    target_qn: str = ""
-    target_kind: str = ""
-    package: str = ""
-    file: str = ""  # the symbol's file, relative to its package.json directory
-    member: str = ""  # dotted member path in that file, "" = the module itself
-
-
-class TsDefinition(msgspec.Struct, array_like=True, frozen=True):
-    """A definition the checker made, tied to our declaration (its path, qualified name, kind and start)."""
-
-    symbol: str  # canonical (``canonical_symbol``)
-    path: str
-    qualified_name: str
-    kind: str
-    line: int
-    col: int
-    # A variable whose type, as the checker prints it, is a function or a constructor (records.Symbol.callable)
-    callable: bool = False
-    # Else the name of the named type the checker prints for it (``CreateApi`` of ``CreateApi<"core">``): bind
-    # marks it callable when the repository declares one type of that name and its values are callable.
-    type_name: str = ""
-
-
-class RepositoryTsFacts(msgspec.Struct, frozen=True):
-    """The joined analyzer output of one repository, every part in path order (what the fact cache stores)."""
-
-    analyzer_version: str
-    uses: tuple[TsUse, ...] = ()
-    external: tuple[CoveredSite, ...] = ()
-    documents: int = 0
-    occurrences: int = 0
-    # Declarations the checker defines on lines tree-sitter could not parse: (path, declaration).
-    declarations: tuple[tuple[str, SymbolFact], ...] = ()
-    # What the incremental exact pass (``indexer.languages.typescript.incremental``) needs of the last run:
-    # every definition of it, each file's top-level statements, and each document's occurrence count.
-    definitions: tuple[TsDefinition, ...] = ()
-    units: tuple[FileUnits, ...] = ()
-    document_occurrences: tuple[tuple[str, int], ...] = ()
+# The joined output of one run (the route's facts, with TypeScript's top-level statements as its units).
+RepositoryTsFacts = ScipFacts[FileUnits]
+TsUse = ScipUse
+TsDefinition = ScipDefinition
 
 
 # scip-typescript numbers the type literals it meets with the counter of the document it is indexing when
@@ -453,95 +430,161 @@ def _first_of_each_path(documents: Iterable[Document]) -> list[Document]:
     return out
 
 
-def _definitions(
-    documents: list[Document],
+def _document_definitions(
+    doc: Document,
+    ff: FileFacts,
     files: Mapping[str, FileFacts],
-    facts_of: Callable[[str], FileFacts | None],
     source_of: Callable[[str], bytes],
-    decls: dict[str, FileDeclarations],
-    defined: dict[str, tuple[str, SymbolFact]],
-) -> dict[str, list[SymbolFact]]:
-    """Fill ``defined`` (SCIP symbol -> (path, our declaration)); returns the declarations taken from the checker."""
-    synthesized: dict[str, list[SymbolFact]] = {}
-    for doc in documents:
-        ff = facts_of(doc.relative_path)
-        if ff is None:
+    defined: Mapping[str, tuple[str, SymbolFact]],
+) -> Iterator[tuple[str, SymbolFact, bool]]:
+    """Each SCIP symbol one document defines (and no document before it) -> our declaration, by position and
+    name; in a partial file, a definition with no tree-sitter declaration becomes one (the checker's)."""
+    fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
+    cmap = ColumnMap(source_of(doc.relative_path), "utf-16")
+    for occ in doc.occurrences:
+        symbol = canonical_symbol(occ.symbol)
+        if not occ.is_definition or symbol in defined or symbol.startswith("local "):
             continue
-        fd = decls.setdefault(doc.relative_path, FileDeclarations(ff.symbols, SOURCE_KINDS))
-        cmap = ColumnMap(source_of(doc.relative_path), "utf-16")
-        for occ in doc.occurrences:
-            symbol = canonical_symbol(occ.symbol)
-            if not occ.is_definition or symbol in defined or symbol.startswith("local "):
-                continue
-            target = symbol_target(symbol)
-            if target is None:
-                continue
-            if target[2] == "":
-                decl = fd.module
-            else:
-                name = target[2].rsplit(".", 1)[-1]
-                decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), name)
-                if decl is None and ff.status == "partial" and doc.relative_path in files:
-                    decl = _lost_declaration(doc.relative_path, occ, target[2], cmap, source_of(doc.relative_path))
-                    if decl is not None:
-                        synthesized.setdefault(doc.relative_path, []).append(decl)
-            if decl is not None:
-                defined[symbol] = (doc.relative_path, decl)
-    return synthesized
-
-
-def _relationships(
-    doc: Document, path: str, defined: Mapping[str, tuple[str, SymbolFact]], decls: Mapping[str, FileDeclarations]
-) -> list[TsUse]:
-    """Methods (and classes) of this document implementing or overriding others: its definitions' relationships."""
-    out: list[TsUse] = []
-    for info in doc.symbols:
-        child = defined.get(canonical_symbol(info.symbol))
-        if child is None or child[1].kind not in ("method", "property", "class"):
+        target = symbol_target(symbol)
+        if target is None:
             continue
-        for rel in info.relationships:
-            if not rel.is_implementation:
-                continue
-            parent = defined.get(canonical_symbol(rel.symbol))
-            decl = child[1]
-            if parent is not None:
-                use = "implements" if _is_interface_member(parent, decls) else "override"
-                if decl.kind == "class":
-                    use = "implements" if parent[1].kind == "interface" else "extends"
-                out.append(
-                    TsUse(
-                        path,
-                        decl.start_line,
-                        decl.start_col,
-                        decl.qualified_name,
-                        decl.kind,
-                        use,
-                        parent[0],
-                        parent[1].qualified_name,
-                        parent[1].kind,
-                    )
-                )
-            else:
-                t = symbol_target(canonical_symbol(rel.symbol))
-                if t is not None and t[0] not in _EXTERNAL_PACKAGES:
-                    out.append(
-                        TsUse(
-                            path,
-                            decl.start_line,
-                            decl.start_col,
-                            decl.qualified_name,
-                            decl.kind,
-                            "implements" if decl.kind == "class" else "override",
-                            package=t[0],
-                            file=t[1],
-                            member=t[2],
-                        )
-                    )
-    return out
+        made = False
+        if target[2] == "":
+            decl = fd.module
+        else:
+            name = target[2].rsplit(".", 1)[-1]
+            decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), name)
+            if decl is None and ff.status == "partial" and doc.relative_path in files:
+                decl = _lost_declaration(doc.relative_path, occ, target[2], cmap, source_of(doc.relative_path))
+                made = decl is not None
+        if decl is not None:
+            yield symbol, decl, made
 
 
-class StaleDefinition(Exception):
-    """A definition kept from the last run names a declaration its file no longer has."""
+def _outside_override(u: ScipUse, repo: str, source: str) -> UnresolvedFact:
+    """An ``EXTERNAL_OVERRIDE`` row: the member at ``u`` overrides or implements a member outside the graph
+    (``Iterable``'s iterator, a base class of a package nobody registered), which code there (the base's own
+    methods, the language's conversions and loops) may call unseen (docs/surface.md §4.8)."""
+    base = u.member or u.file
+    return UnresolvedFact(
+        name=u.source_qn.rsplit(".", 1)[-1],
+        reason=EXTERNAL_OVERRIDE,
+        repository=repo,
+        path=u.path,
+        line=u.line,
+        col=u.col,
+        language=language_of(u.path),
+        source=source,
+        package=u.package,
+        detail=(
+            f"overrides {base} of {u.package}, outside the graph: code there (the base's own methods, the "
+            "language's conversions and loops) may call it, and those calls are not in the graph"
+        ),
+    )
+
+
+class TypescriptHooks(ScipLanguage):
+    """TypeScript's hooks into the SCIP route. A join's instance knows the repository: ``local_target`` finds a
+    symbol of it no document defined, ``decls`` its declarations (an interface member is implemented)."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+    prefer_own = False  # the repository's own packages are local targets already (``local_target``)
+
+    def __init__(
+        self,
+        local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None] = lambda *_: None,
+        decls: Mapping[str, FileDeclarations] | None = None,
+    ) -> None:
+        self.local_target = local_target
+        self.decls = decls or {}
+
+    def unit(self, doc: Document) -> str:
+        return "utf-16"  # what scip-typescript counts, whatever the document says
+
+    def canonical(self, symbol: str) -> str:
+        return canonical_symbol(symbol)
+
+    def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
+        grammar = grammar_for(path)  # what the grammar lacks is parsed as extract parses it
+        fixed = repair(grammar, prepare(grammar, source, jsx=not path.endswith((".ts", ".mts", ".cts")))[0])
+        nodes = _occurrence_nodes(fixed.root)
+        blanked = frozenset(fixed.blanked)
+
+        def site_at(line0: int, col: int) -> UseSite | None:
+            node = nodes.get((line0, col))
+            if node is None:
+                # resolved by the checker on a line tree-sitter could not parse
+                return UseSite("reference", line0 + 1, col) if line0 + 1 in blanked else None
+            use = classify(node)
+            return UseSite(use, line0 + 1, col) if use is not None else None
+
+        return site_at
+
+    def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
+        if found is None:
+            parts = symbol_target(symbol)
+            found = self.local_target(*parts) if parts is not None else None
+        if found is not None and site.use == "call" and found[1].kind == "method" and found[1].name == "constructor":
+            # `new C()` names the class, like the candidate resolver and the language service do
+            return Local(found[0], found[1].qualified_name.rsplit(".", 1)[0], "class")
+        if found is not None:
+            return local(found)
+        parts = symbol_target(symbol)
+        if parts is None:
+            return None  # a parameter or type parameter: nothing we declare
+        package, file, member = parts
+        if package in _EXTERNAL_PACKAGES or package.startswith("@types/") or file.startswith("lib/lib."):
+            return EXTERNAL
+        return Foreign(package, file, member)
+
+    def relation(
+        self, child: tuple[str, SymbolFact], rel: Relationship, parent: tuple[str, SymbolFact] | None, symbol: str
+    ) -> tuple[str, bool, Target] | None:
+        """Methods (and classes) implementing or overriding others."""
+        decl = child[1]
+        if decl.kind not in ("method", "property", "class") or not rel.is_implementation:
+            return None
+        if parent is not None:
+            use = "implements" if _is_interface_member(parent, self.decls) else "override"
+            if decl.kind == "class":
+                use = "implements" if parent[1].kind == "interface" else "extends"
+            return use, True, local(parent)
+        t = symbol_target(symbol)
+        # the compiler's own declarations (lib.d.ts, @types/node) matter only for what a member overrides
+        if t is None or (t[0] in _EXTERNAL_PACKAGES and decl.kind == "class"):
+            return None
+        return ("implements" if decl.kind == "class" else "override"), True, Foreign(*t)
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        """A member overriding or implementing one outside the graph: an ``EXTERNAL_OVERRIDE`` row on it."""
+        if use.use == "override" and use.source_kind in ("method", "property"):
+            bound.out.unresolved.append(_outside_override(use, bound.repo, source))
+        super().unprovided(use, source, bound)
+
+    def language_of(self, path: str) -> str:
+        return language_of(path)
+
+    def providers(self, use: ScipUse, modules: ModuleTable) -> list[tuple[str, str]]:
+        return modules.providers.get(use.package, [])
+
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        return _provided_declaration(use, source, provider, bound)
+
+    def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
+        return edge_kind(use.use, target_kind)
+
+    def provenance(self, use: ScipUse) -> Provenance:
+        return Provenance.TYPESCRIPT_CHECKER
+
+    def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
+        """Variables the checker's types show to hold a callable."""
+        named = _callable_type_names(bound.corpus, bound.repo)
+        for t in facts.definitions:
+            if t.callable or named.get(t.type_name, False):
+                held = bound.corpus.key_of(bound.repo, t.path, t.qualified_name, t.kind)
+                if held is not None:
+                    bound.out.callable.add(held)
 
 
 def join_repository(
@@ -567,7 +610,7 @@ def join_repository(
     files = {ff.path: ff for ff in repo.files if ff.parsed}
     documents = sorted(_first_of_each_path(index.documents), key=lambda d: d.relative_path)
     extra: dict[str, FileFacts] = {}
-    sources: dict[str, bytes] = {}
+    source_of = source_reader(root)
 
     def facts_of(path: str) -> FileFacts | None:
         if path in files:
@@ -575,14 +618,6 @@ def join_repository(
         if path not in extra and path.endswith(EXTENSIONS) and (root / path).is_file():
             extra[path] = extract(path, source_of(path), package_for(path, frozenset()))
         return extra.get(path)
-
-    def source_of(path: str) -> bytes:
-        if path not in sources:
-            try:
-                sources[path] = (root / path).read_bytes()
-            except OSError:
-                sources[path] = b""
-        return sources[path]
 
     decls: dict[str, FileDeclarations] = {}
     defined: dict[str, tuple[str, SymbolFact]] = {}
@@ -622,11 +657,26 @@ def join_repository(
 
     # 1. definitions: SCIP symbol -> our declaration, by position and name (any document of the project);
     # in a partial file, a definition with no tree-sitter declaration becomes one (the checker's).
-    synthesized = _definitions(documents, files, facts_of, source_of, decls, defined)
+    per_document: list[tuple[str, Iterator[tuple[str, SymbolFact, bool]]]] = []
+    for doc in documents:
+        ff = facts_of(doc.relative_path)
+        if ff is not None:
+            decls.setdefault(doc.relative_path, FileDeclarations(ff.symbols, SOURCE_KINDS))
+            per_document.append((doc.relative_path, _document_definitions(doc, ff, files, source_of, defined)))
+    synthesized = first_definitions(per_document, defined)
     for path, extra_decls in synthesized.items():  # enclosing lookups see them too
         decls[path] = FileDeclarations((*files[path].symbols, *extra_decls), SOURCE_KINDS)
     known = list(known)
-    _add_known(known, known_declarations or {}, facts_of, decls, defined)
+    declared = known_declarations or {}
+
+    def symbols_of(path: str) -> tuple[SymbolFact, ...]:
+        ff = facts_of(path)
+        symbols = (*(ff.symbols if ff is not None else ()), *declared.get(path, ()))
+        decls.setdefault(path, FileDeclarations(symbols, SOURCE_KINDS))
+        return symbols
+
+    for t, decl in kept_definitions(known, symbols_of, lambda t: t.symbol in defined):
+        defined[t.symbol] = (t.path, decl)
     typed_callable = {t.symbol for t in known if t.callable}
     type_names = {t.symbol: t.type_name for t in known if t.type_name}
     for doc in documents:
@@ -638,13 +688,14 @@ def join_repository(
                     type_names[canonical_symbol(info.symbol)] = named
 
     # 2. uses in the corpus's own documents, document by document in path order
-    uses: list[TsUse] = []
+    uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     counts: list[tuple[str, int]] = []
+    hooks = TypescriptHooks(local_target, decls)
     for doc in (d for d in documents if d.relative_path in files):
         path = doc.relative_path
-        counts.append((path, _document_uses(doc, source_of(path), decls[path], defined, local_target, uses, external)))
-        uses += _relationships(doc, path, defined, decls)
+        counts.append((path, document_uses(hooks, path, doc, source_of(path), decls[path], defined, uses, external)))
+        uses += document_relations(hooks, path, doc, defined)
     return RepositoryTsFacts(
         analyzer_version=f"{index.metadata.tool_name} {index.metadata.tool_version}".strip(),
         uses=tuple(uses),
@@ -727,76 +778,6 @@ def holds_callable(hover: str) -> bool:
     return text[_past_group(text, at) :].lstrip().startswith("=>")
 
 
-def _add_known(
-    known: Iterable[TsDefinition],
-    known_declarations: Mapping[str, Collection[SymbolFact]],
-    facts_of: Callable[[str], FileFacts | None],
-    decls: dict[str, FileDeclarations],
-    defined: dict[str, tuple[str, SymbolFact]],
-) -> None:
-    """Definitions of files this run did not check, tied to the same declarations as in the run that did."""
-    by_path: dict[str, dict[tuple[str, str, int, int], SymbolFact]] = {}
-    for t in known:
-        if t.symbol in defined:
-            continue
-        table = by_path.get(t.path)
-        if table is None:
-            ff = facts_of(t.path)
-            symbols = (*(ff.symbols if ff is not None else ()), *known_declarations.get(t.path, ()))
-            table = by_path[t.path] = {
-                (s.qualified_name, s.kind, s.start_line, s.start_col): s for s in reversed(symbols)
-            }
-            decls.setdefault(t.path, FileDeclarations(symbols, SOURCE_KINDS))
-        decl = table.get((t.qualified_name, t.kind, t.line, t.col))
-        if decl is None:
-            raise StaleDefinition(f"{t.path} no longer declares {t.qualified_name} ({t.kind}) at {t.line}:{t.col}")
-        defined[t.symbol] = (t.path, decl)
-
-
-def _document_uses(
-    doc: Document,
-    src: bytes,
-    fd: FileDeclarations,
-    defined: Mapping[str, tuple[str, SymbolFact]],
-    local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None],
-    uses: list[TsUse],
-    external: list[CoveredSite],
-) -> int:
-    """The uses of one document's occurrences (into ``uses`` and ``external``); how many occurrences it has."""
-    path = doc.relative_path
-    cmap = ColumnMap(src, "utf-16")
-    grammar = grammar_for(path)  # what the grammar lacks is parsed as extract parses it
-    fixed = repair(grammar, prepare(grammar, src, jsx=not path.endswith((".ts", ".mts", ".cts")))[0])
-    nodes = _occurrence_nodes(fixed.root)
-    blanked = frozenset(fixed.blanked)
-    n_occ = 0
-    for occ in doc.occurrences:
-        n_occ += 1
-        if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-            continue
-        line0 = occ.range[0]
-        col = cmap.byte_col(line0, occ.range[1])
-        node = nodes.get((line0, col))
-        if node is None and line0 + 1 in blanked:
-            use: str | None = "reference"  # resolved by the checker on a line tree-sitter could not parse
-        elif node is None:
-            continue
-        else:
-            use = classify(node)
-        if use is None:
-            continue
-        source = fd.enclosing(line0 + 1, col)
-        if source is None:
-            continue
-        symbol = canonical_symbol(occ.symbol)
-        uses_or_cover = _target_use(symbol, defined, path, line0 + 1, col, source, use, local_target)
-        if isinstance(uses_or_cover, TsUse):
-            uses.append(uses_or_cover)
-        elif uses_or_cover is not None:
-            external.append(uses_or_cover)
-    return n_occ
-
-
 def _lost_declaration(path: str, occ: Occurrence, member: str, cmap: ColumnMap, source: bytes) -> SymbolFact | None:
     """The checker's declaration at a definition tree-sitter lost (its line did not parse)."""
     parsed = parse_symbol(occ.symbol)
@@ -820,37 +801,6 @@ def _is_interface_member(target: tuple[str, SymbolFact], decls: Mapping[str, Fil
         else None
     )
     return owner is not None and owner.kind == "interface"
-
-
-def _target_use(
-    symbol: str,
-    defined: Mapping[str, tuple[str, SymbolFact]],
-    path: str,
-    line: int,
-    col: int,
-    source: SymbolFact,
-    use: str,
-    local_target: Callable[[str, str, str], tuple[str, SymbolFact] | None],
-) -> TsUse | CoveredSite | None:
-    local = defined.get(symbol)
-    if local is None:
-        found = symbol_target(symbol)
-        local = local_target(*found) if found is not None else None
-    if local is not None and use == "call" and local[1].kind == "method" and local[1].name == "constructor":
-        # `new C()` names the class, like the candidate resolver and the language service do
-        cls = local[1].qualified_name.rsplit(".", 1)[0]
-        return TsUse(path, line, col, source.qualified_name, source.kind, use, local[0], cls, "class")
-    if local is not None:
-        return TsUse(
-            path, line, col, source.qualified_name, source.kind, use, local[0], local[1].qualified_name, local[1].kind
-        )
-    target = symbol_target(symbol)
-    if target is None:
-        return None  # a parameter or type parameter: nothing we declare
-    package, file, member = target
-    if package in _EXTERNAL_PACKAGES or package.startswith("@types/") or file.startswith("lib/lib."):
-        return CoveredSite(path, line, col, source.qualified_name, source.kind)
-    return TsUse(path, line, col, source.qualified_name, source.kind, use, package=package, file=file, member=member)
 
 
 # -- bind: stable keys, cross-repository providers --------------------------------------------------
@@ -920,126 +870,42 @@ def _callable_type_names(corpus: Corpus, repo: str) -> dict[str, bool]:
     return seen
 
 
-def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-    """Turn joined uses into exact edges (EXACT_TYPECHECKED, or EXACT_PACKAGE_MAPPED through a published build);
-    foreign targets need exactly one provider."""
-    out = ExactOutcome(repository=repo)
-
-    def settle(source: str, u: TsUse | CoveredSite) -> None:
-        out.covered.add((source, u.line, u.col))
-        out.covered_positions.add((u.path, u.line, u.col))
-
-    named = _callable_type_names(corpus, repo)
-    for t in facts.definitions:
-        if t.callable or named.get(t.type_name, False):
-            held = corpus.key_of(repo, t.path, t.qualified_name, t.kind)
-            if held is not None:
-                out.callable.add(held)
-    for c in facts.external:
-        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
-        if source is not None:
-            settle(source, c)
-    for u in facts.uses:
-        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
-        if source is None:
-            continue
-        target_repo = repo
-        confidence, provenance = Confidence.EXACT_TYPECHECKED, Provenance.TYPESCRIPT_CHECKER
-        if u.target_path:
-            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
-            target_kind = u.target_kind
-        else:
-            providers = modules.providers.get(u.package, [])
-            if not providers:
-                settle(source, u)  # a package nobody registered: no edge, but the site is settled
-                continue
-            if len(providers) > 1:
-                out.unresolved.append(
-                    UnresolvedFact(
-                        name=u.member or u.file,
-                        reason="AMBIGUOUS_PACKAGE_PROVIDER",
-                        repository=repo,
-                        path=u.path,
-                        line=u.line,
-                        col=u.col,
-                        language=language_of(u.path),
-                        source=source,
-                        package=u.package,
-                        detail="provided by " + ", ".join(sorted(r for r, _ in providers)),
-                    )
-                )
-                settle(source, u)
-                continue
-            ((target_repo, directory),) = providers
-            target_path = f"{directory}/{u.file}" if directory else u.file
-            qn = module_name(target_path) + (f".{u.member}" if u.member else "")
-            decl = modules.declaration(target_repo, target_path, qn)
-            if decl is None and (target_repo, target_path) not in modules.files:
-                other = module_declaration(corpus, target_repo, target_path, qn)
-                decl = other
-            if decl is None and is_declaration(u.file):  # hook (issue 11): a published build -> its source
-                mapped = modules.published.map(
-                    repo, u.path, u.package, u.file, u.member, u.use, (target_repo, directory)
-                )
-                if isinstance(mapped, NotMapped):
-                    # named by the declaration's own name, as every unresolved use is: answers about a symbol
-                    # of that name (each candidate's, with its file as the package) then know they may miss it
-                    wanted = [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]
-                    for qualified, package in wanted:
-                        name = qualified.rsplit(".", 1)[-1]
-                        out.unresolved.append(
-                            UnresolvedFact(
-                                name=name,
-                                reason=mapped.reason,
-                                repository=repo,
-                                path=u.path,
-                                line=u.line,
-                                col=u.col,
-                                language=language_of(u.path),
-                                source=source,
-                                package=package,
-                                detail=mapped.detail,
-                            )
-                        )
-                    settle(source, u)
-                    continue
-                target_path, decl = mapped.path, mapped.declaration
-                confidence, provenance = (Confidence.EXACT_PACKAGE_MAPPED, Provenance.TYPESCRIPT_PROJECT_REFERENCE)
-            if decl is None:
-                reason = (
-                    "DECLARATION_SOURCE_NOT_MAPPED"
-                    if u.file.endswith((".d.ts", ".d.mts", ".d.cts"))
-                    else "PROVIDER_SOURCE_UNAVAILABLE"
-                )
-                out.unresolved.append(
-                    UnresolvedFact(
-                        name=u.member or u.file,
-                        reason=reason,
-                        repository=repo,
-                        path=u.path,
-                        line=u.line,
-                        col=u.col,
-                        language=language_of(u.path),
-                        source=source,
-                        package=u.package,
-                        detail=f"{target_repo} has no declaration {qn} in {target_path}",
-                    )
-                )
-                settle(source, u)
-                continue
-            target = corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind)
-            target_kind = decl.kind
-        if target is None:
-            continue
-        settle(source, u)
-        if target_repo != repo:
-            out.cross_repository += 1
-        out.edges.append(
-            EdgeFact(
-                int(edge_kind(u.use, target_kind)), source, target, int(confidence), int(provenance), u.line, u.col
-            )
+def _provided_declaration(u: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+    """The declaration of the one registered package providing a foreign use: in its source, else through its
+    published build (EXACT_PACKAGE_MAPPED); None with the reason recorded when neither has it."""
+    modules: ModuleTable = bound.modules
+    corpus, repo = bound.corpus, bound.repo
+    target_repo, directory = provider
+    target_path = f"{directory}/{u.file}" if directory else u.file
+    qn = module_name(target_path) + (f".{u.member}" if u.member else "")
+    decl = modules.declaration(target_repo, target_path, qn)
+    if decl is None and (target_repo, target_path) not in modules.files:
+        decl = module_declaration(corpus, target_repo, target_path, qn)
+    if decl is None and is_declaration(u.file):  # hook (issue 11): a published build -> its source
+        mapped = modules.published.map(repo, u.path, u.package, u.file, u.member, u.use, (target_repo, directory))
+        if isinstance(mapped, NotMapped):
+            # named by the declaration's own name, as every unresolved use is: answers about a symbol of that
+            # name (each candidate's, with its file as the package) then know they may miss it
+            wanted = [(qn, p) for p, qn in mapped.candidates] or [(u.member or u.file, u.package)]
+            for qualified, package in wanted:
+                name = qualified.rsplit(".", 1)[-1]
+                bound.unresolved(u, source, name=name, reason=mapped.reason, package=package, detail=mapped.detail)
+            return None
+        decl = mapped.declaration
+        key = corpus.key_of(target_repo, mapped.path, decl.qualified_name, decl.kind)
+        return BoundTarget(
+            target_repo, key, decl.kind, Confidence.EXACT_PACKAGE_MAPPED, Provenance.TYPESCRIPT_PROJECT_REFERENCE
         )
-    return out
+    if decl is None:
+        reason = (
+            "DECLARATION_SOURCE_NOT_MAPPED"
+            if u.file.endswith((".d.ts", ".d.mts", ".d.cts"))
+            else "PROVIDER_SOURCE_UNAVAILABLE"
+        )
+        detail = f"{target_repo} has no declaration {qn} in {target_path}"
+        bound.unresolved(u, source, name=u.member or u.file, reason=reason, package=u.package, detail=detail)
+        return None
+    return BoundTarget(target_repo, corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind), decl.kind)
 
 
 def module_declaration(corpus: Corpus, repo: str, path: str, qn: str) -> SymbolFact | None:
@@ -1091,23 +957,13 @@ def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
     return read_file_units(root, files, units_of, FileUnits)
 
 
-class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
-    """scip-typescript (with the pinned TypeScript checker) behind the language seam."""
+class ScipTypescriptAdapter(ScipAdapter[RepositoryTsFacts]):
+    """scip-typescript (with the pinned TypeScript checker) behind the language seam, on the SCIP route."""
 
     analyzer = ANALYZER
     facts_type = RepositoryTsFacts
-
-    def install(self) -> str:
-        return TOOL.install()
-
-    def executable(self) -> Path:
-        return TOOL.executable()
-
-    def version(self) -> str:
-        return TOOL.run_version()
-
-    def identity(self) -> str:
-        return TOOL.identity()
+    hooks = TypescriptHooks()
+    tool = TOOL
 
     def probe(self) -> str:
         return probe()
@@ -1122,9 +978,6 @@ class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
-
-    def bind(self, facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-        return bind(facts, repo, corpus, modules)
 
     def update(
         self,
@@ -1141,3 +994,4 @@ class ScipTypescriptAdapter(ExactAdapter[RepositoryTsFacts]):
 
 
 ADAPTER = ScipTypescriptAdapter()
+bind = ADAPTER.bind  # the route's binding with TypeScript's hooks

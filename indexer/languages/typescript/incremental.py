@@ -24,24 +24,14 @@ import posixpath
 from collections.abc import Collection
 from pathlib import Path
 
-import msgspec
-
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact
 from indexer.languages.change_units import SourceFiles, changed_units
-from indexer.languages.typescript.analyzer import (
-    RepositoryTsFacts,
-    StaleDefinition,
-    TsUse,
-    file_units,
-    join_repository,
-    plan,
-    run_index,
-)
+from indexer.languages.typescript.analyzer import RepositoryTsFacts, file_units, join_repository, plan, run_index
 from indexer.languages.typescript.modules import strip_extension
 from indexer.languages.typescript.projects import Plan
 from indexer.languages.typescript.units import ANY, FileUnits, Statement, Unit, is_script, statements, words
-from indexer.scip.join import CoveredSite
+from indexer.scip.route import StaleDefinition, merged
 
 # A reach at least this share of the files is analysed whole: the checker's fixed cost (its start, the
 # standard library, every file the reached ones import) makes a subset that large no cheaper.
@@ -137,12 +127,13 @@ def update(
     if len(reached) >= WHOLE_SHARE * len(files):
         return None
     if not reached:  # only files gone, which nothing else names: nothing to check again
-        return _merged(
+        return merged(
             previous,
             _nothing_checked(previous, set(changed)),
             set(changed),
             parsed,
             _units(previous, root, files, changed),
+            kept_declarations=True,
         )
     whole = plan(root, files, timeout=timeout)
     subset = Plan(
@@ -169,7 +160,7 @@ def update(
         )
     except StaleDefinition:
         return None
-    return _merged(previous, fresh, replaced, parsed, _units(previous, root, files, changed))
+    return merged(previous, fresh, replaced, parsed, _units(previous, root, files, changed), kept_declarations=True)
 
 
 def _units(
@@ -187,40 +178,3 @@ def _nothing_checked(previous: RepositoryTsFacts, gone: set[str]) -> RepositoryT
         analyzer_version=previous.analyzer_version,
         definitions=tuple(t for t in previous.definitions if t.path not in gone),
     )
-
-
-def _merged(
-    previous: RepositoryTsFacts,
-    fresh: RepositoryTsFacts,
-    replaced: set[str],
-    present: set[str],
-    units: tuple[FileUnits, ...],
-) -> RepositoryTsFacts:
-    """``fresh`` for the files it checked, ``previous`` for the others still there; every part in path order."""
-
-    def kept(path: str) -> bool:
-        return path not in replaced and path in present
-
-    counts = sorted(
-        [c for c in previous.document_occurrences if kept(c[0])] + list(fresh.document_occurrences), key=_first
-    )
-    return msgspec.structs.replace(
-        fresh,
-        uses=tuple(sorted([u for u in previous.uses if kept(u.path)] + list(fresh.uses), key=_path)),
-        external=tuple(sorted([e for e in previous.external if kept(e.path)] + list(fresh.external), key=_path)),
-        declarations=tuple(
-            sorted([d for d in previous.declarations if kept(d[0])] + list(fresh.declarations), key=_first)
-        ),
-        document_occurrences=tuple(counts),
-        documents=len(counts),
-        occurrences=sum(n for _p, n in counts),
-        units=units,
-    )
-
-
-def _path(item: TsUse | CoveredSite) -> str:
-    return item.path
-
-
-def _first(item: tuple[str, object]) -> str:
-    return item[0]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from snapshot_format import languages
+
 LANGUAGE = "typescript"
-TS_EXTENSIONS = (".ts", ".tsx", ".mts", ".cts")
-JS_EXTENSIONS = (".js", ".jsx", ".mjs", ".cjs")
+TS_EXTENSIONS = languages.by_id(LANGUAGE).extensions  # the rows of the language table
+JS_EXTENSIONS = languages.by_id("javascript").extensions
 EXTENSIONS = TS_EXTENSIONS + JS_EXTENSIONS
 # ``.d.ts`` first: it must lose its whole double extension.
 _STRIP = (".d.ts", ".d.mts", ".d.cts", *EXTENSIONS)

@@ -32,7 +32,7 @@ from indexer.languages.typescript import sites as S
 from indexer.languages.typescript.extract import extract
 from indexer.languages.typescript.modules import EXTENSIONS, JS_EXTENSIONS, language_of, package_for
 from indexer.languages.typescript.packages import entry_points, manifest, package_dirs, split_specifier
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import IMPLICIT_CALL, Confidence, EdgeKind, Provenance
 
 _CANDIDATE = int(Confidence.CANDIDATE)
 _SYNTAX = int(Provenance.TREE_SITTER_SYNTAX)
@@ -477,4 +477,55 @@ def resolve(corpus: Corpus) -> Resolution:
         for ff in repo.files:
             f = r.files[(repo.name, ff.path)]
             r.out.guarded(repo.name, ff, corpus.language, lambda f=f, ff=ff: [r.site(f, s) for s in ff.sites])
+            _implicit_calls(r.out, corpus, repo.name, ff)
     return r.out
+
+
+# Members the language calls without naming them: what calls each, for the blind spot's text.
+_IMPLICIT_BY = {
+    "toString": "string conversion (`${x}`, 'a' + x, String(x))",
+    "valueOf": "arithmetic, comparisons and other conversions to a primitive",
+    "toJSON": "JSON.stringify",
+    "toLocaleString": "the Intl formatting of arrays and dates",
+    "then": "await and Promise resolution (a thenable)",
+    "[Symbol.iterator]": "for..of, spread, destructuring and Array.from",
+    "[Symbol.asyncIterator]": "for await..of",
+    "[Symbol.toPrimitive]": "every conversion to a primitive",
+    "[Symbol.hasInstance]": "instanceof",
+    "[Symbol.dispose]": "a using declaration",
+    "[Symbol.asyncDispose]": "an await using declaration",
+    "constructor": "new C(...) (find_references on the class lists the constructions)",
+}
+
+
+def _implicit_calls(out: Resolution, corpus: Corpus, repo: str, ff: FileFacts) -> None:
+    """An ``IMPLICIT_CALL`` row on each member the language calls without naming it (``toString`` for string
+    conversion, ``[Symbol.iterator]`` for ``for..of``, ``then`` for ``await``): no analyzer records those calls
+    as uses of the member, so its callers are never all in the graph (docs/surface.md §4.8)."""
+    if not ff.parsed:
+        return
+    for d in ff.symbols:
+        if d.kind not in ("method", "property", "constructor") or not d.container:
+            continue
+        by = _IMPLICIT_BY.get(d.name) or (
+            "the language's protocols for that well-known symbol" if d.name.startswith("[Symbol.") else ""
+        )
+        if not by:
+            continue
+        source = corpus.key_of(repo, ff.path, d.qualified_name, d.kind)
+        if source is None:
+            continue
+        out.unresolved.append(
+            UnresolvedFact(
+                name=d.name,
+                reason=IMPLICIT_CALL,
+                repository=repo,
+                path=ff.path,
+                line=d.start_line,
+                col=d.start_col,
+                language=language_of(ff.path),
+                source=source,
+                package=ff.package,
+                detail=f"JavaScript calls {d.name} through {by}; the analyzer records no such call as a use of it",
+            )
+        )

@@ -1,0 +1,12 @@
+"""What a Dart repository's bundle carries for linking besides its facts (indexer/bundle.py reads it)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def linking_inputs(root: Path, max_file_bytes: int) -> list[str]:
+    """Every pubspec.yaml: the package names that name libraries and providers."""
+    from indexer.bundle import named_files
+
+    return named_files(root, lambda name: name == "pubspec.yaml")

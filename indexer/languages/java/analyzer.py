@@ -1,0 +1,779 @@
+"""The exact Java adapter: javac's own attribution (scip-java's SemanticDB plugin) in batch, joined with tree-sitter.
+
+One ``javac`` per repository over all its Java files, with the SemanticDB compiler plugin that ships inside
+scip-java (``-Xplugin:semanticdb``), then ``scip-java index-semanticdb`` turns the SemanticDB files into one
+SCIP index. Everything is written to a private temporary directory (``-d``, ``-targetroot``), never into
+the repository; annotation processors are off (``-proc:none``) and javac attributes every file even when some
+do not compile (``-XDshould-stop.ifError=FLOW``): a use javac could not attribute gets no symbol and stays
+on the CANDIDATE fallback, and the run's note says how many errors javac reported.
+
+The classpath: the build files (``build.py``: every ``pom.xml``, ``build.gradle``) name the repository's
+dependencies. Those a registered repository builds (its ``groupId:artifactId``) are that repository's
+sources, put on javac's ``-sourcepath``: javac then reads the provider's declarations from source, and the
+SemanticDB plugin also writes the provider files it read, with their definitions, so a use binds to the
+very overload javac chose. The other dependencies are resolved from the local Maven repository by Maven
+itself (``mvn dependency:build-classpath`` over a generated pom in the temporary directory, offline unless
+``[java] allow_network``); one that is not there is named in the run's note.
+
+Joining (``join_repository``, repository-local and cached): each occurrence is classified by the
+tree-sitter node at its position (call, new, type, extends, implements, import, annotation, method
+reference, field reference) and attributed to its enclosing declaration; its target is the declaration its
+definition occurrence falls in (this repository's or a provider's file javac read). SCIP relationships of
+a method (``is_implementation``) are IMPLEMENTS (the parent is an interface's method) or OVERRIDES edges.
+A symbol of the JDK or of a jar settles its site without an edge.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+import zipfile
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tree_sitter import Node, Parser
+
+from indexer import children
+from indexer.corpus import Corpus, RepositoryFacts
+from indexer.facts import FileFacts, SymbolFact
+from indexer.languages.java import build
+from indexer.languages.java.extract import TS_LANGUAGE
+from indexer.languages.java.resolve import TYPE_KINDS
+from indexer.languages.npm_tool import cache_root, cause, tail
+from indexer.languages.spec import AnalyzerFailed, ExactOutcome
+from indexer.scip.decode import Document, Index, Relationship, ScipDecodeError, decode_index
+from indexer.scip.join import (
+    METHOD,
+    NAMESPACE,
+    TERM,
+    TYPE,
+    ColumnMap,
+    CoveredSite,
+    FileDeclarations,
+    ScipSymbol,
+    parse_symbol,
+)
+from indexer.scip.route import (
+    EXTERNAL,
+    Binding,
+    BoundTarget,
+    Foreign,
+    Local,
+    ScipAdapter,
+    ScipFacts,
+    ScipLanguage,
+    ScipUse,
+    Target,
+    UseSite,
+    document_relations,
+    document_uses,
+    first_definitions,
+    source_reader,
+)
+from snapshot_format.vocab import EdgeKind, Provenance
+
+LANGUAGE = "java"
+ANALYZER = "scip-java"
+PINNED_VERSION = "0.10.3"
+MAVEN_ARTIFACT = f"com.sourcegraph:scip-java_2.13:{PINNED_VERSION}"
+ADAPTER_VERSION = "scip-java-route-1"  # part of the cache key: bump on any change to the joined output
+INSTALL_ENV = "KIVGRAPH_SCIP_JAVA"  # an install directory to use instead of the pinned one (tests: a missing one)
+MAIN_CLASS = "com.sourcegraph.scip_java.ScipJava"
+PLUGIN_JAR = "semanticdb-plugin.jar"
+
+SOURCE_KINDS = frozenset({"module", "class", "interface", "enum", "method", "constructor"})
+_CALLABLE = frozenset({"method", "constructor"})
+_EXTERNAL_PACKAGES = frozenset({"jdk"})
+_DEBIAN_PACKAGES = ("openjdk-17-jdk-headless", "maven")
+
+
+# -- install, identity ------------------------------------------------------------------------------------
+
+
+def install_dir() -> Path:
+    override = os.environ.get(INSTALL_ENV)
+    return Path(override) if override else cache_root() / "analyzers" / f"{ANALYZER}-{PINNED_VERSION}"
+
+
+def executable() -> Path:
+    """The SemanticDB plugin jar javac loads (next to it, ``lib/`` holds scip-java and its dependencies)."""
+    return install_dir() / PLUGIN_JAR
+
+
+def _tools() -> dict[str, str | None]:
+    return {name: shutil.which(name) for name in ("java", "javac", "mvn")}
+
+
+def _missing_tools() -> list[str]:
+    return [name for name, where in _tools().items() if where is None]
+
+
+def _install_debian_packages() -> str:
+    """Install Debian's JDK and Maven when a tool is missing (root with apt-get only); what was done."""
+    if shutil.which("apt-get") is None or os.geteuid() != 0:
+        return ""
+    cmd = ["apt-get", "install", "-y", "--no-install-recommends", *_DEBIAN_PACKAGES]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    if proc.returncode != 0:
+        subprocess.run(["apt-get", "update"], capture_output=True, timeout=600, check=False)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    return f"installed Debian's {' and '.join(_DEBIAN_PACKAGES)}; " if proc.returncode == 0 else ""
+
+
+def _install_pom() -> str:
+    group, artifact, version = MAVEN_ARTIFACT.split(":")
+    return (
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+        "<groupId>kivgraph</groupId><artifactId>scip-java-install</artifactId><version>1</version>"
+        f"<packaging>pom</packaging><dependencies><dependency><groupId>{group}</groupId>"
+        f"<artifactId>{artifact}</artifactId><version>{version}</version></dependency></dependencies></project>\n"
+    )
+
+
+def install(timeout: float = 1200) -> str:
+    """Fetch scip-java and its dependencies from Maven Central with Maven, unless present; one status line."""
+    label = f"{ANALYZER} {PINNED_VERSION}"
+    target = install_dir()
+    if executable().is_file() and (target / "lib").is_dir():
+        missing = _missing_tools()
+        if missing:
+            return f"{label}: NOT installed ({', '.join(missing)} missing; Java stays on the CANDIDATE fallback)"
+        return f"{label}: already installed in {target}"
+    done = ""
+    if _missing_tools():
+        done = _install_debian_packages()
+    missing = _missing_tools()
+    if missing:
+        return f"{label}: NOT installed ({', '.join(missing)} not found; Java stays on the CANDIDATE fallback)"
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    (partial / "pom.xml").write_text(_install_pom())
+    cmd = [str(_tools()["mvn"]), "-q", "-B", "dependency:copy-dependencies", "-DoutputDirectory=lib"]
+    try:
+        proc = subprocess.run(cmd, cwd=partial, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return f"{label}: NOT installed (Maven timed out after {timeout:.0f}s)"
+    if proc.returncode != 0:
+        return f"{label}: NOT installed (Maven failed: {cause(proc.stdout + proc.stderr)})"
+    main_jar = partial / "lib" / f"scip-java_2.13-{PINNED_VERSION}.jar"
+    try:
+        with zipfile.ZipFile(main_jar) as jar:
+            (partial / PLUGIN_JAR).write_bytes(jar.read(PLUGIN_JAR))
+    except (OSError, KeyError, zipfile.BadZipFile) as exc:
+        return f"{label}: NOT installed (no {PLUGIN_JAR} in {main_jar.name}: {exc})"
+    (partial / "pom.xml").unlink()
+    shutil.rmtree(target, ignore_errors=True)
+    partial.rename(target)
+    return f"{label}: {done}installed in {target} (Maven Central)"
+
+
+def identity() -> str:
+    """What the fact cache knows of the analyzer: the pinned version, the plugin jar and the JDK (no process)."""
+    jar = executable()
+    try:
+        st = jar.stat()
+    except OSError:
+        raise AnalyzerFailed(f"{ANALYZER} is not installed ({jar} missing; run `make setup`)") from None
+    javac = _tools()["javac"]
+    if javac is None:
+        raise AnalyzerFailed("javac is not on PATH (install a JDK; `make setup` installs Debian's)")
+    real = Path(javac).resolve()
+    return f"{ANALYZER} {PINNED_VERSION} {st.st_size}:{st.st_mtime_ns} javac={real}"
+
+
+def _java_cmd(*args: str) -> list[str]:
+    return [str(_tools()["java"] or "java"), "-cp", str(install_dir() / "lib" / "*"), MAIN_CLASS, *args]
+
+
+def version() -> str:
+    identity()
+    try:
+        code, out, err = children.run(_java_cmd("--version"), timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise AnalyzerFailed(f"{ANALYZER} does not run: {exc}") from None
+    if code != 0:
+        raise AnalyzerFailed(f"{ANALYZER} does not run: {tail((out + err).decode('utf-8', 'replace'))}")
+    return out.decode().strip()
+
+
+# -- the run ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Provider:
+    """A registered repository whose artifact this one's build depends on, and where javac reads its sources."""
+
+    repository: str
+    root: Path
+    coordinates: tuple[str, ...]
+    source_roots: tuple[Path, ...]
+
+
+def source_roots(repo: RepositoryFacts) -> list[Path]:
+    """The directories a repository's packages are rooted at (``src/main/java``), most files first."""
+    counts: dict[str, int] = {}
+    for ff in repo.files:
+        if not ff.parsed:
+            continue
+        directory = ff.path.rpartition("/")[0]
+        depth = len(ff.package.split(".")) if ff.package else 0
+        parts = directory.split("/") if directory else []
+        if depth and parts[-depth:] != ff.package.split("."):
+            continue
+        root = "/".join(parts[: len(parts) - depth])
+        counts[root] = counts.get(root, 0) + 1
+    return [Path(repo.root, r) if r else Path(repo.root) for r in sorted(counts, key=lambda r: (-counts[r], r))]
+
+
+def providers(repo: RepositoryFacts, corpus: Corpus) -> list[Provider]:
+    """Registered repositories that build an artifact this repository's build files depend on (registry order)."""
+    wanted = {d.coordinates for d in build.read_build(Path(repo.root)).external}
+    out: list[Provider] = []
+    for other in corpus.repositories:
+        if other.name == repo.name:
+            continue
+        built = build.read_build(Path(other.root)).artifacts & wanted
+        if built:
+            out.append(Provider(other.name, Path(other.root), tuple(sorted(built)), tuple(source_roots(other))))
+    return out
+
+
+def _classpath(info: build.BuildInfo, provided: Collection[str], tmp: Path, *, network: bool, timeout: float):
+    """Jars of the dependencies no registered repository builds, from the local Maven repository: (jars, notes)."""
+    wanted = [d for d in info.external if d.coordinates not in provided and d.version and "$" not in d.version]
+    unversioned = [d.coordinates for d in info.external if d.coordinates not in provided and d not in wanted]
+    notes = [f"no version could be read for {', '.join(unversioned)}: uses of it are not exact"] if unversioned else []
+    if not network:
+        # offline, Maven can only read the local repository: an artifact whose pom is not there fails at once
+        local = Path(os.environ.get("MAVEN_LOCAL_REPOSITORY") or Path.home() / ".m2" / "repository")
+        absent = [
+            d
+            for d in wanted
+            if not (
+                local / d.group.replace(".", "/") / d.artifact / d.version / f"{d.artifact}-{d.version}.pom"
+            ).is_file()
+        ]
+        if absent:
+            notes.append(
+                "dependencies not in the local Maven repository: "
+                + ", ".join(f"{d.coordinates}:{d.version}" for d in absent)
+                + " (their uses are not exact)"
+            )
+            wanted = [d for d in wanted if d not in absent]
+    mvn = _tools()["mvn"]
+    if not wanted or mvn is None:
+        if wanted:
+            notes.append("Maven is not installed: dependencies are not on the classpath")
+        return [], notes
+
+    def resolve(deps: list[build.Dependency]) -> list[str] | None:
+        work = tmp / f"classpath-{len(list(tmp.glob('classpath-*')))}"
+        work.mkdir()
+        xml = "".join(
+            f"<dependency><groupId>{d.group}</groupId><artifactId>{d.artifact}</artifactId>"
+            f"<version>{d.version}</version></dependency>"
+            for d in deps
+        )
+        (work / "pom.xml").write_text(
+            '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+            "<groupId>kivgraph</groupId><artifactId>classpath</artifactId><version>1</version>"
+            f"<dependencies>{xml}</dependencies></project>\n"
+        )
+        cmd = [mvn, "-q", "-B", *([] if network else ["-o"]), "dependency:build-classpath"]
+        cmd.append(f"-Dmdep.outputFile={work / 'cp.txt'}")
+        try:
+            code, _out, _err = children.run(cmd, timeout=timeout, cwd=work)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if code != 0 or not (work / "cp.txt").is_file():
+            return None
+        return [p for p in (work / "cp.txt").read_text().strip().split(os.pathsep) if p]
+
+    jars = resolve(wanted)
+    if jars is not None:
+        return jars, notes
+    jars, missing = [], []
+    for d in wanted[:40]:
+        one = resolve([d])
+        if one is None:
+            missing.append(f"{d.coordinates}:{d.version}")
+        else:
+            jars += [j for j in one if j not in jars]
+    if missing:
+        where = "in the local Maven repository" if not network else "on Maven Central"
+        notes.append(f"dependencies not found {where}: {', '.join(missing)} (their uses are not exact)")
+    return jars, notes
+
+
+@dataclass
+class Run:
+    index: Index
+    errors: int
+    notes: list[str]
+    raw: bytes = b""  # the index as scip-java wrote it
+
+
+def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float, network: bool = False) -> Run:
+    """javac with the SemanticDB plugin over the repository's Java files, then ``index-semanticdb``."""
+    identity()
+    root = Path(repo.root).resolve()
+    files = sorted(ff.path for ff in repo.files if ff.parsed and not ff.path.endswith("module-info.java"))
+    if not files:
+        return Run(Index(), 0, [])
+    javac = _tools()["javac"]
+    assert javac is not None  # identity() checked it
+    with tempfile.TemporaryDirectory(prefix="kivgraph-java-") as tmp_name:
+        tmp = Path(tmp_name)
+        info = build.read_build(root)
+        coordinates = {c for p in provided for c in p.coordinates}
+        jars, notes = _classpath(info, coordinates, tmp, network=network, timeout=timeout)
+        sourcepath = [str(r.resolve()) for p in provided for r in p.source_roots]
+        (tmp / "sdb").mkdir()
+        (tmp / "classes").mkdir()
+        args = [
+            "-encoding",
+            "UTF-8",
+            "-proc:none",
+            "-implicit:none",
+            "-nowarn",
+            "-Xmaxerrs",
+            "100000",
+            "-XDshould-stop.ifError=FLOW",
+            "-d",
+            str(tmp / "classes"),
+            "-classpath",
+            os.pathsep.join([str(executable()), *jars]),
+            "-sourcepath",
+            os.pathsep.join(sourcepath) if sourcepath else str(tmp / "none"),
+            f"-Xplugin:semanticdb -sourceroot:{root} -targetroot:{tmp / 'sdb'}",
+            *(str(root / f) for f in files),
+        ]
+        argfile = tmp / "javac.args"
+        argfile.write_text("\n".join(_quote(a) for a in args))
+        started = ANALYZER
+        try:
+            code, out, err = children.run([javac, f"@{argfile}"], timeout=timeout, cwd=tmp)
+        except OSError as exc:
+            raise AnalyzerFailed(f"javac could not start: {exc}") from None
+        except subprocess.TimeoutExpired:
+            raise AnalyzerFailed(f"javac timed out after {timeout:.0f}s") from None
+        text = (out + err).decode("utf-8", "replace")
+        errors = sum(1 for line in text.splitlines() if ": error: " in line)
+        if not any((tmp / "sdb").rglob("*.semanticdb")):
+            raise AnalyzerFailed(f"javac wrote no SemanticDB (exit {code}): {cause(text)}")
+        cmd = _java_cmd(
+            "index-semanticdb", "--no-emit-inverse-relationships", "--output", str(tmp / "index.scip"), str(tmp / "sdb")
+        )
+        try:
+            code, out, err = children.run(cmd, timeout=timeout, cwd=tmp)
+        except OSError as exc:
+            raise AnalyzerFailed(f"{started} could not start: {exc}") from None
+        except subprocess.TimeoutExpired:
+            raise AnalyzerFailed(f"{started} index-semanticdb timed out after {timeout:.0f}s") from None
+        if code != 0 or not (tmp / "index.scip").is_file():
+            raise AnalyzerFailed(f"{started} index-semanticdb failed: {cause((out + err).decode('utf-8', 'replace'))}")
+        raw = (tmp / "index.scip").read_bytes()
+        try:
+            index = decode_index(raw)
+        except ScipDecodeError as exc:
+            raise AnalyzerFailed(f"{started} wrote an unreadable index: {exc}") from None
+        if errors:
+            notes.append(f"javac reported {errors} errors; uses it could not attribute stay CANDIDATE")
+        return Run(index, errors, notes, raw)
+
+
+def _quote(arg: str) -> str:
+    """One javac @argfile argument (quoted: paths may hold spaces)."""
+    return '"' + arg.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# -- syntax: what each occurrence is ----------------------------------------------------------------------
+
+
+def _same(a: Node | None, b: Node | None) -> bool:
+    return a is not None and b is not None and (a.start_byte, a.end_byte, a.type) == (b.start_byte, b.end_byte, b.type)
+
+
+_TYPE_WRAPPERS = frozenset({"scoped_type_identifier", "generic_type", "type_arguments", "type_list", "array_type"})
+
+
+def classify(node: Node) -> str:
+    """The use an identifier at an occurrence makes: import, call, new, callback, annotation, extends,
+    implements, type or ref."""
+    parent = node.parent
+    if parent is None:
+        return "ref"
+    up: Node | None = parent
+    while up is not None and up.type in ("scoped_identifier", "scoped_type_identifier", "generic_type"):
+        up = up.parent
+    if up is not None and up.type == "import_declaration":
+        return "import"
+    if (
+        up is not None
+        and up.type in ("marker_annotation", "annotation")
+        and _same(up.child_by_field_name("name"), _top(node))
+    ):
+        return "annotation"
+    if parent.type == "method_invocation" and _same(parent.child_by_field_name("name"), node):
+        return "call"
+    if parent.type == "explicit_constructor_invocation":
+        return "new"  # this(...) or super(...): a constructor call
+    if parent.type == "method_reference" and parent.named_children and _same(parent.named_children[-1], node):
+        return "callback" if len(parent.named_children) > 1 else "ref"
+    if node.type == "type_identifier":
+        cur = node
+        while cur.parent is not None and cur.parent.type in _TYPE_WRAPPERS:
+            if cur.parent.type == "type_arguments":
+                return "type"
+            cur = cur.parent
+        holder = cur.parent
+        if holder is not None:
+            if holder.type == "object_creation_expression" and _same(holder.child_by_field_name("type"), cur):
+                return "new"
+            if holder.type in ("superclass", "extends_interfaces"):
+                return "extends"
+            if holder.type == "super_interfaces":
+                return "implements"
+        return "type"
+    return "ref"
+
+
+def _top(node: Node) -> Node:
+    while node.parent is not None and node.parent.type in ("scoped_identifier",):
+        node = node.parent
+    return node
+
+
+_PARSER = Parser(TS_LANGUAGE)
+
+
+def _nodes(source: bytes) -> dict[tuple[int, int], Node]:
+    """Identifier nodes by (row, byte column)."""
+    out: dict[tuple[int, int], Node] = {}
+    stack = [_PARSER.parse(source).root_node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("identifier", "type_identifier") or (
+            n.type in ("this", "super") and n.parent is not None and n.parent.type == "explicit_constructor_invocation"
+        ):
+            out[n.start_point] = n
+        else:
+            stack.extend(n.children)
+    return out
+
+
+# -- join: repository-local, cacheable, on the SCIP route ------------------------------------------------------
+
+RepositoryJavaFacts = ScipFacts[Any]
+
+
+def _definition_name(sym: ScipSymbol) -> str:
+    last = sym.descriptors[-1]
+    if last.name == "<init>" and len(sym.descriptors) > 1:
+        return sym.descriptors[-2].name  # a constructor is declared under its class's name
+    return last.name
+
+
+def _definitions(doc: Document, ff: FileFacts, src: bytes) -> Iterator[tuple[str, SymbolFact, bool]]:
+    """Each global symbol one document defines -> our declaration (by position and name)."""
+    fd = FileDeclarations(ff.symbols, SOURCE_KINDS)
+    cmap = ColumnMap(src, _UNIT)
+    for occ in doc.occurrences:
+        if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+            continue
+        sym = parse_symbol(occ.symbol)
+        if sym is None or not sym.descriptors or sym.descriptors[-1].suffix not in (TYPE, TERM, METHOD):
+            continue
+        decl = fd.declared_at(occ.range[0] + 1, cmap.byte_col(occ.range[0], occ.range[1]), _definition_name(sym))
+        if decl is not None and decl.kind != "module":
+            yield occ.symbol, decl, False
+
+
+_UNIT = "utf-16"  # scip-java's documents do not say; javac counts UTF-16 units
+
+
+class JavaHooks(ScipLanguage):
+    """Java's hooks into the SCIP route. A join's instance holds what javac defined in the provider files it read
+    (``provided``: symbol -> (repository, path, declaration)) and every joined file's declarations."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+    default_unit = _UNIT
+
+    def __init__(
+        self,
+        provided: Mapping[str, tuple[str, str, SymbolFact]] | None = None,
+        files: Mapping[tuple[str, str], FileFacts] | None = None,
+    ) -> None:
+        self.provided = provided or {}
+        self.kinds: dict[tuple[str, str], dict[str, str]] = {}
+        self.constructors: dict[tuple[str, str, str], list[SymbolFact]] = {}  # (repository, path, class) -> them
+        for (repo, path), ff in (files or {}).items():
+            self.kinds[(repo, path)] = {s.qualified_name: s.kind for s in ff.symbols}
+            for s in ff.symbols:
+                if s.kind == "constructor":
+                    self.constructors.setdefault((repo, path, s.container), []).append(s)
+
+    def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
+        nodes = _nodes(source)
+
+        def site_at(line0: int, col: int) -> UseSite | None:
+            node = nodes.get((line0, col))
+            return UseSite(classify(node), line0 + 1, col) if node is not None else None
+
+        return site_at
+
+    def _target(self, repo: str, path: str, decl: SymbolFact, use: str) -> Target:
+        if use == "new" and decl.kind == "class":
+            # an anonymous subclass names its class, not the constructor it runs: the only one there is
+            only = self.constructors.get((repo, path, decl.qualified_name), [])
+            decl = only[0] if len(only) == 1 else decl
+        if repo == "":
+            return Local(path, decl.qualified_name, decl.kind)
+        return Foreign(repo, path, f"{decl.kind}:{decl.qualified_name}")
+
+    def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
+        where = ("", *found) if found is not None else self.provided.get(symbol)
+        if where is not None:
+            decl = where[2]
+            if site.use in ("extends", "implements") and decl.kind not in TYPE_KINDS:
+                return None  # a constructor's occurrence in a clause: the type's occurrence is the use
+            return self._target(where[0], where[1], decl, site.use)
+        sym = parse_symbol(symbol)
+        if sym is None or not sym.descriptors or sym.descriptors[0].suffix != NAMESPACE:
+            return None  # an error type javac could not attribute (no package): the fallback answers
+        if sym.descriptors[-1].suffix == NAMESPACE:
+            return None  # a package name
+        return EXTERNAL  # the JDK's, a jar's: settled, no edge
+
+    def relation(
+        self, child: tuple[str, SymbolFact], rel: Relationship, parent: tuple[str, SymbolFact] | None, symbol: str
+    ) -> tuple[str, bool, Target] | None:
+        """A method overriding or implementing another (javac's own override relation)."""
+        if child[1].kind != "method" or not rel.is_implementation:
+            return None
+        where = ("", *parent) if parent is not None else self.provided.get(symbol)
+        if where is None or where[2].kind != "method":
+            return None
+        owner = self.kinds.get((where[0], where[1]), {}).get(where[2].container, "")
+        return ("implements" if owner == "interface" else "override"), False, self._target(*where, "")
+
+    def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
+        return [(use.package, "")]  # javac read the provider's file: the repository is known
+
+    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        kind, _, qn = use.member.partition(":")
+        return BoundTarget(provider[0], bound.corpus.key_of(provider[0], use.file, qn, kind), kind)
+
+    def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
+        return edge_kind(use.use, target_kind)
+
+    def provenance(self, use: ScipUse) -> Provenance:
+        relation = not use.final and use.use in ("override", "implements")
+        return Provenance.JAVA_INDEXER_DEF if relation else Provenance.JAVA_INDEXER_USE
+
+    def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
+        """What the run could not see (a dependency not in the local repository, javac's errors)."""
+        bound.out.notes.extend(why for _where, why in facts.not_loaded)
+
+
+def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider], corpus: Corpus, run: Run):
+    """Tie the index's occurrences to this repository's and its providers' declarations; classify each use."""
+    root = Path(repo.root).resolve()
+    own = {ff.path: ff for ff in repo.files if ff.parsed}
+    provider_files: dict[str, tuple[str, FileFacts]] = {}  # absolute path -> (repository, facts)
+    by_name = {r.name: r for r in corpus.repositories}
+    for p in provided:
+        other = by_name.get(p.repository)
+        if other is None:
+            continue
+        for ff in other.files:
+            if ff.parsed:
+                provider_files[str((Path(other.root) / ff.path).resolve())] = (p.repository, ff)
+    source_of = source_reader(root)
+    docs = sorted((d for d in index.documents if d.relative_path in own), key=lambda d: d.relative_path)
+    defined: dict[str, tuple[str, SymbolFact]] = {}
+    first_definitions(
+        ((d.relative_path, _definitions(d, own[d.relative_path], source_of(d.relative_path))) for d in docs), defined
+    )
+    provided_defs: dict[str, tuple[str, str, SymbolFact]] = {}
+    joined: dict[tuple[str, str], FileFacts] = {("", p): ff for p, ff in own.items()}
+    for doc in sorted(index.documents, key=lambda d: d.relative_path):
+        found = (
+            provider_files.get(str(Path("/" + doc.relative_path.lstrip("/")).resolve())) if doc.relative_path else None
+        )
+        if found is None or doc.relative_path in own:
+            continue
+        repository, ff = found
+        joined[(repository, ff.path)] = ff
+        try:
+            src = (Path(by_name[repository].root) / ff.path).read_bytes()
+        except OSError:
+            continue
+        for symbol, decl, _made in _definitions(doc, ff, src):
+            provided_defs.setdefault(symbol, (repository, ff.path, decl))
+    hooks = JavaHooks(provided_defs, joined)
+    uses: list[ScipUse] = []
+    external: list[CoveredSite] = []
+    occurrences = 0
+    for doc in docs:
+        path = doc.relative_path
+        ff = own[path]
+        occurrences += document_uses(
+            hooks, path, doc, source_of(path), FileDeclarations(ff.symbols, SOURCE_KINDS), defined, uses, external
+        )
+        uses += document_relations(hooks, path, doc, defined)
+        for p, decl in defined.values():
+            if p == path and decl.kind == "method":
+                # javac decided what this method overrides: a candidate override here is settled
+                external.append(CoveredSite(path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind))
+    meta = index.metadata
+    notes = [*run.notes]
+    return RepositoryJavaFacts(
+        analyzer_version=f"{meta.tool_name or ANALYZER} {meta.tool_version or PINNED_VERSION}".strip(),
+        uses=tuple(uses),
+        external=tuple(external),
+        documents=len(docs),
+        occurrences=occurrences,
+        not_loaded=tuple(("", n) for n in notes),
+    )
+
+
+def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryJavaFacts:
+    provided = providers(repo, corpus)
+    try:
+        run = run_index(repo, provided, timeout=timeout, network=corpus.allow_network)
+    except AnalyzerFailed as exc:
+        if "not installed" in str(exc) or "not on PATH" in str(exc):
+            raise
+        return RepositoryJavaFacts(analyzer_version="", failure=str(exc))
+    return join_repository(run.index, repo, provided, corpus, run)
+
+
+# -- bind -------------------------------------------------------------------------------------------------------
+
+_EDGE_OF_USE = {
+    "call": EdgeKind.CALLS_DIRECT,
+    "new": EdgeKind.CALLS_DIRECT,
+    "import": EdgeKind.IMPORTS_SYMBOL,
+    "type": EdgeKind.TYPE_USES,
+    "extends": EdgeKind.EXTENDS,
+    "implements": EdgeKind.IMPLEMENTS,
+    "override": EdgeKind.OVERRIDES,
+    "annotation": EdgeKind.REFERENCES,
+    "ref": EdgeKind.REFERENCES,
+}
+
+
+def edge_kind(use: str, target_kind: str) -> EdgeKind:
+    if use == "callback":
+        return EdgeKind.PASSES_AS_CALLBACK if target_kind in _CALLABLE else EdgeKind.REFERENCES
+    if use in ("call", "new") and target_kind not in _CALLABLE and target_kind != "class":
+        return EdgeKind.REFERENCES
+    if use == "type" and target_kind not in TYPE_KINDS:
+        return EdgeKind.REFERENCES
+    return _EDGE_OF_USE.get(use, EdgeKind.REFERENCES)
+
+
+# -- the pass -----------------------------------------------------------------------------------------------
+
+
+def cache_key(
+    repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], analyzer_identity: str, corpus: Corpus
+) -> bytes:
+    """Adapter and analyzer identity, the network setting, this repository's Java and build files, and those
+    of the registered repositories whose artifacts it depends on."""
+    h = hashlib.blake2b(digest_size=20)
+    provided = {p.repository for p in providers(repo, corpus)}
+    for part in ("java", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root, str(corpus.allow_network)):
+        h.update(part.encode())
+        h.update(b"\0")
+    by_name = {r.name: r for r in corpus.repositories}
+    for name in sorted(hashes):
+        if name != repo.name and name not in provided:
+            continue
+        h.update(f"repository\0{name}\n".encode())
+        for path in sorted(hashes[name]):
+            h.update(f"{path}\0{hashes[name][path]}\n".encode())
+        other = by_name.get(name)
+        if other is not None:
+            for rel in build.build_files(Path(other.root)):
+                try:
+                    h.update(rel.encode() + b"\0" + hashlib.blake2b((Path(other.root) / rel).read_bytes()).digest())
+                except OSError:
+                    h.update(rel.encode() + b"\0missing")
+    return h.digest()
+
+
+def probe(timeout: float = 180) -> str:
+    """Compile a two-file project; a detail line, or AnalyzerFailed."""
+    from indexer.languages.java import extract
+
+    with tempfile.TemporaryDirectory(prefix="kivgraph-probe-") as tmp:
+        root = Path(tmp)
+        (root / "p").mkdir()
+        a = b"package p;\n\npublic class A {\n    public static int target() { return 1; }\n}\n"
+        b = b"package p;\n\nclass B {\n    int caller() { return A.target(); }\n}\n"
+        (root / "p" / "A.java").write_bytes(a)
+        (root / "p" / "B.java").write_bytes(b)
+        repo = RepositoryFacts("probe", str(root), [extract("p/A.java", a, "p"), extract("p/B.java", b, "p")])
+        run = run_index(repo, [], timeout=timeout)
+        for doc in run.index.documents:
+            if doc.relative_path == "p/B.java":
+                for occ in doc.occurrences:
+                    if occ.range[:2] == (3, 28) and occ.symbol.endswith("p/A#target()."):
+                        return f"{run.index.metadata.tool_name} {run.index.metadata.tool_version} resolved a cross-file call"
+        raise AnalyzerFailed(f"{ANALYZER} ran but did not resolve the probe's cross-file call")
+
+
+class _JavaTool:
+    """scip-java and the JDK (``install``, ``identity`` above)."""
+
+    def install(self) -> str:
+        return install()
+
+    def executable(self) -> Path:
+        return executable()
+
+    def run_version(self) -> str:
+        return version()
+
+    def identity(self) -> str:
+        return identity()
+
+
+class ScipJavaAdapter(ScipAdapter[RepositoryJavaFacts]):
+    """scip-java (javac's attribution) behind the language seam, on the SCIP route."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryJavaFacts
+    hooks = JavaHooks()
+    tool = _JavaTool()
+
+    def probe(self) -> str:
+        return probe()
+
+    def modules(self, corpus: Corpus) -> None:
+        return None
+
+    def cache_key(
+        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
+    ) -> bytes:
+        return cache_key(repo, hashes, identity, corpus)
+
+    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryJavaFacts:
+        return analyze_repository(repo, corpus, timeout=timeout)
+
+
+ADAPTER = ScipJavaAdapter()
+
+
+def bind(facts: RepositoryJavaFacts, repo: str, corpus: Corpus) -> ExactOutcome:
+    """The route's binding with Java's hooks."""
+    return ADAPTER.bind(facts, repo, corpus, None)

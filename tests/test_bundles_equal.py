@@ -1,0 +1,236 @@
+"""A generation published from bundles answers every tool exactly as ``kivgraph index`` of the same repositories.
+
+Per language a provider and a consumer, each a git checkout. ``kivgraph index`` registers both (the consumer's
+analyzer sees the provider's registered source). The bundles are built as CI matrix jobs would build them:
+each job in its own home (own state directory and fact cache) with only its repository registered, the
+consumer's with its provider installed as a package the way that language installs one: a wheel in an active
+virtualenv (Python), the published build in ``node_modules`` (TypeScript), the module in a module cache
+filled from a module proxy (Go). ``kivgraph publish`` of both bundles must then hold the same records and give
+the same answer to every read tool, about every symbol, file and name, as the indexed generation.
+
+Each pair also checks the answers are not trivially equal: cross-repository exact edges are there, and a
+consumer bundle built without its provider installed misses them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from snapshot_format.layout import resolve_layout
+from snapshot_format.reader import Generation, open_current
+from snapshot_format.vocab import Confidence
+from tests.bundle_kit import bundle_job, differences, git_commit, kivgraph, stored_rows, tool_answers, write_wheel
+from tests.helpers import copy_fixture, write_repo
+from tests.test_typescript_package_mapped import CONSUMER, PROVIDER, PUBLISHED
+
+pytestmark = pytest.mark.analyzers
+
+
+def _generation(home: Path) -> Generation:
+    return open_current(resolve_layout(environ={"KIVGRAPH_HOME": str(home)}))
+
+
+def _cross_exact(gen: Generation, consumer: str, provider: str) -> int:
+    """Exact edges from the consumer's declarations into the provider's."""
+    n = 0
+    for f in gen.files(consumer):
+        for s in gen.declarations(consumer, f.path):
+            for e in gen.edges_out(s.key):
+                target = gen.symbol(e.target)
+                n += int(target is not None and target.repository == provider and Confidence(e.confidence).is_exact)
+    return n
+
+
+def _index_and_publish(
+    tmp: Path,
+    pair: list[tuple[str, Path]],
+    languages: str,
+    consumer_env: dict[str, str],
+    job_env: dict[str, str] | None = None,
+) -> tuple[Path, Path]:
+    """``kivgraph index`` of both in one home; each bundle built in its own home; ``kivgraph publish`` in a third."""
+    (provider, _), (consumer, _) = pair
+    for name, root in pair:
+        for home in ("index", "publisher"):
+            done = kivgraph(tmp / home, "init", "--repository", f"{name}={root}", "--languages", languages)
+            assert done.returncode == 0, done.stderr
+        env = {**(job_env or {}), **(consumer_env if name == consumer else {})}
+        built = bundle_job(tmp / f"job-{name}", name, root, languages, tmp / f"{name}.kgbundle", env=env)
+        assert built.returncode == 0, built.stderr
+        assert "complete" in built.stdout and "incomplete" not in built.stdout, built.stdout
+    indexed = kivgraph(tmp / "index", "index", env=job_env)
+    assert indexed.returncode == 0, indexed.stderr
+    bundles = [a for name, _ in pair for a in ("--bundle", str(tmp / f"{name}.kgbundle"))]
+    published = kivgraph(tmp / "publisher", "publish", *bundles)
+    assert published.returncode == 0, published.stderr
+    assert f"{provider}: bundle at" in published.stdout and f"{consumer}: bundle at" in published.stdout
+    return tmp / "index", tmp / "publisher"
+
+
+def _assert_same(index_home: Path, publisher_home: Path, consumer: str, provider: str, tmp: Path) -> int:
+    with _generation(index_home) as a, _generation(publisher_home) as b:
+        rows_a, rows_b = stored_rows(a), stored_rows(b)
+        assert rows_a == rows_b, "\n".join(differences(rows_a, rows_b))
+        answers_a, answers_b = tool_answers(a), tool_answers(b)
+        assert answers_a == answers_b, "\n".join(differences(answers_a, answers_b))
+        crossing = _cross_exact(b, consumer, provider)
+        assert crossing > 0
+    # A publisher with no checkout at all (nothing registered): linking reads what the bundles carry, so every
+    # record is the same but the repository's root, and every answer but what names a checkout.
+    bare = tmp / "checkout-less"
+    bundles = [a for name in (provider, consumer) for a in ("--bundle", str(tmp / f"{name}.kgbundle"))]
+    published = kivgraph(bare, "publish", *bundles)
+    assert published.returncode == 0, published.stderr
+    with _generation(index_home) as a, _generation(bare) as c:
+        rows_a, rows_c = stored_rows(a), stored_rows(c)
+        for rows in (rows_a, rows_c):
+            for key in [k for k in rows if k.startswith("repository ")]:
+                rows[key] = {**rows[key], "root": ""}
+        assert rows_a == rows_c, "\n".join(differences(rows_a, rows_c))
+        checkout = ("get_source ", "graph_status", "list_repositories")
+        roots = [r.root for r in a.repositories()]
+        answers_a = {k: _unrooted(v, roots) for k, v in tool_answers(a).items() if not k.startswith(checkout)}
+        answers_c = {k: v for k, v in tool_answers(c).items() if not k.startswith(checkout)}
+        assert answers_a == answers_c, "\n".join(differences(answers_a, answers_c))
+    return crossing
+
+
+def _unrooted(value: object, roots: list[str]) -> object:
+    """An answer with the checkouts' directories taken out of its text (a grep fallback names files under them)."""
+    if isinstance(value, dict):
+        return {k: _unrooted(v, roots) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unrooted(v, roots) for v in value]
+    if isinstance(value, str):
+        for root in roots:
+            value = value.replace(root + "/", "").replace(root, "")
+    return value
+
+
+def _without_provider(tmp: Path, name: str, root: Path, languages: str, env: dict[str, str], provider: Path) -> int:
+    """The consumer's bundle built where its provider is not installed, published with the provider's bundle:
+    how many exact edges cross into the provider then."""
+    built = bundle_job(tmp / "bare-job", name, root, languages, tmp / "bare.kgbundle", env=env)
+    assert built.returncode == 0, built.stderr
+    home = tmp / "bare-publisher"
+    published = kivgraph(home, "publish", "--bundle", str(provider), "--bundle", str(tmp / "bare.kgbundle"))
+    assert published.returncode == 0, published.stderr
+    with _generation(home) as gen:
+        return _cross_exact(gen, name, next(r.name for r in gen.repositories() if r.name != name))
+
+
+def test_python_pair_from_bundles_with_the_provider_installed_as_a_wheel(tmp_path: Path) -> None:
+    shapes = copy_fixture("pyrepo_a", tmp_path)
+    drawing = copy_fixture("pyrepo_b", tmp_path)
+    git_commit(shapes)
+    git_commit(drawing)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    wheel = write_wheel(shapes / "src", "shapes", "0.1.0", tmp_path)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    with zipfile.ZipFile(wheel) as z:  # what pip does with a pure-Python wheel: unpack it into site-packages
+        z.extractall(site)
+    active = {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"}
+    index_home, publisher = _index_and_publish(tmp_path, [("shapes", shapes), ("drawing", drawing)], "python", active)
+    crossing = _assert_same(index_home, publisher, "drawing", "shapes", tmp_path)
+    assert (
+        _without_provider(tmp_path, "drawing", drawing, "python", {"VIRTUAL_ENV": ""}, tmp_path / "shapes.kgbundle")
+        < crossing
+    )
+
+
+def test_typescript_pair_through_a_published_package_from_bundles(tmp_path: Path) -> None:
+    lib = write_repo(tmp_path / "lib", PROVIDER)
+    app = write_repo(tmp_path / "app", CONSUMER)
+    (app / ".gitignore").write_text("node_modules/\n")
+    git_commit(lib)
+    git_commit(app)
+    write_repo(app / "node_modules" / "@fx" / "lib", PUBLISHED)  # installed, as `npm ci` would, after checkout
+    index_home, publisher = _index_and_publish(tmp_path, [("lib", lib), ("app", app)], "typescript", {})
+    crossing = _assert_same(index_home, publisher, "app", "lib", tmp_path)
+    with _generation(publisher) as gen:
+        assert gen.repository("app") is not None
+    bare = tmp_path / "bare-app"
+    subprocess.run(["git", "clone", "-q", str(app), str(bare)], check=True)  # no node_modules in the clone
+    assert _without_provider(tmp_path, "app", bare, "typescript", {}, tmp_path / "lib.kgbundle") < crossing
+
+
+GEO = {
+    "go.mod": "module example.com/geo\n\ngo 1.21\n",
+    "shape.go": "package geo\n\n// Shape has an area.\ntype Shape interface {\n\tArea() float64\n}\n\n"
+    "// Circle is round.\ntype Circle struct{ R float64 }\n\n"
+    "// Area of the circle.\nfunc (c Circle) Area() float64 { return 3 * c.R * c.R }\n\n"
+    '// Name of the circle.\nfunc (c Circle) Name() string { return "circle" }\n\n'
+    "// NewCircle makes one.\nfunc NewCircle(r float64) Circle { return Circle{R: r} }\n\n"
+    "// Unused is called by nobody.\nfunc Unused() {}\n",
+}
+# A dependency no repository registers: outside the graph in both routes.
+EXT = {
+    "go.mod": "module example.com/ext\n\ngo 1.21\n",
+    "ext.go": "package ext\n\n// Labeler labels.\ntype Labeler interface {\n\tLabel() string\n}\n\n"
+    "// Use calls Label through the interface.\nfunc Use(l Labeler) string { return l.Label() }\n",
+}
+APP = {
+    "go.mod": "module example.com/app\n\ngo 1.21\n\nrequire (\n\texample.com/ext v1.0.0\n\texample.com/geo v1.0.0\n)\n",
+    # Named is implemented by the provider's Circle, which cannot know it: only the consumer's run pairs them.
+    # Tag implements the outside Labeler and is converted to it (a blind spot: ext calls Label); Square implements the
+    # provider's Shape and is converted to it (no blind spot once geo is registered: its calls are in the graph).
+    "app.go": 'package app\n\nimport (\n\t"example.com/ext"\n\t"example.com/geo"\n)\n\n'
+    "// Named has a name.\ntype Named interface {\n\tName() string\n}\n\n"
+    '// Tag is labelled.\ntype Tag struct{}\n\n// Label of the tag.\nfunc (Tag) Label() string { return "tag" }\n\n'
+    "// Square is square.\ntype Square struct{ S float64 }\n\n// Area of the square.\n"
+    "func (q Square) Area() float64 { return q.S * q.S }\n\n"
+    "// Total adds areas.\nfunc Total(shapes []geo.Shape) float64 {\n\tt := 0.0\n"
+    "\tfor _, s := range shapes {\n\t\tt += s.Area()\n\t}\n\treturn t\n}\n\n// Run uses the provider.\n"
+    "func Run() string {\n\tc := geo.NewCircle(2)\n\tvar n Named = c\n\t_ = Total([]geo.Shape{c, Square{S: 1}})\n"
+    "\treturn n.Name() + ext.Use(Tag{})\n}\n",
+}
+
+
+def _serve_modules(proxy_root: Path, modules: dict[str, dict[str, str]]) -> None:
+    """A module proxy on disk, as GOPROXY=file:// reads it: each module at v1.0.0."""
+    for module, files in modules.items():
+        at = proxy_root / module / "@v"
+        at.mkdir(parents=True)
+        (at / "list").write_text("v1.0.0\n")
+        (at / "v1.0.0.info").write_text('{"Version":"v1.0.0"}')
+        (at / "v1.0.0.mod").write_text(files["go.mod"])
+        with zipfile.ZipFile(at / "v1.0.0.zip", "w") as z:
+            for rel, text in files.items():
+                z.writestr(f"{module}@v1.0.0/{rel}", text)
+
+
+def test_go_pair_from_bundles_with_the_provider_in_the_module_cache(tmp_path: Path) -> None:
+    geo = write_repo(tmp_path / "geo", GEO)
+    app = write_repo(tmp_path / "app", APP)
+    _serve_modules(tmp_path / "proxy", {"example.com/geo": GEO, "example.com/ext": EXT})
+    modcache = tmp_path / "modcache"
+    fetch = {
+        **os.environ,
+        "GOPROXY": f"file://{tmp_path / 'proxy'}",
+        "GOSUMDB": "off",
+        "GOMODCACHE": str(modcache),
+        "GOFLAGS": "-mod=mod",
+    }
+    tidy = subprocess.run(["go", "mod", "tidy"], cwd=app, env=fetch, capture_output=True, text=True)
+    assert tidy.returncode == 0, tidy.stderr  # go.sum written, the module in the module cache
+    git_commit(geo)
+    git_commit(app)
+    cache = {"GOMODCACHE": str(modcache)}
+    index_home, publisher = _index_and_publish(tmp_path, [("geo", geo), ("app", app)], "go", {}, job_env=cache)
+    crossing = _assert_same(index_home, publisher, "app", "geo", tmp_path)
+    with _generation(publisher) as gen:  # the provider's Circle implements the consumer's Named, paired in its job
+        circle = next(s for s in gen.declarations("geo", "shape.go") if s.qualified_name == "Circle")
+        targets = [gen.symbol(e.target) for e in gen.edges_out(circle.key)]
+        assert ("app", "Named") in [(t.repository, t.qualified_name) for t in targets if t is not None]
+        rows = [(u.reason, u.detail) for u in gen.unresolved_in("app")]
+        assert any(r == "EXTERNAL_CONVERSION" and "example.com/ext.Labeler" in d for r, d in rows), rows
+        assert not any("example.com/geo" in d for _r, d in rows), rows  # geo is in the graph, as when indexed
+    empty = {"GOMODCACHE": str(tmp_path / "empty-modcache")}
+    assert _without_provider(tmp_path, "app", app, "go", empty, tmp_path / "geo.kgbundle") < crossing
