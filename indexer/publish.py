@@ -776,14 +776,10 @@ def publish(
     """
     if layered:
         layers, link = split_content(content)
-<<<<<<< HEAD
-        return publish_layers(
-            layout, layers, link, indexer_version=indexer_version, retain=retain, on_step=on_step, reuse=reuse
-        )
-=======
         mixed: list[RepositoryLayer | CarriedLayer] = [*layers]
-        return publish_layers(layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step)
->>>>>>> main
+        return publish_layers(
+            layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step, reuse=reuse
+        )
 
     def build(tmp: Path, started: float, gid: int) -> Manifest:
         items = _database_items(content)
