@@ -671,6 +671,7 @@ def _publish(
         if step == "validated":
             check(stage)  # last, before CURRENT names it
 
+    reuse = b.fact_cache.mode == "on"  # --full (refresh) and verify write every layer afresh
     if split is not None:  # the rebuilt repositories' layers, every other one carried as it is
         layers, link = split
         result = publish_layers(
@@ -680,10 +681,16 @@ def _publish(
             indexer_version=__version__,
             retain=b.loaded.indexing.retain_generations,
             on_step=on_step,
+            reuse=reuse,
         )
     else:
         result = publish(
-            layout, content, indexer_version=__version__, retain=b.loaded.indexing.retain_generations, on_step=on_step
+            layout,
+            content,
+            indexer_version=__version__,
+            retain=b.loaded.indexing.retain_generations,
+            on_step=on_step,
+            reuse=reuse,
         )
     b.timer.add("publish", t)
     b.progress(Progress("publish", "*", f"{result.name} ({stage})", 1, 1))

@@ -766,6 +766,7 @@ def publish(
     retain: int = DEFAULT_RETAIN,
     on_step: Callable[[str], None] | None = None,
     layered: bool = True,
+    reuse: bool = True,
 ) -> PublishResult:
     """Build, validate and atomically publish ``content`` as the next generation.
 
@@ -776,7 +777,9 @@ def publish(
     if layered:
         layers, link = split_content(content)
         mixed: list[RepositoryLayer | CarriedLayer] = [*layers]
-        return publish_layers(layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step)
+        return publish_layers(
+            layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step, reuse=reuse
+        )
 
     def build(tmp: Path, started: float, gid: int) -> Manifest:
         items = _database_items(content)
@@ -800,11 +803,13 @@ def publish_layers(
     indexer_version: str,
     retain: int = DEFAULT_RETAIN,
     on_step: Callable[[str], None] | None = None,
+    reuse: bool = True,
 ) -> PublishResult:
     """Publish one generation from per-repository layers and the link layer (the entry point of every route).
 
     A repository layer whose content digest equals the one CURRENT holds for that repository is carried
-    over, hard-linked, never rewritten; so is a ``CarriedLayer``. The link layer is always written.
+    over, hard-linked, never rewritten (unless ``reuse`` is false: ``kivgraph index --full`` writes every
+    layer afresh); so is a ``CarriedLayer``. The link layer is always written.
     """
     names = [r.name for r in link.repositories]
     if sorted(names) != sorted(layer.name for layer in layers) or len(set(names)) != len(names):
@@ -817,7 +822,7 @@ def publish_layers(
     step = on_step or (lambda _s: None)
 
     def build(tmp: Path, started: float, gid: int) -> Manifest:
-        built = _build_layers(tmp, ordered, _previous_layers(layout))
+        built = _build_layers(tmp, ordered, _previous_layers(layout) if reuse else {})
         known = _KnownKeys(built)
         try:
             items, counts = _link_items(link, built, known)

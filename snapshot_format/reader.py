@@ -13,6 +13,7 @@ import contextlib
 import fcntl
 import hashlib
 import heapq
+import itertools
 import operator
 import os
 import threading
@@ -249,6 +250,19 @@ class Generation:
             bases.append(total)
             total += entry.lexicon_documents
         self._doc_bases: list[int] = bases if layered else [0]
+        # Keys that begin with a name then a repository (by_name, by_qualified_name, unresolved) are in one
+        # repository's layer each: their key order across layers is the layers' order by repository name.
+        self._by_repository: list[_Store] = (
+            [
+                st
+                for _n, st in sorted(
+                    ((e.repository.encode(), st) for e, st in zip(self.manifest.layers, layer_stores, strict=True)),
+                    key=lambda p: p[0],
+                )
+            ]
+            if layered
+            else [self._root]
+        )
         self.env = self._root.env  # the link layer's (older generations: the only) environment
         self._dbs = self._root.dbs
 
@@ -464,11 +478,13 @@ class Generation:
                     yield codec.SYMBOL.decode(raw)
 
     def _named_stores(self, repository: str | None) -> list[_Store | None]:
-        stores: list[_Store | None] = [*self._layers] if repository is None else [self._repo(repository)]
+        stores: list[_Store | None] = [*self._by_repository] if repository is None else [self._repo(repository)]
         return stores
 
     def _index_keys(self, db: bytes, start: bytes, repository: str | None) -> Iterator[tuple[list[str], bytes]]:
-        for key in self._scan_keys_in(self._named_stores(repository), db, start):
+        for key in itertools.chain.from_iterable(
+            _scan_keys(st, db, start) for st in self._named_stores(repository) if st is not None
+        ):
             yield keys.split_index_key(key)
 
     def _symbols_of_index(self, db: bytes, start: bytes, repository: str | None) -> list[records.Symbol]:
@@ -510,7 +526,9 @@ class Generation:
     def name_keys(self, name: str, repository: str | None = None) -> Iterator[bytes]:
         """Raw name-index keys (name NUL repository NUL path NUL key16) of exactly ``name``, undecoded, in order."""
         start = keys.prefix(name) if repository is None else keys.prefix(name, repository)
-        return self._scan_keys_in(self._named_stores(repository), keys.DB_BY_NAME, start)
+        return itertools.chain.from_iterable(
+            _scan_keys(st, keys.DB_BY_NAME, start) for st in self._named_stores(repository) if st is not None
+        )
 
     def distinct_names(self, name_prefix: str = "") -> Iterator[str]:
         """Each distinct name of the name index starting with ``name_prefix``, in order, one seek per name."""
@@ -624,8 +642,10 @@ class Generation:
     # --- unresolved ------------------------------------------------------------------
 
     def unresolved_by_name(self, name: str) -> Iterator[records.Unresolved]:
-        for _key, value in self._scan_in(self._layers, keys.DB_UNRESOLVED, keys.prefix(name)):
-            yield codec.UNRESOLVED.decode(value)
+        start = keys.prefix(name)
+        for store in self._by_repository:
+            for _key, value in _scan(store, keys.DB_UNRESOLVED, start):
+                yield codec.UNRESOLVED.decode(value)
 
     def count_unresolved_by_name(self, name: str) -> int:
         """How many unresolved references request exactly ``name`` (keys only, nothing decoded)."""

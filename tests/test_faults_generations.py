@@ -13,6 +13,7 @@ import anyio
 import pytest
 
 from snapshot_format.layout import read_current, read_pointer
+from snapshot_format.manifest import read_manifest
 from snapshot_format.reader import Generation, open_newest_intact
 from tests.fault_kit import SOURCE, flip_bytes, indexed_home, layout_of
 from tests.fault_kit import index as run_index
@@ -31,11 +32,10 @@ def anyio_backend() -> str:
 
 
 def data_file(home: Path, name: str) -> Path:
-    """The environment holding the repository's records: its layer in a layered generation (feature 10),
-    else the generation's one data.mdb."""
+    """The repository's layer of a generation (its declarations and files; ``--full`` wrote it afresh)."""
     generation = layout_of(home).generations_dir / name
-    layers = sorted((generation / "layers").glob("*/data.mdb"))
-    return layers[0] if layers else generation / "data.mdb"
+    (layer,) = read_manifest(generation).layers
+    return generation / layer.directory / "data.mdb"
 
 
 def damage_lightly(path: Path) -> None:
@@ -66,7 +66,7 @@ async def snapshot_becomes(peer: StdioPeer, snapshot_id: int) -> dict[str, objec
 @pytest.mark.anyio
 @pytest.mark.parametrize("damage", [damage_lightly, damage_heavily], ids=["flipped-value", "flipped-pages"])
 async def test_a_server_leaves_a_damaged_generation_for_the_newest_intact_one(tmp_path: Path, damage: object) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     damage(data_file(home, "g000002.v1"))  # type: ignore[operator]
     async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
         await peer.initialize()
@@ -84,7 +84,7 @@ async def test_a_server_leaves_a_damaged_generation_for_the_newest_intact_one(tm
 
 @pytest.mark.parametrize("damage", [damage_lightly, damage_heavily], ids=["flipped-value", "flipped-pages"])
 def test_status_and_doctor_deep_report_a_damaged_current_generation(tmp_path: Path, damage: object) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     damage(data_file(home, "g000002.v1"))  # type: ignore[operator]
     status = run_kivgraph(home, "status", "--json")
     assert status.returncode == 1, status.stderr
@@ -100,7 +100,7 @@ def test_status_and_doctor_deep_report_a_damaged_current_generation(tmp_path: Pa
 
 
 def test_every_generation_unreadable_says_so(tmp_path: Path) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     for name in ("g000001.v1", "g000002.v1"):
         damage_heavily(data_file(home, name))
     status = run_kivgraph(home, "status")
@@ -127,7 +127,7 @@ def test_every_generation_unreadable_says_so(tmp_path: Path) -> None:
 def test_an_invalid_current_is_no_pointer_everyone_falls_back_and_the_next_index_repairs_it(
     tmp_path: Path, content: bytes
 ) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     layout = layout_of(home)
     layout.current_pointer.write_bytes(content)
     assert read_pointer(layout).name is None and read_pointer(layout).problem
@@ -151,7 +151,7 @@ def test_a_missing_current_with_generations_on_disk_is_a_doctor_warning(tmp_path
 
 @pytest.mark.anyio
 async def test_a_server_starts_on_a_non_utf8_current_and_answers_from_the_newest_generation(tmp_path: Path) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     layout_of(home).current_pointer.write_bytes(b"\xc3\x28\xa0\xa1")
     async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
         await peer.initialize()
@@ -171,7 +171,7 @@ async def test_a_server_starts_on_a_non_utf8_current_and_answers_from_the_newest
 async def test_a_server_survives_the_served_data_file_changing_size_and_falls_back(
     tmp_path: Path, new_size: int | None
 ) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     data = data_file(home, "g000002.v1")
     async with stdio_serve(SERVE, kivgraph_env(home), REPO_ROOT) as peer:
         await peer.initialize()
@@ -192,7 +192,7 @@ async def test_a_server_survives_the_served_data_file_changing_size_and_falls_ba
 
 
 def test_a_truncated_generation_is_refused_before_it_is_mapped(tmp_path: Path) -> None:
-    home = indexed_home(tmp_path, generations=2, distinct=True)
+    home = indexed_home(tmp_path, generations=2)
     data = data_file(home, "g000002.v1")
     with open(data, "r+b") as fh:
         fh.truncate(PAGE * 2)
@@ -233,22 +233,3 @@ def test_a_full_disk_names_the_directory_and_the_generation_that_still_serves(tm
     assert "Traceback" not in result.stderr
     assert read_current(layout) == "g000001.v1"
     assert not [p for p in layout.generations_dir.iterdir() if p.name.startswith(".tmp-")]
-
-
-def test_damage_to_a_layer_generations_share_is_reported_and_the_next_index_writes_it_again(tmp_path: Path) -> None:
-    """An unchanged repository's layer is one file in every generation that holds it (a hard link), so damage
-    to it is damage to each of them: nothing older can serve instead. Every command says so, and the next
-    index writes the layer again rather than linking the damaged file (it is no longer the file published)."""
-    home = indexed_home(tmp_path, generations=2)
-    first, second = data_file(home, "g000001.v1"), data_file(home, "g000002.v1")
-    assert first.stat().st_ino == second.stat().st_ino
-    damage_heavily(second)
-    status = run_kivgraph(home, "status")
-    assert status.returncode == 1
-    assert "every generation in" in status.stderr and "Traceback" not in status.stderr
-    assert run_index(home, "--full").returncode == 0
-    generation, _refused = open_newest_intact(layout_of(home))
-    with generation:
-        assert generation.name == "g000003.v1"
-        generation.verify_digest()
-    assert data_file(home, "g000003.v1").stat().st_ino != second.stat().st_ino

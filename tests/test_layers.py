@@ -34,13 +34,18 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-def _content(builder: GraphBuilder) -> GenerationContent:
+def _content(builder: GraphBuilder, *, reverse: bool = False) -> GenerationContent:
+    """The graph's content; the lexicon numbers files in registry order, as the pipeline adds them."""
+    repositories = list(builder.repositories.values())
+    if reverse:
+        repositories.reverse()
+    order = {r.name: i for i, r in enumerate(repositories)}
     lexicon = LexiconBuilder()
-    for f in builder.files:
+    for f in sorted(builder.files, key=lambda f: order[f.repository]):
         text = (builder.root(f.repository) / f.path).read_text()
         lexicon.add(f.repository, f.path, f.language, file_terms(f.path, text, None))
     return GenerationContent(
-        repositories=list(builder.repositories.values()),
+        repositories=repositories,
         files=builder.files,
         symbols=builder.symbols,
         edges=builder.edges,
@@ -124,13 +129,14 @@ def _differences(x: Any, y: Any, at: str = "") -> list[str]:
     return [] if x == y else [f"{at}: {x!r} != {y!r}"]
 
 
+@pytest.mark.parametrize("reverse", [False, True], ids=["registry-in-name-order", "registry-reversed"])
 async def test_every_tool_answers_a_layered_generation_as_the_one_environment_of_earlier_versions(
-    tmp_path: Path,
+    tmp_path: Path, reverse: bool
 ) -> None:
     builder = build_standard(GraphBuilder(tmp_path / "src"))
     layered, single = _layout(tmp_path / "layered"), _layout(tmp_path / "single")
-    publish(layered, _content(builder), indexer_version="test")
-    publish(single, _content(builder), indexer_version="test", layered=False)
+    publish(layered, _content(builder, reverse=reverse), indexer_version="test")
+    publish(single, _content(builder, reverse=reverse), indexer_version="test", layered=False)
     with open_current(layered) as a, open_current(single) as b:
         assert len(a.manifest.layers) == 3 and not b.manifest.layers
         assert (a.path / keys.DB_FILES.decode()).exists() is False
