@@ -567,7 +567,7 @@ class JavaHooks(ScipLanguage):
     def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
         return [(use.package, "")]  # javac read the provider's file: the repository is known
 
-    def declaration(self, use: ScipUse, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
         kind, _, qn = use.member.partition(":")
         return BoundTarget(provider[0], bound.corpus.key_of(provider[0], use.file, qn, kind), kind)
 
