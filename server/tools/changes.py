@@ -56,6 +56,7 @@ from server.tools.traversal import (
     completeness_block,
     full_aggregates,
     full_node,
+    kind_filters,
     load_rows,
     read_walk_args,
     run_walk,
@@ -364,13 +365,7 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
         page = rows[start:end]
         page_main = [r for r in page if id(r) not in in_tests]
         page_tests = [r for r in page if id(r) in in_tests]
-        filters: dict[str, Any] = (
-            {"symbol_kinds": kinds_echo}
-            if kinds_echo is not None
-            else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
-            if view == "full"
-            else {}
-        )
+        filters = kind_filters(kinds_echo, view)
         deepest = max((r.reached.depth for r in rows), default=0)
         described = _described(gen, changes, walks, compact=view != "full")
         if view == "full":

@@ -557,6 +557,15 @@ def blast_row_filter(
     return kept
 
 
+def kind_filters(kinds_echo: list[str] | None, view: str) -> dict[str, Any]:
+    """What a blast radius says of its symbol-kind filter: the kinds asked for, or (full view) those left out."""
+    if kinds_echo is not None:
+        return {"symbol_kinds": kinds_echo}
+    if view == "full":
+        return {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
+    return {}
+
+
 def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
     """What a change to the symbol reaches: the incoming walk, with aggregates and a completeness verdict.
 
@@ -630,13 +639,7 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
         page = rows[start:end]
         page_main = [r for r in page if id(r) not in in_tests]
         page_tests = [r for r in page if id(r) in in_tests]
-        filters: dict[str, Any] = (
-            {"symbol_kinds": kinds_echo}
-            if kinds_echo is not None
-            else {"symbol_kinds_default_excluded": list(traverse.BLAST_DEFAULT_EXCLUDED_KINDS)}
-            if view == "full"
-            else {}
-        )
+        filters = kind_filters(kinds_echo, view)
         deepest = max((r.reached.depth for r in rows), default=0)
         if view == "full":
             results: dict[str, Any] = {
