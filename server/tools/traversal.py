@@ -203,7 +203,10 @@ def _relative_to(other: Symbol, row: Symbol) -> str:
 
 
 def compact_nodes(
-    page: list[Row], implied_from: str | None = None, tests: list[Row] | None = None
+    page: list[Row],
+    implied_from: str | None = None,
+    tests: list[Row] | None = None,
+    subject_repository: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(hoisted header, {"files": …} or {"groups": …}, plus ``tests``) whichever serializes smaller.
 
@@ -237,9 +240,8 @@ def compact_nodes(
             }
         )
     header = views.hoist(rows, _HOISTABLE, defaults=_DEFAULTS)
-    repository = views.default_repository(rows)
-    if repository is not None:
-        header = {"repository": repository, **header}
+    repository, named = views.page_repository(views.default_repository(rows), subject_repository)
+    header = {**named, **header}
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
         entries = [
@@ -369,14 +371,14 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         else:
             if walked.truncated:
                 head["traversal_truncated"] = True
-            header, body = compact_nodes(page)
+            header, body = compact_nodes(page, subject_repository=root.repository)
             results = views.finish({**head, **header, **body})
         # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
         blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
         results.update(
-            unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
-                compact=view != "full"
-            )
+            unbound_groups(
+                gen, blind, include_tests=True, repository=results.get("repository", root.repository)
+            ).fields(compact=view != "full")
         )
         coverage = _coverage(rows)
         coverage.unresolved_related += len(blind)
@@ -667,7 +669,9 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             }
         else:
             results = _compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
-            header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
+            header, body = compact_nodes(
+                page_main, implied_from=root.qualified_name, tests=page_tests, subject_repository=root.repository
+            )
             results = views.finish({**results, **header, **body})
         if group:
             results["merged_with"] = merged_with(gen, group, full=view == "full")
