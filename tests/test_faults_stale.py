@@ -28,7 +28,7 @@ from indexer.config import load
 from indexer.fact_cache import FactCache
 from indexer.incremental import Inputs, run_inputs
 from indexer.languages import registry
-from indexer.languages.python.analyzer import ScipPythonAdapter
+from indexer.languages.python.adapter import ScipPythonAdapter
 from indexer.languages.spec import AnalyzerFailed
 from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, git_state_of, run_index
 from indexer.staleness import TreeKeptChanging, tree_changes
