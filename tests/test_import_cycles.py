@@ -16,8 +16,6 @@ KNOWN: frozenset[frozenset[str]] = frozenset(
     for circle in (
         # the run goes down and back up (issue 26 item 4)
         ("indexer.incremental", "indexer.pipeline", "indexer.staleness"),
-        ("server.tools.changes", "server.tools.paths", "server.tools.traversal", "server.tools.tree"),
-        ("server.tools.hierarchy", "server.tools.references"),
     )
 )
 
