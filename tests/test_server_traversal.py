@@ -221,7 +221,8 @@ async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_column
     assert "max_nodes" not in results and "deepest_depth" not in results and "depth" not in results
     assert answer["total"] == 4
     assert "by_package" not in results  # each row's file names its package
-    assert results["repository"] == "provider"  # the repository most rows share
+    # the repository most rows share is the root's (provider:lib/core.py:1): the root spells it
+    assert "repository" not in results
     assert results["files"] == {
         "lib/core.py": ["loop@5-6", "left@9-10", "right@13-14"],
         "consumer:app/main.py": ["run@4-5"],

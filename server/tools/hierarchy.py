@@ -191,7 +191,9 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
             results = {**views.subject_head(subject, selector.qualified_name), "relation": relation}
             if found.cut:
                 results["traversal_truncated"] = True
-            header, body = compact_nodes(page, implied_from=subject.qualified_name)
+            header, body = compact_nodes(
+                page, implied_from=subject.qualified_name, subject_repository=subject.repository
+            )
             results = views.finish({**results, **header, **body})
         coverage = rows_coverage(rows)
         coverage.unresolved_related += verdict.unresolved_count

@@ -129,7 +129,7 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
             results = _full(subject, direction, page, extras)
         else:
             results = _compact(subject, direction, page, extras, selector.qualified_name)
-        hoisted = results.get("repository") if view == "compact" else None
+        hoisted = results.get("repository", subject.repository) if view == "compact" else None
         unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
         results.update(unbound.fields(compact=view != "full"))
         return wrap(
@@ -268,15 +268,14 @@ def _compact(
         for r in page
     ]
     header = views.hoist(rows, _HOISTABLE, defaults=_DEFAULTS)
-    repository = views.default_repository(rows)
-    if repository is not None:
-        header = {"repository": repository, **header}
+    repository, named = views.page_repository(views.default_repository(rows), subject.repository)
+    header = {**named, **header}
     head = {**_subject_compact(subject, direction, asked), **header, **extras}
     tail_columns = _TAIL
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
         entries = [views.tail_entry(m["label"], m, tail_columns, skip, header) for m in members]
-        return views.file_groups(members, entries, header.get("repository"))
+        return views.file_groups(members, entries, repository)
 
     flat = {**head, "files": at(rows, ())}
     loose = tuple(c for c in _GROUP_KEY if c not in header)

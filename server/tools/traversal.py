@@ -122,14 +122,14 @@ def trace_dependencies(gen: Generation, arguments: object) -> dict[str, Any]:
         else:
             if walked.truncated:
                 head["traversal_truncated"] = True
-            header, body = compact_nodes(page)
+            header, body = compact_nodes(page, subject_repository=root.repository)
             results = views.finish({**head, **header, **body})
         # What the walk could not follow: uses inside the declarations it went on from that nothing bound.
         blind = traverse.unbound_inside(gen, seeds, walked, walk_args.depth)
         results.update(
-            unbound_groups(gen, blind, include_tests=True, repository=results.get("repository")).fields(
-                compact=view != "full"
-            )
+            unbound_groups(
+                gen, blind, include_tests=True, repository=results.get("repository", root.repository)
+            ).fields(compact=view != "full")
         )
         coverage = rows_coverage(rows)
         coverage.unresolved_related += len(blind)
@@ -244,7 +244,9 @@ def get_blast_radius(gen: Generation, arguments: object) -> dict[str, Any]:
             }
         else:
             results = compact_blast_head(root, walk_args, filters, rows, len(page), deepest, walked.truncated, agg)
-            header, body = compact_nodes(page_main, implied_from=root.qualified_name, tests=page_tests)
+            header, body = compact_nodes(
+                page_main, implied_from=root.qualified_name, tests=page_tests, subject_repository=root.repository
+            )
             results = views.finish({**results, **header, **body})
         if group:
             results["merged_with"] = merged_with(gen, group, full=view == "full")

@@ -189,7 +189,10 @@ def _relative_to(other: Symbol, row: Symbol) -> str:
 
 
 def compact_nodes(
-    page: list[Row], implied_from: str | None = None, tests: list[Row] | None = None
+    page: list[Row],
+    implied_from: str | None = None,
+    tests: list[Row] | None = None,
+    subject_repository: str | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(hoisted header, {"files": …} or {"groups": …}, plus ``tests``) whichever serializes smaller.
 
@@ -223,9 +226,8 @@ def compact_nodes(
             }
         )
     header = views.hoist(rows, _HOISTABLE, defaults=_DEFAULTS)
-    repository = views.default_repository(rows)
-    if repository is not None:
-        header = {"repository": repository, **header}
+    repository, named = views.page_repository(views.default_repository(rows), subject_repository)
+    header = {**named, **header}
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
         entries = [
