@@ -18,6 +18,7 @@ from indexer.corpus import Resolution
 from indexer.exact_pass import ExactPass, merge
 from indexer.facts import EdgeFact
 from indexer.languages.python import analyzer as scip_python
+from indexer.languages.python.adapter import ADAPTER
 from indexer.languages.spec import ExactOutcome
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 from tests.annotated_cases import Case, Observed, mismatches, parse_case
@@ -68,7 +69,7 @@ def ran_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
         modules = scip_python.ModuleTable(built.corpus)
         for repo in built.corpus.repositories:
             facts = scip_python.analyze_repository(repo, built.corpus, timeout=120)
-            exact.outcomes.append(scip_python.ADAPTER.bind(facts, repo.name, built.corpus, modules))
+            exact.outcomes.append(ADAPTER.bind(facts, repo.name, built.corpus, modules))
         untouched = all(_tree(root / repo) == before[repo] for repo in repos)
         out[case_path.stem] = Ran(case, built, merge(candidate, exact), exact, untouched)
     return out
@@ -149,7 +150,7 @@ def test_a_foreign_target_binds_only_when_exactly_one_registered_repository_prov
             _foreign_use("only.core", "missing", 2, 40),
         ),
     )
-    outcome = scip_python.ADAPTER.bind(facts, "main", built.corpus, scip_python.ModuleTable(built.corpus))
+    outcome = ADAPTER.bind(facts, "main", built.corpus, scip_python.ModuleTable(built.corpus))
     assert [built.edge_row(e) for e in outcome.edges] == [("CALLS_DIRECT", "use.go", "only.core.start")]
     assert built.declarations[outcome.edges[0].target].repository == "a"  # provider identity
     assert outcome.edges[0].confidence == Confidence.EXACT_TYPECHECKED
@@ -259,7 +260,7 @@ def _run_b(repositories: list[tuple[str, Path]]) -> CrossRun:
     built = build_corpus(repositories, skip_dirs=_SKIP_DIRS)
     repo_b = next(r for r in built.corpus.repositories if r.name == "pyrepo_b")
     facts = scip_python.analyze_repository(repo_b, built.corpus, timeout=120)
-    outcome = scip_python.ADAPTER.bind(facts, "pyrepo_b", built.corpus, scip_python.ModuleTable(built.corpus))
+    outcome = ADAPTER.bind(facts, "pyrepo_b", built.corpus, scip_python.ModuleTable(built.corpus))
     exact = ExactPass("python", outcomes=[outcome])
     return CrossRun(built, merge(built.resolve(), exact), outcome, scip_python.providers(repo_b, built.corpus))
 

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from server.app import KivgraphApp
-from server.tools import traversal
+from server.tools import walk
 from snapshot_format.layout import StateLayout
 from tests.helpers import group_entries, labels_of
 from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, build_cross_repo, cross_repo_graph
@@ -354,11 +354,11 @@ async def test_every_error_code_of_the_traversals(
             cursor=page["next_cursor"],
         )
         await fails(client, "get_blast_radius", "CURSOR_INVALID", qualified_name="lib.core.compute", cursor="bm9wZQ")
-        monkeypatch.setattr(traversal, "DEADLINE_SECONDS", -1.0)
+        monkeypatch.setattr(walk, "DEADLINE_SECONDS", -1.0)
         for tool in ("get_blast_radius", "trace_dependencies"):
             message = await fails(client, tool, "TRAVERSAL_LIMIT_REACHED", qualified_name="lib.core.compute")
             assert "lower depth or max_nodes" in message
-        monkeypatch.setattr(traversal, "DEADLINE_SECONDS", 5.0)
+        monkeypatch.setattr(walk, "DEADLINE_SECONDS", 5.0)
         build_cross_repo(GraphBuilder(tmp_path / "src")).publish(cross.layout)
         with anyio.fail_after(WAIT):
             await app.serving(2)

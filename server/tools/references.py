@@ -30,9 +30,11 @@ from server.tools.common import (
     read_paging,
     read_view,
     split_tests,
+    subject_full,
     truncation_guidance,
     wrap,
 )
+from server.tools.hierarchy import find_relation
 from server.tools.unbound import unbound_groups
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -70,8 +72,6 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
     args = Args(arguments, FindReferences)
     if args.raw("relation") not in (None, ""):
-        from server.tools.hierarchy import find_relation
-
         return find_relation(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
@@ -194,19 +194,6 @@ def _guidance(
         "nothing references this symbol in the graph, but its language was analysed without a type "
         "checker here, so this is not proof of absence; confirm with grep or check graph_status"
     )
-
-
-def subject_full(s: Symbol) -> dict[str, Any]:
-    """The subject as a full view states it."""
-    return {
-        "stable_key": s.key,
-        "name": s.name,
-        "qualified_name": s.qualified_name,
-        "kind": s.kind,
-        "repository": s.repository,
-        "file_path": s.path,
-        "start_line": s.start_line,
-    }
 
 
 def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
