@@ -234,3 +234,72 @@ def test_go_pair_from_bundles_with_the_provider_in_the_module_cache(tmp_path: Pa
         assert not any("example.com/geo" in d for _r, d in rows), rows  # geo is in the graph, as when indexed
     empty = {"GOMODCACHE": str(tmp_path / "empty-modcache")}
     assert _without_provider(tmp_path, "app", app, "go", empty, tmp_path / "geo.kgbundle") < crossing
+
+
+GEO_KIT = {
+    "src/lib.rs": "mod shapes;\npub mod units;\npub use shapes::{Area, Rect};\n",
+    "src/shapes.rs": "/// Has an area.\npub trait Area {\n    fn area(&self) -> u64;\n}\n\n"
+    "/// A rectangle.\npub struct Rect {\n    pub w: u64,\n    pub h: u64,\n}\n\n"
+    "impl Rect {\n    /// A square one.\n    pub fn square(side: u64) -> Rect {\n        Rect { w: side, h: side }\n    }\n"
+    "    /// Called by nobody.\n    pub fn unused(&self) {}\n}\n\n"
+    "impl Area for Rect {\n    fn area(&self) -> u64 {\n        self.w * self.h\n    }\n}\n",
+    "src/units.rs": "/// One meter.\npub const METER: u64 = 1;\n",
+}
+GEO_KIT_MANIFEST = '[package]\nname = "geo-kit"\nversion = "0.1.0"\nedition = "2021"\n'
+RUST_APP = {
+    "Cargo.toml": '[package]\nname = "app"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\ngeo-kit = "0.1"\n',
+    "src/main.rs": "use geo_kit::units::METER;\nuse geo_kit::{Area, Rect};\n\n/// A tile.\nstruct Tile {\n    size: u64,\n}\n\n"
+    "impl Area for Tile {\n    fn area(&self) -> u64 {\n        self.size * METER\n    }\n}\n\n"
+    "/// Through the trait.\nfn measure(a: &dyn Area) -> u64 {\n    a.area()\n}\n\n"
+    "fn main() {\n    let r = Rect::square(3);\n    let direct = geo_kit::Rect::square(2);\n"
+    "    let _ = (r.w, direct.area(), measure(&Tile { size: 1 }));\n}\n",
+}
+
+
+def test_rust_pair_from_bundles_with_the_provider_from_a_crate_registry(tmp_path: Path) -> None:
+    """The provider is published to a crate registry (the test's, on 127.0.0.1) and the consumer depends on it by
+    version (``geo-kit = "0.1"``), as a cargo job sees it: ``cargo fetch`` puts the crate in the job's cargo home.
+    ``kivgraph index`` of both patches the dependency to the registered checkout."""
+    from indexer.languages.rust import toolchain
+    from indexer.languages.rust.analyzer import AnalyzerFailed
+    from tests.cargo_registry import LocalRegistry
+
+    try:
+        toolchain.identity()
+    except AnalyzerFailed as exc:
+        pytest.skip(f"RUST-ANALYZER UNAVAILABLE: {exc}")
+    lib = write_repo(tmp_path / "lib", {**GEO_KIT, "Cargo.toml": GEO_KIT_MANIFEST})
+    app = write_repo(tmp_path / "app", RUST_APP)
+    registry = LocalRegistry(mirror=Path(os.environ.get("CARGO_HOME") or Path.home() / ".cargo"))
+    registry.add("geo-kit", "0.1.0", files=GEO_KIT)
+    with registry:
+        cargo_home = registry.user_home(tmp_path / "cargo-home")
+        job = {"CARGO_HOME": str(cargo_home)}
+        fetched = subprocess.run(
+            ["cargo", "fetch", "--manifest-path", str(app / "Cargo.toml")],
+            env={**os.environ, **job},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert fetched.returncode == 0, fetched.stderr  # Cargo.lock written, geo-kit in the job's cargo home
+        assert list((cargo_home / "registry" / "src").glob("*/geo-kit-0.1.0/src/shapes.rs"))
+        setup = subprocess.run(  # the job's setup step (``make setup``): the standard library's dependencies
+            [
+                sys.executable,
+                "-c",
+                "from indexer.languages.rust import toolchain as t; print(t.fetch_sysroot_dependencies())",
+            ],
+            env={**os.environ, **job},
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert setup.returncode == 0 and "FAILED" not in setup.stdout, setup.stdout + setup.stderr
+        git_commit(lib)
+        git_commit(app)
+        index_home, publisher = _index_and_publish(tmp_path, [("lib", lib), ("app", app)], "rust", {}, job_env=job)
+        crossing = _assert_same(index_home, publisher, "app", "lib", tmp_path)
+        empty = {"CARGO_HOME": str(registry.user_home(tmp_path / "empty-cargo-home"))}
+        bare = _without_provider(tmp_path, "app", app, "rust", empty, tmp_path / "lib.kgbundle")
+    assert bare < crossing
