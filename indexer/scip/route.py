@@ -500,21 +500,45 @@ class Binding:
         """The site is decided: candidate edges and unresolved rows there give way."""
         self.out.settle(source, path, line, col)
 
-    def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
-        """A row for a use that could not be bound, at its site; the site is settled."""
+    def row(
+        self,
+        *,
+        name: str,
+        reason: str,
+        detail: str,
+        path: str = "",
+        line: int = 0,
+        col: int = 0,
+        source: str = "",
+        package: str = "",
+    ) -> None:
+        """An unresolved row of this repository, in the language of its file (settles nothing)."""
         self.out.unresolved.append(
             UnresolvedFact(
                 name=name,
                 reason=reason,
                 repository=self.repo,
-                path=use.path,
-                line=use.line,
-                col=use.col,
-                language=self.lang.language_of(use.path),
+                path=path,
+                line=line,
+                col=col,
+                language=self.lang.language_of(path),
                 source=source,
                 package=package,
                 detail=detail,
             )
+        )
+
+    def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
+        """A row for a use that could not be bound, at its site; the site is settled."""
+        self.row(
+            name=name,
+            reason=reason,
+            detail=detail,
+            path=use.path,
+            line=use.line,
+            col=use.col,
+            source=source,
+            package=package,
         )
         self.settle(source, use.path, use.line, use.col)
 
@@ -524,17 +548,13 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
     out = ExactOutcome(repository=repo, excluded=dict(facts.excluded))
     bound = Binding(repo, corpus, out, lang, modules)
     for path, why in facts.excluded:
-        out.unresolved.append(
-            UnresolvedFact(
-                name="",
-                reason="ANALYZER_FAILED",
-                repository=repo,
-                path=path,
-                language=lang.language_of(path),
-                package=lang.package_of(path),
-                detail=f"{lang.analyzer} crashed on this file, so it was analysed without it ({why}); its uses are "
-                "CANDIDATE",
-            )
+        bound.row(
+            name="",
+            reason="ANALYZER_FAILED",
+            path=path,
+            package=lang.package_of(path),
+            detail=f"{lang.analyzer} crashed on this file, so it was analysed without it ({why}); its uses are "
+            "CANDIDATE",
         )
     lang.preamble(facts, bound, modules)
     for c in facts.external:
