@@ -7,8 +7,9 @@ from __future__ import annotations
 import inspect
 import sys
 
+from indexer.facts import SymbolFact
 from indexer.languages import registry
-from indexer.scip.route import ProviderHooks, ScipAdapter, ScipLanguage
+from indexer.scip.route import ProviderHooks, ScipAdapter, ScipLanguage, first_definitions
 from snapshot_format.languages import IDS
 
 
@@ -49,3 +50,23 @@ def test_every_scip_language_binds_and_loops_through_the_route() -> None:
         assert isinstance(adapter.hooks, ScipLanguage)
         module = sys.modules[type(adapter).__module__]
         assert not hasattr(module, "_document_uses"), f"{language} keeps its own occurrence loop"
+
+
+def test_first_definitions_keeps_every_definition_of_a_shared_symbol_when_asked() -> None:
+    """rust-analyzer gives one symbol to several declarations: the route keeps each (once, in order) for the
+    language's ``target`` to tell apart, and returns all the analyzer's own declarations, not only the first."""
+
+    def decl(qn: str, line: int) -> SymbolFact:
+        return SymbolFact(qn.rsplit("::", 1)[-1], qn, "method", line, 4, line, 10)
+
+    a, b, c = decl("m::A::custom", 2), decl("m::B::custom", 8), decl("m::made", 12)
+    per_path = [("a.rs", [("S", a, False), ("S", a, False)]), ("b.rs", [("S", b, False), ("S", c, True)])]
+    first: dict[str, tuple[str, SymbolFact]] = {}
+    every: dict[str, list[tuple[str, SymbolFact]]] = {}
+    made = first_definitions(per_path, first, every)
+    assert first == {"S": ("a.rs", a)}
+    assert every == {"S": [("a.rs", a), ("b.rs", b), ("b.rs", c)]}
+    assert made == {"b.rs": [c]}
+    only_first: dict[str, tuple[str, SymbolFact]] = {}
+    assert first_definitions(per_path, only_first) == {}  # without ``every``: the first file's wins, none made
+    assert only_first == first

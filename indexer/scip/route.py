@@ -20,8 +20,8 @@ target (``target``), which relationships it records (``relation``), who provides
 (``providers``, ``declaration``) and its provenance (``provenance``, ``edge_kind``); and how its indexer runs (its
 ``analyze``). A language whose indexer gives one symbol to several declarations keeps every definition
 (``first_definitions``' ``every``) and tells them apart in its ``target``; one that reads more of an occurrence
-than its start (its extent, its symbol) does so in ``occurrence_site``; passes over a document the index does not
-record (a language's impl headers, its macro arguments) build ``ScipUse`` values with ``use_at``. Go shares the
+than its start (its extent, its symbol) does so in ``occurrence_site``; its passes over syntax the index does not
+record build ``ScipUse`` values with ``use_at``. Go shares the
 outcome's ``settle`` and ``edge`` (``ExactOutcome``) and ``bind_foreign``, through ``ProviderHooks`` of its own uses.
 """
 
