@@ -66,7 +66,7 @@ from indexer.languages.go import sites as S
 from indexer.languages.go.modules import LANGUAGE, module_qualified_name
 from indexer.languages.go.resolve import ModuleRegistry, read_module_path
 from indexer.languages.npm_tool import cache_root
-from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
+from indexer.languages.spec import AnalyzerFailed, ExactOutcome
 from indexer.scip.route import Binding, BoundTarget, ProviderHooks, bind_foreign
 from snapshot_format.layout import resolve_layout
 from snapshot_format.vocab import (
@@ -902,61 +902,3 @@ def _unnamed(u: GoUse, repo: str, source: str) -> UnresolvedFact:
         f"to no declared method, and any type with a method {u.qualified_name} of that signature may run"
     )
     return _unresolved(u, repo, source, "UNNAMED_INTERFACE_METHOD", detail)
-
-
-class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
-    """Our go/types helper behind the language seam."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryGoFacts
-
-    def install(self) -> str:
-        return install()
-
-    def executable(self) -> Path:
-        return executable()
-
-    def version(self) -> str:
-        return version()
-
-    def identity(self) -> str:
-        return identity()
-
-    def probe(self) -> str:
-        return probe()
-
-    def modules(self, corpus: Corpus) -> ModuleTable:
-        return ModuleTable(corpus)
-
-    def cache_key(
-        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
-    ) -> bytes:
-        key = cache_key(repo, reachable_hashes(repo, hashes, corpus), identity, corpus.allow_network)
-        if not corpus.installed:
-            return key
-        seen = sorted(f"{name}\0{where}" for where, name in installed_modules(Path(repo.root)).items())
-        return hashlib.blake2b(key + "\n".join(["installed", *seen]).encode(), digest_size=20).digest()
-
-    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
-        return analyze_repository(repo, corpus, timeout=timeout)
-
-    def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-        return bind(facts, repo, corpus, modules)
-
-    def update(
-        self,
-        previous: RepositoryGoFacts,
-        changed: Collection[str],
-        repo: RepositoryFacts,
-        corpus: Corpus,
-        *,
-        timeout: float,
-    ) -> RepositoryGoFacts | None:
-        from indexer.languages.go.incremental import update
-
-        if corpus.installed:
-            return None  # a bundle build's two runs are whole runs (_installed_run)
-        return update(previous, changed, repo, corpus, timeout=timeout)
-
-
-ADAPTER = GoTypesAdapter()
