@@ -563,3 +563,23 @@ def test_by_kind_stays_on_a_whole_page_when_a_symbol_is_linked_two_ways(tmp_path
         assert blast["by_kind"] == {"CALLS_DIRECT": 2, "REFERENCES": 1}
         calls_only = {"qualified_name": "lib.target", "depth": 1, "edge_kinds": ["CALLS_DIRECT"]}
         assert "by_kind" not in READ_TOOLS["get_blast_radius"](gen, calls_only)["results"]  # the rows say it
+
+
+def test_the_fallback_grep_stays_bounded_and_still_covers_every_blind_file() -> None:
+    from server.queries.traverse import COMPLETENESS_LIST_CAP, bounded_fallback, coarse_paths
+
+    files = [f"/repo/pkg{i % 7}/sub{i % 3}/mod{i}.py" for i in range(400)]
+    paths = coarse_paths(files, ["/repo"], COMPLETENESS_LIST_CAP)
+    assert 0 < len(paths) <= COMPLETENESS_LIST_CAP
+    assert all(any(f == p or f.startswith(p + "/") for p in paths) for f in files)  # every file still grepped
+    assert all(p == "/repo" or p.startswith("/repo/") for p in paths)  # never above the repository's root
+    # few files are left as they are; a root is never lifted above
+    assert coarse_paths(files[:3], ["/repo"], COMPLETENESS_LIST_CAP) == files[:3]
+    assert coarse_paths([f"/r{i}/a.py" for i in range(30)], [f"/r{i}" for i in range(30)], 5) == [
+        f"/r{i}" for i in range(30)
+    ]
+    names = [f"name_{i}" for i in range(50)]
+    fallback = bounded_fallback(names, files, ["/repo"])
+    assert fallback["pattern"].count("|") == COMPLETENESS_LIST_CAP - 1 and fallback["pattern"].startswith(r"\b(name_0|")
+    assert fallback["more_names"] == 50 - COMPLETENESS_LIST_CAP
+    assert "more_names" not in bounded_fallback(["a"], ["/repo/x.py"], ["/repo"])

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import collections
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from snapshot_format import keys, languages
 from snapshot_format.reader import Generation
@@ -436,11 +437,7 @@ def completeness(
                 paths.setdefault(roots[repo_name], None)
         if not paths:
             paths[on_disk(roots, root.repository, "")] = None
-        names = list(dict.fromkeys(blind_names))
-        pattern = (
-            escape_pattern(names[0]) if len(names) == 1 else "(" + "|".join(escape_pattern(n) for n in names) + ")"
-        )
-        fallback = {"pattern": rf"\b{pattern}\b", "paths": list(paths)}
+        fallback = bounded_fallback([escape_pattern(n) for n in blind_names], list(paths), roots.values())
     return Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
         blind_spots=spots[:COMPLETENESS_LIST_CAP],
@@ -453,6 +450,56 @@ def completeness(
         dispatch_unknown=dispatch_unknown,
         implements_outside=outside_names(gen, root),
     )
+
+
+def bounded_fallback(
+    names: Iterable[str], paths: Iterable[str], floors: Iterable[str], more: int = 0
+) -> dict[str, Any]:
+    """The fallback grep, bounded: at most ``COMPLETENESS_LIST_CAP`` names (the first ones: the root's, then the
+    walk's in order; ``more_names`` counts the others, and ``more`` already left out, which the grep then does not
+    look for) and at most as many
+    paths, files lifted to their directories, the deepest first and never above a ``floor`` (a repository's
+    root), until they are few enough; the lifted paths still hold every file (names are regex-escaped)."""
+    unique = list(dict.fromkeys(n for n in names if n))
+    shown = unique[:COMPLETENESS_LIST_CAP]
+    pattern = shown[0] if len(shown) == 1 else "(" + "|".join(shown) + ")"
+    out: dict[str, Any] = {"pattern": rf"\b{pattern}\b", "paths": coarse_paths(paths, floors, COMPLETENESS_LIST_CAP)}
+    if len(unique) - len(shown) + more:
+        out["more_names"] = len(unique) - len(shown) + more
+    return out
+
+
+def coarse_paths(paths: Iterable[str], floors: Iterable[str], cap: int) -> list[str]:
+    """At most ``cap`` grep paths covering ``paths`` where lifting allows: the deepest lifted to their directory
+    first, never above a floor (with no floor known, never to the empty path); nested ones dropped."""
+    bottoms = {f.rstrip("/") for f in floors if f}
+
+    def parent(path: str) -> str | None:
+        up = path.rstrip("/").rpartition("/")[0]
+        if not up:
+            return None
+        if bottoms and not any(up == f or up.startswith(f + "/") for f in bottoms):
+            return None
+        return up
+
+    current = list(dict.fromkeys(paths))
+    while len(current) > cap:
+        liftable = [p.count("/") for p in current if parent(p) is not None]
+        if not liftable:
+            break
+        deepest = max(liftable)
+        lifted = list(dict.fromkeys((parent(p) or p) if p.count("/") == deepest else p for p in current))
+        held = set(lifted)
+        current = [p for p in lifted if not any(a in held for a in _ancestors(p))]
+    return current
+
+
+def _ancestors(path: str) -> Iterator[str]:
+    head = path.rstrip("/")
+    while "/" in head:
+        head = head.rpartition("/")[0]
+        if head:
+            yield head
 
 
 def outside_names(gen: Generation, sym: Symbol) -> list[str]:

@@ -485,7 +485,7 @@ def _fallback_names(fallback: dict[str, object] | None) -> list[str]:
 def _merged_verdict(gen: Generation, changes: ChangeSet, walks: list[RootWalk]) -> traverse.Completeness:
     spots: dict[tuple[str, str, int, int, str, str], Unresolved] = {}
     scopes: dict[tuple[str, str, str, str], Unresolved] = {}
-    more_spots = more_scopes = candidates = 0
+    more_spots = more_scopes = candidates = more_names = 0
     missing: list[tuple[str, str, str]] = []
     dispatch = ""
     names: list[str] = []
@@ -507,6 +507,7 @@ def _merged_verdict(gen: Generation, changes: ChangeSet, walks: list[RootWalk]) 
             dispatch = dispatch or c.dispatch_unknown
             names += _fallback_names(c.fallback)
             if c.fallback:
+                more_names += int(c.fallback.get("more_names", 0))  # type: ignore[call-overload]
                 paths.update(dict.fromkeys(c.fallback.get("paths", [])))  # type: ignore[arg-type]
         elif w.root.symbol is None and w.root.change == "removed":
             # removed before indexing: its former users are known only by the uses of its name that fail to bind
@@ -530,8 +531,7 @@ def _merged_verdict(gen: Generation, changes: ChangeSet, walks: list[RootWalk]) 
             if d.side == "pending":
                 paths.setdefault(traverse.on_disk(roots_dir, d.repository, d.diff.path), None)
         if unique:
-            pattern = unique[0] if len(unique) == 1 else "(" + "|".join(unique) + ")"
-            fallback = {"pattern": rf"\b{pattern}\b", "paths": list(paths)}
+            fallback = traverse.bounded_fallback(unique, list(paths), roots_dir.values(), more_names)
     return traverse.Completeness(
         verdict="LOWER_BOUND" if lower else "COMPLETE",
         blind_spots=listed[:cap],

@@ -71,15 +71,27 @@ class Paging:
             )
             return with_guidance(build(start, start + rows, encode_cursor(gen.id, start + rows, scoped)), note)
 
+        # The most rows that fit: the answer grows with its rows, about linearly, so the first probes are
+        # interpolated between the sizes known so far (each probe builds a whole answer), then it bisects.
         low, high = 1, end - start - 1
+        fits_rows, fits_size = 0, 0  # the largest cut known to fit (0 rows: nothing known)
+        over_rows, over_size = end - start, encoded_size(answer)  # the smallest cut known not to
         best: dict[str, Any] | None = None
-        while low <= high:  # the most rows that fit: the answer grows with its rows
-            mid = (low + high) // 2
-            candidate = cut_at(mid)
-            if encoded_size(candidate) <= room:
-                best, low = candidate, mid + 1
+        probes = 0
+        while low <= high:
+            if probes < 2 and over_size > fits_size:
+                per_row = (over_size - fits_size) / (over_rows - fits_rows) if fits_rows else over_size / over_rows
+                mid = fits_rows + int((room - fits_size) / per_row) if fits_rows else int(room / per_row)
+                mid = min(max(mid, low), high)
             else:
-                high = mid - 1
+                mid = (low + high) // 2
+            probes += 1
+            candidate = cut_at(mid)
+            size = encoded_size(candidate)
+            if size <= room:
+                best, low, fits_rows, fits_size = candidate, mid + 1, mid, size
+            else:
+                high, over_rows, over_size = mid - 1, mid, size
         return best if best is not None else cut_at(1)
 
 
