@@ -21,10 +21,10 @@ import msgspec
 from indexer import __version__
 from indexer.config import Config, ConfigError, RepositoryConfig, load, normalize_languages, upsert_repositories, write
 from indexer.fact_cache import read_damage_note
-from indexer.pipeline import run_index
 from indexer.progress import PhaseLines, Progress
 from indexer.progress import as_json as progress_json
 from indexer.publish import PublishError, PublishLock
+from indexer.run import run_index
 from indexer.staleness import TreeKeptChanging
 from snapshot_format import errors as snap_errors
 from snapshot_format.atomic import write_atomically
@@ -34,7 +34,7 @@ from snapshot_format.regular import read_regular
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 
 if TYPE_CHECKING:
-    from indexer.incremental import Stage
+    from indexer.run import Stage
 
 EXIT_FAILURE = 1
 EXIT_LOCKED = 3
