@@ -11,7 +11,7 @@ safely ignore (a new sub-database, a field appended with a default).
 RELEASE = "0.1.0"
 
 FORMAT_VERSION = 1
-FEATURE_VERSION = 10
+FEATURE_VERSION = 11
 # The oldest reader format that can read what this build writes.
 MIN_READER_VERSION = 1
 # Generations this build can read (the writer of each must not need a newer reader).
@@ -32,6 +32,7 @@ FEATURE_LOG: dict[int, str] = {
     8: "Symbol.callable: a variable whose value is a function, a class or a callable (issue 23); older ones read False",
     9: "provenances JAVA_INDEXER_DEF/USE (scip-java) and SCIP_INDEX_DEF/USE (a SCIP index a repository names) (issue 26)",
     10: "layers (issue 24): one LMDB environment per repository under layers/, the link layer in data.mdb, Manifest.layers",
+    11: "provenance JAVA_IMPLICIT_CALL: a call javac makes that no line writes (implicit super(), an enum constant's body) (issue 26)",
 }
 
 # The oldest FEATURE_VERSION at which a reader uses a feature. Below it the feature is refused with a

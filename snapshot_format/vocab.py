@@ -108,6 +108,10 @@ class Provenance(IntEnum):
     # A SCIP index the repository names in its configuration, written by any SCIP indexer (feature 9).
     SCIP_INDEX_DEF = 29
     SCIP_INDEX_USE = 30
+    # A call javac makes that no source line writes (feature 11): a constructor's implicit super(), a default
+    # constructor's, an enum constant's anonymous body running the enum's constructor. Bound from javac's own
+    # attribution of the types (the superclass, the enum) and the language's rule for which constructor runs.
+    JAVA_IMPLICIT_CALL = 31
 
 
 # Provenances that can never back an exact edge (syntax alone proves nothing).

@@ -56,9 +56,11 @@ class LocalRegistry:
         deps: dict[str, str] | None = None,
         lib: str = "",
         targets: dict[str, str] | None = None,
+        files: dict[str, str] | None = None,
     ) -> None:
         """A library crate ``name`` ``version`` with normal dependencies ``{name: requirement}``, those named in
-        ``targets`` only for that platform (``{"base": "cfg(any())"}``, serde's trick to pin a version)."""
+        ``targets`` only for that platform (``{"base": "cfg(any())"}``, serde's trick to pin a version); ``files``, when
+        given, are the crate's other files (``src/...``) besides its Cargo.toml."""
         deps, targets = deps or {}, targets or {}
         plain = "".join(f'{d} = "{req}"\n' for d, req in sorted(deps.items()) if d not in targets)
         scoped = "".join(
@@ -68,7 +70,8 @@ class LocalRegistry:
         )
         manifest = f'[package]\nname = "{name}"\nversion = "{version}"\nedition = "2021"\n\n[dependencies]\n'
         manifest += plain + scoped
-        data = crate_archive(name, version, {"Cargo.toml": manifest, "src/lib.rs": lib or "pub fn f() {}\n"})
+        sources = dict(files) if files else {"src/lib.rs": lib or "pub fn f() {}\n"}
+        data = crate_archive(name, version, {**sources, "Cargo.toml": manifest})
         self.archives[(name, version)] = data
         self.crates.setdefault(name, []).append(
             {

@@ -27,6 +27,7 @@ FINGERPRINTS: dict[tuple[int, int], str] = {
     (1, 8): "c5fac4a460ff1d9a",  # Symbol.callable
     (1, 9): "805e3cc5ed2aaeb1",  # Provenance.JAVA_INDEXER_DEF/USE, SCIP_INDEX_DEF/USE
     (1, 10): "951d63a14fb1f9cb",  # layers: Manifest.layers (LayerEntry), the link and layer sub-databases
+    (1, 11): "e847f3ee4736232f",  # Provenance.JAVA_IMPLICIT_CALL
 }
 
 

@@ -93,11 +93,41 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
 def test_exact_edges_carry_a_java_provenance_and_cross_repository_edges_exist(ran_cases: dict[str, Ran]) -> None:
     exact = [e for ran in ran_cases.values() for e in ran.resolution.edges if e.confidence != Confidence.CANDIDATE]
     assert exact
-    assert {Provenance(e.provenance) for e in exact} <= {Provenance.JAVA_INDEXER_USE, Provenance.JAVA_INDEXER_DEF}
+    java = {Provenance.JAVA_INDEXER_USE, Provenance.JAVA_INDEXER_DEF, Provenance.JAVA_IMPLICIT_CALL}
+    assert {Provenance(e.provenance) for e in exact} <= java
     cross = ran_cases["cross_repository.java.txt"]
     lib = {k for k, d in cross.built.declarations.items() if d.repository == "lib"}
     into_lib = [e for e in cross.resolution.edges if e.target in lib and e.confidence == Confidence.EXACT_TYPECHECKED]
     assert {EdgeKind(e.kind) for e in into_lib} >= {EdgeKind.CALLS_DIRECT, EdgeKind.IMPLEMENTS, EdgeKind.IMPORTS_SYMBOL}
+
+
+def test_the_calls_javac_makes_unwritten_are_javac_implicit_edges(ran_cases: dict[str, Ran]) -> None:
+    """An implicit super(), a default constructor's and an enum constant's body are edges of their own provenance at
+    the calling declaration; a constant without a body is javac's own occurrence at its name."""
+    ran = ran_cases["implicit_calls.java.txt"]
+    d = ran.built.declarations
+    rows = sorted(
+        (d[e.source].qualified_name, d[e.target].qualified_name, Provenance(e.provenance).name)
+        for e in ran.resolution.edges
+        if e.confidence == Confidence.EXACT_TYPECHECKED
+        and d[e.target].kind in ("constructor", "class")
+        and EdgeKind(e.kind) == EdgeKind.CALLS_DIRECT
+    )
+    assert rows == [
+        ("org.i.Bag.iterator", "org.i.Bag.Cursor", "JAVA_INDEXER_USE"),
+        ("org.i.Bag.total", "org.i.Bag", "JAVA_INDEXER_USE"),
+        ("org.i.Color", "org.i.Color.Color()", "JAVA_INDEXER_USE"),
+        ("org.i.Color", "org.i.Color.Color(int)", "JAVA_IMPLICIT_CALL"),
+        ("org.i.Color", "org.i.Color.Color(int)", "JAVA_INDEXER_USE"),
+        ("org.i.Kid.Kid()", "org.i.Base.Base(int)", "JAVA_INDEXER_USE"),
+        ("org.i.Kid.Kid(String)", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
+        ("org.i.Kid.Kid(int,int)", "org.i.Kid.Kid()", "JAVA_INDEXER_USE"),
+        ("org.i.Plain", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
+        ("org.i.Plain.make", "org.i.Plain", "JAVA_INDEXER_USE"),
+    ]
+    assert not [
+        e for e in ran.resolution.edges if e.confidence == Confidence.CANDIDATE and d[e.target].kind == "constructor"
+    ]
 
 
 def test_a_repository_that_does_not_depend_on_the_provider_gets_no_edge_into_it(tmp_path: Path) -> None:

@@ -31,6 +31,9 @@ pytestmark = pytest.mark.analyzers
 CASES_DIR = Path(__file__).parent / "annotated" / "python_exact"
 # Cases of the CANDIDATE resolver the analyzer must answer alike (the same file, run in both harnesses).
 SHARED_CASES = [Path(__file__).parent / "annotated" / "python" / "stubs.py"]
+# Cases whose edges the checker cannot make (pytest fills a test's parameters at run time): the CANDIDATE
+# resolver's answers must survive the exact pass as they are, candidates beside the checker's exact edges.
+CANDIDATE_KEPT = [Path(__file__).parent / "annotated" / "python" / "pytest_fixtures.py"]
 CASES = sorted(CASES_DIR.glob("*.py")) + SHARED_CASES
 
 
@@ -55,7 +58,7 @@ class Ran:
 def ran_cases(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Ran]:
     _require_analyzer()
     out: dict[str, Ran] = {}
-    for case_path in CASES:
+    for case_path in [*CASES, *CANDIDATE_KEPT]:
         case = parse_case(case_path, SYNTAX)
         root = tmp_path_factory.mktemp(case_path.stem)
         repos = case.write(root)
@@ -108,6 +111,18 @@ def test_exact_annotated_case(case_path: Path, ran_cases: dict[str, Ran]) -> Non
             if hits:
                 failures.append(f"!uncalled {value}: exact edges {hits}")
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("case_path", CANDIDATE_KEPT, ids=[p.stem for p in CANDIDATE_KEPT])
+def test_candidate_answers_the_checker_cannot_give_survive_the_exact_pass(
+    case_path: Path, ran_cases: dict[str, Ran]
+) -> None:
+    ran = ran_cases[case_path.stem]
+    observed = Observed().add(ran.resolution.edges, ran.resolution.unresolved, ran.built.declarations)
+    assert not mismatches(ran.case, observed, SYNTAX.words)
+    targets = {ran.built.key("kit.runner.Runner.invoke"), ran.built.key("kit.runner.Other.invoke")}
+    into = [e for e in ran.resolution.edges if e.kind == EdgeKind.CALLS_DIRECT and e.target in targets]
+    assert len(into) == 6 and all(Confidence(e.confidence) == Confidence.CANDIDATE for e in into)
 
 
 def test_the_analyzer_writes_nothing_into_the_repositories(ran_cases: dict[str, Ran]) -> None:

@@ -5,9 +5,10 @@ gained the use's source while Java was being ported onto it)."""
 from __future__ import annotations
 
 import inspect
+import sys
 
 from indexer.languages import registry
-from indexer.scip.route import ScipLanguage
+from indexer.scip.route import ScipAdapter, ScipLanguage
 from snapshot_format.languages import IDS
 
 
@@ -22,7 +23,8 @@ def test_every_hook_a_language_overrides_takes_the_routes_parameters() -> None:
     for language in IDS:
         registry.adapter_for(language)  # imports the language's analyzer module, and so its hooks
     hooks = _subclasses(ScipLanguage)
-    assert len(hooks) >= 4  # python, typescript, dart, java at least
+    assert len(hooks) >= 5  # python, typescript, dart, java, rust at least
+    assert {cls.__module__.split(".")[2] for cls in hooks} >= {"python", "typescript", "dart", "java", "rust"}
     for cls in hooks:
         for name, base in vars(ScipLanguage).items():
             if name.startswith("_") or not callable(base) or name not in vars(cls):
@@ -30,3 +32,19 @@ def test_every_hook_a_language_overrides_takes_the_routes_parameters() -> None:
             wanted = list(inspect.signature(base).parameters)
             got = list(inspect.signature(vars(cls)[name]).parameters)
             assert got == wanted, f"{cls.__module__}.{cls.__name__}.{name}{tuple(got)} != route's {tuple(wanted)}"
+
+
+def test_every_scip_language_binds_and_loops_through_the_route() -> None:
+    """A SCIP adapter keeps the route's ``bind`` (its hooks differ, not its binding), and its hooks the route's
+    occurrence loop: none defines a ``bind`` or a ``document_uses`` of its own (Rust's were the last)."""
+    scip = {}
+    for language in IDS:
+        adapter = registry.adapter_for(language)
+        if isinstance(adapter, ScipAdapter):
+            scip[language] = adapter
+    assert {"python", "typescript", "dart", "java", "rust"} <= scip.keys()
+    for language, adapter in scip.items():
+        assert type(adapter).bind is ScipAdapter.bind, f"{language} binds on its own"
+        assert isinstance(adapter.hooks, ScipLanguage)
+        module = sys.modules[type(adapter).__module__]
+        assert not hasattr(module, "_document_uses"), f"{language} keeps its own occurrence loop"

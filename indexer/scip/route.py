@@ -18,9 +18,11 @@ The route owns what every SCIP adapter used to write for itself:
 A language supplies ``ScipLanguage`` hooks: how a use site is classified (``sites``), how a symbol maps to a
 target (``target``), which relationships it records (``relation``), who provides a foreign target
 (``providers``, ``declaration``) and its provenance (``provenance``, ``edge_kind``); and how its indexer runs (its
-``analyze``). Rust's join keeps its own occurrence loop and binding (one symbol may name several definitions;
-code rust-analyzer does not analyse; impl headers and macro arguments), on the route's facts; Rust and Go share
-the outcome's ``settle`` and ``edge`` (``ExactOutcome``).
+``analyze``). A language whose indexer gives one symbol to several declarations keeps every definition
+(``first_definitions``' ``every``) and tells them apart in its ``target``; one that reads more of an occurrence
+than its start (its extent, its symbol) does so in ``occurrence_site``; passes over a document the index does not
+record (a language's impl headers, its macro arguments) build ``ScipUse`` values with ``use_at``. Go shares the
+outcome's ``settle`` and ``edge`` (``ExactOutcome``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import msgspec
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact, UnresolvedFact
 from indexer.languages.spec import ExactAdapter, ExactOutcome
-from indexer.scip.decode import Document, Relationship
+from indexer.scip.decode import Document, Occurrence, Relationship
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -62,6 +64,8 @@ class ScipUse(msgspec.Struct, array_like=True, frozen=True):
     package: str = ""  # the provider's name as the index writes it (a module, an npm or pub package)
     file: str = ""  # the symbol's file inside that package, where the symbol names one
     member: str = ""  # dotted member path in it, "" = the module itself
+    symbol: str = ""  # the SCIP symbol, where the language binds a foreign target by it
+    source_path: str = ""  # "" = ``path``: where the source is declared when the use is written elsewhere
 
 
 class ScipDefinition(msgspec.Struct, array_like=True, frozen=True):
@@ -174,22 +178,28 @@ class UseSite:
     source_col: int | None = None
     source: SymbolFact | None = None
     how: str = ""
+    syntax: Any = None  # what the language's site hook read there (its syntax node), for its ``target``
 
 
 class Local(NamedTuple):
-    """A target among this repository's declarations: (path, qualified name, kind)."""
+    """A target among this repository's declarations: (path, qualified name, kind); ``use``, when the target
+    decides how it is used (a path's qualifier: a type use of a type), else the site's."""
 
     path: str
     qualified_name: str
     kind: str
+    use: str = ""
 
 
 class Foreign(NamedTuple):
-    """A target defined outside this repository, as the index names it: bound per corpus by its providers."""
+    """A target defined outside this repository, as the index names it: bound per corpus by its providers
+    (``symbol``: the SCIP symbol, where the language binds by it; ``use`` as for ``Local``)."""
 
     package: str
     file: str = ""
     member: str = ""
+    symbol: str = ""
+    use: str = ""
 
 
 class External:
@@ -219,6 +229,11 @@ class ScipLanguage:
     analyzer: ClassVar[str]
     default_unit: ClassVar[str] = "utf-16"  # the column unit of a document that does not say
     prefer_own: ClassVar[bool] = True  # a foreign target the repository provides itself is its own
+    locals: ClassVar[bool] = False  # the uses of ``local`` symbols reach the hooks (where they settle a site)
+    self_edges: ClassVar[bool] = True  # a use of the declaration it is in is an edge (else neither edge nor settled)
+    # The edge of a use that settles no site (a relationship) still replaces the candidate edges from its source
+    # at its position (without settling the position's unresolved rows).
+    relations_cover: ClassVar[bool] = False
 
     def unit(self, doc: Document) -> str:
         """The column unit of one document."""
@@ -231,6 +246,13 @@ class ScipLanguage:
     @abstractmethod
     def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
         """For one file: the use site an occurrence at (0-based line, byte column) is, or None (nothing we record)."""
+
+    def occurrence_site(
+        self, site_at: Callable[[int, int], UseSite | None], occ: Occurrence, line0: int, col: int
+    ) -> UseSite | None:
+        """The use site of one occurrence (at 0-based ``line0``, byte column ``col``): ``site_at`` there, unless the
+        language reads more of the occurrence (its extent, its symbol)."""
+        return site_at(line0, col)
 
     @abstractmethod
     def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
@@ -270,6 +292,13 @@ class ScipLanguage:
     def ambiguity(self, use: ScipUse, repositories: list[str]) -> str:
         return "provided by " + ", ".join(sorted(repositories))
 
+    def ambiguous(self, use: ScipUse, source: str, repositories: list[str], bound: Binding) -> None:
+        """A foreign use more than one registered repository provides: an AMBIGUOUS row where it settles its site."""
+        if use.final:
+            name = use.member or use.file or use.package
+            detail = self.ambiguity(use, repositories)
+            bound.unresolved(use, source, name=name, reason=AMBIGUOUS, package=use.package, detail=detail)
+
     @abstractmethod
     def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
         """The edge a use makes of a target of that kind."""
@@ -283,18 +312,29 @@ class ScipLanguage:
 
 
 def first_definitions(
-    per_path: Iterable[tuple[str, Iterable[tuple[str, SymbolFact, bool]]]], defined: dict[str, tuple[str, SymbolFact]]
+    per_path: Iterable[tuple[str, Iterable[tuple[str, SymbolFact, bool]]]],
+    defined: dict[str, tuple[str, SymbolFact]],
+    every: dict[str, list[tuple[str, SymbolFact]]] | None = None,
 ) -> dict[str, list[SymbolFact]]:
     """Fill ``defined`` (SCIP symbol -> (path, our declaration)) from each file's definitions (symbol, declaration,
     whether the declaration is the analyzer's own), files in the order given (path order): a symbol two files
-    define is the first one's. Returns the analyzer's own declarations that won, by path."""
+    define is the first one's. Returns the analyzer's own declarations that won, by path.
+
+    ``every``: for a language whose indexer gives one symbol to several declarations (told apart at each use by
+    its ``target``), each declaration of a symbol, once, in order; the analyzer's own declarations returned are
+    then all of them. The per-path iterables are read lazily: one may look at ``defined`` as it grows."""
     synthesized: dict[str, list[SymbolFact]] = {}
     for path, definitions in per_path:
         for symbol, decl, made in definitions:
-            if symbol not in defined:
+            first = symbol not in defined
+            if first:
                 defined[symbol] = (path, decl)
-                if made:
-                    synthesized.setdefault(path, []).append(decl)
+            if every is not None:
+                hits = every.setdefault(symbol, [])
+                if all(h[1] is not decl for h in hits):
+                    hits.append((path, decl))
+            if made and (first or every is not None):
+                synthesized.setdefault(path, []).append(decl)
     return synthesized
 
 
@@ -314,10 +354,10 @@ def document_uses(
     n_occ = 0
     for occ in doc.occurrences:
         n_occ += 1
-        if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+        if occ.is_definition or not occ.symbol or (occ.symbol.startswith("local ") and not lang.locals):
             continue
         line0 = occ.range[0]
-        site = site_at(line0, cmap.byte_col(line0, occ.range[1]))
+        site = lang.occurrence_site(site_at, occ, line0, cmap.byte_col(line0, occ.range[1]))
         if site is None:
             continue
         src = site.source or fd.enclosing(site.line, site.col if site.source_col is None else site.source_col)
@@ -331,15 +371,40 @@ def document_uses(
             if site.final:
                 external.append(CoveredSite(path, site.line, site.col, src.qualified_name, src.kind))
             continue
-        at = (path, site.line, site.col, src.qualified_name, src.kind, site.use, site.final, site.how)
-        uses.append(_use(at, target))
+        uses.append(use_at(path, site.line, site.col, src, site.use, target, final=site.final, how=site.how))
     return n_occ
 
 
-def _use(at: tuple[str, int, int, str, str, str, bool, str], target: Local | Foreign) -> ScipUse:
+def use_at(
+    path: str,
+    line: int,
+    col: int,
+    source: SymbolFact,
+    use: str,
+    target: Local | Foreign,
+    *,
+    final: bool = True,
+    how: str = "",
+    source_path: str = "",
+) -> ScipUse:
+    """The use at (path, line, col) from ``source`` of a target (whose ``use``, when it has one, is the use)."""
+    at = (path, line, col, source.qualified_name, source.kind, target.use or use, final, how)
     if isinstance(target, Local):
-        return ScipUse(*at, target_path=target.path, target_qn=target.qualified_name, target_kind=target.kind)
-    return ScipUse(*at, package=target.package, file=target.file, member=target.member)
+        return ScipUse(
+            *at,
+            target_path=target.path,
+            target_qn=target.qualified_name,
+            target_kind=target.kind,
+            source_path=source_path,
+        )
+    return ScipUse(
+        *at,
+        package=target.package,
+        file=target.file,
+        member=target.member,
+        symbol=target.symbol,
+        source_path=source_path,
+    )
 
 
 def document_relations(lang: ScipLanguage, path: str, doc: Document, defined: Defined) -> list[ScipUse]:
@@ -358,8 +423,7 @@ def document_relations(lang: ScipLanguage, path: str, doc: Document, defined: De
             use, final, target = found
             if isinstance(target, External):
                 continue
-            at = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, use, final, "")
-            out.append(_use(at, target))
+            out.append(use_at(path, decl.start_line, decl.start_col, decl, use, target, final=final))
     return out
 
 
@@ -478,7 +542,7 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
         if source is not None:
             out.settle(source, c.path, c.line, c.col)
     for u in facts.uses:
-        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
+        source = corpus.key_of(repo, u.source_path or u.path, u.source_qn, u.source_kind)
         if source is None:
             continue
         if u.target_path:
@@ -491,19 +555,18 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
                 lang.unprovided(u, source, bound)
                 continue
             if len(places) > 1:
-                if u.final:
-                    detail = lang.ambiguity(u, [r for r, _d in places])
-                    name = u.member or u.file or u.package
-                    bound.unresolved(u, source, name=name, reason=AMBIGUOUS, package=u.package, detail=detail)
+                lang.ambiguous(u, source, [r for r, _d in places], bound)
                 continue
             found = lang.declaration(u, source, places[0], bound)
             if found is None:
                 continue
             target = found
-        if target.key is None:
+        if target.key is None or (target.key == source and not lang.self_edges):
             continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
         if u.final:
             out.settle(source, u.path, u.line, u.col)
+        elif lang.relations_cover:
+            out.covered.add((source, u.line, u.col))
         out.edge(
             lang.edge_kind(u, target.kind),
             source,

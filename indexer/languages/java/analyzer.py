@@ -40,10 +40,10 @@ from tree_sitter import Node, Parser
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import FileFacts, SymbolFact
+from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.java import build
-from indexer.languages.java.extract import TS_LANGUAGE
-from indexer.languages.java.resolve import TYPE_KINDS
+from indexer.languages.java.extract import TS_LANGUAGE, explicit_constructor_call
+from indexer.languages.java.resolve import IMPLICIT_BY, TYPE_KINDS, arity
 from indexer.languages.npm_tool import cache_root, cause, tail
 from indexer.languages.spec import AnalyzerFailed, ExactOutcome
 from indexer.scip.decode import Document, Index, Relationship, ScipDecodeError, decode_index
@@ -75,13 +75,13 @@ from indexer.scip.route import (
     first_definitions,
     source_reader,
 )
-from snapshot_format.vocab import EdgeKind, Provenance
+from snapshot_format.vocab import EXTERNAL_OVERRIDE, EdgeKind, Provenance
 
 LANGUAGE = "java"
 ANALYZER = "scip-java"
 PINNED_VERSION = "0.10.3"
 MAVEN_ARTIFACT = f"com.sourcegraph:scip-java_2.13:{PINNED_VERSION}"
-ADAPTER_VERSION = "scip-java-route-1"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-java-route-2"  # part of the cache key: bump on any change to the joined output
 INSTALL_ENV = "KIVGRAPH_SCIP_JAVA"  # an install directory to use instead of the pinned one (tests: a missing one)
 MAIN_CLASS = "com.sourcegraph.scip_java.ScipJava"
 PLUGIN_JAR = "semanticdb-plugin.jar"
@@ -424,6 +424,8 @@ def classify(node: Node) -> str:
         return "call"
     if parent.type == "explicit_constructor_invocation":
         return "new"  # this(...) or super(...): a constructor call
+    if parent.type == "enum_constant" and _same(parent.child_by_field_name("name"), node):
+        return "new"  # javac names the constructor an enum constant runs at the constant's name
     if parent.type == "method_reference" and parent.named_children and _same(parent.named_children[-1], node):
         return "callback" if len(parent.named_children) > 1 else "ref"
     if node.type == "type_identifier":
@@ -559,13 +561,43 @@ class JavaHooks(ScipLanguage):
         if child[1].kind != "method" or not rel.is_implementation:
             return None
         where = ("", *parent) if parent is not None else self.provided.get(symbol)
-        if where is None or where[2].kind != "method":
+        if where is None:
+            outside = _outside_method(symbol)
+            return ("override", False, outside) if outside is not None else None
+        if where[2].kind != "method":
             return None
         owner = self.kinds.get((where[0], where[1]), {}).get(where[2].container, "")
         return ("implements" if owner == "interface" else "override"), False, self._target(*where, "")
 
     def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
-        return [(use.package, "")]  # javac read the provider's file: the repository is known
+        # javac read the provider's file: the repository is known; "" is a method outside the graph
+        return [(use.package, "")] if use.package else []
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        """A method overriding one outside the graph (the JDK's, a jar's): an ``EXTERNAL_OVERRIDE`` row on it, but
+        for the methods whose implicit calls their ``IMPLICIT_CALL`` row names already."""
+        name = use.source_qn.rsplit(".", 1)[-1].partition("(")[0]
+        if use.use != "override" or name in IMPLICIT_METHODS:
+            return
+        base = use.member.partition("(")[0]
+        owner = base.rpartition(".")[0] or base
+        bound.out.unresolved.append(
+            UnresolvedFact(
+                name=name,
+                reason=EXTERNAL_OVERRIDE,
+                repository=bound.repo,
+                path=use.path,
+                line=use.line,
+                col=use.col,
+                language=LANGUAGE,
+                source=source,
+                package=use.file,
+                detail=(
+                    f"overrides {base} ({use.file}), outside the graph: code there ({owner}'s own methods, or code "
+                    "handed this object as one) may call it, and those calls are not in the graph"
+                ),
+            )
+        )
 
     def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
         kind, _, qn = use.member.partition(":")
@@ -575,12 +607,124 @@ class JavaHooks(ScipLanguage):
         return edge_kind(use.use, target_kind)
 
     def provenance(self, use: ScipUse) -> Provenance:
+        if use.use == "implicit":
+            return Provenance.JAVA_IMPLICIT_CALL
         relation = not use.final and use.use in ("override", "implements")
         return Provenance.JAVA_INDEXER_DEF if relation else Provenance.JAVA_INDEXER_USE
 
     def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
         """What the run could not see (a dependency not in the local repository, javac's errors)."""
         bound.out.notes.extend(why for _where, why in facts.not_loaded)
+
+
+# Methods Java calls without naming them: the resolver's ``IMPLICIT_CALL`` rows (resolve.py) name them; an
+# override of one outside the graph is no ``EXTERNAL_OVERRIDE`` row on top.
+IMPLICIT_METHODS = frozenset(name for name, _n in IMPLICIT_BY)
+
+
+def _outside_method(symbol: str) -> Foreign | None:
+    """A method of the JDK or of a jar (outside the graph) as a target bind leaves unprovided: ``file`` names its
+    package (``jdk 17``, Maven coordinates), ``member`` the method (``java.lang.Object.equals()``)."""
+    sym = parse_symbol(symbol)
+    if sym is None or not sym.descriptors or sym.descriptors[-1].suffix != METHOD or sym.package in ("", "."):
+        return None
+    names = [d.name for d in sym.descriptors if d.suffix == NAMESPACE]
+    members = [d.name for d in sym.descriptors if d.suffix != NAMESPACE]
+    return Foreign("", f"{sym.package} {sym.version}".strip(), ".".join([*names, *members]) + "()")
+
+
+def callable_with(constructors: list[SymbolFact], args: int) -> list[SymbolFact]:
+    """The constructors a call with ``args`` arguments can run: those of that arity, else the varargs ones (JLS
+    15.12.2: a variable-arity constructor only when no fixed-arity one applies)."""
+    fixed = [c for c in constructors if arity(c) == args]
+    return fixed or [c for c in constructors if arity(c) is None]
+
+
+def implicit_uses(
+    hooks: JavaHooks,
+    path: str,
+    doc: Document,
+    source: bytes,
+    ff: FileFacts,
+    defined: Mapping[str, tuple[str, SymbolFact]],
+    external: list[CoveredSite],
+) -> list[ScipUse]:
+    """The constructor calls javac makes that no source line writes, as uses at the calling declaration:
+
+    - a constructor without an explicit this(...)/super(...) calls its superclass's no-argument constructor, and a
+      class that declares no constructor has a default one that does (its use is the class's: ``new C()`` binds to
+      the class when C declares none);
+    - an enum constant with a body is an anonymous subclass whose constructor runs the enum's constructor of the
+      constant's arguments (a constant without a body is javac's own occurrence at its name).
+
+    The superclass is javac's (the class's SCIP relationships), its constructors are its declarations; a call
+    whose constructor the arity does not decide (two of the same arity) keeps the resolver's CANDIDATE edges. Each
+    use is at the site the extractor gives the same call (``sites.py``: ``new``, ``implicit``) and settles it; a
+    superclass javac finds outside the graph settles it with no edge."""
+    by_position = {(s.start_line, s.start_col, s.kind): s for s in ff.symbols}
+    classes = {
+        (p, d.start_line, d.start_col): sym
+        for sym, (p, d) in defined.items()
+        if d.kind in TYPE_KINDS and sym.endswith("#")
+    }
+    infos = {i.symbol: i for i in doc.symbols}
+    out: list[ScipUse] = []
+
+    def use(src: SymbolFact, where: tuple[str, str, SymbolFact], line: int, col: int) -> None:
+        target = hooks._target(*where, "")
+        at = (path, line, col, src.qualified_name, src.kind, "implicit", True, "")
+        if isinstance(target, Local):
+            out.append(ScipUse(*at, target_path=target.path, target_qn=target.qualified_name, target_kind=target.kind))
+        elif isinstance(target, Foreign):
+            out.append(ScipUse(*at, package=target.package, file=target.file, member=target.member))
+
+    def constructors_of(where: tuple[str, str, SymbolFact]) -> list[SymbolFact]:
+        return hooks.constructors.get((where[0], where[1], where[2].qualified_name), [])
+
+    stack = [_PARSER.parse(source).root_node]
+    while stack:
+        node = stack.pop()
+        stack.extend(node.named_children)
+        row, col = node.start_point[0] + 1, node.start_point[1]
+        if node.type == "class_declaration":
+            decl = by_position.get((row, col, "class"))
+            symbol = classes.get((path, row, col)) if decl is not None else None
+            info = infos.get(symbol) if symbol is not None else None
+            if decl is None or info is None:
+                continue  # a local class (its code is the method's), or one javac did not attribute
+            parents = [
+                ("", *defined[r.symbol]) if r.symbol in defined else hooks.provided.get(r.symbol)
+                for r in info.relationships
+                if r.is_implementation
+            ]
+            sup = next((w for w in parents if w is not None and w[2].kind == "class"), None)
+            body = node.child_by_field_name("body")
+            mine = [c for c in (body.named_children if body else []) if c.type == "constructor_declaration"]
+            callers = [(decl, row, col)] if not mine else []
+            for c in mine:
+                own = by_position.get((c.start_point[0] + 1, c.start_point[1], "constructor"))
+                if own is not None and not explicit_constructor_call(c):
+                    callers.append((own, own.start_line, own.start_col))
+            ctors = constructors_of(sup) if sup is not None else []
+            runs = (callable_with(ctors, 0) if ctors else [sup[2]]) if sup is not None else []
+            for src, line, at in callers:
+                if sup is not None and len(runs) == 1:
+                    use(src, (sup[0], sup[1], runs[0]), line, at)  # none declared: the default one, the class
+                elif sup is None:  # Object, or a superclass outside the graph: nothing of the graph is called
+                    external.append(CoveredSite(path, line, at, src.qualified_name, src.kind))
+        elif node.type == "enum_constant" and node.child_by_field_name("body") is not None:
+            member = by_position.get((row, col, "enum_member"))
+            enum = next((s for s in ff.symbols if member and s.qualified_name == member.container), None)
+            if member is None or enum is None:
+                continue
+            args = node.child_by_field_name("arguments")
+            n = len([c for c in args.named_children if "comment" not in c.type]) if args is not None else 0
+            ctors = constructors_of(("", path, enum))
+            runs = callable_with(ctors, n) if ctors else ([enum] if n == 0 else [])
+            name = node.child_by_field_name("name")
+            if len(runs) == 1 and name is not None:  # from the enum, as javac's occurrence at a constant's name
+                use(enum, ("", path, runs[0]), name.start_point[0] + 1, name.start_point[1])
+    return out
 
 
 def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider], corpus: Corpus, run: Run):
@@ -629,6 +773,7 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
             hooks, path, doc, source_of(path), FileDeclarations(ff.symbols, SOURCE_KINDS), defined, uses, external
         )
         uses += document_relations(hooks, path, doc, defined)
+        uses += implicit_uses(hooks, path, doc, source_of(path), ff, defined, external)
         for p, decl in defined.values():
             if p == path and decl.kind == "method":
                 # javac decided what this method overrides: a candidate override here is settled
@@ -661,6 +806,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
 _EDGE_OF_USE = {
     "call": EdgeKind.CALLS_DIRECT,
     "new": EdgeKind.CALLS_DIRECT,
+    "implicit": EdgeKind.CALLS_DIRECT,
     "import": EdgeKind.IMPORTS_SYMBOL,
     "type": EdgeKind.TYPE_USES,
     "extends": EdgeKind.EXTENDS,
@@ -674,7 +820,7 @@ _EDGE_OF_USE = {
 def edge_kind(use: str, target_kind: str) -> EdgeKind:
     if use == "callback":
         return EdgeKind.PASSES_AS_CALLBACK if target_kind in _CALLABLE else EdgeKind.REFERENCES
-    if use in ("call", "new") and target_kind not in _CALLABLE and target_kind != "class":
+    if use in ("call", "new", "implicit") and target_kind not in _CALLABLE and target_kind not in ("class", "enum"):
         return EdgeKind.REFERENCES
     if use == "type" and target_kind not in TYPE_KINDS:
         return EdgeKind.REFERENCES

@@ -30,7 +30,7 @@ from indexer.languages.java.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "java-ts-3"
+EXTRACTOR_VERSION = "java-ts-4"
 
 TS_LANGUAGE = Language(tree_sitter_java.language())
 
@@ -300,22 +300,38 @@ class _Extractor:
             if m.type in _METHODS or m.type in _CONSTRUCTORS:
                 key = name if m.type in _CONSTRUCTORS else _text(m.child_by_field_name("name"))
                 counts[key] = counts.get(key, 0) + 1
+        # the superclass a constructor without this(...)/super(...) calls (its no-argument constructor), as written
+        implicit = (
+            _dotted(self._types_in(superclass)[0]) if superclass is not None and self._types_in(superclass) else ""
+        )
+        constructors = 0
         for m in members:
             if m.type in TYPE_DECLARATIONS:
                 self._type(m, qn, scope, in_interface=interface)
             elif m.type in _METHODS or m.type in _CONSTRUCTORS:
+                first = len(self.symbols)
                 self._method(m, qn, name, scope, counts, interface)
+                if m.type in _CONSTRUCTORS:
+                    constructors += 1
+                    if implicit and not explicit_constructor_call(m):
+                        self._site(S.NEW, implicit, m, self.symbols[first].qualified_name, _IMPLICIT_SUPER)
             elif m.type in ("field_declaration", "constant_declaration"):
                 self._field(m, qn, scope, interface)
             elif m.type == "enum_constant":
                 cname = m.child_by_field_name("name")
                 if cname is not None:
                     self._symbol(_text(cname), f"{qn}.{_text(cname)}", "enum_member", m, _text(cname), True, qn)
+                    # the constant runs the enum's constructor of its arguments (through its body's, if any)
+                    local = self._locals_of(m, scope)
+                    call = ("", "", "", str(_argument_count(m)), _argument_types(m, local), "implicit")
+                    self._site(S.NEW, name, cname, qn, call)  # from the enum, as the constant's other uses
                 for part in m.named_children:
                     if not _same(part, cname):
                         self._body(part, qn, _Scope(type_parameters=set(scope.type_parameters)))
             elif m.type in ("static_initializer", "block"):
                 self._body(m, qn, self._locals_of(m, scope))
+        if implicit and not constructors:
+            self._site(S.NEW, implicit, node, qn, _IMPLICIT_SUPER)  # the default constructor: the class's own
 
     def _types_in(self, node: Node) -> list[Node]:
         """The types a superclass or interface list names."""
@@ -573,6 +589,20 @@ _LITERAL_TYPES = {
     "null_literal": "null",
     "class_literal": "Class",
 }
+
+
+_IMPLICIT_SUPER = ("", "", "", "0", "", "implicit")
+
+
+def explicit_constructor_call(ctor: Node) -> bool:
+    """Whether a constructor's body starts with this(...) or super(...) (else javac calls super())."""
+    body = ctor.child_by_field_name("body")
+    first = (
+        next((c for c in body.named_children if c.type not in ("line_comment", "block_comment")), None)
+        if body
+        else None
+    )
+    return first is not None and first.type == "explicit_constructor_invocation"
 
 
 def _argument_type(arg: Node, scope: _Scope) -> str:

@@ -21,7 +21,7 @@ from indexer.corpus import Corpus, Resolution
 from indexer.facts import EdgeFact, FileFacts, PackageDependencyFact, Site, SymbolFact, UnresolvedFact
 from indexer.languages.java import sites as S
 from indexer.languages.java.modules import LANGUAGE
-from snapshot_format.vocab import Confidence, EdgeKind, Provenance
+from snapshot_format.vocab import IMPLICIT_CALL, Confidence, EdgeKind, Provenance
 
 TYPE_KINDS = frozenset({"class", "interface", "enum"})
 _METHOD_KINDS = frozenset({"method", "constructor"})
@@ -375,6 +375,11 @@ class _Resolver:
                     for m in self.index.members_named(t.repository, t.qualified_name, t.symbol.name, inherited=False)
                     if m.kind == "constructor"
                 ]
+                implicit = site.extra[5:6] == ("implicit",)
+                if implicit and ctors:  # an unwritten call has no overload to fall back to: one that fits, or none
+                    ctors = [c for c in ctors if arity(c.symbol) in (args, None)]
+                    if not ctors:
+                        continue
                 for target in _by_arity(ctors, args, types) if ctors else [t]:
                     self.edge(EdgeKind.CALLS_DIRECT, repo, ff, site, target)
         elif kind in (S.CALL, S.CALLBACK, S.REF):
@@ -505,6 +510,44 @@ class _Resolver:
                 break
 
 
+# Methods Java calls without a line naming them (docs/surface.md §4.8), by name and parameter count, with the syntax.
+IMPLICIT_BY: dict[tuple[str, int], str] = {
+    ("close", 0): "a try-with-resources statement (at the end of its block, for each resource)",
+    ("iterator", 0): "an enhanced for statement over an Iterable (for (T x : it))",
+    ("hasNext", 0): "an enhanced for statement over an Iterable, on the iterator it takes",
+    ("next", 0): "an enhanced for statement over an Iterable, on the iterator it takes",
+    ("toString", 0): 'string concatenation and conversion ("" + x, String.valueOf(x), println(x))',
+}
+
+
+def implicit_calls(out: Resolution, corpus: Corpus, repo: str, ff: FileFacts) -> None:
+    """An ``IMPLICIT_CALL`` row on each method Java calls through syntax that names no method (``close`` for
+    try-with-resources, ``iterator``/``hasNext``/``next`` for an enhanced for, ``toString`` for string
+    conversion): neither javac's occurrences nor syntax record those calls as uses of it, so its callers are
+    never all in the graph. The row sits on the method (``source`` is its key), in every mode."""
+    for d in ff.symbols:
+        if d.kind != "method" or not d.container or "static" in d.signature.split("(")[0].split():
+            continue
+        by = IMPLICIT_BY.get((d.name, arity(d) or 0)) if arity(d) == 0 else None
+        source = corpus.key_of(repo, ff.path, d.qualified_name, d.kind) if by else None
+        if source is None:
+            continue
+        out.unresolved.append(
+            UnresolvedFact(
+                name=d.name,
+                reason=IMPLICIT_CALL,
+                repository=repo,
+                path=ff.path,
+                line=d.start_line,
+                col=d.start_col,
+                language=LANGUAGE,
+                source=source,
+                package=ff.package,
+                detail=f"Java calls {d.name}() through {by}; no analyzer records such a call as a use of it",
+            )
+        )
+
+
 def resolve(corpus: Corpus) -> Resolution:
     """Bind every Java site of the corpus on syntax: CANDIDATE edges, UNRESOLVED rows with reasons."""
     index = JavaIndex(corpus)
@@ -519,6 +562,7 @@ def resolve(corpus: Corpus) -> Resolution:
                     args = int(site.extra[3]) if len(site.extra) > 3 and site.extra[3].isdigit() else None
                     resolver.site(repo_name, facts, site, args, site.extra[4] if len(site.extra) > 4 else "")
                 resolver.overrides(repo_name, facts)
+                implicit_calls(resolver.out, corpus, repo_name, facts)
 
             resolver.out.guarded(repo.name, ff, LANGUAGE, work)
     for (consumer, cpkg, provider, ppkg), (path, line) in sorted(resolver.dependencies.items()):

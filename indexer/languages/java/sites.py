@@ -10,7 +10,11 @@ Site kinds (``name`` is the identifier or the dotted name as written)
     ``call``        a method invocation; extra = (qualifier text, binding, qualifier type, argument count,
                     argument types: comma-separated, each as syntax gives it or "")
     ``new``         the type of an object creation (``new T(...)``): the constructor call;
-                    extra = ("", "", "", argument count, argument types)
+                    extra = ("", "", "", argument count, argument types); a call javac makes unwritten has a
+                    sixth, ``implicit``: a constructor without this(...)/super(...) calls its superclass's
+                    no-argument one (the site is at the constructor; at the class for its default constructor,
+                    name = the superclass as written), an enum constant the enum's constructor of its arguments
+                    (at the constant's name, from the enum; name = the enum's)
     ``callback``    a method reference (``T::m``, ``x::m``); extra as for ``call``
     ``ref``         a field read or written (``x.f``, a bare name no local binds); extra as for ``call``
     ``type``        a type name in a type position
