@@ -56,7 +56,7 @@ from indexer.pipeline import (
     resolve_phase,
 )
 from indexer.progress import Progress, ProgressFn
-from indexer.publish import GenerationContent, PublishLock, PublishResult, publish, publish_layers
+from indexer.publish import GenerationContent, PublishLock, PublishResult, holding, publish, publish_layers
 from indexer.scope import Scope, newly_resolvable, plan
 from indexer.scratch import scratch_directory
 from snapshot_format.errors import SnapshotError
@@ -133,8 +133,12 @@ def run_index(
     only: frozenset[str] | None = None,
     on_published: Callable[[Stage], None] | None = None,
     scope_paths: frozenset[str] | None = None,
+    lock: PublishLock | None = None,
 ) -> tuple[IndexReport, PublishResult | None]:
     """Index every registered repository and publish what changed (raises on failure).
+
+    ``lock``: the indexer lock, when the caller holds it (the CLI, for a whole ``--watch``); else the run takes
+    it, once, for all of it (discovery through publication: see ``PublishLock``).
 
     ``scope_paths`` (``--watch``): the files whose change started the run; the run rebuilds only the
     repositories they concern and those linked to them, carrying every other layer (``indexer.scope``).
@@ -149,13 +153,14 @@ def run_index(
     names = {r.name for r in loaded.repositories}
     if only is not None and not only <= names:
         raise ValueError(f"--repository: not registered: {', '.join(sorted(only - names))}")
-    with PublishLock(layout):  # the whole run, not only publication: see PublishLock
-        return _locked_run_index(loaded, layout, emit, mode, only, on_published, scope_paths)
+    with holding(layout, lock) as held:  # the whole run, not only publication: see PublishLock
+        return _locked_run_index(loaded, layout, held, emit, mode, only, on_published, scope_paths)
 
 
 def _locked_run_index(
     loaded: LoadedConfig,
     layout: StateLayout,
+    lock: PublishLock,
     emit: ProgressFn,
     mode: str,
     only: frozenset[str] | None,
@@ -166,7 +171,16 @@ def _locked_run_index(
     started = time.perf_counter()
     with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
         run = index_in_stages(
-            loaded, layout, cache, emit, timer, mode=mode, only=only, on_published=on_published, scope_paths=scope_paths
+            loaded,
+            layout,
+            cache,
+            emit,
+            timer,
+            mode=mode,
+            only=only,
+            on_published=on_published,
+            scope_paths=scope_paths,
+            lock=lock,
         )
         cache.prune()
         stats = cache.stats
@@ -222,6 +236,7 @@ def _compatible(previous: Generation) -> bool:
 
 def _publish(
     layout: StateLayout,
+    lock: PublishLock,
     content: GenerationContent,
     b: Build,
     stage: str,
@@ -251,6 +266,7 @@ def _publish(
             retain=b.loaded.indexing.retain_generations,
             on_step=on_step,
             reuse=reuse,
+            lock=lock,
         )
     else:
         result = publish(
@@ -260,6 +276,7 @@ def _publish(
             retain=b.loaded.indexing.retain_generations,
             on_step=on_step,
             reuse=reuse,
+            lock=lock,
         )
     b.timer.add("publish", t)
     b.progress(Progress("publish", "*", f"{result.name} ({stage})", 1, 1))
@@ -277,8 +294,9 @@ def index_in_stages(
     only: frozenset[str] | None,
     on_published: PublishedFn | None = None,
     scope_paths: frozenset[str] | None = None,
+    lock: PublishLock,
 ) -> StagedRun:
-    """One index run (the caller holds the publication lock): nothing, or a CANDIDATE then an exact generation,
+    """One index run (under ``lock``, the indexer lock the caller holds): nothing, or a CANDIDATE then an exact generation,
     or one exact generation; read again at once when the tree changed under a result (``indexer.staleness``)."""
     stages: list[Stage] = []  # every publication of the run, whichever read made it
 
@@ -294,12 +312,23 @@ def index_in_stages(
         try:
             try:
                 run = _read_and_publish(
-                    loaded, layout, cache, emit, timer, mode=mode, only=only, published=published, paths=scope_paths
+                    loaded,
+                    layout,
+                    cache,
+                    emit,
+                    timer,
+                    mode=mode,
+                    only=only,
+                    published=published,
+                    paths=scope_paths,
+                    lock=lock,
                 )
             except _Widen as widen:
                 emit(Progress("scope", "*", f"{widen}: indexing the whole set", 1, 1))
                 scope_paths = None
-                run = _read_and_publish(loaded, layout, cache, emit, timer, mode=mode, only=only, published=published)
+                run = _read_and_publish(
+                    loaded, layout, cache, emit, timer, mode=mode, only=only, published=published, lock=lock
+                )
         except staleness.Stale as stale:
             dropped.append(stale)
             again = "reading the tree again" if read < staleness.MAX_READS else "giving up"
@@ -320,6 +349,7 @@ def _read_and_publish(
     mode: str,
     only: frozenset[str] | None,
     published: PublishedFn,
+    lock: PublishLock,
     paths: frozenset[str] | None = None,
     planned: Scope | None = None,
     whole: Inputs | None = None,
@@ -337,7 +367,7 @@ def _read_and_publish(
         front = None
         if scope is not None and scope.origin == "watch" and scope.front != scope.rebuilt:
             assert previous is not None
-            front = _front_stage(loaded, layout, cache, emit, timer, previous, scope)
+            front = _front_stage(loaded, layout, lock, cache, emit, timer, previous, scope)
             if front is not None:
                 published(front)
         b = Build(scope.restrict(loaded) if scope else loaded, cache, emit, timer, only, previous)
@@ -372,6 +402,7 @@ def _read_and_publish(
                     mode=mode,
                     only=only,
                     published=published,
+                    lock=lock,
                     planned=narrowed,
                     whole=inputs,  # what the whole set was read as: the run publishes what a whole run would
                 )
@@ -395,7 +426,7 @@ def _read_and_publish(
                 built = provisional(b, previous, changes)
                 if built is not None:
                     content, pending = built
-                    result = _publish(layout, content, b, "candidate", check, scope)
+                    result = _publish(layout, lock, content, b, "candidate", check, scope)
                     assert result is not None  # the rebuilt part: no edge of it crosses to a carried one
                     stage = Stage("candidate", result, pending, time.perf_counter() - t)
                     timer.add("candidate_stage", t)
@@ -415,7 +446,7 @@ def _read_and_publish(
         emit(Progress("analyzers", "*", _analyzers_ran(route), 1, 1))
         link_phase(b)
         records_phase(b)
-        result = _publish(layout, b.content(), b, "exact", check, scope)
+        result = _publish(layout, lock, b.content(), b, "exact", check, scope)
         assert result is not None
         if scope is None or whole is not None:  # a watch's scoped run did not read the whole set
             remember(cache, result, whole or inputs)
@@ -431,6 +462,7 @@ def _read_and_publish(
 def _front_stage(
     loaded: LoadedConfig,
     layout: StateLayout,
+    lock: PublishLock,
     cache: FactCache,
     emit: ProgressFn,
     timer: Timer,
@@ -457,7 +489,7 @@ def _front_stage(
     if built is None:
         return None
     content, pending = built
-    result = _publish(layout, content, f, "candidate", check, scope, scope.front)
+    result = _publish(layout, lock, content, f, "candidate", check, scope, scope.front)
     if result is None:
         return None
     timer.add("candidate_stage", t)
