@@ -10,8 +10,8 @@ The route owns what every SCIP adapter used to write for itself:
 - relationships (``document_relations``): a definition's ``is_implementation`` relationships as OVERRIDES,
   IMPLEMENTS and EXTENDS uses;
 - provider binding (``bind``): a local target by its stable key, a foreign one only when exactly one registered
-  repository provides it (the repository's own first where the language says so), else AMBIGUOUS_PACKAGE_PROVIDER;
-  cross-repository edges counted, every resolved site settled;
+  repository provides it (``bind_foreign``: the repository's own first where the language says so), else
+  AMBIGUOUS_PACKAGE_PROVIDER; cross-repository edges counted, every resolved site settled;
 - the incremental merge (``merged``): a run over some files with the last run's facts for the others;
 - the adapter (``ScipAdapter``): the seam's methods from a language's tool and hooks.
 
@@ -20,9 +20,9 @@ target (``target``), which relationships it records (``relation``), who provides
 (``providers``, ``declaration``) and its provenance (``provenance``, ``edge_kind``); and how its indexer runs (its
 ``analyze``). A language whose indexer gives one symbol to several declarations keeps every definition
 (``first_definitions``' ``every``) and tells them apart in its ``target``; one that reads more of an occurrence
-than its start (its extent, its symbol) does so in ``occurrence_site``; passes over a document the index does not
-record (a language's impl headers, its macro arguments) build ``ScipUse`` values with ``use_at``. Go shares the
-outcome's ``settle`` and ``edge`` (``ExactOutcome``).
+than its start (its extent, its symbol) does so in ``occurrence_site``; its passes over syntax the index does not
+record build ``ScipUse`` values with ``use_at``. Go shares the
+outcome's ``settle`` and ``edge`` (``ExactOutcome``) and ``bind_foreign``, through ``ProviderHooks`` of its own uses.
 """
 
 from __future__ import annotations
@@ -222,13 +222,47 @@ def column_unit(position_encoding: int, default: str) -> str:
     return {1: "utf-8", 2: "utf-16", 3: "utf-32"}.get(position_encoding, default)
 
 
-class ScipLanguage:
-    """A language's hooks into the SCIP route (one instance per language)."""
+UseT = TypeVar("UseT")
+
+
+class ProviderHooks(Generic[UseT]):
+    """How a language's uses of foreign targets bind to registered repositories (``bind_foreign``): the SCIP
+    route's languages (``ScipLanguage``), and Go's go/types helper, whose uses are its own."""
 
     language: ClassVar[str]
     analyzer: ClassVar[str]
-    default_unit: ClassVar[str] = "utf-16"  # the column unit of a document that does not say
     prefer_own: ClassVar[bool] = True  # a foreign target the repository provides itself is its own
+
+    def language_of(self, path: str) -> str:
+        """The language id of a file (one folder may serve several)."""
+        return self.language
+
+    def package_of(self, path: str) -> str:
+        """The package a file is in, for the rows about a file the analyzer left out."""
+        return ""
+
+    @abstractmethod
+    def providers(self, use: UseT, modules: Any) -> list[tuple[str, str]]:
+        """The registered (repository, directory) pairs that provide a foreign use's package."""
+
+    @abstractmethod
+    def declaration(self, use: UseT, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        """The provider's declaration a foreign use (from ``source``) names, by key; or None (the hook may have
+        recorded why)."""
+
+    @abstractmethod
+    def unprovided(self, use: UseT, source: str, bound: Binding) -> None:
+        """A foreign use no registered repository provides."""
+
+    @abstractmethod
+    def ambiguous(self, use: UseT, source: str, repositories: list[str], bound: Binding) -> None:
+        """A foreign use more than one registered repository provides."""
+
+
+class ScipLanguage(ProviderHooks[ScipUse]):
+    """A language's hooks into the SCIP route (one instance per language)."""
+
+    default_unit: ClassVar[str] = "utf-16"  # the column unit of a document that does not say
     locals: ClassVar[bool] = False  # the uses of ``local`` symbols reach the hooks (where they settle a site)
     self_edges: ClassVar[bool] = True  # a use of the declaration it is in is an edge (else neither edge nor settled)
     # The edge of a use that settles no site (a relationship) still replaces the candidate edges from its source
@@ -265,24 +299,7 @@ class ScipLanguage:
         as (use, settles its site, target), or None when the language records no such relationship."""
         return None
 
-    # -- bind ------------------------------------------------------------------------------------------
-
-    def language_of(self, path: str) -> str:
-        """The language id of a file (one folder may serve several)."""
-        return self.language
-
-    def package_of(self, path: str) -> str:
-        """The package a file is in, for the rows about a file the analyzer left out."""
-        return ""
-
-    @abstractmethod
-    def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
-        """The registered (repository, directory) pairs that provide a foreign use's package."""
-
-    @abstractmethod
-    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
-        """The provider's declaration a foreign use (from ``source``) names, by key; or None (the hook may have
-        recorded why)."""
+    # -- bind (and ``ProviderHooks``) ----------------------------------------------------------------
 
     def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
         """A foreign use no registered repository provides: the site is settled (a package nobody registered)."""
@@ -493,28 +510,52 @@ class Binding:
     repo: str
     corpus: Corpus
     out: ExactOutcome
-    lang: ScipLanguage
+    lang: ProviderHooks[Any]
     modules: Any  # the language's per-corpus table (``ExactAdapter.modules``)
 
     def settle(self, source: str, path: str, line: int, col: int) -> None:
         """The site is decided: candidate edges and unresolved rows there give way."""
         self.out.settle(source, path, line, col)
 
-    def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
-        """A row for a use that could not be bound, at its site; the site is settled."""
+    def row(
+        self,
+        *,
+        name: str,
+        reason: str,
+        detail: str,
+        path: str = "",
+        line: int = 0,
+        col: int = 0,
+        source: str = "",
+        package: str = "",
+    ) -> None:
+        """An unresolved row of this repository, in the language of its file (settles nothing)."""
         self.out.unresolved.append(
             UnresolvedFact(
                 name=name,
                 reason=reason,
                 repository=self.repo,
-                path=use.path,
-                line=use.line,
-                col=use.col,
-                language=self.lang.language_of(use.path),
+                path=path,
+                line=line,
+                col=col,
+                language=self.lang.language_of(path),
                 source=source,
                 package=package,
                 detail=detail,
             )
+        )
+
+    def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
+        """A row for a use that could not be bound, at its site; the site is settled."""
+        self.row(
+            name=name,
+            reason=reason,
+            detail=detail,
+            path=use.path,
+            line=use.line,
+            col=use.col,
+            source=source,
+            package=package,
         )
         self.settle(source, use.path, use.line, use.col)
 
@@ -524,17 +565,13 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
     out = ExactOutcome(repository=repo, excluded=dict(facts.excluded))
     bound = Binding(repo, corpus, out, lang, modules)
     for path, why in facts.excluded:
-        out.unresolved.append(
-            UnresolvedFact(
-                name="",
-                reason="ANALYZER_FAILED",
-                repository=repo,
-                path=path,
-                language=lang.language_of(path),
-                package=lang.package_of(path),
-                detail=f"{lang.analyzer} crashed on this file, so it was analysed without it ({why}); its uses are "
-                "CANDIDATE",
-            )
+        bound.row(
+            name="",
+            reason="ANALYZER_FAILED",
+            path=path,
+            package=lang.package_of(path),
+            detail=f"{lang.analyzer} crashed on this file, so it was analysed without it ({why}); its uses are "
+            "CANDIDATE",
         )
     lang.preamble(facts, bound, modules)
     for c in facts.external:
@@ -548,16 +585,7 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
         if u.target_path:
             target = BoundTarget(repo, corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind), u.target_kind)
         else:
-            places = lang.providers(u, modules)
-            if lang.prefer_own:
-                places = [p for p in places if p[0] == repo][:1] or places
-            if not places:
-                lang.unprovided(u, source, bound)
-                continue
-            if len(places) > 1:
-                lang.ambiguous(u, source, [r for r, _d in places], bound)
-                continue
-            found = lang.declaration(u, source, places[0], bound)
+            found = bind_foreign(lang, u, source, bound)
             if found is None:
                 continue
             target = found
@@ -578,6 +606,22 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
             confidence=target.confidence or Confidence.EXACT_TYPECHECKED,
         )
     return out
+
+
+def bind_foreign(lang: ProviderHooks[UseT], use: UseT, source: str, bound: Binding) -> BoundTarget | None:
+    """A use's target defined outside the repository: the declaration of its one provider (the repository's own
+    first where the language says so), by key; ``unprovided`` when none provides it, ``ambiguous`` when more than
+    one does (both record what the language says of it), and None."""
+    places = lang.providers(use, bound.modules)
+    if lang.prefer_own:
+        places = [p for p in places if p[0] == bound.repo][:1] or places
+    if not places:
+        lang.unprovided(use, source, bound)
+        return None
+    if len(places) > 1:
+        lang.ambiguous(use, source, [r for r, _d in places], bound)
+        return None
+    return lang.declaration(use, source, places[0], bound)
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ from tree_sitter import Language, Node
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact
 from indexer.languages.npm_tool import cause, tail
 from indexer.languages.rust import dependencies, monikers, toolchain
 from indexer.languages.rust import sites as S
@@ -1454,16 +1454,7 @@ class RustHooks(ScipLanguage):
         table.add(repo, facts.declarations)
         table.unused[repo] = {u.package: u for u in facts.unused_patches}
         for p in facts.problems:
-            out.unresolved.append(
-                UnresolvedFact(
-                    name=p.workspace,
-                    reason=p.reason,
-                    repository=repo,
-                    language=LANGUAGE,
-                    package=p.workspace,
-                    detail=_problem_detail(p),
-                )
-            )
+            bound.row(name=p.workspace, reason=p.reason, package=p.workspace, detail=_problem_detail(p))
         out.notes.extend(facts.notes)
         missing = [
             p
@@ -1473,40 +1464,31 @@ class RustHooks(ScipLanguage):
         if missing:
             out.notes.append("; ".join(_note(p) for p in missing))
         for b in facts.blind:
-            source = bound.corpus.key_of(repo, b.path, b.source_qn, b.source_kind)
-            out.unresolved.append(
-                UnresolvedFact(
-                    name=b.name,
-                    reason=DEPENDENCIES_NOT_LOADED,
-                    repository=repo,
-                    path=b.path,
-                    line=b.line,
-                    col=b.col,
-                    language=LANGUAGE,
-                    source=source or "",
-                    detail=f"rust-analyzer did not resolve this: cargo could not load the dependencies of workspace "
-                    f"{b.workspace or '.'} offline, so none of them was analysed",
-                )
+            bound.row(
+                name=b.name,
+                reason=DEPENDENCIES_NOT_LOADED,
+                path=b.path,
+                line=b.line,
+                col=b.col,
+                source=bound.corpus.key_of(repo, b.path, b.source_qn, b.source_kind) or "",
+                detail=f"rust-analyzer did not resolve this: cargo could not load the dependencies of workspace "
+                f"{b.workspace or '.'} offline, so none of them was analysed",
             )
             out.covered_positions.add((b.path, b.line, b.col))
         for a in facts.ambiguous:
             source = bound.corpus.key_of(repo, a.path, a.source_qn, a.source_kind)
             if source is None:
                 continue
-            out.unresolved.append(
-                UnresolvedFact(
-                    name=a.name,
-                    reason=a.reason,
-                    repository=repo,
-                    path=a.path,
-                    line=a.line,
-                    col=a.col,
-                    language=LANGUAGE,
-                    source=source,
-                    detail=f"rust-analyzer gives one symbol to {len(a.candidates)} definitions ("
-                    + ", ".join(f"{qn} at {p}:{line}" for p, qn, line in a.candidates)
-                    + "), and nothing at this use says which it calls: it may be any of them",
-                )
+            bound.row(
+                name=a.name,
+                reason=a.reason,
+                path=a.path,
+                line=a.line,
+                col=a.col,
+                source=source,
+                detail=f"rust-analyzer gives one symbol to {len(a.candidates)} definitions ("
+                + ", ".join(f"{qn} at {p}:{line}" for p, qn, line in a.candidates)
+                + "), and nothing at this use says which it calls: it may be any of them",
             )
             out.settle(source, a.path, a.line, a.col)
 
@@ -1596,19 +1578,16 @@ class RustHooks(ScipLanguage):
         if use.use == "implements":
             detail = f"{use.source_qn} implements a trait item that is not tied: {detail}"
         if use.use != "method_of":
-            bound.out.unresolved.append(
-                UnresolvedFact(
-                    name=sym.descriptors[-1].name if sym.descriptors else sym.package,
-                    reason=reason,
-                    repository=bound.repo,
-                    path=use.path,
-                    line=use.line,
-                    col=use.col,
-                    language=LANGUAGE,
-                    source=source,
-                    package=sym.package,
-                    detail=detail,
-                )
+            name = sym.descriptors[-1].name if sym.descriptors else sym.package
+            bound.row(
+                name=name,
+                reason=reason,
+                detail=detail,
+                path=use.path,
+                line=use.line,
+                col=use.col,
+                source=source,
+                package=sym.package,
             )
         if use.final:
             bound.settle(source, use.path, use.line, use.col)
