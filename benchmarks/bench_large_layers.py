@@ -523,7 +523,7 @@ def report(data: dict[str, Any]) -> str:
                     f"{r['run']}: {', '.join(n for n in r['rebuilt'] if n != r['run'].split()[-1])}" for r in unlinked
                 )
                 + ". `kivgraph index` scopes a whole read to the repositories whose files or analyzer inputs changed "
-                "(`indexer.incremental._narrowed`), and the Go analyzer's cache key covers every Go file of the "
+                "(`indexer.run._narrowed`), and the Go analyzer's cache key covers every Go file of the "
                 "registered corpus (`indexer/languages/go/analyzer.py` `cache_key`), so one Go edit changes every "
                 "Go repository's analyzer input: an edit in a Go repository costs every registered Go repository.",
             ]

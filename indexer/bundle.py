@@ -47,7 +47,7 @@ from indexer.languages.spec import ExactAdapter
 from indexer.lexicon import LexiconBuilder
 from indexer.pipeline import Build, Timer, discover_phase, extract_phase, key_phase, resolve_phase
 from indexer.progress import Heartbeat, Progress, ProgressFn
-from indexer.publish import PublishLock
+from indexer.publish import PublishLock, holding
 from indexer.scratch import scratch_directory
 from snapshot_format.atomic import write_atomically
 from snapshot_format.layout import StateLayout
@@ -407,12 +407,14 @@ def build_bundle(
     *,
     progress: ProgressFn,
     fact_cache_mode: str | None = None,
+    lock: PublishLock | None = None,
 ) -> BundleManifest:
     """Build repository ``name``'s part with its analyzers, alone, and write it as a bundle at ``out``.
 
     Only ``name`` is registered for the run, and its dependencies are seen as this environment installs them
     (``Corpus.installed``). The fact cache of the state directory is used and filled as by ``kivgraph index``;
-    nothing is published. Holds the state directory's indexer lock (one indexer per state directory).
+    nothing is published. Holds the state directory's indexer lock (one indexer per state directory): ``lock``, when
+    the caller holds it, else the lock taken for the build.
     """
     names = [r.name for r in loaded.repositories]
     if name not in names:
@@ -423,7 +425,7 @@ def build_bundle(
         raise ValueError(f"repository {name} cannot be read: {repo.problem}")
     mode = fact_cache_mode or loaded.indexing.fact_cache
     timer = Timer()
-    with PublishLock(layout), scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
+    with holding(layout, lock), scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
         b = Build(single, cache, progress, timer)
         b.installed, b.keep_runs = True, True
         b.analyze = _heartbeat_analyze(progress)

@@ -21,10 +21,10 @@ import msgspec
 from indexer import __version__
 from indexer.config import Config, ConfigError, RepositoryConfig, load, normalize_languages, upsert_repositories, write
 from indexer.fact_cache import read_damage_note
-from indexer.pipeline import run_index
 from indexer.progress import PhaseLines, Progress
 from indexer.progress import as_json as progress_json
 from indexer.publish import PublishError, PublishLock
+from indexer.run import run_index
 from indexer.staleness import TreeKeptChanging
 from snapshot_format import errors as snap_errors
 from snapshot_format.atomic import write_atomically
@@ -34,7 +34,7 @@ from snapshot_format.regular import read_regular
 from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION, MIN_READER_VERSION
 
 if TYPE_CHECKING:
-    from indexer.incremental import Stage
+    from indexer.run import Stage
 
 EXIT_FAILURE = 1
 EXIT_LOCKED = 3
@@ -314,10 +314,10 @@ def index(
     _exit_cleanly_on_termination()
     try:
         # One indexer at a time for the whole run (and the whole watch): see PublishLock.
-        with PublishLock(layout):
+        with PublishLock(layout) as lock:  # the one acquisition: the runs below are passed it
             if bundle_path is not None:
-                _bundle_locked(layout, reporter, only[0], Path(bundle_path), fact_cache)
-            _index_locked(layout, reporter, watch, fact_cache, only, register)
+                _bundle_locked(layout, lock, reporter, only[0], Path(bundle_path), fact_cache)
+            _index_locked(layout, lock, reporter, watch, fact_cache, only, register)
     except snap_errors.PublishLockedError as exc:
         _finish_failure(reporter, str(exc), EXIT_LOCKED)
     except PublishError as exc:  # the lock file itself is damaged: named, with the fix
@@ -333,6 +333,7 @@ def index(
 
 def _index_locked(
     layout: StateLayout,
+    lock: PublishLock,
     reporter: _Reporter,
     watch: bool,
     fact_cache: str | None,
@@ -352,7 +353,7 @@ def _index_locked(
     code = EXIT_FAILURE
     try:
         _check_selected(layout, selected)
-        code = _index_once(layout, reporter, fact_cache, selected, watching=watch)
+        code = _index_once(layout, lock, reporter, fact_cache, selected, watching=watch)
     finally:
         # Any way out but success — a failure, SIGINT/SIGTERM, a reader that went away — restores the registry.
         if code != 0 and original is not None:
@@ -364,17 +365,21 @@ def _index_locked(
     later = None if fact_cache == "refresh" else fact_cache  # --full is the first build's, not every rebuild's
     watch_and_index(
         layout,
-        lambda: _index_once(layout, reporter, later, selected, watching=True),
+        lambda: _index_once(layout, lock, reporter, later, selected, watching=True),
         watching=reporter.watching,
         only=selected,
         # an edit costs its repositories: the run rebuilds what the batch touched, the other layers are carried
-        reindex_changed=lambda paths: _index_once(layout, reporter, later, selected, watching=True, scope_paths=paths),
+        reindex_changed=lambda paths: _index_once(
+            layout, lock, reporter, later, selected, watching=True, scope_paths=paths
+        ),
     )
     if _TERMINATED_BY:  # watchfiles ends its loop on a signal instead of letting the exception through
         raise _Terminated(_TERMINATED_BY[-1])
 
 
-def _bundle_locked(layout: StateLayout, reporter: _Reporter, name: str, out: Path, fact_cache: str | None) -> None:
+def _bundle_locked(
+    layout: StateLayout, lock: PublishLock, reporter: _Reporter, name: str, out: Path, fact_cache: str | None
+) -> None:
     """``index --repository NAME --bundle PATH``: write NAME's bundle, publish nothing; exits."""
     from indexer.bundle import build_bundle, manifest_summary
 
@@ -382,7 +387,9 @@ def _bundle_locked(layout: StateLayout, reporter: _Reporter, name: str, out: Pat
     started = time.perf_counter()
     try:
         loaded = load(layout.config_path)
-        manifest = build_bundle(loaded, layout, name, out, progress=reporter.progress, fact_cache_mode=fact_cache)
+        manifest = build_bundle(
+            loaded, layout, name, out, progress=reporter.progress, fact_cache_mode=fact_cache, lock=lock
+        )
     except snap_errors.PublishLockedError as exc:
         _finish_failure(reporter, str(exc), EXIT_LOCKED)
     except (ConfigError, OSError, ValueError, RuntimeError) as exc:
@@ -460,6 +467,7 @@ def _finish_failure(reporter: _Reporter, message: str, code: int) -> None:
 
 def _index_once(
     layout: StateLayout,
+    lock: PublishLock,
     reporter: _Reporter,
     fact_cache: str | None,
     only: frozenset[str] | None,
@@ -484,6 +492,7 @@ def _index_once(
             only=only,
             on_published=reporter.published,
             scope_paths=scope_paths,
+            lock=lock,
         )
     except snap_errors.PublishLockedError as exc:
         _report_error(reporter, str(exc))

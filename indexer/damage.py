@@ -27,14 +27,6 @@ def set_aside(path: Path) -> Path:
     return target
 
 
-def damaged_copies(path: Path) -> list[Path]:
-    """The copies of ``path`` set aside so far, oldest first."""
-    try:
-        return sorted(p for p in path.parent.iterdir() if p.name.startswith(f"{path.name}{DAMAGED}"))
-    except OSError:
-        return []
-
-
 def remove_tree(path: Path | str) -> None:
     """Remove a directory tree, or whatever stands in its place (``rmtree`` opens its top: a FIFO would block it)."""
     if os.path.isdir(path) and not os.path.islink(path):

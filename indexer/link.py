@@ -163,7 +163,7 @@ def publish_bundles(
     emit(Progress("verify", "*", ", ".join(b.manifest.repository for b in bundles), len(paths), len(paths)))
     timer.add("verify", started)
     registered = {r.name: r for r in loaded.repositories}
-    with PublishLock(layout):
+    with PublishLock(layout) as lock:  # the run's one acquisition: publish below holds it
         try:
             previous: Generation | None = open_current(layout)
         except SnapshotError:
@@ -193,7 +193,9 @@ def publish_bundles(
         finally:
             if previous is not None:
                 previous.close()
-        report = _link_and_publish(loaded, layout, order, sources, new, kept, mismatched, emit, timer, fact_cache_mode)
+        report = _link_and_publish(
+            loaded, layout, lock, order, sources, new, kept, mismatched, emit, timer, fact_cache_mode
+        )
     report.timings = {k: round(v, 4) for k, v in timer.timings.items()}
     report.timings["total"] = round(time.perf_counter() - started, 4)
     return report
@@ -202,6 +204,7 @@ def publish_bundles(
 def _link_and_publish(
     loaded: LoadedConfig,
     layout: StateLayout,
+    lock: PublishLock,
     order: list[str],
     sources: dict[str, Bundle | Repository],
     new: dict[str, Bundle],
@@ -260,7 +263,7 @@ def _link_and_publish(
     keep = _keep_bundles(layout, {**{n: kept[n] for n in order if n in kept and n not in new}, **new})
     t = time.perf_counter()
     emit(Progress("publish", "*", "writing the generation", 0, 1))
-    result = publish(layout, content, indexer_version=__version__, retain=loaded.indexing.retain_generations)
+    result = publish(layout, content, indexer_version=__version__, retain=loaded.indexing.retain_generations, lock=lock)
     timer.add("publish", t)
     write_atomically(
         bundles_dir(layout) / KEPT_INDEX,

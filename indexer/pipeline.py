@@ -8,10 +8,8 @@ import hashlib
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -27,15 +25,10 @@ from indexer.gitstate import GitState, read_git_state
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
 from indexer.progress import Progress, ProgressFn
-
-if TYPE_CHECKING:
-    from indexer.incremental import Stage
-from indexer.publish import GenerationContent, PublishLock, PublishResult
+from indexer.publish import GenerationContent
 from indexer.scip import external as scip_external
 from indexer.scip.external import ExternalIndex
-from indexer.scratch import scratch_directory
 from snapshot_format import records
-from snapshot_format.layout import StateLayout
 from snapshot_format.reader import Generation
 from snapshot_format.stable_key import stable_key
 from snapshot_format.vocab import SYNTAX_ONLY_PROVENANCES, Confidence, Provenance
@@ -56,22 +49,6 @@ class LanguageCounters:
     analyzer_runs: int = 0
     analyzer_cache_hits: int = 0
     analyzer_incremental: int = 0  # of the runs, those that re-analysed only what a change could affect
-
-
-@dataclass
-class IndexReport:
-    passed: bool
-    generation_id: int | None = None
-    generation: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    index: dict[str, dict[str, object]] = field(default_factory=dict)
-    timings: dict[str, float] = field(default_factory=dict)
-    cache: dict[str, int | str] = field(default_factory=dict)  # mode, then the counts
-    error: str | None = None
-    published: bool = True  # False: nothing changed, CURRENT still serves (``note`` says so)
-    stages: list[dict[str, object]] = field(default_factory=list)  # each publication: CANDIDATE, then exact
-    note: str = ""
-    stale: list[dict[str, object]] = field(default_factory=list)  # results dropped: the tree changed under them
 
 
 class Timer:
@@ -201,7 +178,7 @@ class Build:
     key_index: dict[tuple[str, str, str, str], str] = field(default_factory=dict)
     unresolved: list[records.Unresolved] = field(default_factory=list)
     per_file_symbols: collections.Counter[tuple[str, str]] = field(default_factory=collections.Counter)
-    # Filled in front of resolve_phase by whoever knows them (indexer.incremental): git state per repository,
+    # Filled in front of resolve_phase by whoever knows them (indexer.run): git state per repository,
     # and the exact pass's analyze step (an incremental route); records_phase and run_exact fall back to theirs.
     git: dict[str, GitState] = field(default_factory=dict)
     analyze: AnalyzeFn | None = None
@@ -880,86 +857,3 @@ def _file_mode(exact_passes: dict[str, ExactPass], repository: str, language: st
 def module_version(language: str) -> str:
     module = registry.module_for(language)
     return module.EXTRACTOR_VERSION if module else ""
-
-
-def run_index(
-    loaded: LoadedConfig,
-    layout: StateLayout,
-    *,
-    progress: ProgressFn | None = None,
-    fact_cache_mode: str | None = None,
-    only: frozenset[str] | None = None,
-    on_published: Callable[[Stage], None] | None = None,
-    scope_paths: frozenset[str] | None = None,
-) -> tuple[IndexReport, PublishResult | None]:
-    """Index every registered repository and publish what changed (raises on failure).
-
-    ``scope_paths`` (``--watch``): the files whose change started the run; the run rebuilds only the
-    repositories they concern and those linked to them, carrying every other layer (``indexer.scope``).
-
-    ``only`` names the repositories to re-read from disk; the others are carried over
-    from the current generation (every registered repository is always published).
-    Nothing is published when nothing changed (the result is None); a small change is
-    published twice, CANDIDATE first (``on_published`` hears of each publication).
-    """
-    emit = progress or (lambda _p: None)
-    mode = fact_cache_mode or loaded.indexing.fact_cache
-    names = {r.name for r in loaded.repositories}
-    if only is not None and not only <= names:
-        raise ValueError(f"--repository: not registered: {', '.join(sorted(only - names))}")
-    with PublishLock(layout):  # the whole run, not only publication: see PublishLock
-        return _locked_run_index(loaded, layout, emit, mode, only, on_published, scope_paths)
-
-
-def _locked_run_index(
-    loaded: LoadedConfig,
-    layout: StateLayout,
-    emit: ProgressFn,
-    mode: str,
-    only: frozenset[str] | None,
-    on_published: Callable[[Stage], None] | None,
-    scope_paths: frozenset[str] | None = None,
-) -> tuple[IndexReport, PublishResult | None]:
-    # The stages of a run (unchanged, CANDIDATE, exact) live in indexer.incremental, which builds on this module.
-    from indexer.incremental import index_in_stages
-
-    timer = Timer()
-    started = time.perf_counter()
-    with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
-        run = index_in_stages(
-            loaded, layout, cache, emit, timer, mode=mode, only=only, on_published=on_published, scope_paths=scope_paths
-        )
-        cache.prune()
-        stats = cache.stats
-    timer.timings["total"] = time.perf_counter() - started
-    counts = run.manifest.counts
-    report = IndexReport(
-        passed=True,
-        generation_id=run.manifest.id,
-        generation=run.name,
-        counts={
-            "repositories": counts.repositories,
-            "files": counts.files,
-            "symbols": counts.symbols,
-            "edges": counts.edges,
-            "unresolved": counts.unresolved,
-            "package_dependencies": counts.package_dependencies,
-            "failed_files": counts.failed_files,
-            "skipped_files": counts.skipped_files,
-        },
-        index={lang: vars(c) for lang, c in sorted(run.counters.items())},
-        timings={k: round(v, 4) for k, v in timer.timings.items()},
-        cache={
-            "mode": mode,
-            "hits": stats.hits,
-            "misses": stats.misses,
-            "writes": stats.writes,
-            "verified": stats.verified,
-            "pruned": stats.pruned,
-        },
-        published=run.published,
-        stages=[st.summary() for st in run.stages],
-        note=run.note,
-        stale=run.stale,
-    )
-    return report, run.result

@@ -23,7 +23,7 @@ import shutil
 import stat
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
@@ -156,23 +156,28 @@ def _lock_holder(fd: int) -> str:
 class PublishLock:
     """Exclusive, non-blocking, kernel-released lock on ``publish.lock``: one indexer per state directory.
 
-    The CLI takes it for a whole run (discovery through publication, and for the
-    lifetime of ``--watch``), so no build can be published from inputs older than
-    another indexer's: a newer generation id always means newer content.
-    Re-entrant within a process: ``run_index`` and ``publish`` take it again
-    under the CLI's hold without blocking themselves.
+    Held for a whole run (discovery through publication; the CLI holds it for the lifetime of ``--watch``), so
+    no build can be published from inputs older than another indexer's: a newer generation id always means
+    newer content. It is taken once, by whoever starts the run, and passed down to what publishes under it
+    (``lock=``, through ``holding``); taking it again in the process that holds it is a bug, refused with
+    RuntimeError, never a wait on ourselves.
     """
 
-    _held: ClassVar[dict[Path, list[int]]] = {}  # lock path -> [fd, depth], per process
+    _held: ClassVar[set[Path]] = set()  # the lock paths this process holds
 
     def __init__(self, layout: StateLayout) -> None:
         self.path = layout.publish_lock
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
 
     def __enter__(self) -> PublishLock:
-        held = PublishLock._held.get(self.path)
-        if held is not None:
-            held[1] += 1
-            return self
+        if self.path in PublishLock._held:
+            raise RuntimeError(
+                f"the indexer lock {self.path} is already held by this process: pass the held lock down (lock=)"
+            )
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             fd = open_regular(self.path, os.O_RDWR | os.O_CREAT)
@@ -194,19 +199,31 @@ class PublishLock:
             raise
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        PublishLock._held[self.path] = [fd, 1]
+        self._fd = fd
+        PublishLock._held.add(self.path)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        held = PublishLock._held.get(self.path)
-        if held is None:
+        fd, self._fd = self._fd, None
+        if fd is None:
             return
-        held[1] -= 1
-        if held[1] == 0:
-            del PublishLock._held[self.path]
-            with contextlib.suppress(OSError):
-                os.ftruncate(held[0], 0)
-            os.close(held[0])
+        PublishLock._held.discard(self.path)
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def holding(layout: StateLayout, lock: PublishLock | None) -> Iterator[PublishLock]:
+    """``lock``, which the caller holds over ``layout`` (checked), or else the lock taken for the block: the one
+    acquisition of a run that was started without it."""
+    if lock is None:
+        with PublishLock(layout) as taken:
+            yield taken
+        return
+    if not lock.held or lock.path != layout.publish_lock:
+        raise RuntimeError(f"the indexer lock passed down does not hold {layout.publish_lock}")
+    yield lock
 
 
 # --- encoding the content into sorted (key, value) streams -----------------------------
@@ -800,8 +817,10 @@ def publish(
     on_step: Callable[[str], None] | None = None,
     layered: bool = True,
     reuse: bool = True,
+    lock: PublishLock | None = None,
 ) -> PublishResult:
-    """Build, validate and atomically publish ``content`` as the next generation.
+    """Build, validate and atomically publish ``content`` as the next generation (under ``lock``, the run's,
+    when given: else the indexer lock is taken for the publication).
 
     Layered (feature 10, the default): one layer per repository plus the link layer, through
     ``publish_layers``. ``layered=False`` writes the one environment of earlier feature versions (kept for
@@ -811,7 +830,7 @@ def publish(
         layers, link = split_content(content)
         mixed: list[RepositoryLayer | CarriedLayer] = [*layers]
         return publish_layers(
-            layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step, reuse=reuse
+            layout, mixed, link, indexer_version=indexer_version, retain=retain, on_step=on_step, reuse=reuse, lock=lock
         )
 
     def build(tmp: Path, started: float, gid: int) -> Manifest:
@@ -825,7 +844,7 @@ def publish(
         return _manifest(gid, indexer_version, digest, tmp, counts, content.repositories, content.analyzers, started)
 
     step = on_step or (lambda _s: None)
-    return _publish_candidate(layout, build, step, retain)
+    return _publish_candidate(layout, build, step, retain, lock)
 
 
 def publish_layers(
@@ -837,8 +856,10 @@ def publish_layers(
     retain: int = DEFAULT_RETAIN,
     on_step: Callable[[str], None] | None = None,
     reuse: bool = True,
+    lock: PublishLock | None = None,
 ) -> PublishResult:
-    """Publish one generation from per-repository layers and the link layer (the entry point of every route).
+    """Publish one generation from per-repository layers and the link layer (the entry point of every route;
+    ``lock`` as for ``publish``).
 
     A repository layer whose content digest equals the one CURRENT holds for that repository is carried
     over, hard-linked, never rewritten (unless ``reuse`` is false: ``kivgraph index --full`` writes every
@@ -877,7 +898,7 @@ def publish_layers(
         manifest = _manifest(gid, indexer_version, digest, tmp, counts, link.repositories, link.analyzers, started)
         return msgspec.structs.replace(manifest, layers=entries, link_digest=link_digest)
 
-    return _publish_candidate(layout, build, step, retain)
+    return _publish_candidate(layout, build, step, retain, lock)
 
 
 def _manifest(
@@ -911,12 +932,16 @@ def _manifest(
 
 
 def _publish_candidate(
-    layout: StateLayout, build: Callable[[Path, float, int], Manifest], step: Callable[[str], None], retain: int
+    layout: StateLayout,
+    build: Callable[[Path, float, int], Manifest],
+    step: Callable[[str], None],
+    retain: int,
+    lock: PublishLock | None,
 ) -> PublishResult:
     """The durability order around ``build`` (which fills the candidate directory and returns its manifest)."""
     started = time.perf_counter()
     layout.generations_dir.mkdir(parents=True, exist_ok=True)
-    with PublishLock(layout):
+    with holding(layout, lock):
         fault_point("locked")
         step("locked")
         _remove_debris(layout)

@@ -15,7 +15,7 @@ computed again. The check runs
   named by CURRENT (``indexer.publish``'s ``validated`` step), for the CANDIDATE and the exact generation.
 
 A stale result raises ``Stale``: the generation being built is removed as any publication stopped at that
-step is, nothing of it is cached, and the run reads the tree again at once (``index_in_stages``), at most
+step is, nothing of it is cached, and the run reads the tree again at once (``indexer.run.index_in_stages``), at most
 ``MAX_READS`` times in all; a tree still changing after that gets nothing more published and the run
 fails with ``TreeKeptChanging`` naming the files (``--watch`` goes on: its watcher hears those changes). A
 revert costs little: the tree as it was before the edit is in the fact cache, its analyzer run included.

@@ -658,7 +658,3 @@ def unavailable_status(layout: StateLayout, reason: str) -> dict[str, Any]:
         "guidance": "every generation on disk is unreadable: run kivgraph index to publish a good one",
         "results": {"status": "unavailable", "snapshot_id": None, "state_dir": str(layout.state_dir), "reason": reason},
     }
-
-
-def _version() -> str:
-    return RELEASE

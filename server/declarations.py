@@ -27,7 +27,6 @@ from snapshot_format.vocab import Confidence
 MAX_DIFF_TEXT = 1 << 20  # characters of get_blast_radius changes.diff
 MAX_SOURCE_SYMBOLS = 20
 MAX_LIMIT = 500
-VIEWS_PAGED = ("compact", "full")
 CONFIDENCES = tuple(c.name for c in Confidence)
 DIRECTIONS = ("incoming", "outgoing")
 

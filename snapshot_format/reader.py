@@ -205,7 +205,6 @@ class Generation:
             raise GenerationUnreadableError(
                 f"{self.path}: manifest id {self.manifest.id} does not match the directory name"
             )
-        self._data_path = self.path / DATA_FILENAME
         self._hold_fd: int | None = None
         self._closed = True  # until the environments are open
         self._stores: list[_Store] = []
@@ -267,7 +266,6 @@ class Generation:
             else [self._root]
         )
         self.env = self._root.env  # the link layer's (older generations: the only) environment
-        self._dbs = self._root.dbs
 
     # --- lifecycle -----------------------------------------------------------
 
@@ -394,12 +392,6 @@ class Generation:
     def _scan(self, db: bytes, start: bytes, *, prefix: bytes | None = None) -> Iterator[tuple[bytes, bytes]]:
         """Items of the link layer (older generations: the only environment) from ``start`` under ``prefix``."""
         return _scan(self._root, db, start, prefix=prefix)
-
-    def _scan_keys_in(self, stores: Iterable[_Store | None], db: bytes, start: bytes) -> Iterator[bytes]:
-        scans = [_scan_keys(st, db, start) for st in stores if st is not None and db in st.dbs]
-        if len(scans) == 1:
-            return scans[0]
-        return heapq.merge(*scans)
 
     # --- metadata --------------------------------------------------------------
 

@@ -21,8 +21,7 @@ import msgspec
 import pytest
 
 from indexer.config import load
-from indexer.incremental import Stage
-from indexer.pipeline import IndexReport, run_index
+from indexer.run import IndexReport, Stage, run_index
 from snapshot_format.layout import StateLayout, list_generations, resolve_layout
 from snapshot_format.reader import Generation, open_current
 from tests.helpers import copy_fixture

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from indexer.config import load
-from indexer.pipeline import run_index
+from indexer.run import run_index
 from server.app import KivgraphApp
 from snapshot_format.layout import StateLayout
 from tests.helpers import copy_fixture

@@ -23,14 +23,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from indexer import incremental, supersede
+from indexer import run as index_run
+from indexer import supersede
 from indexer.config import load
 from indexer.fact_cache import FactCache
 from indexer.fingerprint import Inputs, run_inputs
 from indexer.languages import registry
 from indexer.languages.python.adapter import ScipPythonAdapter
 from indexer.languages.spec import AnalyzerFailed
-from indexer.pipeline import Build, Timer, discover_phase, extract_phase, git_state_of, run_index
+from indexer.pipeline import Build, Timer, discover_phase, extract_phase, git_state_of
+from indexer.run import run_index
 from indexer.staleness import TreeKeptChanging, tree_changes
 from indexer.watch import watch_and_index
 from kivgraph_cli.main import cli
@@ -68,7 +70,7 @@ class Revert:
 def at_publication(monkeypatch: pytest.MonkeyPatch, nth: int | None, action: Callable[[], object]) -> None:
     """Run ``action`` when the ``nth`` publication of the test (every one: None) has built its generation,
     before the staleness check and before CURRENT names it."""
-    real = incremental.publish
+    real = index_run.publish
     count = itertools.count(1)
 
     def publish(layout: Any, content: Any, **options: Any) -> Any:
@@ -82,7 +84,7 @@ def at_publication(monkeypatch: pytest.MonkeyPatch, nth: int | None, action: Cal
 
         return real(layout, content, on_step=on_step, **options)
 
-    monkeypatch.setattr(incremental, "publish", publish)
+    monkeypatch.setattr(index_run, "publish", publish)
 
 
 def around_analyzer(

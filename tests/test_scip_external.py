@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from indexer.config import ConfigError, load
-from indexer.pipeline import run_index
+from indexer.run import run_index
 from indexer.scip.decode import decode_index
 from snapshot_format.layout import StateLayout
 from snapshot_format.reader import open_current

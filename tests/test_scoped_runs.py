@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from indexer.config import load
-from indexer.pipeline import run_index
 from indexer.progress import Progress
+from indexer.run import run_index
 from tests.fresh_kit import Workspace, answers, differences, full_rebuild
 from tests.helpers import copy_fixture
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from server.selector import DECLARATION_KINDS
@@ -343,10 +343,6 @@ class Root:
     line: int = 0
     side: str = ""  # the side the generation holds
 
-    @property
-    def in_generation(self) -> bool:
-        return self.symbol is not None
-
 
 def _innermost(decls: list[Symbol], first: int, last: int) -> Symbol | None:
     """The innermost declaration spanning lines ``first``..``last`` (a callable's locals lead to the callable)."""
@@ -529,6 +525,3 @@ def all_lines_added(path: str, data: bytes) -> FileDiff:
     diff = FileDiff(old_path=None, new_path=path, whole_new=True, new_no_newline=no_newline and bool(text))
     diff.added = {n: line for n, line in enumerate(lines, start=1)}
     return diff
-
-
-FileReader = Callable[[str, str], bytes | None]  # (repository, path) -> bytes on disk, or None

@@ -153,7 +153,6 @@ def _env() -> dict[str, str]:
 # The joined output of one run: the route's facts (no units: Dart has no incremental pass); the packages
 # scip-dart could not analyse are ``not_loaded`` ((package directory, why)), those it did ``parts``.
 RepositoryDartFacts = ScipFacts[Any]
-DartUse = ScipUse
 
 
 def package_dirs(repo: RepositoryFacts) -> dict[str, str]:

@@ -14,7 +14,6 @@ A name found in no registered repository is the JDK's or a dependency's: no edge
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from indexer.corpus import Corpus, Resolution
@@ -568,8 +567,3 @@ def resolve(corpus: Corpus) -> Resolution:
     for (consumer, cpkg, provider, ppkg), (path, line) in sorted(resolver.dependencies.items()):
         resolver.out.package_dependencies.append(PackageDependencyFact(consumer, cpkg, provider, ppkg, path, line))
     return resolver.out
-
-
-def declared_types(files: Iterable[FileFacts]) -> set[str]:
-    """The qualified names of the types a set of files declares."""
-    return {s.qualified_name for ff in files for s in ff.symbols if s.kind in TYPE_KINDS}

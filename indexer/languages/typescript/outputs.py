@@ -242,11 +242,6 @@ def is_emitted(path: str) -> bool:
     return is_declaration(path) or path.endswith(JS_EXTENSIONS)
 
 
-def is_compiled_source(path: str) -> bool:
-    """A TypeScript source a build compiles into its outputs (a test file is compiled for no published output)."""
-    return is_ts_source(path) and not is_test_path(LANGUAGE, path)
-
-
 def _source_root(root: Path, base: str) -> str:
     """Where the sources of a package at ``base`` live by convention: its ``src/`` when it has one, else itself."""
     src = _join(base, "src")
