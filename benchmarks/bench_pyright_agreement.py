@@ -214,6 +214,7 @@ def pyright_references(click: Path, typer: Path) -> tuple[dict[str, set[str]], f
         server.wait([init], settings)
         server.notify("initialized", {})
         requests: dict[int, str] = {}
+        asked: list[tuple[str, Path, int, int]] = []
         opened: set[str] = set()
         for qn, rel, _why in SYMBOLS:
             path = roots["click"] / "src" / rel
@@ -232,23 +233,29 @@ def pyright_references(click: Path, typer: Path) -> tuple[dict[str, set[str]], f
                     },
                 )
             line, char = declaration_position(text, qn, rel[:-3].replace("/", "."))
-            requests[
-                server.request(
-                    "textDocument/references",
-                    {
-                        "textDocument": {"uri": path.resolve().as_uri()},
-                        "position": {"line": line, "character": char},
-                        "context": {"includeDeclaration": False},
-                    },
-                )
-            ] = qn
-        answers = server.wait(list(requests), settings)
+            asked.append((qn, path, line, char))
+        # Asked twice, the answers united: under load the language server's reference search sometimes answers
+        # a part of the files (click.utils.echo: 2 of 51 once); a complete answer holds every partial one.
+        answers: dict[int, Any] = {}
+        for _round in range(REFERENCE_ROUNDS):
+            for qn, path, line, char in asked:
+                requests[
+                    server.request(
+                        "textDocument/references",
+                        {
+                            "textDocument": {"uri": path.resolve().as_uri()},
+                            "position": {"line": line, "character": char},
+                            "context": {"includeDeclaration": False},
+                        },
+                    )
+                ] = qn
+            answers.update(server.wait([r for r in requests if r not in answers], settings))
         seconds = time.perf_counter() - started
         server.close(settings)
         out: dict[str, set[str]] = {}
         real = {name: root.resolve() for name, root in roots.items()}
         for rid, qn in requests.items():
-            files: set[str] = set()
+            files = out.setdefault(qn, set())
             for loc in answers[rid] or []:
                 p = Path(unquote(urlparse(loc["uri"]).path)).resolve()
                 for name, root in real.items():
@@ -257,7 +264,6 @@ def pyright_references(click: Path, typer: Path) -> tuple[dict[str, set[str]], f
                         break
                 else:
                     files.add(f"<outside>/{p}")
-            out[qn] = files
         return out, seconds
 
 
@@ -298,7 +304,14 @@ def kivgraph_references(gen_path: Path) -> dict[str, set[str]]:
         for qn, _rel, _why in SYMBOLS:
             answer = find_references(
                 gen,
-                {"qualified_name": qn, "repository": "click", "view": "files", "limit": 500, "edge_kinds": USE_KINDS},
+                {
+                    "qualified_name": qn,
+                    "repository": "click",
+                    "view": "files",
+                    "limit": 500,
+                    "edge_kinds": USE_KINDS,
+                    "include_tests": True,  # Pyright's references include test files; find_references counts them apart
+                },
             )
             assert answer["total"] == answer["returned"], f"{qn}: paging"
             files = answer["results"]["files"]  # {repository: directory tree of path -> count}
@@ -319,12 +332,20 @@ USE_KINDS = [
     "TYPE_USES",
 ]
 
+REFERENCE_ROUNDS = 2
+
+# Pyright-only files read by hand that hold no use of the symbol: Pyright, asked at a method's first @overload
+# signature, lists the other signatures and the implementation (declarations) as references; the adjudicated
+# recall leaves them out, the raw one does not.
+VERIFIED_NOT_USES: dict[tuple[str, str], str] = {
+    ("click.core.Group.command", "click/src/click/core.py"): "Pyright's only locations there are Group.command's "
+    "own second @overload signature (line 1850) and its implementation (1855): declarations, not uses"
+}
+
 # kivgraph-only files read by hand and found to be real uses of the symbol that Pyright's reference
 # search does not report (the adjudicated precision counts them as correct; the raw one does not).
-VERIFIED_USES: set[tuple[str, str]] = {
-    ("click.core.Context.invoke", "click/tests/test_commands.py"),
-    ("click.core.Context.invoke", "click/tests/test_custom_classes.py"),
-}
+VERIFIED_USES: set[tuple[str, str]] = set()  # none since the answers are asked twice (two test files of Context.invoke
+# were kivgraph-only while Pyright answered once under load)
 
 # Disagreements read by hand in the sources (the benchmark prints any other one with its lines)
 NOTES: dict[tuple[str, str], str] = {
@@ -339,16 +360,6 @@ NOTES: dict[tuple[str, str], str] = {
     ): "`obj.get_default(...)` on `obj: Union[TyperArgument, TyperOption]`: Pyright answers both "
     "declarations; a SCIP occurrence carries one symbol and scip-python names Parameter.get_default "
     "(which both agree on), so the Option half is missed",
-    (
-        "click.core.Context.invoke",
-        "click/tests/test_commands.py",
-    ): "`ctx.invoke(...)` in an unannotated override `invoke(self, ctx)`: the checker takes ctx's type "
-    "from BaseCommand.invoke's annotation (scip-python resolves it); Pyright's reference search skips it",
-    (
-        "click.core.Context.invoke",
-        "click/tests/test_custom_classes.py",
-    ): "`ctx.invoke(...)` after `assert isinstance(ctx, CustomContext)` (a Context subclass) in an "
-    "unannotated function: resolved through narrowing by scip-python, not reported by Pyright's search",
 }
 
 
@@ -356,6 +367,8 @@ def _explain(qn: str, file: str, roots: dict[str, Path], side: str) -> str:
     """A one-line reason for a disagreement, read from the file's lines that name the symbol."""
     if (qn, file) in NOTES:
         return f"{side} only — {NOTES[(qn, file)]}"
+    if (qn, file) in VERIFIED_NOT_USES:
+        return f"{side} only — {VERIFIED_NOT_USES[(qn, file)]}"
     repo, _, rel = file.partition("/")
     root = roots.get(repo)
     name = qn.rsplit(".", 1)[-1]
@@ -399,11 +412,12 @@ def main() -> int:
     theirs, pyright_seconds = pyright_references(click, typer)
 
     rows = []
-    tp_all = fp_all = fn_all = verified_all = 0
+    tp_all = fp_all = fn_all = verified_all = declarations_all = 0
     for qn, _rel, why in SYMBOLS:
         k, p = ours[qn], theirs[qn]
         tp, fp, fn = len(k & p), len(k - p), len(p - k)
         verified_all += sum(1 for f in k - p if (qn, f) in VERIFIED_USES)
+        declarations_all += sum(1 for f in p - k if (qn, f) in VERIFIED_NOT_USES)
         tp_all, fp_all, fn_all = tp_all + tp, fp_all + fp, fn_all + fn
         rows.append(
             {
@@ -426,6 +440,10 @@ def main() -> int:
         "pyright_only": fn_all,
         "kivgraph_only_verified_uses": verified_all,
         "precision_adjudicated": round((tp_all + verified_all) / (tp_all + fp_all), 4) if tp_all + fp_all else 1.0,
+        "pyright_only_verified_declarations": declarations_all,
+        "recall_adjudicated": round(tp_all / (tp_all + fn_all - declarations_all), 4)
+        if tp_all + fn_all - declarations_all
+        else 1.0,
     }
     index = {
         "corpora": {"click": PYPI_CORPORA["click"], "typer": PYPI_CORPORA["typer"]},
@@ -462,7 +480,9 @@ def main() -> int:
         f"({tp_all} files agree, {fp_all} kivgraph-only, {fn_all} Pyright-only; targets 1.0 / 0.95).",
         "",
         f"Adjudicated precision {overall['precision_adjudicated']}: {verified_all} of the kivgraph-only files "
-        "were read by hand and are real uses that Pyright's reference search does not report (see below).",
+        "were read by hand and are real uses that Pyright's reference search does not report (see below). "
+        f"Adjudicated recall {overall['recall_adjudicated']}: {declarations_all} of the Pyright-only files were read "
+        "by hand and hold only declarations of the symbol, no use.",
         "",
         "| symbol | why chosen | kivgraph files | Pyright files | precision | recall |",
         "| --- | --- | ---: | ---: | ---: | ---: |",
