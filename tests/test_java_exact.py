@@ -119,6 +119,7 @@ def test_the_calls_javac_makes_unwritten_are_javac_implicit_edges(ran_cases: dic
         ("org.i.Color", "org.i.Color.Color()", "JAVA_INDEXER_USE"),
         ("org.i.Color", "org.i.Color.Color(int)", "JAVA_IMPLICIT_CALL"),
         ("org.i.Color", "org.i.Color.Color(int)", "JAVA_INDEXER_USE"),
+        ("org.i.Grandkid.Grandkid", "org.i.Kid.Kid()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Kid.Kid()", "org.i.Base.Base(int)", "JAVA_INDEXER_USE"),
         ("org.i.Kid.Kid(String)", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Kid.Kid(int,int)", "org.i.Kid.Kid()", "JAVA_INDEXER_USE"),

@@ -42,7 +42,7 @@ from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.java import build
-from indexer.languages.java.extract import TS_LANGUAGE, explicit_constructor_call
+from indexer.languages.java.extract import TS_LANGUAGE, explicit_constructor_call, last_identifier
 from indexer.languages.java.resolve import IMPLICIT_BY, TYPE_KINDS, arity
 from indexer.languages.npm_tool import cache_root, cause, tail
 from indexer.languages.spec import AnalyzerFailed, ExactOutcome
@@ -640,6 +640,12 @@ def callable_with(constructors: list[SymbolFact], args: int) -> list[SymbolFact]
     return fixed or [c for c in constructors if arity(c) is None]
 
 
+def _last_type_identifier(superclass: Node) -> Node | None:
+    """The identifier that names the type of a superclass clause (``extends a.b.C<T>``: ``C``)."""
+    named = [c for c in superclass.named_children if "comment" not in c.type]
+    return last_identifier(named[0]) if named else None
+
+
 def implicit_uses(
     hooks: JavaHooks,
     path: str,
@@ -668,6 +674,12 @@ def implicit_uses(
         if d.kind in TYPE_KINDS and sym.endswith("#")
     }
     infos = {i.symbol: i for i in doc.symbols}
+    cmap = ColumnMap(source, hooks.unit(doc))
+    used = {
+        (o.range[0], cmap.byte_col(o.range[0], o.range[1])): o.symbol
+        for o in doc.occurrences
+        if not o.is_definition and o.symbol and not o.symbol.startswith("local ")
+    }
     out: list[ScipUse] = []
 
     def use(src: SymbolFact, where: tuple[str, str, SymbolFact], line: int, col: int) -> None:
@@ -692,12 +704,15 @@ def implicit_uses(
             info = infos.get(symbol) if symbol is not None else None
             if decl is None or info is None:
                 continue  # a local class (its code is the method's), or one javac did not attribute
-            parents = [
-                ("", *defined[r.symbol]) if r.symbol in defined else hooks.provided.get(r.symbol)
-                for r in info.relationships
-                if r.is_implementation
-            ]
-            sup = next((w for w in parents if w is not None and w[2].kind == "class"), None)
+            # the superclass is the type javac attributed in the extends clause (a class's relationships name every
+            # supertype, transitively, in no stated order)
+            named = node.child_by_field_name("superclass")
+            written = _last_type_identifier(named) if named is not None else None
+            symbol_there = used.get(written.start_point) if written is not None else None
+            sup = None
+            if symbol_there is not None:
+                sup = ("", *defined[symbol_there]) if symbol_there in defined else hooks.provided.get(symbol_there)
+                sup = sup if sup is not None and sup[2].kind == "class" else None
             body = node.child_by_field_name("body")
             mine = [c for c in (body.named_children if body else []) if c.type == "constructor_declaration"]
             callers = [(decl, row, col)] if not mine else []
