@@ -5,8 +5,11 @@ analyzer sees the provider's registered source). The bundles are built as CI mat
 each job in its own home (own state directory and fact cache) with only its repository registered, the
 consumer's with its provider installed as a package the way that language installs one: a wheel in an active
 virtualenv (Python), the published build in ``node_modules`` (TypeScript), the module in a module cache
-filled from a module proxy (Go). ``kivgraph publish`` of both bundles must then hold the same records and give
-the same answer to every read tool, about every symbol, file and name, as the indexed generation.
+filled from a module proxy (Go), the crate in the job's cargo home fetched from a crate registry (Rust), the
+artifact with its sources jar in the job's local Maven repository (Java), the pub cache's copy named by the
+package config (Dart: no Dart SDK here, so the CANDIDATE route is compared). ``kivgraph publish`` of both
+bundles must then hold the same records and give the same answer to every read tool, about every symbol, file
+and name, as the indexed generation.
 
 Each pair also checks the answers are not trivially equal: cross-repository exact edges are there, and a
 consumer bundle built without its provider installed misses them.
@@ -433,3 +436,10 @@ def test_java_pair_from_bundles_with_the_provider_in_the_local_maven_repository(
         assert ("lib", "org.geo.Base.Base()") in [(t.repository, t.qualified_name) for t in targets if t is not None]
     empty = {"MAVEN_LOCAL_REPOSITORY": str(tmp_path / "empty-m2")}
     assert _without_provider(tmp_path, "app", app, "java", empty, tmp_path / "lib.kgbundle") < crossing
+    with _generation(tmp_path / "bare-publisher") as gen:  # and that consumer says where it is blind
+        rows = [(u.reason, u.package, u.path) for u in gen.unresolved_scopes("app")]
+        assert ("UNLINKED_DEPENDENCY", "kivgraph.test:geo-lib", "") in rows, rows
+        from server.tools.traversal import get_blast_radius
+
+        answer = get_blast_radius(gen, {"qualified_name": "org.app.Main.main", "view": "full"})
+        assert answer["completeness"]["verdict"] == "LOWER_BOUND", answer["completeness"]

@@ -279,6 +279,8 @@ def _unpack_sources(jar: Path, into: Path) -> None:
             target.write_bytes(z.read(entry))
 
 
+# The row of a bundle's dependency that a registered repository builds but that the job installed without sources.
+UNLINKED_DEPENDENCY = "UNLINKED_DEPENDENCY"
 INSTALLED = "maven:"  # a foreign target's package when javac read it from an installed sources jar: + group:artifact
 
 
@@ -357,6 +359,8 @@ class Run:
     errors: int
     notes: list[str]
     raw: bytes = b""  # the index as scip-java wrote it
+    # A bundle build's installed dependencies without a sources jar: (INSTALLED + groupId:artifactId, why)
+    unlinked: list[tuple[str, str]] = field(default_factory=list)
     # The installed dependencies' source files javac read (``installed``): absolute path as the index names it ->
     # (INSTALLED + groupId:artifactId, path inside the sources jar, its bytes).
     installed: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
@@ -382,6 +386,7 @@ def run_index(
         info = build.read_build(root)
         coordinates = {c for p in provided for c in p.coordinates}
         unpacked: dict[Path, str] = {}  # an installed dependency's sources -> INSTALLED + its coordinates
+        unlinked: list[tuple[str, str]] = []
         for d in info.external if installed else ():
             jar = installed_sources(d) if d.coordinates not in coordinates else None
             if jar is not None:
@@ -392,6 +397,15 @@ def run_index(
                     raise AnalyzerFailed(f"the sources jar {jar} cannot be read: {exc}") from None
                 unpacked[into.resolve()] = INSTALLED + d.coordinates
                 coordinates.add(d.coordinates)  # off the classpath: javac reads its sources
+            elif installed and d.coordinates not in coordinates and d.version:
+                unlinked.append(
+                    (
+                        INSTALLED + d.coordinates,
+                        f"{d.coordinates}:{d.version} has no sources jar in the local Maven repository: its uses are "
+                        "settled without an edge and cannot be linked to a repository that builds it (install its "
+                        "-sources.jar)",
+                    )
+                )
         jars, notes = _classpath(info, coordinates, tmp, network=network, timeout=timeout)
         sourcepath = [str(r.resolve()) for p in provided for r in p.source_roots] + [str(u) for u in unpacked]
         (tmp / "sdb").mkdir()
@@ -451,7 +465,7 @@ def run_index(
             for base, marker in unpacked.items():
                 if where.is_relative_to(base) and where.is_file():
                     read[str(where)] = (marker, where.relative_to(base).as_posix(), where.read_bytes())
-        return Run(index, errors, notes, raw, read)
+        return Run(index, errors, notes, raw, installed=read, unlinked=unlinked)
 
 
 def _absolute(relative_path: str) -> Path:
@@ -698,8 +712,27 @@ class JavaHooks(ScipLanguage):
         return Provenance.JAVA_INDEXER_DEF if relation else Provenance.JAVA_INDEXER_USE
 
     def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
-        """What the run could not see (a dependency not in the local repository, javac's errors)."""
-        bound.out.notes.extend(why for _where, why in facts.not_loaded)
+        """What the run could not see (a dependency not in the local repository, javac's errors); a bundle's
+        dependency installed without sources that a registered repository builds is a row naming no file: the
+        repository's answers are then not complete."""
+        for where, why in facts.not_loaded:
+            coordinates = where[len(INSTALLED) :] if where.startswith(INSTALLED) else ""
+            builders = modules.builders.get(coordinates, []) if isinstance(modules, JavaModules) else []
+            if coordinates and not builders:
+                continue  # a jar nobody registers: outside the graph, as on the classpath
+            bound.out.notes.append(why)
+            if builders:
+                bound.out.unresolved.append(
+                    UnresolvedFact(
+                        name=coordinates.rpartition(":")[2],
+                        reason=UNLINKED_DEPENDENCY,
+                        repository=bound.repo,
+                        path="",
+                        language=LANGUAGE,
+                        package=coordinates,
+                        detail=f"{why}; {', '.join(builders)} builds it",
+                    )
+                )
 
 
 # Methods Java calls without naming them: the resolver's ``IMPLICIT_CALL`` rows (resolve.py) name them; an
@@ -891,7 +924,7 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
         external=tuple(external),
         documents=len(docs),
         occurrences=occurrences,
-        not_loaded=tuple(("", n) for n in notes),
+        not_loaded=(*(("", n) for n in notes), *run.unlinked),
     )
 
 
