@@ -123,6 +123,7 @@ def test_the_calls_javac_makes_unwritten_are_javac_implicit_edges(ran_cases: dic
         ("org.i.Kid.Kid()", "org.i.Base.Base(int)", "JAVA_INDEXER_USE"),
         ("org.i.Kid.Kid(String)", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Kid.Kid(int,int)", "org.i.Kid.Kid()", "JAVA_INDEXER_USE"),
+        ("org.i.Local.make", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Plain", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Plain.make", "org.i.Plain", "JAVA_INDEXER_USE"),
     ]

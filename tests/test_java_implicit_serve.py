@@ -59,11 +59,12 @@ async def test_implicit_constructor_calls_are_callers_and_syntax_calls_are_named
         assert _callers(base) == {
             ("org.i.Kid.Kid(String)", "EXACT_TYPECHECKED", "JAVA_IMPLICIT_CALL"),  # its implicit super()
             ("org.i.Plain", "EXACT_TYPECHECKED", "JAVA_IMPLICIT_CALL"),  # Plain's default constructor's
+            ("org.i.Local.make", "EXACT_TYPECHECKED", "JAVA_IMPLICIT_CALL"),  # its local class's
         }
         blast = await _ask(peer, "get_blast_radius", qualified_name="org.i.Base.Base()")
         assert blast["completeness"]["verdict"] == "COMPLETE", blast["completeness"]
         reached = {r["qualified_name"] for r in blast["results"]["symbols"]}
-        assert reached == {"org.i.Kid.Kid(String)", "org.i.Plain", "org.i.Plain.make"}, reached
+        assert reached == {"org.i.Kid.Kid(String)", "org.i.Plain", "org.i.Plain.make", "org.i.Local.make"}, reached
         color = await _ask(peer, "find_references", qualified_name="org.i.Color.Color(int)", direction="incoming")
         # RED(1) is javac's own occurrence, BLUE(2) { ... } its anonymous body's implicit call
         assert _callers(color) == {

@@ -792,6 +792,7 @@ def implicit_uses(
         if d.kind in TYPE_KINDS and sym.endswith("#")
     }
     infos = {i.symbol: i for i in doc.symbols}
+    enclosing = FileDeclarations(ff.symbols, SOURCE_KINDS)
     cmap = ColumnMap(source, hooks.unit(doc))
     used = {
         (o.range[0], cmap.byte_col(o.range[0], o.range[1])): o.symbol
@@ -819,9 +820,8 @@ def implicit_uses(
         if node.type == "class_declaration":
             decl = by_position.get((row, col, "class"))
             symbol = classes.get((path, row, col)) if decl is not None else None
-            info = infos.get(symbol) if symbol is not None else None
-            if decl is None or info is None:
-                continue  # a local class (its code is the method's), or one javac did not attribute
+            if decl is not None and infos.get(symbol or "") is None:
+                continue  # a class javac did not attribute
             # the superclass is the type javac attributed in the extends clause (a class's relationships name every
             # supertype, transitively, in no stated order)
             named = node.child_by_field_name("superclass")
@@ -831,10 +831,18 @@ def implicit_uses(
             if symbol_there is not None:
                 sup = ("", *defined[symbol_there]) if symbol_there in defined else hooks.provided.get(symbol_there)
                 sup = sup if sup is not None and sup[2].kind == "class" else None
+            if named is not None and symbol_there is None:
+                continue  # javac could not attribute the superclass: the fallback's candidate stays
             body = node.child_by_field_name("body")
             mine = [c for c in (body.named_children if body else []) if c.type == "constructor_declaration"]
-            callers = [(decl, row, col)] if not mine else []
-            for c in mine:
+            callers: list[tuple[SymbolFact, int, int]] = []
+            if decl is None:  # a local class: its code is the enclosing method's, its constructors' calls too
+                around = enclosing.enclosing(row, col)
+                if around is not None and (not mine or not all(explicit_constructor_call(c) for c in mine)):
+                    callers.append((around, row, col))
+            elif not mine:
+                callers.append((decl, row, col))
+            for c in mine if decl is not None else ():
                 own = by_position.get((c.start_point[0] + 1, c.start_point[1], "constructor"))
                 if own is not None and not explicit_constructor_call(c):
                     callers.append((own, own.start_line, own.start_col))

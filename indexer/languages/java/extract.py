@@ -561,8 +561,15 @@ class _Extractor:
                     stack.append(dims)
                 continue
             if t in ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration"):
-                # a local type: not declared; its bases and members are the method's code
+                # a local type: not declared; its bases and members are the method's code, and so is the implicit
+                # super() of its constructors (one site, at the class)
                 stack.extend(c for c in n.named_children if c.type != "identifier")
+                superclass = n.child_by_field_name("superclass") if t == "class_declaration" else None
+                named = self._types_in(superclass) if superclass is not None else []
+                body = n.child_by_field_name("body")
+                ctors = [c for c in (body.named_children if body else []) if c.type == "constructor_declaration"]
+                if named and not (ctors and all(explicit_constructor_call(c) for c in ctors)):
+                    self._site(S.NEW, _dotted(named[0]), n, enclosing, _IMPLICIT_SUPER)
                 continue
             if t in ("method_declaration", "constructor_declaration"):
                 # a member of an anonymous or local class: its uses are the enclosing method's
