@@ -32,7 +32,8 @@ import msgspec  # noqa: E402
 
 from indexer.corpus import Corpus, RepositoryFacts  # noqa: E402
 from indexer.languages import python as py  # noqa: E402
-from indexer.languages.python import analyzer, incremental  # noqa: E402
+from indexer.languages.python import adapter as python_adapter  # noqa: E402
+from indexer.languages.python import incremental  # noqa: E402
 
 
 def corpus_of(root: Path) -> Corpus:
@@ -115,7 +116,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kivgraph-bench-pyinc-") as tmp:
         root = Path(tmp) / "click"
         shutil.copytree(source, root)
-        adapter = analyzer.ADAPTER
+        adapter = python_adapter.ADAPTER
         corpus = corpus_of(root)
         started = time.perf_counter()
         previous = adapter.analyze(corpus.repositories[0], corpus, timeout=1800)

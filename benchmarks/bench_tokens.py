@@ -365,11 +365,15 @@ def _tree(node: dict[str, Any], prefix: str) -> list[str]:
 
 
 def _named_files(text: str) -> str:
-    """The files an answer names in its groups and trees, spelled ``repo/path`` (as an agent reads them)."""
+    """The files an answer names in its groups and trees, spelled ``repo/path`` (as an agent reads them: a key
+    without ``repo:`` is in the header's ``repository``, else in the subject's or root's)."""
     paths: list[str] = []
 
     def walk(node: Any, repository: str | None) -> None:
         if isinstance(node, dict):
+            subject = node.get("subject", node.get("root"))
+            if isinstance(subject, str) and subject.count(":") >= 2:  # repo:path:line: the rows' default repository
+                repository = subject.split(":", 1)[0]
             repository = node.get("repository") if isinstance(node.get("repository"), str) else repository
             for key, value in node.items():
                 if key == "files" and isinstance(value, dict) and all(isinstance(v, dict) for v in value.values()):

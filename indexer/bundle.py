@@ -45,7 +45,7 @@ from indexer.gitstate import read_git_state
 from indexer.languages import registry
 from indexer.languages.spec import ExactAdapter
 from indexer.lexicon import LexiconBuilder
-from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, key_phase, resolve_phase
+from indexer.pipeline import Build, Timer, discover_phase, extract_phase, key_phase, resolve_phase
 from indexer.progress import Heartbeat, Progress, ProgressFn
 from indexer.publish import PublishLock
 from indexer.scratch import scratch_directory
@@ -422,7 +422,7 @@ def build_bundle(
     if repo.problem:
         raise ValueError(f"repository {name} cannot be read: {repo.problem}")
     mode = fact_cache_mode or loaded.indexing.fact_cache
-    timer = _Timer()
+    timer = Timer()
     with PublishLock(layout), scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
         b = Build(single, cache, progress, timer)
         b.installed, b.keep_runs = True, True

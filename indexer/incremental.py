@@ -37,18 +37,18 @@ from typing import Any
 import msgspec
 
 from indexer import __version__, staleness, supersede
-from indexer.code_identity import code_digest
 from indexer.config import LoadedConfig
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.exact_pass import merge, run_exact
 from indexer.fact_cache import FactCache, FactCacheDisagreement, cache_key
 from indexer.facts import EdgeFact, FileFacts, UnresolvedFact
+from indexer.fingerprint import Inputs, language_hashes, remember, run_inputs, unchanged
 from indexer.languages import registry
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter
 from indexer.pipeline import (
     Build,
     LanguageCounters,
-    _Timer,
+    Timer,
     candidate_resolution,
     corpus_for,
     discover_phase,
@@ -67,21 +67,11 @@ from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
 from snapshot_format.manifest import Manifest
 from snapshot_format.reader import Generation, open_current
-from snapshot_format.versions import FEATURE_VERSION, FORMAT_VERSION
+from snapshot_format.versions import FEATURE_VERSION
 
 # A change set larger than this is a rebuild, not an edit: no CANDIDATE stage in front of it.
 MAX_PROVISIONAL_FILES = 64
 PENDING = "pending"  # File.analysis and LanguageAnalysis.mode of a file whose exact analysis is pending
-
-_PUBLISHED_KEY = hashlib.blake2b(b"kivgraph:published-inputs", digest_size=20).digest()
-
-
-class PublishedInputs(msgspec.Struct, frozen=True):
-    """What the last complete (exact) publication was built from: a fact-cache bookkeeping record."""
-
-    generation: str
-    digest: str
-    inputs: str
 
 
 @dataclass(frozen=True)
@@ -124,108 +114,6 @@ class StagedRun:
     @property
     def result(self) -> PublishResult | None:
         return self.stages[-1].result if self.stages else None
-
-
-# --- 1. the inputs of a run ----------------------------------------------------------------------
-
-
-@dataclass
-class Inputs:
-    fingerprint: str
-    # (language, repository) -> the exact analyzer's cache key for this run (None: no analyzer available)
-    analyzer_keys: dict[tuple[str, str], bytes | None]
-
-
-def run_inputs(b: Build, *, tree_only: bool = False) -> Inputs:
-    """Everything the generation is a function of, after discovery and extraction (see the module doc).
-
-    ``tree_only``: each analyzer's part without the caches a run fills itself (``LanguageAdapter.tree_key``),
-    what the stale-read check compares: a dependency the run fetched is not a change of the tree.
-    """
-    h = hashlib.blake2b(digest_size=20)
-
-    def add(*parts: object) -> None:
-        for part in parts:
-            h.update(str(part).encode("utf-8", "surrogatepass"))
-            h.update(b"\0")
-        h.update(b"\n")
-
-    idx = b.loaded.indexing
-    add("kivgraph", __version__, FORMAT_VERSION, FEATURE_VERSION, idx.max_file_bytes, idx.analyzer_timeout_seconds)
-    add("code", code_digest())
-    for w in b.work:
-        git = b.git[w.name]
-        add(
-            "repository",
-            w.name,
-            w.root,
-            ",".join(w.languages),
-            w.problem,
-            git.commit,
-            git.branch,
-            git.dirty,
-            bool(w.carried),
-        )
-        for cand in [*w.discovery.files, *w.external_files]:
-            add(cand.path, cand.language, cand.size, cand.skip_reason, w.hashes.get(cand.path, ""))
-        for name in sorted(k for k in w.hashes if k.startswith("\0scip:")):  # a named SCIP index's content
-            add(name, w.hashes[name], w.external_problem)
-        for language in sorted(w.facts):
-            module = registry.module_for(language)
-            add("extractor", language, module.EXTRACTOR_VERSION if module else "")
-    keys: dict[tuple[str, str], bytes | None] = {}
-    for language in sorted({lang for w in b.work for lang in w.facts}):
-        adapter = registry.adapter_for(language)
-        if adapter is None:
-            continue
-        corpus = corpus_for(b, language)
-        hashes = _language_hashes(b, language)
-        try:
-            identity = adapter.identity()
-        except AnalyzerFailed as exc:
-            add("analyzer", language, "missing", exc)
-            keys.update({(language, r.name): None for r in corpus.repositories if r.files})
-            continue
-        for repo in corpus.repositories:
-            if repo.files:
-                key = (adapter.tree_key if tree_only else adapter.cache_key)(repo, hashes, identity, corpus)
-                keys[(language, repo.name)] = key
-                add("analyzer", language, repo.name, key.hex())
-    return Inputs(h.hexdigest(), keys)
-
-
-def _language_hashes(b: Build, language: str) -> dict[str, dict[str, str]]:
-    return {w.name: {ff.path: w.hashes[ff.path] for ff in w.facts.get(language, [])} for w in b.work}
-
-
-def unchanged(cache: FactCache, previous: Generation | None, inputs: Inputs) -> bool:
-    """CURRENT is the intact generation a complete run published from exactly these inputs."""
-    if previous is None:
-        return False
-    raw = cache.peek(_PUBLISHED_KEY)
-    if raw is None:
-        return False
-    try:
-        record = msgspec.msgpack.decode(raw, type=PublishedInputs)
-    except msgspec.DecodeError:
-        return False
-    if (record.generation, record.digest, record.inputs) != (
-        previous.name,
-        previous.manifest.digest,
-        inputs.fingerprint,
-    ):
-        return False
-    try:
-        previous.verify_digest()  # a damaged CURRENT is republished, never kept for being "unchanged"
-    except SnapshotError:
-        return False
-    return True
-
-
-def remember(cache: FactCache, result: PublishResult, inputs: Inputs) -> None:
-    cache.keep(
-        _PUBLISHED_KEY, msgspec.msgpack.encode(PublishedInputs(result.name, result.manifest.digest, inputs.fingerprint))
-    )
 
 
 # --- 2. what changed since the previous generation ----------------------------------------------------
@@ -375,7 +263,7 @@ def provisional(b: Build, previous: Generation, changes: ChangeSet) -> tuple[Gen
         exact = run_exact(
             language,
             corpus,
-            _language_hashes(s, language),
+            language_hashes(s, language),
             s.fact_cache,
             timeout=s.loaded.indexing.analyzer_timeout_seconds,
             analyze=defer,
@@ -577,7 +465,7 @@ class ExactRoute:
         self, adapter: ExactAdapter[Any], repo: RepositoryFacts, corpus: Corpus, key: bytes, timeout: float
     ) -> tuple[Any, str]:
         cache = self.b.fact_cache
-        hashes = _language_hashes(self.b, corpus.language)
+        hashes = language_hashes(self.b, corpus.language)
         own = hashes.get(repo.name, {})
         env = adapter.cache_key(repo, {**hashes, repo.name: {}}, adapter.identity(), corpus)
         record_key = _last_run_key(corpus.language, repo.name, repo.root)
@@ -702,7 +590,7 @@ def index_in_stages(
     layout: StateLayout,
     cache: FactCache,
     emit: ProgressFn,
-    timer: _Timer,
+    timer: Timer,
     *,
     mode: str,
     only: frozenset[str] | None,
@@ -746,7 +634,7 @@ def _read_and_publish(
     layout: StateLayout,
     cache: FactCache,
     emit: ProgressFn,
-    timer: _Timer,
+    timer: Timer,
     *,
     mode: str,
     only: frozenset[str] | None,
@@ -876,7 +764,7 @@ def _front_stage(
     layout: StateLayout,
     cache: FactCache,
     emit: ProgressFn,
-    timer: _Timer,
+    timer: Timer,
     previous: Generation,
     scope: Scope,
 ) -> Stage | None:

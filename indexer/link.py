@@ -37,8 +37,8 @@ from indexer.fact_cache import FactCache
 from indexer.gitstate import GitState, read_git_state
 from indexer.pipeline import (
     Build,
-    _RepoWork,
-    _Timer,
+    RepoWork,
+    Timer,
     discover_repository,
     extract_phase,
     key_phase,
@@ -135,10 +135,10 @@ def _kept(layout: StateLayout, previous: Generation | None) -> dict[str, Bundle]
     return out
 
 
-def _bundle_work(bundle: Bundle, root: Path) -> _RepoWork:
+def _bundle_work(bundle: Bundle, root: Path) -> RepoWork:
     p = bundle.payload
     found = Discovery(files=[Candidate(f.path, f.language, f.size, f.skip_reason) for f in p.files])
-    w = _RepoWork(p.repository, root, p.languages, found)
+    w = RepoWork(p.repository, root, p.languages, found)
     for ff in p.facts:
         w.facts.setdefault(ff.language, []).append(ff)
     w.hashes = {f.path: f.content_hash for f in p.files if f.content_hash}
@@ -156,7 +156,7 @@ def publish_bundles(
 ) -> LinkReport:
     """Verify, link and publish (see the module doc); BundleError or ValueError and nothing published on a refusal."""
     emit = progress or (lambda _p: None)
-    timer = _Timer()
+    timer = Timer()
     started = time.perf_counter()
     emit(Progress("verify", "*", f"{len(paths)} bundles", 0, len(paths)))
     bundles, mismatched = verify_bundles(paths, loaded, allow_commit_mismatch=allow_commit_mismatch)
@@ -208,7 +208,7 @@ def _link_and_publish(
     kept: dict[str, Bundle],
     mismatched: dict[str, str],
     emit: ProgressFn,
-    timer: _Timer,
+    timer: Timer,
     fact_cache_mode: str | None,
 ) -> LinkReport:
     registered = {r.name: r for r in loaded.repositories}
@@ -235,7 +235,7 @@ def _link_and_publish(
                 emit(Progress("discover", name, f"{len(w.discovery.indexable)} files ({how})", i + 1, len(order)))
             else:
                 found = discover_repository(source, loaded.indexing.max_file_bytes)
-                w = _RepoWork(source.name, source.root, source.languages, found)
+                w = RepoWork(source.name, source.root, source.languages, found)
                 one = copy.copy(b)
                 one.work = [w]
                 extract_phase(one)  # the lexicon and the counters are shared with ``b``

@@ -74,7 +74,7 @@ class IndexReport:
     stale: list[dict[str, object]] = field(default_factory=list)  # results dropped: the tree changed under them
 
 
-class _Timer:
+class Timer:
     def __init__(self) -> None:
         self.timings: dict[str, float] = collections.defaultdict(float)
 
@@ -83,7 +83,7 @@ class _Timer:
 
 
 @dataclass
-class _RepoWork:
+class RepoWork:
     name: str
     root: Path
     languages: tuple[str, ...]
@@ -101,7 +101,7 @@ class _RepoWork:
     external_problem: str = ""
 
 
-def git_state_of(w: _RepoWork) -> GitState:
+def git_state_of(w: RepoWork) -> GitState:
     """Commit, branch and dirty flag to record: carried over, none for a repository that cannot be read, else git's."""
     if w.carried:
         return GitState(w.carried.commit, w.carried.branch, w.carried.dirty)
@@ -188,12 +188,12 @@ class Build:
     loaded: LoadedConfig
     fact_cache: FactCache
     progress: ProgressFn
-    timer: _Timer
+    timer: Timer
     only: frozenset[str] | None = None
     previous: Generation | None = None
     counters: dict[str, LanguageCounters] = field(default_factory=lambda: collections.defaultdict(LanguageCounters))
     # discover_phase
-    work: list[_RepoWork] = field(default_factory=list)
+    work: list[RepoWork] = field(default_factory=list)
     # extract_phase
     lexicon: LexiconBuilder = field(default_factory=LexiconBuilder)
     # key_phase (resolve_phase adds the declarations only an analyzer saw)
@@ -241,27 +241,6 @@ class Build:
         )
 
 
-def build_content(
-    loaded: LoadedConfig,
-    *,
-    fact_cache: FactCache,
-    progress: ProgressFn,
-    timer: _Timer,
-    only: frozenset[str] | None = None,
-    previous: Generation | None = None,
-) -> tuple[GenerationContent, dict[str, LanguageCounters]]:
-    """Run every phase up to (not including) publication.
-
-    With ``only``, repositories outside it are taken as they were in ``previous``
-    (file list, hashes, commit) and their facts come from the fact cache; only the
-    named ones are re-read from disk. Resolution always runs over the whole corpus.
-    """
-    build = Build(loaded, fact_cache, progress, timer, only, previous)
-    for phase in PHASES:
-        phase(build)
-    return build.content(), build.counters
-
-
 def discover_phase(b: Build) -> None:
     """Find each repository's files, or carry its file list over from the previous generation."""
     loaded, previous, only, progress, timer = b.loaded, b.previous, b.only, b.progress, b.timer
@@ -273,17 +252,17 @@ def discover_phase(b: Build) -> None:
         if prev_repo is not None and repo.name not in only:  # type: ignore[operator]
             assert previous is not None
             found, known = _carried_discovery(previous, repo.name)
-            work.append(_RepoWork(repo.name, repo.root, repo.languages, found, carried=prev_repo, known_hashes=known))
+            work.append(RepoWork(repo.name, repo.root, repo.languages, found, carried=prev_repo, known_hashes=known))
             progress(Progress("discover", repo.name, f"{len(found.indexable)} files (carried over)", i + 1, n_repos))
             continue
         fault_point("discover")
         if repo.problem:  # moved or deleted: a failure of this repository only, recorded with the reason
-            work.append(_RepoWork(repo.name, repo.root, repo.languages, Discovery(), problem=repo.problem))
+            work.append(RepoWork(repo.name, repo.root, repo.languages, Discovery(), problem=repo.problem))
             progress(Progress("discover", repo.name, f"skipped: {repo.problem}", i + 1, n_repos))
             continue
         found = discover_repository(repo, loaded.indexing.max_file_bytes)
         timer.add("discover", started)
-        work.append(_RepoWork(repo.name, repo.root, repo.languages, found))
+        work.append(RepoWork(repo.name, repo.root, repo.languages, found))
         progress(Progress("discover", repo.name, f"{len(found.indexable)} files", i + 1, n_repos))
 
 
@@ -769,7 +748,7 @@ def records_phase(b: Build) -> None:
     b.timer.add("link", started)
 
 
-def _external_analysis(w: _RepoWork, outcome: scip_external.ExternalOutcome | None) -> records.LanguageAnalysis:
+def _external_analysis(w: RepoWork, outcome: scip_external.ExternalOutcome | None) -> records.LanguageAnalysis:
     """What status says of a repository's named SCIP index: which, written by what, at which commit, how fresh."""
     if w.external is None:
         return records.LanguageAnalysis(language="scip", mode="failed", reason=w.external_problem, files=0)
@@ -803,23 +782,12 @@ def _external_analysis(w: _RepoWork, outcome: scip_external.ExternalOutcome | No
     )
 
 
-# The phases of build_content, in order; each reads what the ones before it put in the Build.
-PHASES: tuple[Callable[[Build], None], ...] = (
-    discover_phase,
-    extract_phase,
-    key_phase,
-    resolve_phase,
-    link_phase,
-    records_phase,
-)
-
-
 @dataclass
 class AnalyzerDeclarations:
     """Adds the declarations an analyzer defined on lines tree-sitter could not parse (Corpus.declare)."""
 
     language: str
-    work: list[_RepoWork]
+    work: list[RepoWork]
     key_index: dict[tuple[str, str, str, str], str]
     symbols: list[records.Symbol]
     per_file_symbols: collections.Counter[tuple[str, str]]
@@ -864,7 +832,7 @@ class AnalyzerDeclarations:
 
 
 def unparsed_rows(
-    work: list[_RepoWork], language: str, key_index: dict[tuple[str, str, str, str], str]
+    work: list[RepoWork], language: str, key_index: dict[tuple[str, str, str, str], str]
 ) -> list[UnresolvedFact]:
     """A SYNTAX_ERROR row for each identifier on the lines of a partial file that did not parse.
 
@@ -955,7 +923,7 @@ def _locked_run_index(
     # The stages of a run (unchanged, CANDIDATE, exact) live in indexer.incremental, which builds on this module.
     from indexer.incremental import index_in_stages
 
-    timer = _Timer()
+    timer = Timer()
     started = time.perf_counter()
     with scratch_directory(layout), FactCache(layout.fact_cache_dir, mode) as cache:
         run = index_in_stages(

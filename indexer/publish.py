@@ -679,6 +679,9 @@ def _build_layers(
             lexicon_length=layer.lexicon.length,
         )
         before = previous.get(layer.name)
+        if before is not None and before[1].digest != digest and _same_rows_reordered(before, items, counts):
+            digest, directory, entry = before[1].digest, before[1].directory, before[1]  # the same facts
+            path = tmp / directory
         if before is not None and before[1].digest == digest and before[1].directory == directory:
             carried = _carry(before[0], tmp, before[1])  # unchanged: the same file, never rewritten
         else:
@@ -698,6 +701,36 @@ def _build_layers(
             )
         )
     return built
+
+
+_ROW_DATABASES = (keys.DB_UNRESOLVED, keys.DB_UNRESOLVED_BY_FILE)
+
+
+def _same_rows_reordered(
+    before: tuple[Path, LayerEntry], items: dict[bytes, list[tuple[bytes, bytes]]], counts: records.Counts
+) -> bool:
+    """Whether ``items`` are the facts of the earlier layer ``before`` with its unresolved rows in another order.
+
+    A row's key ends in its sequence number in the list it was written from, and the stages of a run list the
+    same rows in different orders (the CANDIDATE stage carries a repository's rows, the exact stage makes them
+    afresh): the same facts would be written again under other keys. The rows are compared without that
+    number; when they are the same, the earlier layer's own rows in their place must give its digest (every
+    other database equal), and then that layer is carried.
+    """
+    if before[1].counts != counts:
+        return False
+    rows: dict[bytes, list[tuple[bytes, bytes]]] = {}
+    try:
+        with shared_environment(before[0] / before[1].directory) as env:
+            for name in _ROW_DATABASES:
+                with env.begin(db=env.open_db(name, create=False)) as txn:
+                    rows[name] = [(bytes(k), bytes(v)) for k, v in txn.cursor()]
+    except (OSError, lmdb.Error, SnapshotError):
+        return False
+    for name in _ROW_DATABASES:
+        if sorted((k[:-4], v) for k, v in rows[name]) != sorted((k[:-4], v) for k, v in items[name]):
+            return False
+    return _content_digest({**items, **rows}, keys.LAYER_DATABASES) == before[1].digest
 
 
 class _KnownKeys:

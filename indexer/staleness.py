@@ -6,7 +6,7 @@ saved in between leaves the run with facts for a tree that no longer exists; pub
 callers that are gone. So the run's inputs are read again (``ReadCheck``) the way the run read them: each
 repository it read from disk is discovered again and every file it hashed is hashed again (content
 decides, never mtimes); when the files are as read, the git state and the run's inputs fingerprint
-(``indexer.incremental.run_inputs``: each analyzer's other inputs, such as go.mod or a tsconfig) are
+(``indexer.fingerprint.run_inputs``: each analyzer's other inputs, such as go.mod or a tsconfig) are
 computed again. The check runs
 
 - after each analyzer run that missed the fact cache, before its facts are kept: facts of a tree that
@@ -39,16 +39,13 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from indexer import supersede
 from indexer.config import Repository
 from indexer.discover import Candidate
-from indexer.pipeline import Build, _RepoWork, discover_repository, git_state_of
+from indexer.fingerprint import Inputs
+from indexer.pipeline import Build, RepoWork, discover_repository, git_state_of
 from indexer.progress import Progress
-
-if TYPE_CHECKING:
-    from indexer.incremental import Inputs
 
 MAX_READS = 3  # reads of the tree in one run before a tree that keeps changing fails it
 _SHOWN = 5  # changed files named in a message
@@ -99,14 +96,14 @@ def _content_hash(path: Path) -> str:
         return ""  # gone or unreadable: not the content the run read
 
 
-def _differs(w: _RepoWork, old: Candidate, new: Candidate) -> bool:
+def _differs(w: RepoWork, old: Candidate, new: Candidate) -> bool:
     if (old.language, old.size, old.skip_reason) != (new.language, new.size, new.skip_reason):
         return True
     digest = w.hashes.get(old.path)
     return bool(digest) and _content_hash(w.root / old.path) != digest
 
 
-def _repository_changes(w: _RepoWork, repo: Repository, max_file_bytes: int) -> list[str]:
+def _repository_changes(w: RepoWork, repo: Repository, max_file_bytes: int) -> list[str]:
     """``repository:path`` of each file added, removed, resized, skipped otherwise or hashing otherwise since ``w``
     was read; the hashes the run kept decide (a file the run did not hash counts by its listing only)."""
     try:
@@ -155,7 +152,7 @@ def tree_changes(b: Build, inputs: Inputs, inputs_of: Callable[[Build], Inputs])
     return changed
 
 
-def carried_differs(w: _RepoWork, repo: Repository, max_file_bytes: int) -> str:
+def carried_differs(w: RepoWork, repo: Repository, max_file_bytes: int) -> str:
     """Why an analyzer must not run over a carried repository now (its files on disk are not the carried
     ones), or ""."""
     differs = _repository_changes(w, repo, max_file_bytes)

@@ -394,6 +394,19 @@ def default_repository(rows: Sequence[dict[str, Any]], column: str = "repository
     return best if counts[best] >= 2 or len(counts) == 1 else None
 
 
+def page_repository(rows_default: str | None, subject_repository: str | None) -> tuple[str | None, dict[str, str]]:
+    """(the repository an unprefixed file key is in, the header field that states it).
+
+    A page about one subject (find_references, the traversals, hierarchies) writes its ``repository`` only when
+    it is not the subject's: the subject (``repo:path:line``) already spells that one, so a key without
+    ``repo:`` is in the header's ``repository``, else in the subject's (docs/surface.md §6.2).
+    """
+    default = rows_default or subject_repository
+    if rows_default is None or rows_default == subject_repository:
+        return default, {}
+    return default, {"repository": rows_default}
+
+
 def smallest(*shapes: Any) -> Any:
     """The shape that serializes smallest; the earliest on a tie."""
     best = shapes[0]

@@ -16,6 +16,9 @@ import heapq
 import itertools
 import operator
 import os
+import signal
+import subprocess
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -328,8 +331,6 @@ class Generation:
         """
         self.check_intact()
         if isolated:
-            from snapshot_format.verify import verify_isolated
-
             verify_isolated(self.path, self.name)
             return
         m = self.manifest
@@ -958,3 +959,37 @@ def link_edges(generation: Generation) -> Iterator[tuple[records.Edge, str, str]
             repository_of.get(id(ends[0]), ""),
             repository_of.get(id(ends[1]), ""),
         )
+
+
+# --- the digest check in a child (snapshot_format/verify.py is its program) ----------------------
+
+VERIFY_TIMEOUT_SECONDS = 600.0
+
+
+def verify_isolated(path: Path, name: str, timeout: float = VERIFY_TIMEOUT_SECONDS) -> None:
+    """Recompute the digest of the generation at ``path`` in a child; DigestMismatchError says why it failed."""
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "snapshot_format.verify", str(path)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        raise DigestMismatchError(f"generation {name}: the digest check did not finish in {timeout:.0f} s") from None
+    except OSError as exc:
+        raise DigestMismatchError(f"generation {name}: the digest check could not start: {exc}") from None
+    if proc.returncode == 0:
+        return
+    if proc.returncode < 0:
+        try:
+            signame = signal.Signals(-proc.returncode).name
+        except ValueError:
+            signame = f"signal {-proc.returncode}"
+        raise DigestMismatchError(
+            f"generation {name}: damaged, reading it killed the reader ({signame}: "
+            "its data points past the end of the file)"
+        )
+    reason = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
+    raise DigestMismatchError(reason)

@@ -6,53 +6,20 @@ catch. Reading the whole generation in a short-lived child turns that into a rep
 dead ``kivgraph status``, ``doctor`` or ``serve``.
 
 Run: ``python -m snapshot_format.verify GENERATION_DIR`` — exit 0 when the digest matches, 1 with the
-reason on stderr when it does not.
+reason on stderr when it does not. This module is the child's program; the parent's side, which starts it and
+reads its end, is ``snapshot_format.reader.verify_isolated`` (``Generation.verify_digest(isolated=True)``).
 """
 
 from __future__ import annotations
 
-import signal
-import subprocess
 import sys
 from pathlib import Path
 
-from snapshot_format.errors import DigestMismatchError, GenerationUnreadableError
-
-TIMEOUT_SECONDS = 600.0
-
-
-def verify_isolated(path: Path, name: str, timeout: float = TIMEOUT_SECONDS) -> None:
-    """Recompute the digest of the generation at ``path`` in a child; DigestMismatchError says why it failed."""
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "snapshot_format.verify", str(path)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        raise DigestMismatchError(f"generation {name}: the digest check did not finish in {timeout:.0f} s") from None
-    except OSError as exc:
-        raise DigestMismatchError(f"generation {name}: the digest check could not start: {exc}") from None
-    if proc.returncode == 0:
-        return
-    if proc.returncode < 0:
-        try:
-            signame = signal.Signals(-proc.returncode).name
-        except ValueError:
-            signame = f"signal {-proc.returncode}"
-        raise DigestMismatchError(
-            f"generation {name}: damaged, reading it killed the reader ({signame}: "
-            "its data points past the end of the file)"
-        )
-    reason = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"
-    raise DigestMismatchError(reason)
+from snapshot_format.errors import GenerationUnreadableError
+from snapshot_format.reader import Generation
 
 
 def main(argv: list[str]) -> int:
-    from snapshot_format.reader import Generation
-
     if len(argv) != 1:
         print("usage: python -m snapshot_format.verify GENERATION_DIR", file=sys.stderr)
         return 2

@@ -26,11 +26,11 @@ from click.testing import CliRunner
 from indexer import incremental, supersede
 from indexer.config import load
 from indexer.fact_cache import FactCache
-from indexer.incremental import Inputs, run_inputs
+from indexer.fingerprint import Inputs, run_inputs
 from indexer.languages import registry
-from indexer.languages.python.analyzer import ScipPythonAdapter
+from indexer.languages.python.adapter import ScipPythonAdapter
 from indexer.languages.spec import AnalyzerFailed
-from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, git_state_of, run_index
+from indexer.pipeline import Build, Timer, discover_phase, extract_phase, git_state_of, run_index
 from indexer.staleness import TreeKeptChanging, tree_changes
 from indexer.watch import watch_and_index
 from kivgraph_cli.main import cli
@@ -376,7 +376,7 @@ def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_ar
 def _read(home: Path, cache: FactCache) -> tuple[Build, Inputs]:
     """One read of the registered tree, as a run makes it (discovery, hashes, git state, inputs)."""
     loaded = load(home / "kivgraph.toml")
-    b = Build(loaded, cache, lambda _p: None, _Timer())
+    b = Build(loaded, cache, lambda _p: None, Timer())
     discover_phase(b)
     extract_phase(b)
     b.git = {w.name: git_state_of(w) for w in b.work}

@@ -15,14 +15,7 @@ KNOWN: frozenset[frozenset[str]] = frozenset(
     frozenset(circle)
     for circle in (
         # the run goes down and back up (issue 26 item 4)
-        ("indexer.incremental", "indexer.pipeline", "indexer.staleness"),
-        # an adapter's ``update`` defers to the incremental pass built on the adapter's module
-        ("indexer.languages.go.analyzer", "indexer.languages.go.incremental"),
-        ("indexer.languages.python.analyzer", "indexer.languages.python.incremental"),
-        ("indexer.languages.typescript.analyzer", "indexer.languages.typescript.incremental"),
-        ("snapshot_format.reader", "snapshot_format.verify"),
-        ("server.tools.changes", "server.tools.paths", "server.tools.traversal", "server.tools.tree"),
-        ("server.tools.hierarchy", "server.tools.references"),
+        ("indexer.fingerprint", "indexer.incremental", "indexer.pipeline", "indexer.staleness"),
     )
 )
 

@@ -15,6 +15,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from indexer.lexicon import LexiconBuilder, file_terms
@@ -182,6 +183,30 @@ def test_an_unchanged_repository_layer_is_the_same_file_in_the_next_generation(t
         # an edge between two repositories lives in the link layer, rewritten each time, and still answers
         square = two.symbols_by_qualified_name("pkg.shapes.make_square")[0]
         assert {two.symbol(e.source).repository for e in two.edges_in(square.key)} == {"alpha", "beta"}  # type: ignore[union-attr]
+
+
+def test_a_layer_whose_rows_come_in_another_order_is_the_same_file_in_the_next_generation(tmp_path: Path) -> None:
+    """The stages of a run list a repository's unresolved rows in different orders (the CANDIDATE stage carries
+    them, the exact stage makes them afresh); the same facts are the same layer, not a rewrite under other keys."""
+    builder = build_standard(GraphBuilder(tmp_path / "src"))
+    layout = _layout(tmp_path)
+    content = _content(builder)
+    rows = [u for u in content.unresolved if u.repository == "beta"]
+    assert len(rows) >= 2  # the fixture has rows to reorder
+    first = publish(layout, content, indexer_version="test")
+    reordered = _content(builder)
+    reordered.unresolved = [u for u in reordered.unresolved if u.repository != "beta"] + rows[::-1]
+    second = publish(layout, reordered, indexer_version="test")
+    with Generation(first.path) as one, Generation(second.path) as two:
+        before, after = _layer_files(one), _layer_files(two)
+        assert after["beta"].st_ino == before["beta"].st_ino  # carried, not written again
+        two.verify_digest()
+        assert sorted(map(repr, two.unresolved_in("beta"))) == sorted(map(repr, rows))
+    builder.unresolved.append(msgspec.structs.replace(rows[0], detail="another row"))
+    third = publish(layout, _content(builder), indexer_version="test")  # a row more: written anew
+    with Generation(second.path) as two, Generation(third.path) as three:
+        assert _layer_files(three)["beta"].st_ino != _layer_files(two)["beta"].st_ino
+        three.verify_digest()
 
 
 def test_a_generation_missing_a_layer_is_refused_and_the_complete_one_serves(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from indexer.config import load
 from indexer.fact_cache import FactCache
-from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, key_phase, link_phase, records_phase
+from indexer.pipeline import Build, Timer, discover_phase, extract_phase, key_phase, link_phase, records_phase
 from indexer.pipeline import resolve_phase as resolve_phase_
 from tests.helpers import write_repo
 
@@ -23,7 +23,7 @@ def _build(tmp_path: Path, cache: FactCache) -> Build:
     config = tmp_path / "kivgraph.toml"
     config.write_text(f'version = 1\n\n[[repository]]\nname = "repo"\npath = "{repo}"\nlanguages = ["python"]\n')
     loaded = load(config)
-    return Build(loaded, cache, lambda _p: None, _Timer())
+    return Build(loaded, cache, lambda _p: None, Timer())
 
 
 def test_each_phase_adds_its_part_of_the_generation(tmp_path: Path, monkeypatch) -> None:

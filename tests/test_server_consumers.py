@@ -108,7 +108,13 @@ async def test_the_compact_view_merges_a_repositorys_package_rows_and_hoists_sha
     by_short_name = (await _call(app, name="compute", repository="provider"))["results"]
     assert by_short_name["qn"] == "lib.core.compute"  # a name that is not the qualified one is answered with it
     only_packages = (await _call(app, qualified_name="lib.core.left"))["results"]
-    assert (only_packages["category"], only_packages["edge_kind"]) == ("package", "PACKAGE_DEPENDS_ON")
+    # the category says the edge kind and the confidence of a package row (PACKAGE_DEPENDS_ON, EXACT_PACKAGE_MAPPED)
+    assert only_packages["category"] == "package"
+    assert "edge_kind" not in only_packages and "confidence" not in only_packages
+    full = (await _call(app, qualified_name="lib.core.left", view="full"))["results"]
+    assert {(c["edge_kind"], c["confidence"]) for c in full["consumers"]} == {
+        ("PACKAGE_DEPENDS_ON", "EXACT_PACKAGE_MAPPED")
+    }
     assert only_packages["repository"] == "consumer"  # every row's repository, stated once
     assert only_packages["consumers"] == [{"pkg": ["app", "app.extra"]}]
 

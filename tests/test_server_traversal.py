@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from server.app import KivgraphApp
-from server.tools import traversal
+from server.tools import walk
 from snapshot_format.layout import StateLayout
 from tests.helpers import group_entries, labels_of
 from tests.server_fixtures import CALLER_COUNT, GraphBuilder, StandardGraph, build_cross_repo, cross_repo_graph
@@ -221,7 +221,8 @@ async def test_the_compact_blast_radius_states_the_root_and_hoists_shared_column
     assert "max_nodes" not in results and "deepest_depth" not in results and "depth" not in results
     assert answer["total"] == 4
     assert "by_package" not in results  # each row's file names its package
-    assert results["repository"] == "provider"  # the repository most rows share
+    # the repository most rows share is the root's (provider:lib/core.py:1): the root spells it
+    assert "repository" not in results
     assert results["files"] == {
         "lib/core.py": ["loop@5-6", "left@9-10", "right@13-14"],
         "consumer:app/main.py": ["run@4-5"],
@@ -353,11 +354,11 @@ async def test_every_error_code_of_the_traversals(
             cursor=page["next_cursor"],
         )
         await fails(client, "get_blast_radius", "CURSOR_INVALID", qualified_name="lib.core.compute", cursor="bm9wZQ")
-        monkeypatch.setattr(traversal, "DEADLINE_SECONDS", -1.0)
+        monkeypatch.setattr(walk, "DEADLINE_SECONDS", -1.0)
         for tool in ("get_blast_radius", "trace_dependencies"):
             message = await fails(client, tool, "TRAVERSAL_LIMIT_REACHED", qualified_name="lib.core.compute")
             assert "lower depth or max_nodes" in message
-        monkeypatch.setattr(traversal, "DEADLINE_SECONDS", 5.0)
+        monkeypatch.setattr(walk, "DEADLINE_SECONDS", 5.0)
         build_cross_repo(GraphBuilder(tmp_path / "src")).publish(cross.layout)
         with anyio.fail_after(WAIT):
             await app.serving(2)

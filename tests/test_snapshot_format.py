@@ -208,7 +208,7 @@ def test_a_reader_killed_by_damage_is_reported_as_damage_not_a_crash(tmp_path, m
     import pytest
 
     from snapshot_format.errors import DigestMismatchError
-    from snapshot_format.verify import verify_isolated
+    from snapshot_format.reader import verify_isolated
 
     dies = tmp_path / "dies-by-sigbus"
     dies.write_text(f"#!/bin/sh\nkill -{int(signal.SIGBUS)} $$\n")

@@ -165,7 +165,7 @@ def test_unresolved_references_naming_the_root_make_the_answer_a_lower_bound(gra
 def test_a_blind_spot_on_a_caller_the_walk_went_on_from_makes_a_deeper_answer_a_lower_bound(graph) -> None:
     # a.core's callers at one hop are all bound (a.api, a.left, a.right, a.loop); at two hops the walk looks
     # for a.api's callers too, and a use of `api` that failed to bind may be one of them.
-    from server.tools.traversal import completeness_block
+    from server.tools.walk import completeness_block
 
     gen, s = graph
     core = _raw(s["a.core"])

@@ -32,6 +32,7 @@ class _Declaration(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     tests: list[str]
     probe: _Probe | None = None
     exact: bool = False
+    adapter: str = "analyzer"
     build_outputs: bool = False
     fallback_note: str = "tree-sitter, CANDIDATE"
 
@@ -62,6 +63,7 @@ def read_declaration(folder: Path) -> LanguageSpec:
         test_patterns=_test_patterns(found.tests),
         probe=Probe(probe.path, probe.source.encode("utf-8"), probe.qualified_name) if probe else None,
         exact=found.exact,
+        adapter_module=found.adapter,
         build_outputs=found.build_outputs,
         fallback_note=found.fallback_note,
     )

@@ -9,6 +9,8 @@ Each language lives in one folder, ``indexer/languages/<name>/``, with the same 
 ``resolve.py``    the CANDIDATE resolver over the whole corpus
 ``sites.py``      the vocabulary of reference sites passed from extraction to resolution
 ``analyzer.py``   the exact analyzer behind ``ExactAdapter`` (``ADAPTER``), when the language has one
+``incremental.py`` optional: the analyzer's incremental route, built on ``analyzer.py``; ``adapter.py`` above both
+                  then defines ``ADAPTER`` (``language.toml``: ``adapter = "adapter"``)
 ``outputs.py``    optional: which files the repository's own build generated (skipped as generated)
 ``language.toml`` what the registry makes the folder's ``LanguageSpec`` from (test patterns, probe, analyzer)
 
@@ -204,7 +206,8 @@ class LanguageSpec:
     extensions: Mapping[str, tuple[str, ...]]
     test_patterns: tuple[str, ...]  # fnmatch patterns on a repository-relative path: test files
     probe: Probe | None  # None: no extractor yet (files are discovered and reported as skipped)
-    exact: bool = False  # analyzer.py defines ADAPTER
+    exact: bool = False  # the folder's ``adapter_module`` defines ADAPTER
+    adapter_module: str = "analyzer"  # adapter.py when the analyzer has an incremental route below it
     build_outputs: bool = False  # outputs.py defines mark_build_outputs(root, discovery) -> discovery
     fallback_note: str = "tree-sitter, CANDIDATE"  # what answers are without the exact analyzer
 
@@ -226,7 +229,7 @@ class LanguageSpec:
         """The exact analyzer's adapter (imported on first use), or None when the language has none."""
         if not self.exact:
             return None
-        return cast(ExactAdapter[Any], importlib.import_module(f"{self.package}.analyzer").ADAPTER)
+        return cast(ExactAdapter[Any], importlib.import_module(f"{self.package}.{self.adapter_module}").ADAPTER)
 
     def mark_build_outputs(self, root: Path, found: Discovery) -> Discovery:
         """``found`` with files the repository's own build generated from its sources skipped, with the reason."""

@@ -10,17 +10,19 @@ The route owns what every SCIP adapter used to write for itself:
 - relationships (``document_relations``): a definition's ``is_implementation`` relationships as OVERRIDES,
   IMPLEMENTS and EXTENDS uses;
 - provider binding (``bind``): a local target by its stable key, a foreign one only when exactly one registered
-  repository provides it (the repository's own first where the language says so), else AMBIGUOUS_PACKAGE_PROVIDER;
-  cross-repository edges counted, every resolved site settled;
+  repository provides it (``bind_foreign``: the repository's own first where the language says so), else
+  AMBIGUOUS_PACKAGE_PROVIDER; cross-repository edges counted, every resolved site settled;
 - the incremental merge (``merged``): a run over some files with the last run's facts for the others;
 - the adapter (``ScipAdapter``): the seam's methods from a language's tool and hooks.
 
 A language supplies ``ScipLanguage`` hooks: how a use site is classified (``sites``), how a symbol maps to a
 target (``target``), which relationships it records (``relation``), who provides a foreign target
 (``providers``, ``declaration``) and its provenance (``provenance``, ``edge_kind``); and how its indexer runs (its
-``analyze``). Rust's join keeps its own occurrence loop and binding (one symbol may name several definitions;
-code rust-analyzer does not analyse; impl headers and macro arguments), on the route's facts; Rust and Go share
-the outcome's ``settle`` and ``edge`` (``ExactOutcome``).
+``analyze``). A language whose indexer gives one symbol to several declarations keeps every definition
+(``first_definitions``' ``every``) and tells them apart in its ``target``; one that reads more of an occurrence
+than its start (its extent, its symbol) does so in ``occurrence_site``; its passes over syntax the index does not
+record build ``ScipUse`` values with ``use_at``. Go shares the
+outcome's ``settle`` and ``edge`` (``ExactOutcome``) and ``bind_foreign``, through ``ProviderHooks`` of its own uses.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import msgspec
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact, UnresolvedFact
 from indexer.languages.spec import ExactAdapter, ExactOutcome
-from indexer.scip.decode import Document, Relationship
+from indexer.scip.decode import Document, Occurrence, Relationship
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -62,6 +64,8 @@ class ScipUse(msgspec.Struct, array_like=True, frozen=True):
     package: str = ""  # the provider's name as the index writes it (a module, an npm or pub package)
     file: str = ""  # the symbol's file inside that package, where the symbol names one
     member: str = ""  # dotted member path in it, "" = the module itself
+    symbol: str = ""  # the SCIP symbol, where the language binds a foreign target by it
+    source_path: str = ""  # "" = ``path``: where the source is declared when the use is written elsewhere
 
 
 class ScipDefinition(msgspec.Struct, array_like=True, frozen=True):
@@ -174,22 +178,28 @@ class UseSite:
     source_col: int | None = None
     source: SymbolFact | None = None
     how: str = ""
+    syntax: Any = None  # what the language's site hook read there (its syntax node), for its ``target``
 
 
 class Local(NamedTuple):
-    """A target among this repository's declarations: (path, qualified name, kind)."""
+    """A target among this repository's declarations: (path, qualified name, kind); ``use``, when the target
+    decides how it is used (a path's qualifier: a type use of a type), else the site's."""
 
     path: str
     qualified_name: str
     kind: str
+    use: str = ""
 
 
 class Foreign(NamedTuple):
-    """A target defined outside this repository, as the index names it: bound per corpus by its providers."""
+    """A target defined outside this repository, as the index names it: bound per corpus by its providers
+    (``symbol``: the SCIP symbol, where the language binds by it; ``use`` as for ``Local``)."""
 
     package: str
     file: str = ""
     member: str = ""
+    symbol: str = ""
+    use: str = ""
 
 
 class External:
@@ -212,13 +222,52 @@ def column_unit(position_encoding: int, default: str) -> str:
     return {1: "utf-8", 2: "utf-16", 3: "utf-32"}.get(position_encoding, default)
 
 
-class ScipLanguage:
-    """A language's hooks into the SCIP route (one instance per language)."""
+UseT = TypeVar("UseT")
+
+
+class ProviderHooks(Generic[UseT]):
+    """How a language's uses of foreign targets bind to registered repositories (``bind_foreign``): the SCIP
+    route's languages (``ScipLanguage``), and Go's go/types helper, whose uses are its own."""
 
     language: ClassVar[str]
     analyzer: ClassVar[str]
-    default_unit: ClassVar[str] = "utf-16"  # the column unit of a document that does not say
     prefer_own: ClassVar[bool] = True  # a foreign target the repository provides itself is its own
+
+    def language_of(self, path: str) -> str:
+        """The language id of a file (one folder may serve several)."""
+        return self.language
+
+    def package_of(self, path: str) -> str:
+        """The package a file is in, for the rows about a file the analyzer left out."""
+        return ""
+
+    @abstractmethod
+    def providers(self, use: UseT, modules: Any) -> list[tuple[str, str]]:
+        """The registered (repository, directory) pairs that provide a foreign use's package."""
+
+    @abstractmethod
+    def declaration(self, use: UseT, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        """The provider's declaration a foreign use (from ``source``) names, by key; or None (the hook may have
+        recorded why)."""
+
+    @abstractmethod
+    def unprovided(self, use: UseT, source: str, bound: Binding) -> None:
+        """A foreign use no registered repository provides."""
+
+    @abstractmethod
+    def ambiguous(self, use: UseT, source: str, repositories: list[str], bound: Binding) -> None:
+        """A foreign use more than one registered repository provides."""
+
+
+class ScipLanguage(ProviderHooks[ScipUse]):
+    """A language's hooks into the SCIP route (one instance per language)."""
+
+    default_unit: ClassVar[str] = "utf-16"  # the column unit of a document that does not say
+    locals: ClassVar[bool] = False  # the uses of ``local`` symbols reach the hooks (where they settle a site)
+    self_edges: ClassVar[bool] = True  # a use of the declaration it is in is an edge (else neither edge nor settled)
+    # The edge of a use that settles no site (a relationship) still replaces the candidate edges from its source
+    # at its position (without settling the position's unresolved rows).
+    relations_cover: ClassVar[bool] = False
 
     def unit(self, doc: Document) -> str:
         """The column unit of one document."""
@@ -232,6 +281,13 @@ class ScipLanguage:
     def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
         """For one file: the use site an occurrence at (0-based line, byte column) is, or None (nothing we record)."""
 
+    def occurrence_site(
+        self, site_at: Callable[[int, int], UseSite | None], occ: Occurrence, line0: int, col: int
+    ) -> UseSite | None:
+        """The use site of one occurrence (at 0-based ``line0``, byte column ``col``): ``site_at`` there, unless the
+        language reads more of the occurrence (its extent, its symbol)."""
+        return site_at(line0, col)
+
     @abstractmethod
     def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
         """What the symbol used at ``site`` is (``found``: this repository's declaration defining it, if any)."""
@@ -243,24 +299,7 @@ class ScipLanguage:
         as (use, settles its site, target), or None when the language records no such relationship."""
         return None
 
-    # -- bind ------------------------------------------------------------------------------------------
-
-    def language_of(self, path: str) -> str:
-        """The language id of a file (one folder may serve several)."""
-        return self.language
-
-    def package_of(self, path: str) -> str:
-        """The package a file is in, for the rows about a file the analyzer left out."""
-        return ""
-
-    @abstractmethod
-    def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
-        """The registered (repository, directory) pairs that provide a foreign use's package."""
-
-    @abstractmethod
-    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
-        """The provider's declaration a foreign use (from ``source``) names, by key; or None (the hook may have
-        recorded why)."""
+    # -- bind (and ``ProviderHooks``) ----------------------------------------------------------------
 
     def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
         """A foreign use no registered repository provides: the site is settled (a package nobody registered)."""
@@ -269,6 +308,13 @@ class ScipLanguage:
 
     def ambiguity(self, use: ScipUse, repositories: list[str]) -> str:
         return "provided by " + ", ".join(sorted(repositories))
+
+    def ambiguous(self, use: ScipUse, source: str, repositories: list[str], bound: Binding) -> None:
+        """A foreign use more than one registered repository provides: an AMBIGUOUS row where it settles its site."""
+        if use.final:
+            name = use.member or use.file or use.package
+            detail = self.ambiguity(use, repositories)
+            bound.unresolved(use, source, name=name, reason=AMBIGUOUS, package=use.package, detail=detail)
 
     @abstractmethod
     def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
@@ -283,18 +329,29 @@ class ScipLanguage:
 
 
 def first_definitions(
-    per_path: Iterable[tuple[str, Iterable[tuple[str, SymbolFact, bool]]]], defined: dict[str, tuple[str, SymbolFact]]
+    per_path: Iterable[tuple[str, Iterable[tuple[str, SymbolFact, bool]]]],
+    defined: dict[str, tuple[str, SymbolFact]],
+    every: dict[str, list[tuple[str, SymbolFact]]] | None = None,
 ) -> dict[str, list[SymbolFact]]:
     """Fill ``defined`` (SCIP symbol -> (path, our declaration)) from each file's definitions (symbol, declaration,
     whether the declaration is the analyzer's own), files in the order given (path order): a symbol two files
-    define is the first one's. Returns the analyzer's own declarations that won, by path."""
+    define is the first one's. Returns the analyzer's own declarations that won, by path.
+
+    ``every``: for a language whose indexer gives one symbol to several declarations (told apart at each use by
+    its ``target``), each declaration of a symbol, once, in order; the analyzer's own declarations returned are
+    then all of them. The per-path iterables are read lazily: one may look at ``defined`` as it grows."""
     synthesized: dict[str, list[SymbolFact]] = {}
     for path, definitions in per_path:
         for symbol, decl, made in definitions:
-            if symbol not in defined:
+            first = symbol not in defined
+            if first:
                 defined[symbol] = (path, decl)
-                if made:
-                    synthesized.setdefault(path, []).append(decl)
+            if every is not None:
+                hits = every.setdefault(symbol, [])
+                if all(h[1] is not decl for h in hits):
+                    hits.append((path, decl))
+            if made and (first or every is not None):
+                synthesized.setdefault(path, []).append(decl)
     return synthesized
 
 
@@ -314,10 +371,10 @@ def document_uses(
     n_occ = 0
     for occ in doc.occurrences:
         n_occ += 1
-        if occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+        if occ.is_definition or not occ.symbol or (occ.symbol.startswith("local ") and not lang.locals):
             continue
         line0 = occ.range[0]
-        site = site_at(line0, cmap.byte_col(line0, occ.range[1]))
+        site = lang.occurrence_site(site_at, occ, line0, cmap.byte_col(line0, occ.range[1]))
         if site is None:
             continue
         src = site.source or fd.enclosing(site.line, site.col if site.source_col is None else site.source_col)
@@ -331,15 +388,40 @@ def document_uses(
             if site.final:
                 external.append(CoveredSite(path, site.line, site.col, src.qualified_name, src.kind))
             continue
-        at = (path, site.line, site.col, src.qualified_name, src.kind, site.use, site.final, site.how)
-        uses.append(_use(at, target))
+        uses.append(use_at(path, site.line, site.col, src, site.use, target, final=site.final, how=site.how))
     return n_occ
 
 
-def _use(at: tuple[str, int, int, str, str, str, bool, str], target: Local | Foreign) -> ScipUse:
+def use_at(
+    path: str,
+    line: int,
+    col: int,
+    source: SymbolFact,
+    use: str,
+    target: Local | Foreign,
+    *,
+    final: bool = True,
+    how: str = "",
+    source_path: str = "",
+) -> ScipUse:
+    """The use at (path, line, col) from ``source`` of a target (whose ``use``, when it has one, is the use)."""
+    at = (path, line, col, source.qualified_name, source.kind, target.use or use, final, how)
     if isinstance(target, Local):
-        return ScipUse(*at, target_path=target.path, target_qn=target.qualified_name, target_kind=target.kind)
-    return ScipUse(*at, package=target.package, file=target.file, member=target.member)
+        return ScipUse(
+            *at,
+            target_path=target.path,
+            target_qn=target.qualified_name,
+            target_kind=target.kind,
+            source_path=source_path,
+        )
+    return ScipUse(
+        *at,
+        package=target.package,
+        file=target.file,
+        member=target.member,
+        symbol=target.symbol,
+        source_path=source_path,
+    )
 
 
 def document_relations(lang: ScipLanguage, path: str, doc: Document, defined: Defined) -> list[ScipUse]:
@@ -358,8 +440,7 @@ def document_relations(lang: ScipLanguage, path: str, doc: Document, defined: De
             use, final, target = found
             if isinstance(target, External):
                 continue
-            at = (path, decl.start_line, decl.start_col, decl.qualified_name, decl.kind, use, final, "")
-            out.append(_use(at, target))
+            out.append(use_at(path, decl.start_line, decl.start_col, decl, use, target, final=final))
     return out
 
 
@@ -429,28 +510,52 @@ class Binding:
     repo: str
     corpus: Corpus
     out: ExactOutcome
-    lang: ScipLanguage
+    lang: ProviderHooks[Any]
     modules: Any  # the language's per-corpus table (``ExactAdapter.modules``)
 
     def settle(self, source: str, path: str, line: int, col: int) -> None:
         """The site is decided: candidate edges and unresolved rows there give way."""
         self.out.settle(source, path, line, col)
 
-    def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
-        """A row for a use that could not be bound, at its site; the site is settled."""
+    def row(
+        self,
+        *,
+        name: str,
+        reason: str,
+        detail: str,
+        path: str = "",
+        line: int = 0,
+        col: int = 0,
+        source: str = "",
+        package: str = "",
+    ) -> None:
+        """An unresolved row of this repository, in the language of its file (settles nothing)."""
         self.out.unresolved.append(
             UnresolvedFact(
                 name=name,
                 reason=reason,
                 repository=self.repo,
-                path=use.path,
-                line=use.line,
-                col=use.col,
-                language=self.lang.language_of(use.path),
+                path=path,
+                line=line,
+                col=col,
+                language=self.lang.language_of(path),
                 source=source,
                 package=package,
                 detail=detail,
             )
+        )
+
+    def unresolved(self, use: ScipUse, source: str, *, name: str, reason: str, package: str, detail: str) -> None:
+        """A row for a use that could not be bound, at its site; the site is settled."""
+        self.row(
+            name=name,
+            reason=reason,
+            detail=detail,
+            path=use.path,
+            line=use.line,
+            col=use.col,
+            source=source,
+            package=package,
         )
         self.settle(source, use.path, use.line, use.col)
 
@@ -460,17 +565,13 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
     out = ExactOutcome(repository=repo, excluded=dict(facts.excluded))
     bound = Binding(repo, corpus, out, lang, modules)
     for path, why in facts.excluded:
-        out.unresolved.append(
-            UnresolvedFact(
-                name="",
-                reason="ANALYZER_FAILED",
-                repository=repo,
-                path=path,
-                language=lang.language_of(path),
-                package=lang.package_of(path),
-                detail=f"{lang.analyzer} crashed on this file, so it was analysed without it ({why}); its uses are "
-                "CANDIDATE",
-            )
+        bound.row(
+            name="",
+            reason="ANALYZER_FAILED",
+            path=path,
+            package=lang.package_of(path),
+            detail=f"{lang.analyzer} crashed on this file, so it was analysed without it ({why}); its uses are "
+            "CANDIDATE",
         )
     lang.preamble(facts, bound, modules)
     for c in facts.external:
@@ -478,32 +579,22 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
         if source is not None:
             out.settle(source, c.path, c.line, c.col)
     for u in facts.uses:
-        source = corpus.key_of(repo, u.path, u.source_qn, u.source_kind)
+        source = corpus.key_of(repo, u.source_path or u.path, u.source_qn, u.source_kind)
         if source is None:
             continue
         if u.target_path:
             target = BoundTarget(repo, corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind), u.target_kind)
         else:
-            places = lang.providers(u, modules)
-            if lang.prefer_own:
-                places = [p for p in places if p[0] == repo][:1] or places
-            if not places:
-                lang.unprovided(u, source, bound)
-                continue
-            if len(places) > 1:
-                if u.final:
-                    detail = lang.ambiguity(u, [r for r, _d in places])
-                    name = u.member or u.file or u.package
-                    bound.unresolved(u, source, name=name, reason=AMBIGUOUS, package=u.package, detail=detail)
-                continue
-            found = lang.declaration(u, source, places[0], bound)
+            found = bind_foreign(lang, u, source, bound)
             if found is None:
                 continue
             target = found
-        if target.key is None:
+        if target.key is None or (target.key == source and not lang.self_edges):
             continue  # an attribute, a local class member: the analyzer knows it, we declare no such node
         if u.final:
             out.settle(source, u.path, u.line, u.col)
+        elif lang.relations_cover:
+            out.covered.add((source, u.line, u.col))
         out.edge(
             lang.edge_kind(u, target.kind),
             source,
@@ -515,6 +606,22 @@ def bind(facts: ScipFacts[Any], repo: str, corpus: Corpus, modules: Any, lang: S
             confidence=target.confidence or Confidence.EXACT_TYPECHECKED,
         )
     return out
+
+
+def bind_foreign(lang: ProviderHooks[UseT], use: UseT, source: str, bound: Binding) -> BoundTarget | None:
+    """A use's target defined outside the repository: the declaration of its one provider (the repository's own
+    first where the language says so), by key; ``unprovided`` when none provides it, ``ambiguous`` when more than
+    one does (both record what the language says of it), and None."""
+    places = lang.providers(use, bound.modules)
+    if lang.prefer_own:
+        places = [p for p in places if p[0] == bound.repo][:1] or places
+    if not places:
+        lang.unprovided(use, source, bound)
+        return None
+    if len(places) > 1:
+        lang.ambiguous(use, source, [r for r, _d in places], bound)
+        return None
+    return lang.declaration(use, source, places[0], bound)
 
 
 # -- the adapter ---------------------------------------------------------------------------------------------

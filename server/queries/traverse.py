@@ -394,8 +394,18 @@ def completeness(
     nodes = expanded(gen, root, walk_result, depth, also)
     found: dict[tuple[str, str, int, int, str, str], Unresolved] = {}
     blind_names = [root.name]  # the names a grep for what the graph could not see looks for
+    index = BlindIndex(gen)
+    taken: set[tuple[str, str]] = set()  # (name, family) whose shared rows are in ``found`` already
     for sym in nodes:
-        for u in blind_to(gen, sym):
+        shared, own = index.rows(sym)
+        named = (sym.name, family(sym.language))
+        rows = [*own, *index.conversions(sym)]
+        if named not in taken:
+            taken.add(named)
+            rows = [*shared, *rows]
+        elif shared:
+            blind_names.append(sym.name)
+        for u in rows:
             found.setdefault((u.repository, u.path, u.line, u.col, u.reason, u.name), u)
             blind_names.append(sym.name)
     spots = [found[k] for k in sorted(found)]
@@ -413,7 +423,8 @@ def completeness(
     fallback = None
     if lower:
         roots = {r.name: r.root for r in gen.repositories()}
-        paths = dict.fromkeys(sorted({on_disk(roots, u.repository, u.path) for u in spots if u.path}))
+        files = {(u.repository, u.path) for u in spots if u.path}
+        paths = dict.fromkeys(sorted({on_disk(roots, repository, path) for repository, path in files}))
         for u in scopes:
             directory = scope_directory(u.detail)
             if directory:
@@ -468,20 +479,56 @@ def blind_to(gen: Generation, sym: Symbol) -> list[Unresolved]:
     language family (relations to what is outside the graph are not failures), and the places its type is
     converted to an interface outside the graph, whose code may then call it (``EXTERNAL_CONVERSION``), and the
     calls its language makes without naming it (an ``IMPLICIT_CALL`` row on the declaration itself)."""
-    found = [
-        u
-        for u in gen.unresolved_by_name(sym.name)
-        if u.reason not in EXTERNAL_RELATIONS
-        and could_reach(u, sym)
-        and (u.reason not in DECLARATION_ROWS or u.source == sym.key)
-    ]
-    if sym.kind not in TYPE_DECLARATION_KINDS and sym.qualified_name != sym.name:
-        found += [
+    index = BlindIndex(gen)
+    shared, own = index.rows(sym)
+    return [*shared, *own, *index.conversions(sym)]
+
+
+class BlindIndex:
+    """``blind_to`` for the many declarations of one walk: the rows of a name are read and sorted once.
+
+    A walk reaches many declarations of one name (``get``, ``run``, every override of a method), and the rows
+    naming it can be hundreds; read per declaration, a deep blast radius scanned them millions of times.
+    ``rows(sym)`` is (the rows any declaration of that name and language family may be blind to, those that
+    speak of ``sym`` alone: the declaration rows whose source it is).
+    """
+
+    def __init__(self, gen: Generation) -> None:
+        self.gen = gen
+        self._named: dict[tuple[str, str], tuple[list[Unresolved], dict[str, list[Unresolved]]]] = {}
+
+    def rows(self, sym: Symbol) -> tuple[list[Unresolved], list[Unresolved]]:
+        fam = family(sym.language)
+        got = self._named.get((sym.name, fam))
+        if got is None:
+            shared: list[Unresolved] = []
+            by_source: dict[str, list[Unresolved]] = {}
+            families: dict[str, str] = {}
+            for u in self.gen.unresolved_by_name(sym.name):
+                if u.reason in EXTERNAL_RELATIONS:
+                    continue
+                if (
+                    u.language
+                    and (families.get(u.language) or families.setdefault(u.language, family(u.language))) != fam
+                ):
+                    continue
+                if u.reason in DECLARATION_ROWS:
+                    by_source.setdefault(u.source, []).append(u)
+                else:
+                    shared.append(u)
+            got = self._named[(sym.name, fam)] = (shared, by_source)
+        return got[0], got[1].get(sym.key, [])
+
+    def conversions(self, sym: Symbol) -> list[Unresolved]:
+        """The places ``sym``'s type is converted to an interface outside the graph (``EXTERNAL_CONVERSION``):
+        only a structurally typed language converts a value to an interface its type never names."""
+        if sym.kind in TYPE_DECLARATION_KINDS or sym.qualified_name == sym.name or not _structural(sym.language):
+            return []
+        return [
             u
-            for u in gen.unresolved_by_name(sym.qualified_name)
+            for u in self.gen.unresolved_by_name(sym.qualified_name)
             if u.reason == EXTERNAL_CONVERSION and u.package == sym.package and could_reach(u, sym)
         ]
-    return found
 
 
 def failures_only(rows: Iterable[Unresolved]) -> list[Unresolved]:

@@ -44,14 +44,13 @@ from server.queries.repositories import is_derived
 from server.queries.source import Refused, read_confined
 from server.selector import SELECTOR_FIELDS
 from server.tools.common import read_in_language, read_paging, read_symbol_kinds, read_view, wrap
-from server.tools.traversal import (
+from server.tools.tree import tree_answer
+from server.tools.walk import (
     DEADLINE_SECONDS,
     Row,
     WalkArgs,
-    _compact_blast_head,
-    _coverage,
-    _guidance,
     blast_row_filter,
+    compact_blast_head,
     compact_nodes,
     completeness_block,
     full_aggregates,
@@ -59,8 +58,10 @@ from server.tools.traversal import (
     kind_filters,
     load_rows,
     read_walk_args,
+    rows_coverage,
     run_walk,
     tests_last,
+    walk_guidance,
 )
 from snapshot_format import keys
 from snapshot_format.reader import Generation
@@ -347,8 +348,6 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
     total = len(rows)
     truncated_walk = any(w.truncated for w in walks)
     if view == "tree":
-        from server.tools.tree import tree_answer
-
         return tree_answer(
             gen,
             roots=[w.seeds for w in walks if w.walked],
@@ -386,15 +385,15 @@ def blast_radius_of_changes(gen: Generation, args: Args) -> dict[str, Any]:
             first = next((w.root.symbol for w in walks if w.root.symbol is not None), None)
             head: dict[str, Any] = {}
             if first is not None:
-                head = _compact_blast_head(first, walk_args, filters, rows, len(page), deepest, truncated_walk, agg)
+                head = compact_blast_head(first, walk_args, filters, rows, len(page), deepest, truncated_walk, agg)
                 head.pop("root", None)
                 head.pop("by_package", None)
             results = {**described, **head}
             header, body = compact_nodes(page_main, tests=page_tests)
             results = views.finish({**results, **header, **body})
-        coverage = _coverage(rows)
+        coverage = rows_coverage(rows)
         coverage.unresolved_related += verdict.unresolved_count
-        guidance = _guidance(total, len(page), truncated_walk, walk_args.max_nodes)
+        guidance = walk_guidance(total, len(page), truncated_walk, walk_args.max_nodes)
         if not roots:
             guidance = "the change touches no declaration the graph holds" + (
                 "; pending files are named in results.pending"

@@ -265,6 +265,19 @@ def provenance_name(code: int) -> str:
         return f"PROVENANCE_{code}"
 
 
+def subject_full(s: Symbol) -> dict[str, Any]:
+    """The subject as a full view states it."""
+    return {
+        "stable_key": s.key,
+        "name": s.name,
+        "qualified_name": s.qualified_name,
+        "kind": s.kind,
+        "repository": s.repository,
+        "file_path": s.path,
+        "start_line": s.start_line,
+    }
+
+
 def merged_with(gen: Generation, group: list[Symbol], *, full: bool) -> list[Any]:
     """The declarations answering with the subject (docs/surface.md §4.6): ``repository:path:line qn (role)``,
     or in the full view objects with the stable key."""

@@ -26,6 +26,12 @@ from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
 
 # Compact entries leave provenance and evidence_kind (which the category implies) to view full.
+# What a compact entry's category already says, left unwritten (docs/surface.md §6.3 item 5): a package row is
+# a package dependency, mapped exactly; an unresolved row is an ask nothing answered. The full view spells both.
+IMPLIED_BY_CATEGORY: dict[str, dict[str, str]] = {
+    "package": {"edge_kind": "PACKAGE_DEPENDS_ON", "confidence": "EXACT_PACKAGE_MAPPED"},
+    "unresolved": {"confidence": "UNRESOLVED"},
+}
 _HOISTABLE = ("category", "edge_kind", "confidence", "reason", "requested_package", "requested_symbol", "bound_to")
 _GROUP_KEY = ("category", "edge_kind", "confidence", "reason", "bound_to")
 # Also tried (the smallest page wins): edge_kind left on the rows, so that one category is one group.
@@ -155,8 +161,9 @@ def _compact_entry(c: Consumer, subject: Symbol) -> dict[str, Any]:
         entry["kind"] = s.kind
         if c.evidence_line and c.evidence_line != s.start_line:
             entry["line"] = c.evidence_line
+    implied = IMPLIED_BY_CATEGORY.get(c.category, {})
     for column in ("edge_kind", "confidence", "requested_package", "requested_symbol", "reason", "detail"):
-        if column in full:
+        if column in full and implied.get(column) != full[column]:
             entry[column] = full[column]
     return entry
 
@@ -169,8 +176,6 @@ def _merge_packages(pairs: list[tuple[Consumer, dict[str, Any]]]) -> list[dict[s
         if consumer.category != "package":
             out.append(entry)
             continue
-        if entry.get("edge_kind") == "PACKAGE_DEPENDS_ON":  # what the package category means
-            entry = {k: v for k, v in entry.items() if k != "edge_kind"}
         key = tuple((k, v) for k, v in entry.items() if k not in ("pkg", "detail"))
         merged = index.get(key)
         if merged is None:

@@ -21,16 +21,23 @@ from server.queries import hierarchy, traverse
 from server.queries.repositories import is_derived
 from server.selector import check_repository, parse_selector, resolve
 from server.testfiles import tests_note
-from server.tools.common import read_in_language, read_paging, read_view, split_tests, truncation_guidance, wrap
-from server.tools.references import subject_full
-from server.tools.traversal import (
+from server.tools.common import (
+    read_in_language,
+    read_paging,
+    read_view,
+    split_tests,
+    subject_full,
+    truncation_guidance,
+    wrap,
+)
+from server.tools.walk import (
     DEADLINE_SECONDS,
     Row,
-    _coverage,
     compact_nodes,
     completeness_block,
     full_node,
     load_rows,
+    rows_coverage,
 )
 from snapshot_format import keys
 from snapshot_format.reader import Generation
@@ -184,9 +191,11 @@ def find_relation(gen: Generation, args: Args) -> dict[str, Any]:
             results = {**views.subject_head(subject, selector.qualified_name), "relation": relation}
             if found.cut:
                 results["traversal_truncated"] = True
-            header, body = compact_nodes(page, implied_from=subject.qualified_name)
+            header, body = compact_nodes(
+                page, implied_from=subject.qualified_name, subject_repository=subject.repository
+            )
             results = views.finish({**results, **header, **body})
-        coverage = _coverage(rows)
+        coverage = rows_coverage(rows)
         coverage.unresolved_related += verdict.unresolved_count
         guidance = None
         if total and len(page) < total:

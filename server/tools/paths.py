@@ -24,8 +24,8 @@ from server.queries import counterparts, traverse
 from server.queries.paths import Hop, PathSearch, shortest_paths
 from server.selector import parse_selector, resolve
 from server.tools.common import provenance_name, read_paging, read_view, truncation_guidance, wrap
-from server.tools.traversal import DEADLINE_SECONDS, read_walk_args
 from server.tools.unbound import unbound_groups
+from server.tools.walk import DEADLINE_SECONDS, read_walk_args
 from snapshot_format import keys
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol

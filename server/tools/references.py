@@ -30,9 +30,11 @@ from server.tools.common import (
     read_paging,
     read_view,
     split_tests,
+    subject_full,
     truncation_guidance,
     wrap,
 )
+from server.tools.hierarchy import find_relation
 from server.tools.unbound import unbound_groups
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
@@ -70,8 +72,6 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
     """Who references the symbol (incoming) or what it references (outgoing)."""
     args = Args(arguments, FindReferences)
     if args.raw("relation") not in (None, ""):
-        from server.tools.hierarchy import find_relation
-
         return find_relation(gen, args)
     repo = args.string("in_repository")
     selector = parse_selector(args, repo_filter=repo)
@@ -129,7 +129,7 @@ def find_references(gen: Generation, arguments: object) -> dict[str, Any]:
             results = _full(subject, direction, page, extras)
         else:
             results = _compact(subject, direction, page, extras, selector.qualified_name)
-        hoisted = results.get("repository") if view == "compact" else None
+        hoisted = results.get("repository", subject.repository) if view == "compact" else None
         unbound = unbound_groups(gen, found.unbound, include_tests=include_tests, repository=hoisted)
         results.update(unbound.fields(compact=view != "full"))
         return wrap(
@@ -194,19 +194,6 @@ def _guidance(
         "nothing references this symbol in the graph, but its language was analysed without a type "
         "checker here, so this is not proof of absence; confirm with grep or check graph_status"
     )
-
-
-def subject_full(s: Symbol) -> dict[str, Any]:
-    """The subject as a full view states it."""
-    return {
-        "stable_key": s.key,
-        "name": s.name,
-        "qualified_name": s.qualified_name,
-        "kind": s.kind,
-        "repository": s.repository,
-        "file_path": s.path,
-        "start_line": s.start_line,
-    }
 
 
 def _full(subject: Symbol, direction: str, page: list[Reference], extras: dict[str, Any]) -> dict[str, Any]:
@@ -281,15 +268,14 @@ def _compact(
         for r in page
     ]
     header = views.hoist(rows, _HOISTABLE, defaults=_DEFAULTS)
-    repository = views.default_repository(rows)
-    if repository is not None:
-        header = {"repository": repository, **header}
+    repository, named = views.page_repository(views.default_repository(rows), subject.repository)
+    header = {**named, **header}
     head = {**_subject_compact(subject, direction, asked), **header, **extras}
     tail_columns = _TAIL
 
     def at(members: list[dict[str, Any]], skip: tuple[str, ...]) -> dict[str, list[Any]]:
         entries = [views.tail_entry(m["label"], m, tail_columns, skip, header) for m in members]
-        return views.file_groups(members, entries, header.get("repository"))
+        return views.file_groups(members, entries, repository)
 
     flat = {**head, "files": at(rows, ())}
     loose = tuple(c for c in _GROUP_KEY if c not in header)

@@ -16,7 +16,7 @@ from server import views
 from server.errors import invalid
 from server.queries import traverse
 from server.tools.common import wrap
-from server.tools.traversal import Row, WalkArgs, _coverage, _via
+from server.tools.walk import Row, WalkArgs, row_via, rows_coverage
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol
 from snapshot_format.vocab import Confidence, EdgeKind
@@ -72,7 +72,7 @@ def tree_answer(
     repository = views.default_repository([{"repository": r.symbol.repository} for r in rows])
 
     def node(row: Row, parent_depth: int, from_seed: Symbol | None) -> dict[str, Any]:
-        kind, confidence, _provenance = _via(row)
+        kind, confidence, _provenance = row_via(row)
         n: dict[str, Any] = {"qn": row.symbol.qualified_name, "at": _at(row.symbol, repository)}
         n["kind"], n["via"], n["confidence"] = row.symbol.kind, kind, confidence
         if row.reached.depth != parent_depth + 1:
@@ -123,7 +123,7 @@ def tree_answer(
             trees[0] if len(trees) == 1 and "roots" not in extra else trees
         ),
     }
-    coverage = _coverage(rows)
+    coverage = rows_coverage(rows)
     coverage.unresolved_related += unresolved
     guidance = None
     if not rows:

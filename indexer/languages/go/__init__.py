@@ -1,7 +1,7 @@
 """The Go language module: tree-sitter extraction and a CANDIDATE resolver on syntax.
 
 Implements ``indexer.corpus.LanguageModule``; the exact pass is the go/types helper behind
-``indexer.languages.go.analyzer.ADAPTER``. The Site vocabulary is in ``sites.py``.
+``indexer.languages.go.adapter.ADAPTER``. The Site vocabulary is in ``sites.py``.
 """
 
 from indexer.languages.go.extract import EXTRACTOR_VERSION, extract

@@ -66,7 +66,8 @@ from indexer.languages.go import sites as S
 from indexer.languages.go.modules import LANGUAGE, module_qualified_name
 from indexer.languages.go.resolve import ModuleRegistry, read_module_path
 from indexer.languages.npm_tool import cache_root
-from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
+from indexer.languages.spec import AnalyzerFailed, ExactOutcome
+from indexer.scip.route import Binding, BoundTarget, ProviderHooks, bind_foreign
 from snapshot_format.layout import resolve_layout
 from snapshot_format.vocab import (
     DISPATCH_UNDECIDED,
@@ -760,6 +761,7 @@ _EDGES = {
 def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
     """EXACT_TYPECHECKED edges for every use whose target one registered repository declares."""
     out = ExactOutcome(repository=repo)
+    bound = Binding(repo, corpus, out, GO_HOOKS, modules)
     for p in facts.problems:
         out.unresolved.append(
             UnresolvedFact(
@@ -786,40 +788,61 @@ def bind(facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTab
             out.settle(source, u.path, u.line, u.col)
         if u.use == "local":
             continue
-        module, providers, _ = ("", [], "") if u.standard else modules.registry.provider(u.package)
-        if not providers and (u.interface or (u.use == "implements" and u.kind == "method")):
-            # an interface outside the graph: its implementations and the uses written against it meet at
-            # query time (vocab.EXTERNAL_RELATIONS)
-            out.unresolved.append(_outside(u, repo, source))
-            continue
-        if u.standard:
-            continue
-        if len(providers) != 1:
-            if u.use != "implements":
-                reason = "AMBIGUOUS_MODULE_PROVIDER" if providers else "MODULE_PROVIDER_NOT_FOUND"
-                detail = (
-                    f"{module} is provided by " + ", ".join(sorted(providers))
-                    if providers
-                    else f"no registered repository provides {u.package}"
-                )
-                out.unresolved.append(_unresolved(u, repo, source, reason, detail))
-            continue
-        provider = providers[0]
-        path = modules.declared.get((provider, u.package), {}).get((u.qualified_name, u.kind))
-        target = corpus.key_of(provider, path, u.qualified_name, u.kind) if path else None
-        if target is None:
-            if u.use != "implements":
-                detail = (
-                    f"go/types resolved {u.package}.{u.qualified_name}, which {provider} does not declare in an "
-                    "indexed file"
-                )
-                out.unresolved.append(_unresolved(u, repo, source, "DECLARATION_NOT_RESOLVED", detail))
+        target = bind_foreign(GO_HOOKS, u, source, bound)
+        if target is None or target.key is None:
             continue
         kind, provenance = _EDGES.get(u.use, _EDGES["ref"])
         if u.use == "callback" and u.kind not in ("func", "method"):
             kind, provenance = _EDGES["ref"]
-        out.edge(kind, source, target, provenance, u.line, u.col, cross=provider != owner)
+        out.edge(kind, source, target.key, provenance, u.line, u.col, cross=target.repository != owner)
     return out
+
+
+class GoHooks(ProviderHooks[GoUse]):
+    """How a go/types use of another package binds (the SCIP route's ``bind_foreign``): one registered
+    repository provides its module (the repository itself among them: a module two repositories hold is
+    AMBIGUOUS_MODULE_PROVIDER even there), and declares it in the package the helper names. A relation
+    (``implements``) that does not bind is no row."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+    prefer_own = False
+
+    def providers(self, use: GoUse, modules: ModuleTable) -> list[tuple[str, str]]:
+        return [] if use.standard else [(r, "") for r in modules.registry.provider(use.package)[1]]
+
+    def unprovided(self, use: GoUse, source: str, bound: Binding) -> None:
+        if use.interface or (use.use == "implements" and use.kind == "method"):
+            # an interface outside the graph: its implementations and the uses written against it meet at
+            # query time (vocab.EXTERNAL_RELATIONS)
+            bound.out.unresolved.append(_outside(use, bound.repo, source))
+        elif not use.standard and use.use != "implements":
+            detail = f"no registered repository provides {use.package}"
+            bound.out.unresolved.append(_unresolved(use, bound.repo, source, "MODULE_PROVIDER_NOT_FOUND", detail))
+
+    def ambiguous(self, use: GoUse, source: str, repositories: list[str], bound: Binding) -> None:
+        if use.use != "implements":
+            module = bound.modules.registry.provider(use.package)[0]
+            detail = f"{module} is provided by " + ", ".join(sorted(repositories))
+            bound.out.unresolved.append(_unresolved(use, bound.repo, source, "AMBIGUOUS_MODULE_PROVIDER", detail))
+
+    def declaration(self, use: GoUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        modules: ModuleTable = bound.modules
+        repository = provider[0]
+        path = modules.declared.get((repository, use.package), {}).get((use.qualified_name, use.kind))
+        target = bound.corpus.key_of(repository, path, use.qualified_name, use.kind) if path else None
+        if target is None:
+            if use.use != "implements":
+                detail = (
+                    f"go/types resolved {use.package}.{use.qualified_name}, which {repository} does not declare in "
+                    "an indexed file"
+                )
+                bound.out.unresolved.append(_unresolved(use, bound.repo, source, "DECLARATION_NOT_RESOLVED", detail))
+            return None
+        return BoundTarget(repository, target, use.kind)
+
+
+GO_HOOKS = GoHooks()
 
 
 def _unresolved(u: GoUse, repo: str, source: str, reason: str, detail: str) -> UnresolvedFact:
@@ -879,61 +902,3 @@ def _unnamed(u: GoUse, repo: str, source: str) -> UnresolvedFact:
         f"to no declared method, and any type with a method {u.qualified_name} of that signature may run"
     )
     return _unresolved(u, repo, source, "UNNAMED_INTERFACE_METHOD", detail)
-
-
-class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
-    """Our go/types helper behind the language seam."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryGoFacts
-
-    def install(self) -> str:
-        return install()
-
-    def executable(self) -> Path:
-        return executable()
-
-    def version(self) -> str:
-        return version()
-
-    def identity(self) -> str:
-        return identity()
-
-    def probe(self) -> str:
-        return probe()
-
-    def modules(self, corpus: Corpus) -> ModuleTable:
-        return ModuleTable(corpus)
-
-    def cache_key(
-        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
-    ) -> bytes:
-        key = cache_key(repo, reachable_hashes(repo, hashes, corpus), identity, corpus.allow_network)
-        if not corpus.installed:
-            return key
-        seen = sorted(f"{name}\0{where}" for where, name in installed_modules(Path(repo.root)).items())
-        return hashlib.blake2b(key + "\n".join(["installed", *seen]).encode(), digest_size=20).digest()
-
-    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
-        return analyze_repository(repo, corpus, timeout=timeout)
-
-    def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-        return bind(facts, repo, corpus, modules)
-
-    def update(
-        self,
-        previous: RepositoryGoFacts,
-        changed: Collection[str],
-        repo: RepositoryFacts,
-        corpus: Corpus,
-        *,
-        timeout: float,
-    ) -> RepositoryGoFacts | None:
-        from indexer.languages.go.incremental import update
-
-        if corpus.installed:
-            return None  # a bundle build's two runs are whole runs (_installed_run)
-        return update(previous, changed, repo, corpus, timeout=timeout)
-
-
-ADAPTER = GoTypesAdapter()

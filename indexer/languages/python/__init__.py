@@ -1,7 +1,7 @@
 """The Python language module: tree-sitter extraction and a CANDIDATE-only resolver.
 
 Implements ``indexer.corpus.LanguageModule``; the exact pass is scip-python behind
-``indexer.languages.python.analyzer.ADAPTER``. ``extract`` is per file and cached; ``resolve`` sees every
+``indexer.languages.python.adapter.ADAPTER``. ``extract`` is per file and cached; ``resolve`` sees every
 repository's files at once. The Site vocabulary passed between them is documented in ``sites.py``.
 """
 

@@ -80,7 +80,6 @@ from indexer.scip.route import (
     Binding,
     BoundTarget,
     Foreign,
-    ScipAdapter,
     ScipDefinition,
     ScipFacts,
     ScipLanguage,
@@ -940,49 +939,3 @@ def _merge(indexes: list[Index]) -> Index:
 
 def now() -> float:
     return time.perf_counter()
-
-
-class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
-    """scip-python behind the language seam, on the SCIP route."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryScipFacts
-    hooks = PythonHooks()
-    tool = TOOL
-
-    def probe(self) -> str:
-        return probe()
-
-    def modules(self, corpus: Corpus) -> ModuleTable:
-        return ModuleTable(corpus)
-
-    def cache_key(
-        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
-    ) -> bytes:
-        key = cache_key(repo, hashes, identity)
-        installed = installed_providers(repo, corpus, providers(repo, corpus))
-        if not installed:
-            return key
-        from indexer.languages.python.installed import InstalledPackage, fingerprint
-
-        seen = [InstalledPackage(p.repository, p.version, p.name, p.root, p.files) for p in installed]
-        return hashlib.blake2b(key + fingerprint(seen), digest_size=20).digest()
-
-    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
-        return analyze_repository(repo, corpus, timeout=timeout)
-
-    def update(
-        self,
-        previous: RepositoryScipFacts,
-        changed: Collection[str],
-        repo: RepositoryFacts,
-        corpus: Corpus,
-        *,
-        timeout: float,
-    ) -> RepositoryScipFacts | None:
-        from indexer.languages.python.incremental import update  # it builds on this module
-
-        return update(previous, changed, repo, corpus, timeout=timeout)
-
-
-ADAPTER = ScipPythonAdapter()

@@ -28,7 +28,7 @@ from indexer.languages.python.modules import LANGUAGE
 from indexer.languages.syntax import extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "python-ts-6"
+EXTRACTOR_VERSION = "python-ts-7"
 
 _TS_LANGUAGE = Language(tree_sitter_python.language())
 _WALRUS_QUERY = Query(_TS_LANGUAGE, "(named_expression name: (identifier) @name)")
@@ -112,9 +112,104 @@ def extract(path: str, source: bytes, package: str) -> FileFacts:
         path,
         source,
         package,
-        lambda root, text: _Extractor(text, package).run(root),
+        lambda root, text: _Extractor(text, package, path).run(root),
         python=True,
     )
+
+
+def _is_test_module(path: str) -> bool:
+    """Whether pytest collects tests from the file by its default ``python_files`` (``test_*.py``, ``*_test.py``)."""
+    base = path.rsplit("/", 1)[-1]
+    return base.endswith(".py") and (base.startswith("test_") or base.endswith("_test.py"))
+
+
+def _decorator_call(decorator: Node) -> tuple[Node | None, Node | None]:
+    """(the decorator's callee or name, its argument list when it is a call)."""
+    expr = next((c for c in decorator.named_children if c.type != "comment"), None)
+    if expr is not None and expr.type == "call":
+        return expr.child_by_field_name("function"), expr.child_by_field_name("arguments")
+    return expr, None
+
+
+def _last_name(node: Node | None) -> str:
+    if node is None:
+        return ""
+    if node.type == "attribute":
+        return _text(node.child_by_field_name("attribute"))
+    return _text(node) if node.type == "identifier" else ""
+
+
+def _string_value(node: Node | None) -> str | None:
+    """The text of a plain string literal (no interpolation, no concatenation)."""
+    if node is None or node.type != "string":
+        return None
+    parts = [c for c in node.named_children if c.type == "string_content"]
+    if any(c.type == "interpolation" for c in node.named_children):
+        return None
+    return "".join(_text(c) for c in parts)
+
+
+def _fixture_name(name: str, decorators: list[Node]) -> str | None:
+    """The name a ``@pytest.fixture`` / ``@fixture`` function is requested by (``name=`` when given), else None."""
+    for decorator in decorators:
+        callee, args = _decorator_call(decorator)
+        if _last_name(callee) != "fixture":
+            continue
+        if args is not None:
+            for arg in args.named_children:
+                if arg.type == "keyword_argument" and _text(arg.child_by_field_name("name")) == "name":
+                    given = _string_value(arg.child_by_field_name("value"))
+                    return given or None
+        return name
+    return None
+
+
+def _parametrized_names(decorators: list[Node]) -> set[str]:
+    """The argument names ``@pytest.mark.parametrize("a, b", …)`` gives a test (they are not fixtures)."""
+    out: set[str] = set()
+    for decorator in decorators:
+        callee, args = _decorator_call(decorator)
+        if _last_name(callee) != "parametrize" or args is None:
+            continue
+        first = next((a for a in args.named_children if a.type != "comment"), None)
+        if first is not None and first.type == "keyword_argument":
+            first = (
+                first.child_by_field_name("value") if _text(first.child_by_field_name("name")) == "argnames" else None
+            )
+        text = _string_value(first)
+        if text is not None:
+            out.update(part.strip() for part in text.split(","))
+        elif first is not None and first.type in ("list", "tuple"):
+            out.update(v for c in first.named_children if (v := _string_value(c)))
+    return out
+
+
+_NESTED_SCOPES = frozenset({"function_definition", "class_definition", "lambda", "decorated_definition"})
+
+
+def _given_values(body: Node | None) -> list[Node]:
+    """The expressions a function's own ``return`` and ``yield`` statements give (not those of nested scopes);
+    a bare ``return``/``yield`` gives None and so makes the value unknown (an empty list is returned then)."""
+    if body is None:
+        return []
+    out: list[Node] = []
+    stack = [body]
+    while stack:
+        node = stack.pop()
+        if node.type in _NESTED_SCOPES:
+            continue
+        if node.type == "return_statement" or node.type == "yield":
+            value = next((c for c in node.named_children if c.type != "comment"), None)
+            if (
+                value is None
+                or value.type in ("expression_list", "pattern_list")
+                or (node.type == "yield" and any(c.type == "from" for c in node.children))
+            ):
+                return []
+            out.append(value)
+            continue
+        stack.extend(node.named_children)
+    return out
 
 
 @dataclass(eq=False)
@@ -181,9 +276,10 @@ def _exported(name: str) -> bool:
 class _Extractor:
     """Walks one parsed file and accumulates its symbols and sites."""
 
-    def __init__(self, source: bytes, package: str) -> None:
+    def __init__(self, source: bytes, package: str, path: str = "") -> None:
         self.source = source
         self.package = package
+        self.test_module = _is_test_module(path)
         self.symbols: list[SymbolFact] = []
         self.sites: list[Site] = []
         self.seen_qn: dict[str, int] = {}
@@ -929,6 +1025,12 @@ class _Extractor:
             classy = "classmethod" in decorator_names or name in _CLASS_FIRST_PARAM
             first_binding = S.CLS if classy else S.SELF
         param_bindings, param_binds = self._parameters(params, first_binding)
+        fixture = _fixture_name(name, decorators)
+        requests = self._fixture_requests(
+            name, params, decorators, fixture is not None, is_method, outer, param_bindings
+        )
+        for pname, _pnode in requests:
+            param_bindings[pname] = _TYPED
         if ret is not None:
             self._type(ret)
             ret_parts = self._type_chain(ret)
@@ -945,6 +1047,10 @@ class _Extractor:
         for pname, pnode, parts, binding in param_binds:
             if scope.names.get(pname) == _TYPED:
                 self._bind_site(S.BIND, pname, parts, S.ANNOTATION, pnode, qn, binding)
+        for pname, pnode in requests:
+            if scope.names.get(pname) == _TYPED:
+                line, col = self._pos(pnode)
+                self.sites.append(Site(S.BIND, pname, line, col, qn, (pname, "", "", S.FIXTURE)))
         for bname, bnode, mode in binds:
             if any(p[0] == bname for p in param_binds):
                 continue
@@ -952,8 +1058,55 @@ class _Extractor:
             self._bind_site(S.BIND, bname, parts, mode, bnode, qn)
         if body is not None:
             self._block(body)
+        if fixture is not None:
+            self._fixture_value(fixture, qn, ret, body)
         self.stack.pop()
         self.enclosing = saved
+
+    def _fixture_requests(
+        self,
+        name: str,
+        params: Node | None,
+        decorators: list[Node],
+        is_fixture: bool,
+        is_method: bool,
+        outer: _Scope,
+        bindings: dict[str, str],
+    ) -> list[tuple[str, Node]]:
+        """The parameters pytest fills with fixtures: the plain, unannotated parameters of a fixture, or of a test
+        (``test*`` in a test module, at module level or in a ``Test*`` class), less those a ``parametrize``
+        decorator names and ``request`` (pytest's own)."""
+        if params is None:
+            return []
+        if not is_fixture:
+            if not (self.test_module and name.startswith("test")):
+                return []
+            if is_method and not outer.qn.rsplit(".", 1)[-1].startswith("Test"):
+                return []
+        named = _parametrized_names(decorators)
+        out: list[tuple[str, Node]] = []
+        for param in params.named_children:
+            if param.type != "identifier":
+                continue
+            pname = _text(param)
+            if bindings.get(pname) == S.UNTYPED and pname not in named and pname != "request":
+                out.append((pname, param))
+        return out
+
+    def _fixture_value(self, fixture: str, qn: str, ret: Node | None, body: Node | None) -> None:
+        """A ``fixture`` site: what the fixture gives its requesters, its return annotation or the one value
+        every ``return``/``yield`` of its own body gives (followed in the fixture's scope)."""
+        if ret is not None:
+            parts = self._type_chain(ret)
+            mode, node = S.ANNOTATION, ret
+        else:
+            values = _given_values(body)
+            chains = {tuple(c) if (c := self._value_chain(v)) else None for v in values}
+            if len(chains) != 1 or None in chains:
+                return
+            parts, mode, node = self._value_chain(values[0]), S.VALUE, values[0]
+        if parts:
+            self._bind_site(S.FIXTURE, fixture, parts, mode, node, qn)
 
     def _declare_globals(self, collected: _Collected) -> None:
         """A ``global x`` assigned in a function makes ``x`` a module name of unknown value."""

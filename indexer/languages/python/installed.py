@@ -1,4 +1,5 @@
-"""Packages the job's environment installs (``kivgraph index --bundle``): the active virtualenv's site-packages.
+"""Packages the job's environment installs (``kivgraph index --bundle``): the active virtualenv's site-packages,
+else the conda environment's, else those of the ``python3`` on ``PATH``.
 
 A bundle is built where a repository's own CI has installed its dependencies; a provider registered
 elsewhere is, here, a distribution in site-packages. It is shown to scip-python the way a registered
@@ -10,7 +11,10 @@ occurrences carry the provider's descriptors (``shapes.circle/Circle#``): the pa
 from __future__ import annotations
 
 import hashlib
+import json
 import os
+import shutil
+import subprocess
 import sys
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -30,11 +34,13 @@ class InstalledPackage:
     files: tuple[str, ...]  # site-relative .py/.pyi paths
 
 
-def site_directories(environ: Collection[str] | None = None) -> list[Path]:
-    """The active virtualenv's site-packages (``VIRTUAL_ENV``), else none: nothing else is read."""
-    venv = os.environ.get("VIRTUAL_ENV", "")
+def site_directories() -> list[Path]:
+    """Where the job installed its dependencies: the active virtualenv's site-packages (``VIRTUAL_ENV``), else
+    the active conda environment's (``CONDA_PREFIX``), else those of the ``python3`` on ``PATH`` (a job that
+    runs ``pip install`` into the interpreter its setup step put there, as GitHub's setup-python does)."""
+    venv = os.environ.get("VIRTUAL_ENV", "") or os.environ.get("CONDA_PREFIX", "")
     if not venv:
-        return []
+        return interpreter_sites()
     out: list[Path] = []
     for lib in ("lib", "lib64"):
         base = Path(venv) / lib
@@ -44,6 +50,21 @@ def site_directories(environ: Collection[str] | None = None) -> list[Path]:
     if windows.is_dir():
         out.append(windows)
     return list(dict.fromkeys(out))
+
+
+def interpreter_sites(interpreter: str | None = None) -> list[Path]:
+    """The site-packages directories the interpreter imports from (``site.getsitepackages()`` and the user
+    site), asked of the interpreter itself; none when there is no ``python3`` on ``PATH`` or it does not answer."""
+    exe = interpreter or shutil.which("python3") or shutil.which("python")
+    if exe is None:
+        return []
+    program = "import json, site; print(json.dumps([*site.getsitepackages(), site.getusersitepackages()]))"
+    try:
+        done = subprocess.run([exe, "-I", "-c", program], capture_output=True, text=True, timeout=20, check=False)
+        listed = json.loads(done.stdout) if done.returncode == 0 else []
+    except (OSError, subprocess.TimeoutExpired, ValueError):
+        return []
+    return list(dict.fromkeys(Path(p) for p in listed if isinstance(p, str) and Path(p).is_dir()))
 
 
 def _distributions(site: Path) -> dict[str, tuple[str, str]]:

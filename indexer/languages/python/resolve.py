@@ -56,7 +56,7 @@ _SYNTAX_CALL, _SYNTAX = int(Provenance.PYTHON_SYNTAX_CALL), int(Provenance.TREE_
 _STANDS_FOR, _CERTAIN = int(EdgeKind.STANDS_FOR), int(Confidence.STRUCTURAL_CERTAIN)
 _IMPORT_SYSTEM = int(Provenance.PYTHON_IMPORT_SYSTEM)
 # Sites that only inform other lookups; they are never edges themselves.
-_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.METACLASS, S.DYNAMIC, S.ALT})
+_HINT_KINDS = frozenset({S.BIND, S.ATTR, S.RETURNS, S.FIXTURE, S.METACLASS, S.DYNAMIC, S.ALT})
 _IN_PROGRESS = object()  # a lookup under way: meeting it again means a cycle
 _MISSING = object()
 _CYCLE = object()  # what a lookup that met itself returns
@@ -80,6 +80,7 @@ class _File:
     attrs: dict[tuple[str, str], Site] = field(default_factory=dict)  # (class qn, attribute) -> attr site
     bases: dict[str, list[Site]] = field(default_factory=dict)  # class qn -> base sites in order
     returns: dict[str, Site] = field(default_factory=dict)  # function qn -> returns site
+    fixtures: dict[tuple[str, str], Site] = field(default_factory=dict)  # (scope qn, requested name) -> fixture site
     stars: list[Site] = field(default_factory=list)  # module-level star imports
     metaclasses: set[str] = field(default_factory=set)  # classes declared with metaclass=
     dynamic: bool = False  # calls globals()/exec(): names may exist that no statement binds
@@ -157,6 +158,7 @@ class _Resolver:
         self.out = Resolution()
         self.dependencies: set[tuple[str, str, str, str]] = set()
         self.positions: dict[int, dict[str, tuple[int, int]]] = {}  # id(file) -> qualified name -> (line, col)
+        self.conftests: dict[tuple[str, str], _File] = {}  # (repo, directory) -> its conftest.py
 
     # -- tables ------------------------------------------------------------------------------------
 
@@ -167,6 +169,9 @@ class _Resolver:
             for facts in repo.files:
                 f = self._index(repo.name, facts)
                 self.files.append(f)
+                directory, _, base = f.path.rpartition("/")
+                if base == "conftest.py":
+                    self.conftests[(repo.name, directory)] = f
                 current = table.get(f.module)
                 # A module's implementation wins over its stub; the stub is still searched for names.
                 if current is None:
@@ -323,6 +328,10 @@ class _Resolver:
                 f.bases.setdefault(site.enclosing, []).append(site)
             elif k == S.RETURNS:
                 f.returns.setdefault(site.enclosing, site)
+            elif k == S.FIXTURE:
+                # the scope the fixture is declared in (its module or class); a later one of a name wins, as the
+                # later ``def`` rebinds it
+                f.fixtures[(site.enclosing.rpartition(".")[0], site.name)] = site
             elif k == S.METACLASS:
                 f.metaclasses.add(site.enclosing)
             elif k == S.DYNAMIC:
@@ -540,10 +549,35 @@ class _Resolver:
         chain, binding, scope, mode = site.extra[:4]
         if not chain:
             return _UNK
+        if mode == S.FIXTURE:
+            found = self._fixture(f, site.enclosing, chain)
+            return _UNK if found is None else self._bind_value(*found)
         target = self._walk(f, binding, scope, chain).target
         if target is None:
             return _UNK
         return self._instance(target) if mode == S.ANNOTATION else target
+
+    def _fixture(self, f: _File, requester: str, name: str) -> tuple[_File, Site] | None:
+        """The fixture pytest gives ``requester`` (a test or a fixture) for the parameter ``name``: one declared in
+        an enclosing class, then in the module, then in the ``conftest.py`` of the file's directory and of each
+        directory above it in the repository. A fixture that requests its own name gets the one it overrides.
+        None when the repository declares none (pytest's own and plugins' fixtures are not indexed)."""
+        scope = requester.rpartition(".")[0]
+        while scope:
+            site = f.fixtures.get((scope, name))
+            if site is not None and site.enclosing != requester:
+                return f, site
+            scope = scope.rpartition(".")[0]
+        directory = f.path.rpartition("/")[0]
+        while True:
+            conftest = self.conftests.get((f.repo, directory))
+            if conftest is not None and conftest is not f:
+                for (owner, fixture_name), site in conftest.fixtures.items():
+                    if fixture_name == name and conftest.symbols.get(owner) != "class" and site.enclosing != requester:
+                        return conftest, site
+            if not directory:
+                return None
+            directory = directory.rpartition("/")[0]
 
     def _instance(self, t: _T) -> _T:
         """What an annotation ``x: T`` makes ``x``: an instance of T when T is a class."""

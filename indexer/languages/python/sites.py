@@ -43,6 +43,11 @@ Site kinds (``name``; ``extra``)
     ``attr``      an instance attribute of class ``enclosing`` (``self.x = ...``
                   or a class-body assignment); extra as for ``bind``
     ``returns``   a function's declared return type; extra = (binding, scope)
+    ``fixture``   a pytest fixture's value: name = the name it is requested by,
+                  enclosing = the fixture function; extra as for ``bind`` (its
+                  return annotation, or the one value its returns/yields give).
+                  A parameter pytest fills (of a test or a fixture) is a ``bind``
+                  site of mode ``fixture`` whose chain is the requested name
     ``metaclass`` a class's ``metaclass=`` argument text; enclosing = the class
                   (its members may then come from the metaclass)
     ``dynamic``   the file calls ``globals()`` or ``exec()``: its module namespace
@@ -75,6 +80,7 @@ BASE = "base"
 BIND = "bind"
 ATTR = "attr"
 RETURNS = "returns"
+FIXTURE = "fixture"
 METACLASS = "metaclass"
 DYNAMIC = "dynamic"
 ALT = "alt"

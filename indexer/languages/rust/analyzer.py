@@ -19,7 +19,11 @@ own crate graph cannot be resolved (its dependencies are not in the cargo
 cache: ``make setup`` fetches them, or the index with the network allowed),
 the run says SYSROOT_NOT_LOADED.
 
-Joining (``join_repository``, repository-local and cacheable):
+Joining (``join_repository``, repository-local and cacheable) is the SCIP
+route's (``indexer.scip.route``: ``first_definitions`` keeping every
+definition of a symbol, ``document_uses``) with Rust's hooks (``RustHooks``),
+then the passes over what the index does not record (impl headers, macro
+arguments, blind sites):
 
 - a definition occurrence names the tree-sitter declaration whose span holds it
   and whose name it spells (never a declaration found by name alone). Where
@@ -56,7 +60,7 @@ Joining (``join_repository``, repository-local and cacheable):
   name in the header is a type use of it where the impl is written (the type
   may be declared in another file).
 
-Binding (``bind``): a symbol of this repository is the declaration its
+Binding (``bind``, the route's with ``RustHooks``): a symbol of this repository is the declaration its
 definition occurrence named; a symbol of another registered repository's
 package is looked up in that package's declarations under rust-analyzer's own
 naming (``monikers``), which holds what tree-sitter declares there: an item
@@ -84,7 +88,7 @@ from tree_sitter import Language, Node
 
 from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
-from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
+from indexer.facts import FileFacts, SymbolFact
 from indexer.languages.npm_tool import cause, tail
 from indexer.languages.rust import dependencies, monikers, toolchain
 from indexer.languages.rust import sites as S
@@ -92,15 +96,31 @@ from indexer.languages.rust import workspace as ws
 from indexer.languages.rust.extract import same_node
 from indexer.languages.rust.modules import LANGUAGE
 from indexer.languages.rust.resolve import edge_kind as candidate_edge_kind
-from indexer.languages.spec import AnalyzerFailed, ExactAdapter, ExactOutcome
+from indexer.languages.spec import AnalyzerFailed
 from indexer.languages.syntax import node_text, repair
-from indexer.scip.decode import Index, Occurrence, decode_index
+from indexer.scip.decode import Document, Index, Occurrence, decode_index
 from indexer.scip.join import MACRO, METHOD, NAMESPACE, TERM, TYPE, CoveredSite, FileDeclarations, line_of
-from indexer.scip.route import ScipFacts, ScipUse, source_reader
+from indexer.scip.route import (
+    EXTERNAL,
+    Binding,
+    BoundTarget,
+    Foreign,
+    Local,
+    ScipAdapter,
+    ScipFacts,
+    ScipLanguage,
+    ScipUse,
+    Target,
+    UseSite,
+    document_uses,
+    first_definitions,
+    source_reader,
+    use_at,
+)
 from snapshot_format.vocab import EdgeKind, Provenance
 
 ANALYZER = toolchain.ANALYZER
-ADAPTER_VERSION = "rust-analyzer-join-8"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "rust-analyzer-join-9"  # part of the cache key: bump on any change to the joined output
 ANALYZER_VERSION = f"{ANALYZER} {toolchain.PINNED_VERSION}"
 
 _TS_LANGUAGE = Language(tree_sitter_rust.language())
@@ -413,14 +433,6 @@ def _decorated(node: Node) -> Node | None:
 # -- join: repository-local, cacheable --------------------------------------------------------------------
 
 
-class RustUse(ScipUse, array_like=True, frozen=True):
-    """The route's use (``use``: call ref callback type field macro extends import reexport implements method_of),
-    with the SCIP symbol when no definition of this repository named the target (``target_path`` is "")."""
-
-    symbol: str = ""  # the SCIP symbol, when the target is to be found by it (another repository's)
-    source_path: str = ""  # "" = ``path``; an IMPLEMENTS or METHOD_OF source may be declared elsewhere
-
-
 class RustAmbiguous(msgspec.Struct, array_like=True, frozen=True):
     """A use of a symbol rust-analyzer gave to several definitions, which the use's syntax does not tell apart."""
 
@@ -466,10 +478,9 @@ class RustProblem(msgspec.Struct, array_like=True, frozen=True):
 
 
 class RepositoryRustFacts(ScipFacts[Any], frozen=True):
-    """The joined rust-analyzer output of one repository (what the fact cache stores): the route's facts (its
-    uses Rust's), and what the workspaces' runs could not do."""
+    """The joined rust-analyzer output of one repository (what the fact cache stores): the route's facts, and what
+    the workspaces' runs could not do."""
 
-    uses: tuple[RustUse, ...] = ()
     problems: tuple[RustProblem, ...] = ()
     blind: tuple[RustBlind, ...] = ()
     workspaces: int = 0
@@ -483,16 +494,25 @@ class RepositoryRustFacts(ScipFacts[Any], frozen=True):
 class _Doc:
     path: str  # repository-relative
     facts: FileFacts
-    occurrences: tuple[Occurrence, ...]
+    document: Document
     source: bytes
     workspace: str
     root: Node = field(init=False)
     leaves: dict[tuple[int, int], Node] = field(init=False)
     blanked: frozenset[int] = field(init=False)
+    # filled as the route's occurrence loop reads the document (``RustHooks``): non-definition occurrence
+    # positions -> symbol (impl headers), the positions rust-analyzer resolved, impls it does not analyse
+    at: dict[tuple[int, int], str] = field(default_factory=dict)
+    resolved: set[tuple[int, int]] = field(default_factory=set)
+    inactive: list[tuple[tuple[int, int], tuple[int, int]]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         fixed = repair(_TS_LANGUAGE, self.source)  # the parse extraction used: same lines blanked
         self.root, self.leaves, self.blanked = fixed.root, _leaves(fixed.root), frozenset(fixed.blanked)
+
+    @property
+    def occurrences(self) -> tuple[Occurrence, ...]:
+        return self.document.occurrences
 
 
 def _spells(source: bytes, occ: Occurrence) -> bool:
@@ -659,72 +679,11 @@ def _documents(
             path = f"{prefix}/{doc.relative_path}" if prefix else doc.relative_path
             if path in files and path not in seen:
                 seen.add(path)
-                docs.append(_Doc(path, files[path], doc.occurrences, source_of(path), prefix))
+                docs.append(_Doc(path, files[path], doc, source_of(path), prefix))
         for doc in run.index.documents:  # kinds of the definitions, for declarations tree-sitter lost
             for info in doc.symbols:
                 kind_of.setdefault(info.symbol, info.kind)
     return docs, kind_of
-
-
-def _document_uses(
-    d: _Doc,
-    fd: FileDeclarations,
-    live: set[int],
-    inactive: list[tuple[tuple[int, int], tuple[int, int]]],
-    defined: Mapping[str, list[tuple[str, SymbolFact]]],
-    at: dict[tuple[int, int], str],
-    resolved: set[tuple[int, int]],
-    uses: list[RustUse],
-    external: list[CoveredSite],
-    duplicates: _Duplicates | None = None,
-    ambiguous: list[RustAmbiguous] | None = None,
-) -> int:
-    """The uses of one document's occurrences (into ``uses``/``external``, and ``ambiguous`` for a symbol
-    several definitions share that the use's syntax does not tell apart); how many occurrences it has."""
-    n_occ = 0
-    for occ in d.occurrences:
-        n_occ += 1
-        if not occ.symbol or occ.is_definition:
-            continue
-        line0, col = occ.range[0], occ.range[1]
-        node = d.leaves.get((line0, col))
-        if node is None:
-            if line0 + 1 not in d.blanked:
-                continue  # an operator, a token of a macro body: no identifier of ours there
-            use = "ref"
-        elif occ.range[0] != occ.range[2] or occ.range[3] - col != node.end_byte - node.start_byte:
-            continue
-        else:
-            use = classify(node)
-        resolved.add((line0, col))
-        at.setdefault((line0, col), occ.symbol)
-        source = _source(fd, node, use, line0, col)
-        if (
-            source is None
-            or (source.kind != "module" and id(source) not in live)
-            or any(a <= (line0, col) < b for a, b in inactive)
-        ):
-            continue  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
-        if occ.symbol.startswith("local "):
-            if use != "qualifier":
-                external.append(CoveredSite(d.path, line0 + 1, col, source.qualified_name, source.kind))
-            continue
-        if use == "impl_trait":
-            continue  # the impl's IMPLEMENTS edges come from its header
-        hits = defined.get(occ.symbol, [])
-        chosen = None
-        if len(hits) > 1 and duplicates is not None:
-            chosen = duplicates.pick(hits, d, node, source)
-            if chosen is None:
-                if ambiguous is not None and duplicates.members(hits):
-                    ambiguous.append(duplicates.ambiguous(hits, d.path, line0 + 1, col, source))
-                continue  # other items one symbol names (nested in functions, in other targets): the fallback's
-        out = _use(d.path, line0 + 1, col, source, use, occ.symbol, defined, chosen)
-        if isinstance(out, RustUse):
-            uses.append(out)
-        elif out is not None:
-            external.append(out)
-    return n_occ
 
 
 def _problems(runs: list[WorkspaceRun]) -> list[RustProblem]:
@@ -765,93 +724,71 @@ def _unused_patches(runs: list[WorkspaceRun]) -> list[RustUnusedPatch]:
     ]
 
 
-@dataclass
-class _Definitions:
-    """SCIP symbol -> every (path, declaration) it names, and the declarations only rust-analyzer saw."""
-
-    docs: list[_Doc]
-    defined: dict[str, list[tuple[str, SymbolFact]]] = field(default_factory=dict)
-    synthesized: dict[str, list[SymbolFact]] = field(default_factory=dict)
-    used: set[str] = field(default_factory=set)
-    owners: set[str] = field(default_factory=set)  # types with items of their own (``Trait#method().``)
-
-    def __post_init__(self) -> None:
-        self.used = {
-            occ.symbol for d in self.docs for occ in d.occurrences if occ.symbol and not occ.symbol.startswith("local ")
-        }
-        self.owners = {
-            s.rsplit("#", 1)[0] + "#"
-            for s in self.used
-            if s.endswith(").") and "#" in s and "/impl#" not in s and " impl#" not in s
-        }
-
-    def define(self, d: _Doc, symbol: str, decl: SymbolFact, new: bool) -> None:
-        if new:
-            self.synthesized.setdefault(d.path, []).append(decl)
-        hits = self.defined.setdefault(symbol, [])
-        if all(h[1] is not decl for h in hits):
-            hits.append((d.path, decl))
-
-    def direct(self, decls: Mapping[str, FileDeclarations], kind_of: Mapping[str, int]) -> None:
-        """Definition occurrences: our declaration at the position, else rust-analyzer's where we have none."""
-        for d in self.docs:
-            lines = d.source.count(b"\n") + 1
-            for occ in d.occurrences:
-                if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
-                    continue
-                decl = _definition(decls[d.path], d.facts, occ, lines)
-                if decl is not None:
-                    self.define(d, occ.symbol, decl, False)
-                    continue
-                node = d.leaves.get((occ.range[0], occ.range[1]))
-                trait_like, kind = occ.symbol in self.owners, kind_of.get(occ.symbol, 0)
-                if node is None and occ.range[0] + 1 in d.blanked and _spells(d.source, occ):
-                    span = occ.enclosing_range or occ.range  # a line that did not parse: the analyzer's whole span
-                    decl = analyzer_declaration(
-                        d.facts, occ.symbol, span, d.source, kind_code=kind, trait_like=trait_like
-                    )
-                elif node is not None and _macro_call(node) is not None:  # a name a macro's arguments give an item
-                    impl = _impl_prefix(node, decls[d.path])
-                    decl = analyzer_declaration(
-                        d.facts, occ.symbol, occ.range, d.source, kind_code=kind, impl=impl, trait_like=trait_like
-                    )
-                if decl is not None:
-                    self.define(d, occ.symbol, decl, True)
-
-    def macro_generated(self, own: set[tuple[str, str]]) -> None:
-        """Items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
-        rust-analyzer gives their uses in the invoking file the invocation as the definition's range."""
-        invoked: dict[str, tuple[_Doc, tuple[int, int, int, int]]] = {}  # symbol -> the invocation declaring it
-        for d in self.docs:
-            for occ in d.occurrences:
-                if occ.is_definition or occ.symbol in self.defined or occ.enclosing_range is None:
-                    continue
-                if not occ.symbol or occ.symbol.startswith("local "):
-                    continue
-                sym = monikers.parse(occ.symbol)
-                if sym is None or (sym.package, sym.version) not in own:
-                    continue
-                span = _invocation_span(d, occ.enclosing_range)
-                if span is None:
-                    continue
-                # what the macro's body declares is its own: an invocation is mostly there to declare public items
-                decl = analyzer_declaration(
-                    d.facts, occ.symbol, span, d.source, trait_like=occ.symbol in self.owners, exported=True
-                )
-                if decl is not None:
-                    self.define(d, occ.symbol, decl, True)
-                    invoked[occ.symbol] = (d, span)
-        # the items of such a trait or type that are only used elsewhere: declared by the same invocation
-        for symbol in sorted(self.used - self.defined.keys()):
-            cut = symbol.rfind("#", 0, len(symbol) - 1)
-            parent = (
-                symbol[: cut + 1] if cut > 0 and "/" not in symbol[cut:] and "#" not in symbol[cut + 1 : -1] else ""
+def _direct_definitions(
+    d: _Doc, fd: FileDeclarations, kind_of: Mapping[str, int], owners: set[str]
+) -> Iterator[tuple[str, SymbolFact, bool]]:
+    """Definition occurrences: our declaration at the position, else rust-analyzer's where we have none."""
+    lines = d.source.count(b"\n") + 1
+    for occ in d.occurrences:
+        if not occ.is_definition or not occ.symbol or occ.symbol.startswith("local "):
+            continue
+        decl = _definition(fd, d.facts, occ, lines)
+        if decl is not None:
+            yield occ.symbol, decl, False
+            continue
+        node = d.leaves.get((occ.range[0], occ.range[1]))
+        trait_like, kind = occ.symbol in owners, kind_of.get(occ.symbol, 0)
+        if node is None and occ.range[0] + 1 in d.blanked and _spells(d.source, occ):
+            span = occ.enclosing_range or occ.range  # a line that did not parse: the analyzer's whole span
+            decl = analyzer_declaration(d.facts, occ.symbol, span, d.source, kind_code=kind, trait_like=trait_like)
+        elif node is not None and _macro_call(node) is not None:  # a name a macro's arguments give an item
+            impl = _impl_prefix(node, fd)
+            decl = analyzer_declaration(
+                d.facts, occ.symbol, occ.range, d.source, kind_code=kind, impl=impl, trait_like=trait_like
             )
-            if parent in invoked:
-                d, span = invoked[parent]
-                decl = analyzer_declaration(d.facts, symbol, span, d.source, exported=True)
-                if decl is not None:
-                    self.define(d, symbol, decl, True)
+        if decl is not None:
+            yield occ.symbol, decl, True
+
+
+def _macro_generated(
+    docs: list[_Doc],
+    own: set[tuple[str, str]],
+    defined: Mapping[str, tuple[str, SymbolFact]],
+    used: set[str],
+    owners: set[str],
+) -> Iterator[tuple[str, tuple[tuple[str, SymbolFact, bool], ...]]]:
+    """Items a macro generates whose names its arguments do not spell (``declare_error_trait!(Error: ..)``):
+    rust-analyzer gives their uses in the invoking file the invocation as the definition's range. Read lazily
+    by ``first_definitions``: ``defined`` grows as they are yielded."""
+    invoked: dict[str, tuple[_Doc, tuple[int, int, int, int]]] = {}  # symbol -> the invocation declaring it
+    for d in docs:
+        for occ in d.occurrences:
+            if occ.is_definition or occ.symbol in defined or occ.enclosing_range is None:
+                continue
+            if not occ.symbol or occ.symbol.startswith("local "):
+                continue
+            sym = monikers.parse(occ.symbol)
+            if sym is None or (sym.package, sym.version) not in own:
+                continue
+            span = _invocation_span(d, occ.enclosing_range)
+            if span is None:
+                continue
+            # what the macro's body declares is its own: an invocation is mostly there to declare public items
+            decl = analyzer_declaration(
+                d.facts, occ.symbol, span, d.source, trait_like=occ.symbol in owners, exported=True
+            )
+            if decl is not None:
+                invoked[occ.symbol] = (d, span)
+                yield d.path, ((occ.symbol, decl, True),)
+    # the items of such a trait or type that are only used elsewhere: declared by the same invocation
+    for symbol in sorted(used - defined.keys()):
+        cut = symbol.rfind("#", 0, len(symbol) - 1)
+        parent = symbol[: cut + 1] if cut > 0 and "/" not in symbol[cut:] and "#" not in symbol[cut + 1 : -1] else ""
+        if parent in invoked:
+            d, span = invoked[parent]
+            decl = analyzer_declaration(d.facts, symbol, span, d.source, exported=True)
+            if decl is not None:
+                yield d.path, ((symbol, decl, True),)
 
 
 def _positions(d: _Doc) -> dict[tuple[int, int], str]:
@@ -1001,35 +938,40 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
     decls = {d.path: FileDeclarations(d.facts.symbols, SOURCE_KINDS) for d in docs}
     # 1. definitions: symbol -> every (path, declaration) it names, in document order. Where tree-sitter has no
     # declaration (a line that did not parse, a macro's arguments), rust-analyzer's stands in.
-    table = _Definitions(docs)
-    table.direct(decls, kind_of)
-    table.macro_generated({(p.name, p.version) for run in runs for p in run.workspace.packages})
-    defined, synthesized = table.defined, table.synthesized
+    used = {occ.symbol for d in docs for occ in d.occurrences if occ.symbol and not occ.symbol.startswith("local ")}
+    owners = {  # types with items of their own (``Trait#method().``)
+        s.rsplit("#", 1)[0] + "#"
+        for s in used
+        if s.endswith(").") and "#" in s and "/impl#" not in s and " impl#" not in s
+    }
+    first: dict[str, tuple[str, SymbolFact]] = {}
+    every: dict[str, list[tuple[str, SymbolFact]]] = {}
+    synthesized = first_definitions(
+        ((d.path, _direct_definitions(d, decls[d.path], kind_of, owners)) for d in docs), first, every
+    )
+    own = {(p.name, p.version) for run in runs for p in run.workspace.packages}
+    for path, extra in first_definitions(_macro_generated(docs, own, first, used, owners), first, every).items():
+        synthesized.setdefault(path, []).extend(extra)
     for path, extra in synthesized.items():
         decls[path] = FileDeclarations((*files[path].symbols, *extra), SOURCE_KINDS)
-    # Declarations rust-analyzer defined: a use inside any other (code behind an inactive #[cfg], which it only
-    # name-resolves, and which its own find-references leaves out) is no exact evidence.
-    live = {id(decl) for hits in defined.values() for _path, decl in hits}
 
-    uses: list[RustUse] = []
+    # 2. uses: the route's occurrence loop with Rust's hooks, then what the index does not record
+    hooks = RustHooks({d.path: d for d in docs}, decls, every)
+    uses: list[ScipUse] = []
     external: list[CoveredSite] = []
     blind: list[RustBlind] = []
-    ambiguous: list[RustAmbiguous] = []
-    duplicates = _Duplicates(docs, decls, defined)
     n_occ = 0
     dependencies_missing = {
         run.workspace.directory for run in runs if run.index is not None and run.problems.dependencies
     }
     for d in docs:
         fd = decls[d.path]
-        inactive = _inactive_impls(d.root, fd, live)
-        at: dict[tuple[int, int], str] = {}  # non-definition occurrence positions -> symbol (impl headers)
-        resolved: set[tuple[int, int]] = set()
-        n_occ += _document_uses(d, fd, live, inactive, defined, at, resolved, uses, external, duplicates, ambiguous)
-        uses.extend(_impls(d, d.root, fd, at, defined, synthesized.get(d.path, []), live))
-        external.extend(_expanded_arguments(d, fd, resolved, live, inactive))
+        d.inactive = _inactive_impls(d.root, fd, hooks.live)
+        n_occ += document_uses(hooks, d.path, d.document, d.source, fd, first, uses, external)
+        uses.extend(_impls(d, d.root, fd, d.at, every, synthesized.get(d.path, []), hooks.live))
+        external.extend(_expanded_arguments(d, fd, d.resolved, hooks.live, d.inactive))
         if d.workspace in dependencies_missing:
-            blind.extend(_blind_sites(d, resolved))
+            blind.extend(_blind_sites(d, d.resolved))
     problems = _problems(runs)
     return RepositoryRustFacts(
         analyzer_version=ANALYZER_VERSION,
@@ -1048,7 +990,7 @@ def join_repository(runs: list[WorkspaceRun], repo: RepositoryFacts) -> Reposito
             for note in run.resolved.notes
         ),
         unused_patches=tuple(_unused_patches(runs)),
-        ambiguous=tuple(ambiguous),
+        ambiguous=tuple(hooks.undecided),
     )
 
 
@@ -1087,16 +1029,26 @@ def _pick(hits: list[tuple[str, SymbolFact]], path: str, source: SymbolFact) -> 
     return here[0] if len(here) == 1 else None
 
 
-def _use(
-    path: str,
-    line: int,
-    col: int,
-    source: SymbolFact,
-    use: str,
+def _foreign_target(symbol: str, use: str = "") -> Foreign:
+    """A symbol no definition of this repository names, bound by its crate's providers (``RustHooks``)."""
+    sym = monikers.parse(symbol)
+    if sym is None:
+        return Foreign("", symbol=symbol, use=use)
+    name = sym.descriptors[-1].name if sym.descriptors else ""
+    return Foreign(sym.package, member=name, symbol=symbol, use=use)
+
+
+def _target(
     symbol: str,
+    use: str,
+    path: str,
+    source: SymbolFact,
     defined: Mapping[str, list[tuple[str, SymbolFact]]],
     chosen: tuple[str, SymbolFact] | None = None,
-) -> RustUse | CoveredSite | None:
+) -> Target | None:
+    """What a symbol used at ``path`` from ``source`` is: one of this repository's definitions (``chosen``, else
+    the one ``_pick`` tells), the standard library's (no edge), another crate's; a qualifier is a type use of a
+    type and a ref of anything else but a module."""
     hits = defined.get(symbol)
     if hits:
         picked = chosen or _pick(hits, path, source)
@@ -1107,22 +1059,12 @@ def _use(
             if target.kind == "module":
                 return None
             use = "type" if monikers.SUFFIX_OF_KIND.get(target.kind) == TYPE else "ref"
-        return RustUse(
-            path,
-            line,
-            col,
-            source.qualified_name,
-            source.kind,
-            use,
-            target_path=target_path,
-            target_qn=target.qualified_name,
-            target_kind=target.kind,
-        )
+        return Local(target_path, target.qualified_name, target.kind, use)
     sym = monikers.parse(symbol)
     if sym is None:
         return None
     if monikers.is_toolchain(sym):
-        return None if use == "qualifier" else CoveredSite(path, line, col, source.qualified_name, source.kind)
+        return None if use == "qualifier" else EXTERNAL
     key = monikers.key_of_descriptors(sym.descriptors)
     if key is None:
         return None  # an impl block (``Self``), a type parameter: nothing we declare
@@ -1130,7 +1072,7 @@ def _use(
         if isinstance(key, monikers.ItemKey) and key.suffix == NAMESPACE:
             return None
         use = "type" if key.suffix == TYPE else "ref"
-    return RustUse(path, line, col, source.qualified_name, source.kind, use, symbol=symbol)
+    return _foreign_target(symbol, use)
 
 
 def _impls(
@@ -1141,9 +1083,10 @@ def _impls(
     defined: Mapping[str, list[tuple[str, SymbolFact]]],
     generated: list[SymbolFact],
     live: set[int],
-) -> list[RustUse]:
-    """IMPLEMENTS and METHOD_OF from each impl header of the file, as rust-analyzer resolved its trait and type."""
-    out: list[RustUse] = []
+) -> list[ScipUse]:
+    """IMPLEMENTS and METHOD_OF from each impl header of the file, as rust-analyzer resolved its trait and type
+    (rust-analyzer records no relationships)."""
+    out: list[ScipUse] = []
     for node in _nodes(root, "impl_item"):
         trait_node = node.child_by_field_name("trait")
         type_node = node.child_by_field_name("type")
@@ -1183,11 +1126,9 @@ def _impls(
             ident = _last(trait_node)
             source = fd.enclosing(ident.start_point[0] + 1, ident.start_point[1])
             if source is not None:
-                found = _use(
-                    d.path, ident.start_point[0] + 1, ident.start_point[1], source, "type", trait_symbol, defined
-                )
-                if isinstance(found, RustUse):
-                    out.append(found)
+                found = _target(trait_symbol, "type", d.path, source, defined)
+                if isinstance(found, Local | Foreign):
+                    out.append(use_at(d.path, ident.start_point[0] + 1, ident.start_point[1], source, "type", found))
         for decl in members:
             if trait_symbol is not None:
                 out.append(
@@ -1202,33 +1143,13 @@ def _impls(
                         defined,
                     )
                 )
+            owner: Local | Foreign | None = None
             if type_target is not None:
-                tpath, tdecl = type_target
-                out.append(
-                    RustUse(
-                        d.path,
-                        decl.start_line,
-                        decl.start_col,
-                        decl.qualified_name,
-                        decl.kind,
-                        "method_of",
-                        target_path=tpath,
-                        target_qn=tdecl.qualified_name,
-                        target_kind=tdecl.kind,
-                    )
-                )
+                owner = Local(type_target[0], type_target[1].qualified_name, type_target[1].kind)
             elif type_symbol is not None and not type_symbol.startswith("local "):
-                out.append(
-                    RustUse(
-                        d.path,
-                        decl.start_line,
-                        decl.start_col,
-                        decl.qualified_name,
-                        decl.kind,
-                        "method_of",
-                        symbol=type_symbol,
-                    )
-                )
+                owner = _foreign_target(type_symbol)
+            if owner is not None:
+                out.append(use_at(d.path, decl.start_line, decl.start_col, decl, "method_of", owner, final=False))
     return out
 
 
@@ -1321,31 +1242,17 @@ def _relation(
     use: str,
     symbol: str,
     defined: Mapping[str, list[tuple[str, SymbolFact]]],
-) -> RustUse:
+) -> ScipUse:
+    """An IMPLEMENTS written at (path, line, col) from ``source`` (declared in ``source_path``): it settles no site."""
     hits = defined.get(symbol)
+    target: Local | Foreign
     if hits and len(hits) == 1:
-        tpath, target = hits[0]
-        return RustUse(
-            path,
-            line,
-            col,
-            source.qualified_name,
-            source.kind,
-            use,
-            target_path=tpath,
-            target_qn=target.qualified_name,
-            target_kind=target.kind,
-            source_path=source_path if source_path != path else "",
-        )
-    return RustUse(
-        path,
-        line,
-        col,
-        source.qualified_name,
-        source.kind,
-        use,
-        symbol=symbol,
-        source_path=source_path if source_path != path else "",
+        tpath, decl = hits[0]
+        target = Local(tpath, decl.qualified_name, decl.kind)
+    else:
+        target = _foreign_target(symbol)
+    return use_at(
+        path, line, col, source, use, target, final=False, source_path=source_path if source_path != path else ""
     )
 
 
@@ -1379,6 +1286,12 @@ class ModuleTable:
         self._tables: dict[tuple[str, str], monikers.PackageTable] = {}
         self._kinds: dict[str, dict[str, str]] = {}
         self._extra: dict[str, dict[str, list[SymbolFact]]] = {}
+        # per repository: crate -> the registered provider's patch cargo did not use (its bound facts)
+        self.unused: dict[str, dict[str, RustUnusedPatch]] = {}
+
+    def provided(self, crate: str, provider: tuple[str, str]) -> ws.Provided:
+        """The registered package of ``crate`` that is (repository, package directory)."""
+        return next(p for p in self.providers.by_name[crate] if (p.repository, p.package.directory) == provider)
 
     def add(self, repository: str, declarations: Iterable[tuple[str, SymbolFact]]) -> None:
         """Declarations rust-analyzer defined in ``repository`` where tree-sitter has none (its joined facts)."""
@@ -1443,106 +1356,247 @@ def edge_kind(use: str, target_kind: str) -> EdgeKind:
     return candidate_edge_kind(_EDGE_OF_USE.get(use, S.REF), target_kind)
 
 
-def bind(facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-    """EXACT_TYPECHECKED edges for every use whose target a registered repository declares; rows for the rest."""
-    out = ExactOutcome(repository=repo)
-    modules.add(repo, facts.declarations)
-    for p in facts.problems:
-        out.unresolved.append(
-            UnresolvedFact(
-                name=p.workspace,
-                reason=p.reason,
-                repository=repo,
-                language=LANGUAGE,
-                package=p.workspace,
-                detail=_problem_detail(p),
-            )
-        )
-    out.notes.extend(facts.notes)
-    missing = [
-        p
-        for p in facts.problems
-        if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED", PATCH_NOT_USED)
-    ]
-    if missing:
-        out.notes.append("; ".join(_note(p) for p in missing))
-    unused = {u.package: u for u in facts.unused_patches}
-    for b in facts.blind:
-        source = corpus.key_of(repo, b.path, b.source_qn, b.source_kind)
-        out.unresolved.append(
-            UnresolvedFact(
+class RustHooks(ScipLanguage):
+    """Rust's hooks into the SCIP route. A join's instance holds the repository's documents and every definition
+    of each symbol (rust-analyzer gives one symbol to several: ``_Duplicates`` tells them apart at a use), and
+    collects the uses it leaves AMBIGUOUS_MEMBER; binding needs none of it.
+
+    A use of a ``local`` symbol settles its site; a use of the declaration it is in (a recursive call) is no
+    edge; an IMPLEMENTS or METHOD_OF from an impl header replaces the candidate edge at its position."""
+
+    language = LANGUAGE
+    analyzer = ANALYZER
+    default_unit = "utf-8"  # rust-analyzer writes UTF-8 columns (and says so)
+    locals = True
+    self_edges = False
+    relations_cover = True
+
+    def __init__(
+        self,
+        docs: Mapping[str, _Doc] | None = None,
+        decls: Mapping[str, FileDeclarations] | None = None,
+        every: Mapping[str, list[tuple[str, SymbolFact]]] | None = None,
+    ) -> None:
+        self.docs = docs or {}
+        self.decls = decls or {}
+        self.every = every or {}
+        # Declarations rust-analyzer defined: a use inside any other (code behind an inactive #[cfg], which it
+        # only name-resolves, and which its own find-references leaves out) is no exact evidence.
+        self.live = {id(decl) for hits in self.every.values() for _path, decl in hits}
+        self.duplicates = _Duplicates(list(self.docs.values()), self.decls, self.every)
+        self.undecided: list[RustAmbiguous] = []  # AMBIGUOUS_MEMBER uses
+        self.doc: _Doc | None = None
+
+    # -- join ------------------------------------------------------------------------------------------------
+
+    def sites(self, path: str, source: bytes) -> Callable[[int, int], UseSite | None]:
+        d = self.doc = self.docs[path]
+        fd = self.decls[path]
+
+        def site_at(line0: int, col: int) -> UseSite | None:
+            node = d.leaves.get((line0, col))
+            if node is None and line0 + 1 not in d.blanked:
+                return None  # an operator, a token of a macro body: no identifier of ours there
+            use = classify(node) if node is not None else "ref"
+            source = _source(fd, node, use, line0, col)
+            if (
+                source is None
+                or (source.kind != "module" and id(source) not in self.live)
+                or any(a <= (line0, col) < b for a, b in d.inactive)
+            ):
+                return None  # inside an item rust-analyzer does not analyse (an inactive #[cfg]): the fallback's
+            return UseSite(use, line0 + 1, col, source=source, syntax=node)
+
+        return site_at
+
+    def occurrence_site(
+        self, site_at: Callable[[int, int], UseSite | None], occ: Occurrence, line0: int, col: int
+    ) -> UseSite | None:
+        """An occurrence spans the identifier at its start (or is on a line that did not parse); its position
+        is resolved (``_expanded_arguments``, ``_blind_sites``) and holds its symbol (``_impls``)."""
+        assert self.doc is not None
+        d = self.doc
+        node = d.leaves.get((line0, col))
+        if node is None:
+            if line0 + 1 not in d.blanked:
+                return None
+        elif occ.range[0] != occ.range[2] or occ.range[3] - col != node.end_byte - node.start_byte:
+            return None
+        d.resolved.add((line0, col))
+        d.at.setdefault((line0, col), occ.symbol)
+        return site_at(line0, col)
+
+    def target(self, symbol: str, site: UseSite, found: tuple[str, SymbolFact] | None) -> Target | None:
+        if symbol.startswith("local "):
+            return EXTERNAL if site.use != "qualifier" else None
+        if site.use == "impl_trait":
+            return None  # the impl's IMPLEMENTS edges come from its header
+        assert self.doc is not None and site.source is not None
+        d, source = self.doc, site.source
+        hits = self.every.get(symbol, [])
+        chosen = None
+        if len(hits) > 1:
+            chosen = self.duplicates.pick(hits, d, site.syntax, source)
+            if chosen is None:
+                if self.duplicates.members(hits):
+                    self.undecided.append(self.duplicates.ambiguous(hits, d.path, site.line, site.col, source))
+                return None  # other items one symbol names (nested in functions, in other targets): the fallback's
+        return _target(symbol, site.use, d.path, source, self.every, chosen)
+
+    # -- bind ------------------------------------------------------------------------------------------------
+
+    def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
+        """What the workspaces' runs could not do, the sites they left blind and the uses left ambiguous; the
+        declarations only rust-analyzer saw join the repository's packages first."""
+        assert isinstance(facts, RepositoryRustFacts)
+        table: ModuleTable = modules
+        repo, out = bound.repo, bound.out
+        table.add(repo, facts.declarations)
+        table.unused[repo] = {u.package: u for u in facts.unused_patches}
+        for p in facts.problems:
+            bound.row(name=p.workspace, reason=p.reason, package=p.workspace, detail=_problem_detail(p))
+        out.notes.extend(facts.notes)
+        missing = [
+            p
+            for p in facts.problems
+            if p.reason in (DEPENDENCIES_NOT_LOADED, "WORKSPACE_NOT_LOADED", "SYSROOT_NOT_LOADED", PATCH_NOT_USED)
+        ]
+        if missing:
+            out.notes.append("; ".join(_note(p) for p in missing))
+        for b in facts.blind:
+            bound.row(
                 name=b.name,
                 reason=DEPENDENCIES_NOT_LOADED,
-                repository=repo,
                 path=b.path,
                 line=b.line,
                 col=b.col,
-                language=LANGUAGE,
-                source=source or "",
+                source=bound.corpus.key_of(repo, b.path, b.source_qn, b.source_kind) or "",
                 detail=f"rust-analyzer did not resolve this: cargo could not load the dependencies of workspace "
                 f"{b.workspace or '.'} offline, so none of them was analysed",
             )
-        )
-        out.covered_positions.add((b.path, b.line, b.col))
-    for a in facts.ambiguous:
-        source = corpus.key_of(repo, a.path, a.source_qn, a.source_kind)
-        if source is None:
-            continue
-        out.unresolved.append(
-            UnresolvedFact(
+            out.covered_positions.add((b.path, b.line, b.col))
+        for a in facts.ambiguous:
+            source = bound.corpus.key_of(repo, a.path, a.source_qn, a.source_kind)
+            if source is None:
+                continue
+            bound.row(
                 name=a.name,
                 reason=a.reason,
-                repository=repo,
                 path=a.path,
                 line=a.line,
                 col=a.col,
-                language=LANGUAGE,
                 source=source,
                 detail=f"rust-analyzer gives one symbol to {len(a.candidates)} definitions ("
                 + ", ".join(f"{qn} at {p}:{line}" for p, qn, line in a.candidates)
                 + "), and nothing at this use says which it calls: it may be any of them",
             )
+            out.settle(source, a.path, a.line, a.col)
+
+    def providers(self, use: ScipUse, modules: ModuleTable) -> list[tuple[str, str]]:
+        """The registered Cargo packages of the symbol's crate (none for a symbol that names nothing we declare)."""
+        sym = monikers.parse(use.symbol)
+        if sym is None or monikers.key_of_descriptors(sym.descriptors) is None:
+            return []
+        return [(p.repository, p.package.directory) for p in modules.providers.by_name.get(sym.package, [])]
+
+    def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
+        """A crate nobody registered: a row at an import, silent elsewhere."""
+        sym = monikers.parse(use.symbol)
+        named = sym is not None and monikers.key_of_descriptors(sym.descriptors) is not None
+        if named and use.use in ("import", "reexport"):
+            detail = f"no registered repository provides crate {use.package}"
+            self._row(use, source, bound, "CRATE_PROVIDER_NOT_FOUND", detail)
+        elif use.final:
+            bound.settle(source, use.path, use.line, use.col)
+
+    def ambiguous(self, use: ScipUse, source: str, repositories: list[str], bound: Binding) -> None:
+        detail = f"crate {use.package} is provided by " + ", ".join(sorted(set(repositories)))
+        self._row(use, source, bound, "AMBIGUOUS_CRATE_PROVIDER", detail)
+
+    def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
+        """The provider's declaration under rust-analyzer's naming (``monikers``), if the index names its copy."""
+        modules: ModuleTable = bound.modules
+        sym = monikers.parse(use.symbol)
+        key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
+        assert sym is not None and key is not None  # ``providers`` gave none otherwise
+        provided = modules.provided(sym.package, provider)
+        repo = bound.repo
+
+        def row(reason: str, detail: str) -> None:
+            self._row(use, source, bound, reason, detail)
+
+        if provided.repository != repo and provided.package.version and sym.version != provided.package.version:
+            patch = modules.unused.get(repo, {}).get(sym.package)
+            if patch is not None and patch.used_version == sym.version:
+                row(
+                    PATCH_NOT_USED,
+                    f"rust-analyzer resolved {sym.package} {sym.version} from the registry: cargo did not use the "
+                    f"patch to the registered {provided.repository} ({provided.package.version}) because "
+                    f"{patch.why}; this use is not tied to {provided.repository}",
+                )
+                return None
+            row(
+                "CRATE_VERSION_MISMATCH",
+                f"rust-analyzer resolved {sym.package} {sym.version}, and "
+                f"{provided.repository} holds {provided.package.version}: the index names another copy",
+            )
+            return None
+        hits = modules.table(provided).lookup(key)
+        if len(hits) == 1:
+            path, decl = hits[0]
+            target = bound.corpus.key_of(provided.repository, path, decl.qualified_name, decl.kind)
+            cross = provided.repository != repo
+            return BoundTarget(
+                provided.repository, target, decl.kind, provenance=Provenance.RUST_ANALYZER_MONIKER if cross else None
+            )
+        descriptor = use.symbol.split(" ", 4)[-1]
+        if provided.repository == repo:
+            row(
+                "TARGET_NOT_INDEXED",
+                f"rust-analyzer resolved {descriptor}, which kivgraph's syntax does not declare (code a macro "
+                "generates?)"
+                if not hits
+                else f"rust-analyzer names {len(hits)} declarations {descriptor}",
+            )
+            return None
+        row(
+            "CRATE_SYMBOL_NOT_MATCHED",
+            f"rust-analyzer resolved {sym.package} {descriptor}, which "
+            + (
+                f"{provided.repository} does not declare where kivgraph reads it"
+                if not hits
+                else f"names {len(hits)} declarations of {provided.repository}"
+            ),
         )
-        out.settle(source, a.path, a.line, a.col)
-    for c in facts.external:
-        source = corpus.key_of(repo, c.path, c.source_qn, c.source_kind)
-        if source is not None:
-            out.settle(source, c.path, c.line, c.col)
-    for u in facts.uses:
-        source = corpus.key_of(repo, u.source_path or u.path, u.source_qn, u.source_kind)
-        if source is None:
-            continue
-        target_repo, target, target_kind = repo, None, u.target_kind
-        if u.target_path:
-            target = corpus.key_of(repo, u.target_path, u.target_qn, u.target_kind)
-        else:
-            found = _foreign(u, repo, modules, unused)
-            if isinstance(found, UnresolvedFact | None):
-                if found is not None and u.use == "implements":  # calls through that item may run this one
-                    out.unresolved.append(
-                        msgspec.structs.replace(
-                            found,
-                            source=source,
-                            detail=f"{u.source_qn} implements a trait item that is not tied: {found.detail}",
-                        )
-                    )
-                elif found is not None and u.use != "method_of":
-                    out.unresolved.append(msgspec.structs.replace(found, source=source))
-                if u.use not in ("implements", "method_of"):
-                    out.settle(source, u.path, u.line, u.col)
-                continue
-            target_repo, target_path, decl = found
-            target = corpus.key_of(target_repo, target_path, decl.qualified_name, decl.kind)
-            target_kind = decl.kind
-        if target is None or target == source:
-            continue
-        out.covered.add((source, u.line, u.col))
-        if u.use not in ("implements", "method_of"):
-            out.covered_positions.add((u.path, u.line, u.col))
-        cross = target_repo != repo
-        provenance = Provenance.RUST_ANALYZER_MONIKER if cross else _PROVENANCE.get(u.use, Provenance.RUST_ANALYZER_USE)
-        out.edge(edge_kind(u.use, target_kind), source, target, provenance, u.line, u.col, cross=cross)
-    return out
+        return None
+
+    def _row(self, use: ScipUse, source: str, bound: Binding, reason: str, detail: str) -> None:
+        """A use of another package's symbol that is not bound: a row (an IMPLEMENTS says calls through the trait
+        item may run its source; a METHOD_OF none); the site is settled where the use settles one."""
+        sym = monikers.parse(use.symbol)
+        assert sym is not None
+        if use.use == "implements":
+            detail = f"{use.source_qn} implements a trait item that is not tied: {detail}"
+        if use.use != "method_of":
+            name = sym.descriptors[-1].name if sym.descriptors else sym.package
+            bound.row(
+                name=name,
+                reason=reason,
+                detail=detail,
+                path=use.path,
+                line=use.line,
+                col=use.col,
+                source=source,
+                package=sym.package,
+            )
+        if use.final:
+            bound.settle(source, use.path, use.line, use.col)
+
+    def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
+        return edge_kind(use.use, target_kind)
+
+    def provenance(self, use: ScipUse) -> Provenance:
+        return _PROVENANCE.get(use.use, Provenance.RUST_ANALYZER_USE)
 
 
 def _problem_detail(p: RustProblem) -> str:
@@ -1582,80 +1636,6 @@ def _note(p: RustProblem) -> str:
     if p.reason == PATCH_NOT_USED:
         return f"{p.workspace}: {p.detail}; its uses of that crate are {PATCH_NOT_USED} rows"
     return f"workspace {p.workspace} not loaded ({p.detail}): its edges are CANDIDATE"
-
-
-def _foreign(
-    u: RustUse, repo: str, modules: ModuleTable, unused: Mapping[str, RustUnusedPatch] | None = None
-) -> tuple[str, str, SymbolFact] | UnresolvedFact | None:
-    """A symbol no definition of this repository named: a registered package's declaration, or why not."""
-    sym = monikers.parse(u.symbol)
-    key = monikers.key_of_descriptors(sym.descriptors) if sym is not None else None
-    if sym is None or key is None:
-        return None
-    name = sym.descriptors[-1].name if sym.descriptors else sym.package
-    owners = modules.providers.by_name.get(sym.package, [])
-    own = [o for o in owners if o.repository == repo]
-
-    def row(reason: str, detail: str) -> UnresolvedFact:
-        return UnresolvedFact(
-            name=name,
-            reason=reason,
-            repository=repo,
-            path=u.path,
-            line=u.line,
-            col=u.col,
-            language=LANGUAGE,
-            package=sym.package,
-            detail=detail,
-        )
-
-    if own:
-        owners = own
-    elif not owners:
-        if u.use in ("import", "reexport"):
-            return row("CRATE_PROVIDER_NOT_FOUND", f"no registered repository provides crate {sym.package}")
-        return None
-    elif len(owners) > 1:
-        return row(
-            "AMBIGUOUS_CRATE_PROVIDER",
-            f"crate {sym.package} is provided by " + ", ".join(sorted({o.repository for o in owners})),
-        )
-    provided = owners[0]
-    if provided.repository != repo and provided.package.version and sym.version != provided.package.version:
-        patch = (unused or {}).get(sym.package)
-        if patch is not None and patch.used_version == sym.version:
-            return row(
-                PATCH_NOT_USED,
-                f"rust-analyzer resolved {sym.package} {sym.version} from the registry: cargo did not use the patch "
-                f"to the registered {provided.repository} ({provided.package.version}) because {patch.why}; "
-                f"this use is not tied to {provided.repository}",
-            )
-        return row(
-            "CRATE_VERSION_MISMATCH",
-            f"rust-analyzer resolved {sym.package} {sym.version}, and "
-            f"{provided.repository} holds {provided.package.version}: the index names another copy",
-        )
-    hits = modules.table(provided).lookup(key)
-    if len(hits) == 1:
-        path, decl = hits[0]
-        return provided.repository, path, decl
-    descriptor = u.symbol.split(" ", 4)[-1]
-    if provided.repository == repo:
-        return row(
-            "TARGET_NOT_INDEXED",
-            f"rust-analyzer resolved {descriptor}, which kivgraph's syntax does not declare (code a macro generates?)"
-            if not hits
-            else f"rust-analyzer names {len(hits)} declarations {descriptor}",
-        )
-    return row(
-        "CRATE_SYMBOL_NOT_MATCHED",
-        f"rust-analyzer resolved {sym.package} {descriptor}, which "
-        + (
-            f"{provided.repository} does not declare where kivgraph reads it"
-            if not hits
-            else f"names {len(hits)} declarations of {provided.repository}"
-        ),
-    )
 
 
 # -- the pass over a corpus ---------------------------------------------------------------------------------
@@ -1750,11 +1730,8 @@ def _roots(corpus: Corpus) -> tuple[tuple[str, str], ...]:
     return tuple((r.name, r.root) for r in corpus.repositories)
 
 
-class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
-    """rust-analyzer (built once from the crate registry) behind the language seam."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryRustFacts
+class _RustTool:
+    """rust-analyzer, built once from the crate registry (``toolchain``)."""
 
     def install(self) -> str:
         return toolchain.install()
@@ -1762,11 +1739,20 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     def executable(self) -> Path:
         return toolchain.executable()
 
-    def version(self) -> str:
+    def run_version(self) -> str:
         return toolchain.run_version()
 
     def identity(self) -> str:
         return toolchain.identity()
+
+
+class RustAnalyzerAdapter(ScipAdapter[RepositoryRustFacts]):
+    """rust-analyzer behind the language seam, on the SCIP route."""
+
+    analyzer = ANALYZER
+    facts_type = RepositoryRustFacts
+    hooks = RustHooks()
+    tool = _RustTool()
 
     def probe(self) -> str:
         return probe()
@@ -1787,8 +1773,6 @@ class RustAnalyzerAdapter(ExactAdapter[RepositoryRustFacts]):
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryRustFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
 
-    def bind(self, facts: RepositoryRustFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
-        return bind(facts, repo, corpus, modules)
-
 
 ADAPTER = RustAnalyzerAdapter()
+bind = ADAPTER.bind  # the route's binding with Rust's hooks

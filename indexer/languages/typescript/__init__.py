@@ -2,7 +2,7 @@
 
 Implements ``indexer.corpus.LanguageModule`` for both "typescript" and "javascript" (one folder serves both
 language ids; each file's language comes from its extension). The exact pass is scip-typescript behind
-``indexer.languages.typescript.analyzer.ADAPTER``. The Site vocabulary is documented in ``sites.py``.
+``indexer.languages.typescript.adapter.ADAPTER``. The Site vocabulary is documented in ``sites.py``.
 """
 
 from indexer.languages.typescript.extract import EXTRACTOR_VERSION, extract

@@ -59,7 +59,7 @@ from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.change_units import read_file_units
 from indexer.languages.npm_tool import NpmTool
 from indexer.languages.npm_tool import tail as _tail
-from indexer.languages.spec import AnalyzerFailed
+from indexer.languages.spec import AnalyzerFailed, ExactOutcome
 from indexer.languages.syntax import repair
 from indexer.languages.typescript import projects as projects_mod
 from indexer.languages.typescript.extract import extract, grammar_for
@@ -88,7 +88,6 @@ from indexer.scip.route import (
     BoundTarget,
     Foreign,
     Local,
-    ScipAdapter,
     ScipDefinition,
     ScipFacts,
     ScipLanguage,
@@ -102,6 +101,7 @@ from indexer.scip.route import (
     local,
     source_reader,
 )
+from indexer.scip.route import bind as route_bind
 from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
 
 LANGUAGE = "typescript"
@@ -957,41 +957,6 @@ def file_units(root: Path, files: Iterable[str]) -> tuple[FileUnits, ...]:
     return read_file_units(root, files, units_of, FileUnits)
 
 
-class ScipTypescriptAdapter(ScipAdapter[RepositoryTsFacts]):
-    """scip-typescript (with the pinned TypeScript checker) behind the language seam, on the SCIP route."""
-
-    analyzer = ANALYZER
-    facts_type = RepositoryTsFacts
-    hooks = TypescriptHooks()
-    tool = TOOL
-
-    def probe(self) -> str:
-        return probe()
-
-    def modules(self, corpus: Corpus) -> ModuleTable:
-        return ModuleTable(corpus)
-
-    def cache_key(
-        self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
-    ) -> bytes:
-        return cache_key(repo, hashes, identity)
-
-    def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
-        return analyze_repository(repo, corpus, timeout=timeout)
-
-    def update(
-        self,
-        previous: RepositoryTsFacts,
-        changed: Collection[str],
-        repo: RepositoryFacts,
-        corpus: Corpus,
-        *,
-        timeout: float,
-    ) -> RepositoryTsFacts | None:
-        from indexer.languages.typescript.incremental import update  # it builds on this module
-
-        return update(previous, changed, repo, corpus, timeout=timeout)
-
-
-ADAPTER = ScipTypescriptAdapter()
-bind = ADAPTER.bind  # the route's binding with TypeScript's hooks
+def bind(facts: RepositoryTsFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
+    """The route's binding with TypeScript's hooks (``adapter.ADAPTER.bind``)."""
+    return route_bind(facts, repo, corpus, modules, TypescriptHooks())
