@@ -673,7 +673,8 @@ class JavaHooks(ScipLanguage):
             return
         installed = use.package.startswith(INSTALLED)
         base = (use.member.partition(":")[2] if installed else use.member).partition("(")[0]
-        where = use.package[len(INSTALLED) :] if installed else use.file
+        # a dependency's (a jar's, or an installed sources jar's nobody registered) as kivgraph index names it
+        where = "" if installed else use.file
         owner = base.rpartition(".")[0] or base
         bound.out.unresolved.append(
             UnresolvedFact(
@@ -687,7 +688,7 @@ class JavaHooks(ScipLanguage):
                 source=source,
                 package=where,
                 detail=(
-                    f"overrides {base} ({where}), outside the graph: code there ({owner}'s own methods, or code "
+                    f"overrides {base} ({where or 'a dependency no registered repository builds'}), outside the graph: code there ({owner}'s own methods, or code "
                     "handed this object as one) may call it, and those calls are not in the graph"
                 ),
             )
@@ -742,13 +743,15 @@ IMPLICIT_METHODS = frozenset(name for name, _n in IMPLICIT_BY)
 
 def _outside_method(symbol: str) -> Foreign | None:
     """A method of the JDK or of a jar (outside the graph) as a target bind leaves unprovided: ``file`` names its
-    package (``jdk 17``, Maven coordinates), ``member`` the method (``java.lang.Object.equals()``)."""
+    package (``jdk 17``; "" for a jar's, which scip-java names as it names the repository's own), ``member`` the
+    method (``java.lang.Object.equals()``)."""
     sym = parse_symbol(symbol)
-    if sym is None or not sym.descriptors or sym.descriptors[-1].suffix != METHOD or sym.package in ("", "."):
+    if sym is None or len(sym.descriptors) < 2 or sym.descriptors[-1].suffix != METHOD:
         return None
     names = [d.name for d in sym.descriptors if d.suffix == NAMESPACE]
     members = [d.name for d in sym.descriptors if d.suffix != NAMESPACE]
-    return Foreign("", f"{sym.package} {sym.version}".strip(), ".".join([*names, *members]) + "()")
+    package = f"{sym.package} {sym.version}".strip() if sym.package not in ("", ".") else ""
+    return Foreign("", package, ".".join([*names, *members]) + "()")
 
 
 def callable_with(constructors: list[SymbolFact], args: int) -> list[SymbolFact]:
