@@ -30,7 +30,7 @@ from indexer.languages.java.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "java-ts-4"
+EXTRACTOR_VERSION = "java-ts-5"
 
 TS_LANGUAGE = Language(tree_sitter_java.language())
 
