@@ -17,7 +17,9 @@ javac's site is taken as the innermost declaration of the graph around it (a use
 lambda is its enclosing method's, as in kivgraph); kivgraph's rows are ``find_references`` with
 CALLS_DIRECT and PASSES_AS_CALLBACK for every method, constructor and class of the generation (a class is
 the target of ``new`` when it declares no constructor), dispatch rows (``via``) left out since javac names
-the method the call is written against. Precision and recall overall, per use kind, and for the uses of
+the method the call is written against. javac's tree holds the calls it makes unwritten (a constructor's implicit
+``super()``, a default constructor's, an enum constant's): a target in no method or constructor of the graph is
+a class's default constructor, compared as the class. Precision and recall overall, per use kind, and for the uses of
 commons-lang3 from commons-text; the same for the fallback run; index times with the analyzer's share.
 
     python -m benchmarks.bench_java_agreement
@@ -175,10 +177,12 @@ def _map_truth(
             unmapped += 1
             continue
         caller = min(around, key=lambda s: (s.kind == "module", s.end_line - s.start_line, -s.start_line))
+        # a call's target in no method or constructor of the graph is a class's implicit constructor (javac's
+        # default one, which an implicit super() or an enum constant's body calls): the class, as for ``new``
         spans = [
             s
             for s in by_file.get(target, [])
-            if s.start_line <= target_line <= s.end_line and (s.kind in ("method", "constructor") or kind == "new")
+            if s.start_line <= target_line <= s.end_line and s.kind in ("method", "constructor", "class", "enum")
         ]
         methods = [s for s in spans if s.kind in ("method", "constructor")]
         chosen = methods or spans

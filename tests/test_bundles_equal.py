@@ -5,8 +5,11 @@ analyzer sees the provider's registered source). The bundles are built as CI mat
 each job in its own home (own state directory and fact cache) with only its repository registered, the
 consumer's with its provider installed as a package the way that language installs one: a wheel in an active
 virtualenv (Python), the published build in ``node_modules`` (TypeScript), the module in a module cache
-filled from a module proxy (Go). ``kivgraph publish`` of both bundles must then hold the same records and give
-the same answer to every read tool, about every symbol, file and name, as the indexed generation.
+filled from a module proxy (Go), the crate in the job's cargo home fetched from a crate registry (Rust), the
+artifact with its sources jar in the job's local Maven repository (Java), the pub cache's copy named by the
+package config (Dart: no Dart SDK here, so the CANDIDATE route is compared). ``kivgraph publish`` of both
+bundles must then hold the same records and give the same answer to every read tool, about every symbol, file
+and name, as the indexed generation.
 
 Each pair also checks the answers are not trivially equal: cross-repository exact edges are there, and a
 consumer bundle built without its provider installed misses them.
@@ -351,3 +354,92 @@ def test_dart_pair_on_the_candidate_route_from_bundles_with_the_provider_in_the_
     )
     crossing = _assert_same(index_home, publisher, "app", "geo", tmp_path, exact=False)
     assert crossing > 0
+
+
+JAVA_LIB_POM = (
+    '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+    "<groupId>kivgraph.test</groupId><artifactId>geo-lib</artifactId><version>1.0</version></project>\n"
+)
+JAVA_LIB = {
+    "pom.xml": JAVA_LIB_POM,
+    "src/main/java/org/geo/Shape.java": "package org.geo;\n\n/** Has an area. */\npublic interface Shape {\n"
+    "    double area();\n}\n",
+    "src/main/java/org/geo/Base.java": "package org.geo;\n\n/** A base with a no-argument constructor. */\n"
+    "public class Base implements Shape {\n    public Base() {}\n\n    public Base(double r) {}\n\n"
+    "    public double area() { return 0; }\n\n    public static Base of(int n) { return new Base(n); }\n\n"
+    "    public static Base of(String s) { return new Base(); }\n\n    public static void unused() {}\n}\n",
+    "src/main/java/org/geo/Unit.java": "package org.geo;\n\n/** Units. */\npublic enum Unit {\n    METER, FOOT;\n\n"
+    "    public double scale() { return this == METER ? 1 : 0.3; }\n}\n",
+}
+JAVA_APP = {
+    "pom.xml": '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion>'
+    "<groupId>kivgraph.test</groupId><artifactId>app</artifactId><version>1.0</version><dependencies>"
+    "<dependency><groupId>kivgraph.test</groupId><artifactId>geo-lib</artifactId><version>1.0</version></dependency>"
+    "</dependencies></project>\n",
+    "src/main/java/org/app/Square.java": "package org.app;\n\nimport org.geo.Base;\nimport org.geo.Shape;\n\n"
+    "/** A square: its constructor's implicit super() runs the provider's Base(). */\npublic class Square extends Base {\n"
+    "    private final double side;\n\n    public Square(double side) {\n        this.side = side;\n    }\n\n"
+    "    @Override\n    public double area() { return side * side; }\n\n"
+    "    static double total(Shape[] shapes) {\n        double t = 0;\n        for (Shape s : shapes) {\n"
+    "            t += s.area();\n        }\n        return t;\n    }\n}\n",
+    "src/main/java/org/app/Main.java": "package org.app;\n\nimport org.geo.Base;\nimport org.geo.Shape;\n"
+    "import org.geo.Unit;\n\n/** Uses the provider. */\npublic class Main {\n    public static void main(String[] args) {\n"
+    '        Shape[] all = {new Square(2), Base.of(3), Base.of("x"), new Base(1.5)};\n'
+    "        System.out.println(Square.total(all) * Unit.FOOT.scale());\n    }\n}\n",
+}
+
+
+def _install_maven_artifact(lib: Path, local: Path) -> None:
+    """What ``mvn install`` with its sources jar leaves in a local Maven repository: the pom, the jar of the
+    compiled classes, the sources jar (javac and zip here: no plugin needs fetching)."""
+    at = local / "kivgraph" / "test" / "geo-lib" / "1.0"
+    at.mkdir(parents=True)
+    (at / "geo-lib-1.0.pom").write_text(JAVA_LIB_POM)
+    sources = sorted((lib / "src/main/java").rglob("*.java"))
+    classes = lib.parent / "geo-lib-classes"
+    done = subprocess.run(["javac", "-d", str(classes), *map(str, sources)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with zipfile.ZipFile(at / "geo-lib-1.0.jar", "w") as jar:
+        for c in sorted(classes.rglob("*.class")):
+            jar.write(c, c.relative_to(classes).as_posix())
+    with zipfile.ZipFile(at / "geo-lib-1.0-sources.jar", "w") as jar:
+        for src in sources:
+            jar.write(src, src.relative_to(lib / "src/main/java").as_posix())
+
+
+def test_java_pair_from_bundles_with_the_provider_in_the_local_maven_repository(tmp_path: Path) -> None:
+    """The provider installed into the job's local Maven repository (pom, jar and sources jar, as ``mvn install``
+    with sources leaves it, or as Maven Central serves an artifact); the consumer depends on its coordinates.
+    javac reads the installed sources as it reads a registered provider's, so each use names its declaration by
+    the artifact's identity, bound to the repository that builds it when the bundles are linked."""
+    from indexer.languages.java import analyzer as java_analyzer
+    from indexer.languages.spec import AnalyzerFailed
+
+    try:
+        java_analyzer.identity()
+    except AnalyzerFailed as exc:
+        pytest.skip(f"SCIP-JAVA UNAVAILABLE: {exc}")
+    lib = write_repo(tmp_path / "lib", JAVA_LIB)
+    app = write_repo(tmp_path / "app", JAVA_APP)
+    git_commit(lib)
+    git_commit(app)
+    local = tmp_path / "m2"
+    _install_maven_artifact(lib, local)
+    job = {"MAVEN_LOCAL_REPOSITORY": str(local)}
+    index_home, publisher = _index_and_publish(tmp_path, [("lib", lib), ("app", app)], "java", {}, job_env=job)
+    crossing = _assert_same(index_home, publisher, "app", "lib", tmp_path)
+    with _generation(publisher) as gen:  # the implicit super() into the provider is there
+        square = next(
+            s for s in gen.declarations("app", "src/main/java/org/app/Square.java") if s.kind == "constructor"
+        )
+        targets = [gen.symbol(e.target) for e in gen.edges_out(square.key)]
+        assert ("lib", "org.geo.Base.Base()") in [(t.repository, t.qualified_name) for t in targets if t is not None]
+    empty = {"MAVEN_LOCAL_REPOSITORY": str(tmp_path / "empty-m2")}
+    assert _without_provider(tmp_path, "app", app, "java", empty, tmp_path / "lib.kgbundle") < crossing
+    with _generation(tmp_path / "bare-publisher") as gen:  # and that consumer says where it is blind
+        rows = [(u.reason, u.package, u.path) for u in gen.unresolved_scopes("app")]
+        assert ("UNLINKED_DEPENDENCY", "kivgraph.test:geo-lib", "") in rows, rows
+        from server.tools.traversal import get_blast_radius
+
+        answer = get_blast_radius(gen, {"qualified_name": "org.app.Main.main", "view": "full"})
+        assert answer["completeness"]["verdict"] == "LOWER_BOUND", answer["completeness"]

@@ -119,9 +119,11 @@ def test_the_calls_javac_makes_unwritten_are_javac_implicit_edges(ran_cases: dic
         ("org.i.Color", "org.i.Color.Color()", "JAVA_INDEXER_USE"),
         ("org.i.Color", "org.i.Color.Color(int)", "JAVA_IMPLICIT_CALL"),
         ("org.i.Color", "org.i.Color.Color(int)", "JAVA_INDEXER_USE"),
+        ("org.i.Grandkid.Grandkid", "org.i.Kid.Kid()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Kid.Kid()", "org.i.Base.Base(int)", "JAVA_INDEXER_USE"),
         ("org.i.Kid.Kid(String)", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Kid.Kid(int,int)", "org.i.Kid.Kid()", "JAVA_INDEXER_USE"),
+        ("org.i.Local.make", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Plain", "org.i.Base.Base()", "JAVA_IMPLICIT_CALL"),
         ("org.i.Plain.make", "org.i.Plain", "JAVA_INDEXER_USE"),
     ]
@@ -199,3 +201,30 @@ def test_a_gradle_consumer_reaches_a_maven_provider_through_its_coordinates(tmp_
     assert outcome.cross_repository == len(
         [e for e in outcome.edges if built.declarations[e.target].repository == "lib"]
     )
+
+
+def test_an_override_of_a_jar_method_is_an_external_override_row(tmp_path: Path) -> None:
+    """scip-java names a jar's symbols as it names the repository's own (package "."): a method overriding one
+    of a jar on the classpath is an EXTERNAL_OVERRIDE row (the jar's code calls it), a call into the jar is none."""
+    if _missing():
+        pytest.skip(_missing())
+    jar = Path.home() / ".m2/repository/commons-lang/commons-lang/2.6/commons-lang-2.6.jar"
+    if not jar.is_file():
+        pytest.skip(f"{jar} is not in the local Maven repository (no network is asked here)")
+    root = tmp_path / "z"
+    (root / "src/main/java/org/z").mkdir(parents=True)
+    (root / "pom.xml").write_text(
+        '<project xmlns="http://maven.apache.org/POM/4.0.0"><modelVersion>4.0.0</modelVersion><groupId>z</groupId>'
+        "<artifactId>z</artifactId><version>1</version><dependencies><dependency><groupId>commons-lang</groupId>"
+        "<artifactId>commons-lang</artifactId><version>2.6</version></dependency></dependencies></project>\n"
+    )
+    (root / "src/main/java/org/z/Z.java").write_text(
+        "package org.z;\n\npublic class Z extends org.apache.commons.lang.text.StrMatcher {\n"
+        "    public int isMatch(char[] buffer, int pos, int bufferStart, int bufferEnd) { return 0; }\n\n"
+        '    static String f() { return org.apache.commons.lang.StringUtils.trim(" x "); }\n}\n'
+    )
+    built = build_java_corpus([("z", root)])
+    facts = analyzer.analyze_repository(built.corpus.repositories[0], built.corpus, timeout=300)
+    assert not facts.failure and not facts.not_loaded, facts.not_loaded
+    rows = [(u.reason, u.name, u.line) for u in analyzer.bind(facts, "z", built.corpus).unresolved]
+    assert rows == [("EXTERNAL_OVERRIDE", "isMatch", 4)], rows

@@ -32,7 +32,7 @@ import subprocess
 import tempfile
 import zipfile
 from collections.abc import Callable, Collection, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,8 @@ from indexer import children
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.languages.java import build
-from indexer.languages.java.extract import TS_LANGUAGE, explicit_constructor_call
+from indexer.languages.java.extract import TS_LANGUAGE, explicit_constructor_call, extract, last_identifier
+from indexer.languages.java.modules import package_declared
 from indexer.languages.java.resolve import IMPLICIT_BY, TYPE_KINDS, arity
 from indexer.languages.npm_tool import cache_root, cause, tail
 from indexer.languages.spec import AnalyzerFailed, ExactOutcome
@@ -81,7 +82,7 @@ LANGUAGE = "java"
 ANALYZER = "scip-java"
 PINNED_VERSION = "0.10.3"
 MAVEN_ARTIFACT = f"com.sourcegraph:scip-java_2.13:{PINNED_VERSION}"
-ADAPTER_VERSION = "scip-java-route-2"  # part of the cache key: bump on any change to the joined output
+ADAPTER_VERSION = "scip-java-route-3"  # part of the cache key: bump on any change to the joined output
 INSTALL_ENV = "KIVGRAPH_SCIP_JAVA"  # an install directory to use instead of the pinned one (tests: a missing one)
 MAIN_CLASS = "com.sourcegraph.scip_java.ScipJava"
 PLUGIN_JAR = "semanticdb-plugin.jar"
@@ -244,6 +245,45 @@ def providers(repo: RepositoryFacts, corpus: Corpus) -> list[Provider]:
     return out
 
 
+def local_repository() -> Path:
+    """The local Maven repository: ``$MAVEN_LOCAL_REPOSITORY`` (handed to Maven as ``maven.repo.local``), else
+    ``~/.m2/repository``."""
+    return Path(os.environ.get("MAVEN_LOCAL_REPOSITORY") or Path.home() / ".m2" / "repository")
+
+
+def installed_sources(d: build.Dependency) -> Path | None:
+    """The ``-sources.jar`` of a dependency in the local Maven repository (``mvn install`` with sources, or what
+    a repository publishing to Maven Central ships), if there."""
+    if not d.version or "$" in d.version:
+        return None
+    jar = (
+        local_repository()
+        / d.group.replace(".", "/")
+        / d.artifact
+        / d.version
+        / f"{d.artifact}-{d.version}-sources.jar"
+    )
+    return jar if jar.is_file() else None
+
+
+def _unpack_sources(jar: Path, into: Path) -> None:
+    """The ``.java`` files of a sources jar under ``into`` (entries that would land outside it are skipped)."""
+    into.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(jar) as z:
+        for entry in z.namelist():
+            parts = entry.split("/")
+            if not entry.endswith(".java") or entry.startswith("/") or ".." in parts:
+                continue
+            target = into.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(z.read(entry))
+
+
+# The row of a bundle's dependency that a registered repository builds but that the job installed without sources.
+UNLINKED_DEPENDENCY = "UNLINKED_DEPENDENCY"
+INSTALLED = "maven:"  # a foreign target's package when javac read it from an installed sources jar: + group:artifact
+
+
 def _classpath(info: build.BuildInfo, provided: Collection[str], tmp: Path, *, network: bool, timeout: float):
     """Jars of the dependencies no registered repository builds, from the local Maven repository: (jars, notes)."""
     wanted = [d for d in info.external if d.coordinates not in provided and d.version and "$" not in d.version]
@@ -251,7 +291,7 @@ def _classpath(info: build.BuildInfo, provided: Collection[str], tmp: Path, *, n
     notes = [f"no version could be read for {', '.join(unversioned)}: uses of it are not exact"] if unversioned else []
     if not network:
         # offline, Maven can only read the local repository: an artifact whose pom is not there fails at once
-        local = Path(os.environ.get("MAVEN_LOCAL_REPOSITORY") or Path.home() / ".m2" / "repository")
+        local = local_repository()
         absent = [
             d
             for d in wanted
@@ -286,6 +326,8 @@ def _classpath(info: build.BuildInfo, provided: Collection[str], tmp: Path, *, n
             f"<dependencies>{xml}</dependencies></project>\n"
         )
         cmd = [mvn, "-q", "-B", *([] if network else ["-o"]), "dependency:build-classpath"]
+        if os.environ.get("MAVEN_LOCAL_REPOSITORY"):
+            cmd.append(f"-Dmaven.repo.local={local_repository()}")
         cmd.append(f"-Dmdep.outputFile={work / 'cp.txt'}")
         try:
             code, _out, _err = children.run(cmd, timeout=timeout, cwd=work)
@@ -317,10 +359,21 @@ class Run:
     errors: int
     notes: list[str]
     raw: bytes = b""  # the index as scip-java wrote it
+    # A bundle build's installed dependencies without a sources jar: (INSTALLED + groupId:artifactId, why)
+    unlinked: list[tuple[str, str]] = field(default_factory=list)
+    # The installed dependencies' source files javac read (``installed``): absolute path as the index names it ->
+    # (INSTALLED + groupId:artifactId, path inside the sources jar, its bytes).
+    installed: dict[str, tuple[str, str, bytes]] = field(default_factory=dict)
 
 
-def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float, network: bool = False) -> Run:
-    """javac with the SemanticDB plugin over the repository's Java files, then ``index-semanticdb``."""
+def run_index(
+    repo: RepositoryFacts, provided: list[Provider], *, timeout: float, network: bool = False, installed: bool = False
+) -> Run:
+    """javac with the SemanticDB plugin over the repository's Java files, then ``index-semanticdb``.
+
+    ``installed`` (a bundle build, ``Corpus.installed``): a dependency no registered repository builds whose
+    sources jar the local Maven repository holds is read from those sources, as a registered provider's are, so
+    that a use of it names the declaration by its package identity (``INSTALLED``: coordinates, path, name)."""
     identity()
     root = Path(repo.root).resolve()
     files = sorted(ff.path for ff in repo.files if ff.parsed and not ff.path.endswith("module-info.java"))
@@ -332,8 +385,29 @@ def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float
         tmp = Path(tmp_name)
         info = build.read_build(root)
         coordinates = {c for p in provided for c in p.coordinates}
+        unpacked: dict[Path, str] = {}  # an installed dependency's sources -> INSTALLED + its coordinates
+        unlinked: list[tuple[str, str]] = []
+        for d in info.external if installed else ():
+            jar = installed_sources(d) if d.coordinates not in coordinates else None
+            if jar is not None:
+                into = tmp / "installed" / d.group / d.artifact
+                try:
+                    _unpack_sources(jar, into)
+                except (OSError, zipfile.BadZipFile) as exc:
+                    raise AnalyzerFailed(f"the sources jar {jar} cannot be read: {exc}") from None
+                unpacked[into.resolve()] = INSTALLED + d.coordinates
+                coordinates.add(d.coordinates)  # off the classpath: javac reads its sources
+            elif installed and d.coordinates not in coordinates and d.version:
+                unlinked.append(
+                    (
+                        INSTALLED + d.coordinates,
+                        f"{d.coordinates}:{d.version} has no sources jar in the local Maven repository: its uses are "
+                        "settled without an edge and cannot be linked to a repository that builds it (install its "
+                        "-sources.jar)",
+                    )
+                )
         jars, notes = _classpath(info, coordinates, tmp, network=network, timeout=timeout)
-        sourcepath = [str(r.resolve()) for p in provided for r in p.source_roots]
+        sourcepath = [str(r.resolve()) for p in provided for r in p.source_roots] + [str(u) for u in unpacked]
         (tmp / "sdb").mkdir()
         (tmp / "classes").mkdir()
         args = [
@@ -385,7 +459,19 @@ def run_index(repo: RepositoryFacts, provided: list[Provider], *, timeout: float
             raise AnalyzerFailed(f"{started} wrote an unreadable index: {exc}") from None
         if errors:
             notes.append(f"javac reported {errors} errors; uses it could not attribute stay CANDIDATE")
-        return Run(index, errors, notes, raw)
+        read: dict[str, tuple[str, str, bytes]] = {}
+        for doc in index.documents if unpacked else ():
+            where = _absolute(doc.relative_path)
+            for base, marker in unpacked.items():
+                if where.is_relative_to(base) and where.is_file():
+                    read[str(where)] = (marker, where.relative_to(base).as_posix(), where.read_bytes())
+        return Run(index, errors, notes, raw, installed=read, unlinked=unlinked)
+
+
+def _absolute(relative_path: str) -> Path:
+    """A document's file as an absolute path (scip-java names a file outside the source root by its absolute
+    path, without the leading slash)."""
+    return Path("/" + relative_path.lstrip("/")).resolve()
 
 
 def _quote(arg: str) -> str:
@@ -570,16 +656,25 @@ class JavaHooks(ScipLanguage):
         return ("implements" if owner == "interface" else "override"), False, self._target(*where, "")
 
     def providers(self, use: ScipUse, modules: Any) -> list[tuple[str, str]]:
-        # javac read the provider's file: the repository is known; "" is a method outside the graph
+        # javac read the provider's file: the repository is known; "" is a method outside the graph; an installed
+        # dependency's is each registered repository that builds its artifact
+        if use.package.startswith(INSTALLED):
+            table = modules if isinstance(modules, JavaModules) else None
+            return [(r, "") for r in table.builders.get(use.package[len(INSTALLED) :], [])] if table else []
         return [(use.package, "")] if use.package else []
 
     def unprovided(self, use: ScipUse, source: str, bound: Binding) -> None:
         """A method overriding one outside the graph (the JDK's, a jar's): an ``EXTERNAL_OVERRIDE`` row on it, but
         for the methods whose implicit calls their ``IMPLICIT_CALL`` row names already."""
+        if use.final:
+            bound.settle(source, use.path, use.line, use.col)  # an installed dependency nobody registered
         name = use.source_qn.rsplit(".", 1)[-1].partition("(")[0]
         if use.use != "override" or name in IMPLICIT_METHODS:
             return
-        base = use.member.partition("(")[0]
+        installed = use.package.startswith(INSTALLED)
+        base = (use.member.partition(":")[2] if installed else use.member).partition("(")[0]
+        # a dependency's (a jar's, or an installed sources jar's nobody registered) as kivgraph index names it
+        where = "" if installed else use.file
         owner = base.rpartition(".")[0] or base
         bound.out.unresolved.append(
             UnresolvedFact(
@@ -591,9 +686,9 @@ class JavaHooks(ScipLanguage):
                 col=use.col,
                 language=LANGUAGE,
                 source=source,
-                package=use.file,
+                package=where,
                 detail=(
-                    f"overrides {base} ({use.file}), outside the graph: code there ({owner}'s own methods, or code "
+                    f"overrides {base} ({where or 'a dependency no registered repository builds'}), outside the graph: code there ({owner}'s own methods, or code "
                     "handed this object as one) may call it, and those calls are not in the graph"
                 ),
             )
@@ -601,7 +696,12 @@ class JavaHooks(ScipLanguage):
 
     def declaration(self, use: ScipUse, source: str, provider: tuple[str, str], bound: Binding) -> BoundTarget | None:
         kind, _, qn = use.member.partition(":")
-        return BoundTarget(provider[0], bound.corpus.key_of(provider[0], use.file, qn, kind), kind)
+        path: str | None = use.file
+        if use.package.startswith(INSTALLED) and isinstance(bound.modules, JavaModules):
+            path = bound.modules.file_of(provider[0], use.file)  # the sources jar's path, under a source root
+        if path is None:
+            return None
+        return BoundTarget(provider[0], bound.corpus.key_of(provider[0], path, qn, kind), kind)
 
     def edge_kind(self, use: ScipUse, target_kind: str) -> EdgeKind:
         return edge_kind(use.use, target_kind)
@@ -613,8 +713,27 @@ class JavaHooks(ScipLanguage):
         return Provenance.JAVA_INDEXER_DEF if relation else Provenance.JAVA_INDEXER_USE
 
     def preamble(self, facts: ScipFacts[Any], bound: Binding, modules: Any) -> None:
-        """What the run could not see (a dependency not in the local repository, javac's errors)."""
-        bound.out.notes.extend(why for _where, why in facts.not_loaded)
+        """What the run could not see (a dependency not in the local repository, javac's errors); a bundle's
+        dependency installed without sources that a registered repository builds is a row naming no file: the
+        repository's answers are then not complete."""
+        for where, why in facts.not_loaded:
+            coordinates = where[len(INSTALLED) :] if where.startswith(INSTALLED) else ""
+            builders = modules.builders.get(coordinates, []) if isinstance(modules, JavaModules) else []
+            if coordinates and not builders:
+                continue  # a jar nobody registers: outside the graph, as on the classpath
+            bound.out.notes.append(why)
+            if builders:
+                bound.out.unresolved.append(
+                    UnresolvedFact(
+                        name=coordinates.rpartition(":")[2],
+                        reason=UNLINKED_DEPENDENCY,
+                        repository=bound.repo,
+                        path="",
+                        language=LANGUAGE,
+                        package=coordinates,
+                        detail=f"{why}; {', '.join(builders)} builds it",
+                    )
+                )
 
 
 # Methods Java calls without naming them: the resolver's ``IMPLICIT_CALL`` rows (resolve.py) name them; an
@@ -624,13 +743,15 @@ IMPLICIT_METHODS = frozenset(name for name, _n in IMPLICIT_BY)
 
 def _outside_method(symbol: str) -> Foreign | None:
     """A method of the JDK or of a jar (outside the graph) as a target bind leaves unprovided: ``file`` names its
-    package (``jdk 17``, Maven coordinates), ``member`` the method (``java.lang.Object.equals()``)."""
+    package (``jdk 17``; "" for a jar's, which scip-java names as it names the repository's own), ``member`` the
+    method (``java.lang.Object.equals()``)."""
     sym = parse_symbol(symbol)
-    if sym is None or not sym.descriptors or sym.descriptors[-1].suffix != METHOD or sym.package in ("", "."):
+    if sym is None or len(sym.descriptors) < 2 or sym.descriptors[-1].suffix != METHOD:
         return None
     names = [d.name for d in sym.descriptors if d.suffix == NAMESPACE]
     members = [d.name for d in sym.descriptors if d.suffix != NAMESPACE]
-    return Foreign("", f"{sym.package} {sym.version}".strip(), ".".join([*names, *members]) + "()")
+    package = f"{sym.package} {sym.version}".strip() if sym.package not in ("", ".") else ""
+    return Foreign("", package, ".".join([*names, *members]) + "()")
 
 
 def callable_with(constructors: list[SymbolFact], args: int) -> list[SymbolFact]:
@@ -638,6 +759,12 @@ def callable_with(constructors: list[SymbolFact], args: int) -> list[SymbolFact]
     15.12.2: a variable-arity constructor only when no fixed-arity one applies)."""
     fixed = [c for c in constructors if arity(c) == args]
     return fixed or [c for c in constructors if arity(c) is None]
+
+
+def _last_type_identifier(superclass: Node) -> Node | None:
+    """The identifier that names the type of a superclass clause (``extends a.b.C<T>``: ``C``)."""
+    named = [c for c in superclass.named_children if "comment" not in c.type]
+    return last_identifier(named[0]) if named else None
 
 
 def implicit_uses(
@@ -668,6 +795,13 @@ def implicit_uses(
         if d.kind in TYPE_KINDS and sym.endswith("#")
     }
     infos = {i.symbol: i for i in doc.symbols}
+    enclosing = FileDeclarations(ff.symbols, SOURCE_KINDS)
+    cmap = ColumnMap(source, hooks.unit(doc))
+    used = {
+        (o.range[0], cmap.byte_col(o.range[0], o.range[1])): o.symbol
+        for o in doc.occurrences
+        if not o.is_definition and o.symbol and not o.symbol.startswith("local ")
+    }
     out: list[ScipUse] = []
 
     def use(src: SymbolFact, where: tuple[str, str, SymbolFact], line: int, col: int) -> None:
@@ -689,19 +823,29 @@ def implicit_uses(
         if node.type == "class_declaration":
             decl = by_position.get((row, col, "class"))
             symbol = classes.get((path, row, col)) if decl is not None else None
-            info = infos.get(symbol) if symbol is not None else None
-            if decl is None or info is None:
-                continue  # a local class (its code is the method's), or one javac did not attribute
-            parents = [
-                ("", *defined[r.symbol]) if r.symbol in defined else hooks.provided.get(r.symbol)
-                for r in info.relationships
-                if r.is_implementation
-            ]
-            sup = next((w for w in parents if w is not None and w[2].kind == "class"), None)
+            if decl is not None and infos.get(symbol or "") is None:
+                continue  # a class javac did not attribute
+            # the superclass is the type javac attributed in the extends clause (a class's relationships name every
+            # supertype, transitively, in no stated order)
+            named = node.child_by_field_name("superclass")
+            written = _last_type_identifier(named) if named is not None else None
+            symbol_there = used.get(written.start_point) if written is not None else None
+            sup = None
+            if symbol_there is not None:
+                sup = ("", *defined[symbol_there]) if symbol_there in defined else hooks.provided.get(symbol_there)
+                sup = sup if sup is not None and sup[2].kind == "class" else None
+            if named is not None and symbol_there is None:
+                continue  # javac could not attribute the superclass: the fallback's candidate stays
             body = node.child_by_field_name("body")
             mine = [c for c in (body.named_children if body else []) if c.type == "constructor_declaration"]
-            callers = [(decl, row, col)] if not mine else []
-            for c in mine:
+            callers: list[tuple[SymbolFact, int, int]] = []
+            if decl is None:  # a local class: its code is the enclosing method's, its constructors' calls too
+                around = enclosing.enclosing(row, col)
+                if around is not None and (not mine or not all(explicit_constructor_call(c) for c in mine)):
+                    callers.append((around, row, col))
+            elif not mine:
+                callers.append((decl, row, col))
+            for c in mine if decl is not None else ():
                 own = by_position.get((c.start_point[0] + 1, c.start_point[1], "constructor"))
                 if own is not None and not explicit_constructor_call(c):
                     callers.append((own, own.start_line, own.start_col))
@@ -749,17 +893,22 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
     provided_defs: dict[str, tuple[str, str, SymbolFact]] = {}
     joined: dict[tuple[str, str], FileFacts] = {("", p): ff for p, ff in own.items()}
     for doc in sorted(index.documents, key=lambda d: d.relative_path):
-        found = (
-            provider_files.get(str(Path("/" + doc.relative_path.lstrip("/")).resolve())) if doc.relative_path else None
-        )
-        if found is None or doc.relative_path in own:
+        if not doc.relative_path or doc.relative_path in own:
             continue
-        repository, ff = found
+        where = str(_absolute(doc.relative_path))
+        found = provider_files.get(where)
+        if found is not None:
+            repository, ff = found
+            try:
+                src = (Path(by_name[repository].root) / ff.path).read_bytes()
+            except OSError:
+                continue
+        elif where in run.installed:  # an installed dependency's source: its package identity stands for it
+            repository, rel, src = run.installed[where]
+            ff = extract(rel, src, package_declared(src) or "")
+        else:
+            continue
         joined[(repository, ff.path)] = ff
-        try:
-            src = (Path(by_name[repository].root) / ff.path).read_bytes()
-        except OSError:
-            continue
         for symbol, decl, _made in _definitions(doc, ff, src):
             provided_defs.setdefault(symbol, (repository, ff.path, decl))
     hooks = JavaHooks(provided_defs, joined)
@@ -786,14 +935,14 @@ def join_repository(index: Index, repo: RepositoryFacts, provided: list[Provider
         external=tuple(external),
         documents=len(docs),
         occurrences=occurrences,
-        not_loaded=tuple(("", n) for n in notes),
+        not_loaded=(*(("", n) for n in notes), *run.unlinked),
     )
 
 
 def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryJavaFacts:
     provided = providers(repo, corpus)
     try:
-        run = run_index(repo, provided, timeout=timeout, network=corpus.allow_network)
+        run = run_index(repo, provided, timeout=timeout, network=corpus.allow_network, installed=corpus.installed)
     except AnalyzerFailed as exc:
         if "not installed" in str(exc) or "not on PATH" in str(exc):
             raise
@@ -840,6 +989,12 @@ def cache_key(
     for part in ("java", ADAPTER_VERSION, analyzer_identity, repo.name, repo.root, str(corpus.allow_network)):
         h.update(part.encode())
         h.update(b"\0")
+    if corpus.installed:  # a bundle build reads the installed dependencies' sources jars
+        for d in build.read_build(Path(repo.root)).external:
+            jar = installed_sources(d)
+            if jar is not None:
+                st = jar.stat()
+                h.update(f"installed\0{jar}\0{st.st_size}:{st.st_mtime_ns}\n".encode())
     by_name = {r.name: r for r in corpus.repositories}
     for name in sorted(hashes):
         if name != repo.name and name not in provided:
@@ -878,6 +1033,35 @@ def probe(timeout: float = 180) -> str:
         raise AnalyzerFailed(f"{ANALYZER} ran but did not resolve the probe's cross-file call")
 
 
+class JavaModules:
+    """Per corpus: which registered repositories build each Maven artifact (``groupId:artifactId``), and where a
+    repository's file of a sources-jar path is (under one of its source roots)."""
+
+    def __init__(self, corpus: Corpus) -> None:
+        self.builders: dict[str, list[str]] = {}
+        self._repos = {r.name: r for r in corpus.repositories}
+        self._files: dict[str, dict[str, str]] = {}
+        for r in corpus.repositories:
+            for coordinates in sorted(build.read_build(Path(r.root)).artifacts):
+                self.builders.setdefault(coordinates, []).append(r.name)
+
+    def file_of(self, repository: str, rel: str) -> str | None:
+        """The repository's path of the file a sources jar holds at ``rel`` (its package path)."""
+        if repository not in self._files:
+            repo = self._repos.get(repository)
+            table: dict[str, str] = {}
+            if repo is not None:
+                paths = {ff.path for ff in repo.files}
+                for base in source_roots(repo):
+                    prefix = base.relative_to(Path(repo.root)).as_posix()
+                    for path in sorted(paths):
+                        inside = path[len(prefix) + 1 :] if prefix not in ("", ".") else path
+                        if (prefix in ("", ".") or path.startswith(prefix + "/")) and inside not in table:
+                            table[inside] = path
+            self._files[repository] = table
+        return self._files[repository].get(rel)
+
+
 class _JavaTool:
     """scip-java and the JDK (``install``, ``identity`` above)."""
 
@@ -905,8 +1089,8 @@ class ScipJavaAdapter(ScipAdapter[RepositoryJavaFacts]):
     def probe(self) -> str:
         return probe()
 
-    def modules(self, corpus: Corpus) -> None:
-        return None
+    def modules(self, corpus: Corpus) -> JavaModules:
+        return JavaModules(corpus)
 
     def cache_key(
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
@@ -922,4 +1106,4 @@ ADAPTER = ScipJavaAdapter()
 
 def bind(facts: RepositoryJavaFacts, repo: str, corpus: Corpus) -> ExactOutcome:
     """The route's binding with Java's hooks."""
-    return ADAPTER.bind(facts, repo, corpus, None)
+    return ADAPTER.bind(facts, repo, corpus, ADAPTER.modules(corpus))

@@ -30,7 +30,7 @@ from indexer.languages.java.modules import LANGUAGE, module_qualified_name
 from indexer.languages.syntax import collapse, extract_tree
 from indexer.languages.syntax import node_text as _text
 
-EXTRACTOR_VERSION = "java-ts-4"
+EXTRACTOR_VERSION = "java-ts-5"
 
 TS_LANGUAGE = Language(tree_sitter_java.language())
 
@@ -136,7 +136,7 @@ def _modifiers(node: Node) -> set[str]:
     return set(_text(mods).split()) if mods is not None else set()
 
 
-def _last_identifier(node: Node) -> Node:
+def last_identifier(node: Node) -> Node:
     """The identifier a (scoped, generic) type or name ends with: where the analyzer reports the use."""
     while True:
         if node.type == "generic_type":
@@ -203,7 +203,7 @@ class _Extractor:
             return
         static = "static" if any(c.type == "static" for c in node.children) else ""
         star = "*" if any(c.type == "asterisk" for c in node.named_children) else ""
-        self._site(S.IMPORT, _dotted(name), _last_identifier(name), "", (static, star))
+        self._site(S.IMPORT, _dotted(name), last_identifier(name), "", (static, star))
 
     # -- declarations -------------------------------------------------------------------------------------
 
@@ -279,7 +279,7 @@ class _Extractor:
             if base_list is None:
                 continue
             for t in self._types_in(base_list):
-                self._site(word, _dotted(t), _last_identifier(t), qn)
+                self._site(word, _dotted(t), last_identifier(t), qn)
                 self._type_arguments(t, qn, scope)
         if node.type == "record_declaration":
             params = node.child_by_field_name("parameters")
@@ -497,7 +497,7 @@ class _Extractor:
                 kind = n.child_by_field_name("type")
                 if kind is not None:
                     args = ("", "", "", str(_argument_count(n)), _argument_types(n, scope))
-                    self._site(S.NEW, _dotted(kind), _last_identifier(kind), enclosing, args)
+                    self._site(S.NEW, _dotted(kind), last_identifier(kind), enclosing, args)
                     self._type_arguments(kind, enclosing, scope)
                 stack.extend(c for c in n.named_children if not _same(c, kind))
                 continue
@@ -526,7 +526,7 @@ class _Extractor:
             if t in ("marker_annotation", "annotation"):
                 name = n.child_by_field_name("name")
                 if name is not None:
-                    self._site(S.ANNOTATION, _dotted(name), _last_identifier(name), enclosing)
+                    self._site(S.ANNOTATION, _dotted(name), last_identifier(name), enclosing)
                 args = n.child_by_field_name("arguments")
                 if args is not None:
                     stack.append(args)
@@ -534,7 +534,7 @@ class _Extractor:
             if t in _TYPE_NODES:
                 text = _dotted(n)
                 if text.split(".")[0] not in scope.type_parameters:
-                    self._site(S.TYPE, text, _last_identifier(n), enclosing)
+                    self._site(S.TYPE, text, last_identifier(n), enclosing)
                 continue
             if t == "identifier":
                 parent = n.parent
@@ -561,8 +561,15 @@ class _Extractor:
                     stack.append(dims)
                 continue
             if t in ("class_declaration", "interface_declaration", "enum_declaration", "record_declaration"):
-                # a local type: not declared; its bases and members are the method's code
+                # a local type: not declared; its bases and members are the method's code, and so is the implicit
+                # super() of its constructors (one site, at the class)
                 stack.extend(c for c in n.named_children if c.type != "identifier")
+                superclass = n.child_by_field_name("superclass") if t == "class_declaration" else None
+                named = self._types_in(superclass) if superclass is not None else []
+                body = n.child_by_field_name("body")
+                ctors = [c for c in (body.named_children if body else []) if c.type == "constructor_declaration"]
+                if named and not (ctors and all(explicit_constructor_call(c) for c in ctors)):
+                    self._site(S.NEW, _dotted(named[0]), n, enclosing, _IMPLICIT_SUPER)
                 continue
             if t in ("method_declaration", "constructor_declaration"):
                 # a member of an anonymous or local class: its uses are the enclosing method's
