@@ -77,11 +77,8 @@ class Scope:
         rebuilt = {r.name: r for r in link.repositories}
         link.repositories = [rebuilt[n] if n in rebuilt else self.records[n] for n in self.order]
         carried = [e for e, src, dst in self.edges if not (src in keep and dst in keep)]
-        if any(src in keep or dst in keep for _e, src, dst in self.edges if not (src in keep and dst in keep)):
-            present = {sym.key for sym in content.symbols}
-            for e, src, dst in self.edges:
-                if (src in keep) != (dst in keep) and (e.source if src in keep else e.target) not in present:
-                    return None
+        if self.dangling(content, keep):
+            return None
         link.edges = [*link.edges, *carried]
         link.package_dependencies = [
             *link.package_dependencies,
@@ -92,6 +89,19 @@ class Scope:
             CarriedLayer(n, self.source, self.entries[n]) for n in self.order if n not in keep
         ]
         return [*built, *others], link
+
+    def dangling(self, content: GenerationContent, part: frozenset[str]) -> frozenset[str]:
+        """The carried repositories with an edge into (or out of) ``part`` that names a declaration ``content`` no
+        longer has (the change removed it): they cannot be carried alongside ``part`` as they are."""
+        crossing = [(e, src, dst) for e, src, dst in self.edges if (src in part) != (dst in part)]
+        if not crossing:
+            return frozenset()
+        present = {sym.key for sym in content.symbols}
+        return frozenset(
+            dst if src in part else src
+            for e, src, dst in crossing
+            if (e.source if src in part else e.target) not in present
+        )
 
 
 def _owner(roots: dict[str, str], path: str) -> str | None:

@@ -15,6 +15,7 @@ import pytest
 from indexer.config import load
 from indexer.pipeline import run_index
 from indexer.progress import Progress
+from snapshot_format.vocab import Confidence
 from tests.fresh_kit import Workspace, answers, differences, full_rebuild
 from tests.helpers import copy_fixture
 
@@ -84,9 +85,33 @@ def test_an_edit_to_a_provider_rebuilds_its_consumer_and_nothing_else(ws: Worksp
     events, _result = _scoped(ws, shapes)
     assert [p.detail for p in events if p.phase == "scope"] == [
         "first geo; carried over unchanged: app, lonely",  # no CANDIDATE stage without an analyzer to wait for
-        "rebuilding geo, app; carried over unchanged: lonely",
+        "rebuilding geo; carried over unchanged: app, lonely",
+        # geo declares one more function: app's resolver sees geo's declarations, so app is bound again
+        "binding again geo, app; carried over unchanged: lonely",
     ]
     assert _inodes(ws)["lonely"] == before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+def test_a_body_only_edit_in_a_provider_rebuilds_it_alone_and_keeps_its_consumer_layer(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """What a consumer's resolver sees of its provider is its declarations (its interface): an edit inside a
+    function body changes none of them, so the consumer's layer and its edges into the provider are carried."""
+    before = _inodes(ws)
+    shapes = tmp_path / "dart_geo" / "lib" / "src" / "shapes.dart"
+    text = shapes.read_text()
+    assert "3.14 * radius * radius" in text
+    shapes.write_text(text.replace("3.14 * radius * radius", "3.14159 * radius * radius", 1))
+    events, _result = _scoped(ws, shapes)
+    assert [p.detail for p in events if p.phase == "scope"] == [
+        "first geo; carried over unchanged: app, lonely",
+        "rebuilding geo; carried over unchanged: app, lonely",
+    ]
+    after = _inodes(ws)
+    assert (after["app"], after["lonely"]) == (before["app"], before["lonely"]) and after["geo"] != before["geo"]
     with ws.current() as gen:
         got = answers(gen)
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
@@ -140,11 +165,18 @@ def test_a_watch_edit_to_a_provider_publishes_its_candidate_from_it_alone_then_r
     report, _result = run_index(
         load(ws.layout.config_path), ws.layout, progress=events.append, scope_paths=frozenset({str(units)})
     )
-    assert report.passed and [s["stage"] for s in report.stages] == ["candidate", "exact"]
+    # a declaration more changes pyrepo_a's interface: pyrepo_b is bound again, and analysed in a following stage
+    assert report.passed and [s["stage"] for s in report.stages] == ["candidate", "exact", "exact"]
     assert [p.detail for p in events if p.phase == "scope"] == [
         "first pyrepo_a; carried over unchanged: pyrepo_b, lonely",
+        "rebuilding pyrepo_a; carried over unchanged: pyrepo_b, lonely",
+        "binding again pyrepo_a, pyrepo_b; carried over unchanged: lonely",
         "rebuilding pyrepo_a, pyrepo_b; carried over unchanged: lonely",
     ]
+    middle = ws.generation(report.stages[1]["generation"])  # type: ignore[arg-type]
+    with middle:
+        analysis = next(a for a in middle.repository("pyrepo_b").analyses if a.language == "python")  # type: ignore[union-attr]
+        assert analysis.mode == "pending" and "the interface of pyrepo_a changed" in analysis.reason
     candidate = ws.generation(report.stages[0]["generation"])  # type: ignore[arg-type]
     with candidate:
         kept = {
@@ -159,8 +191,149 @@ def test_a_watch_edit_to_a_provider_publishes_its_candidate_from_it_alone_then_r
             for e in candidate.edges_in(sym.key)
         )
     ran = [p.detail for p in events if p.phase == "analyzers"]
-    assert len(ran) == 1 and "on pyrepo_a" in ran[0]
+    assert len(ran) == 2 and "ran scip-python on pyrepo_a" in ran[0] and "on pyrepo_b" not in ran[0].split(";")[0]
+    assert ran[0].endswith("; next: scip-python on pyrepo_b (the interface of pyrepo_a changed)"), ran[0]
+    assert "scip-python on pyrepo_b" in ran[1] and "on pyrepo_a" not in ran[1]
     assert _inodes(ws)["lonely"] == before["lonely"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+LIB_CORE = """\"\"\"The provider's core.\"\"\"
+
+
+def scale(x: float) -> float:
+    \"\"\"Twice x.\"\"\"
+    return x * 2
+
+
+def label(x):
+    return x + 1
+
+
+def spare() -> int:
+    return 0
+"""
+
+APP_MAIN = """\"\"\"The consumer.\"\"\"
+
+from libpkg.core import label, scale, spare
+
+
+def run() -> float:
+    return scale(1.0) + label(2) + spare()
+"""
+
+
+def _python_pair(tmp_path: Path) -> tuple[Workspace, Path]:
+    for name, package, files in (
+        ("lib", "libpkg", {"__init__.py": "", "core.py": LIB_CORE}),
+        ("app", "apppkg", {"__init__.py": "", "main.py": APP_MAIN}),
+    ):
+        root = tmp_path / name
+        (root / package).mkdir(parents=True)
+        (root / "pyproject.toml").write_text(f'[project]\nname = "{package}"\nversion = "0.1.0"\n')
+        for path, text in files.items():
+            (root / package / path).write_text(text)
+    ws = Workspace(tmp_path / "home")
+    ws.register("lib", tmp_path / "lib", "python")
+    ws.register("app", tmp_path / "app", "python")
+    assert ws.index().names == ["exact"]
+    return ws, tmp_path / "lib" / "libpkg" / "core.py"
+
+
+def _watch_edit(ws: Workspace, path: Path, text: str) -> tuple[list[str], list[str]]:
+    """The scope and analyzers events of a watch run after ``path`` is written with ``text``, and its stages."""
+    path.write_text(text)
+    events: list[Progress] = []
+    report, _result = run_index(
+        load(ws.layout.config_path), ws.layout, progress=events.append, scope_paths=frozenset({str(path)})
+    )
+    assert report.passed
+    return [p.detail for p in events if p.phase == "analyzers"], [str(s["stage"]) for s in report.stages]
+
+
+def _cross_edges(ws: Workspace) -> set[tuple[str, str, int]]:
+    with ws.current() as gen:
+        out = set()
+        for sym in gen.declarations("app", "apppkg/main.py"):
+            for e in gen.edges_out(sym.key):
+                target = gen.symbol(e.target)
+                if target is not None and target.repository == "lib":
+                    out.add((target.qualified_name, Confidence(e.confidence).name, e.line))
+        return out
+
+
+@pytest.mark.analyzers
+def test_a_body_only_edit_in_a_provider_runs_its_analyzer_alone_and_keeps_the_consumer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scip-python states the same signatures of lib after an edit inside a function body: app's analysis is
+    not run again, its layer is the same file, its edges into lib are the same, and the generation is a whole
+    re-index's."""
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws, core = _python_pair(tmp_path)
+    before, edges = _inodes(ws), _cross_edges(ws)
+    assert {qn for qn, _c, _l in edges} >= {"libpkg.core.scale", "libpkg.core.label"}
+    ran, stages = _watch_edit(ws, core, LIB_CORE.replace("return x * 2", "return x + x"))
+    assert stages == ["candidate", "exact"]
+    assert ran == ["ran scip-python on lib (incremental)"] or ran == ["ran scip-python on lib (whole)"], ran
+    assert _inodes(ws)["app"] == before["app"] and _cross_edges(ws) == edges
+    with ws.current() as gen:
+        assert next(a for a in gen.repository("app").analyses).mode == "exact"  # type: ignore[union-attr]
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+@pytest.mark.analyzers
+@pytest.mark.parametrize(
+    ("what", "before_text", "after_text"),
+    [
+        ("a signature", "def scale(x: float) -> float:", "def scale(x: float, by: float = 2.0) -> float:"),
+        # no annotation: the return type scip-python states is the one it infers from the body
+        ("an inferred return type", "    return x + 1\n", "    return str(x)\n"),
+    ],
+)
+def test_a_changed_interface_runs_the_consumer_in_the_stage_that_follows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, before_text: str, after_text: str
+) -> None:
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws, core = _python_pair(tmp_path)
+    assert before_text in LIB_CORE, what
+    ran, stages = _watch_edit(ws, core, LIB_CORE.replace(before_text, after_text, 1))
+    assert stages == ["candidate", "exact", "exact"], what
+    assert "on app" not in ran[0].split(";")[0] and ran[0].endswith(
+        "; next: scip-python on app (the interface of lib changed)"
+    ), ran
+    assert ran[1] == "ran scip-python on app (whole)" or ran[1] == "ran scip-python on app (incremental)", ran
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
+@pytest.mark.analyzers
+def test_a_removed_function_the_consumer_uses_is_named_as_unresolved_never_a_dangling_edge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
+    ws, core = _python_pair(tmp_path)
+    published: list[str] = []
+    core.write_text(LIB_CORE.replace("def spare() -> int:\n    return 0\n", ""))
+    report, _ = run_index(
+        load(ws.layout.config_path),
+        ws.layout,
+        scope_paths=frozenset({str(core)}),
+        on_published=lambda stage: published.append(stage.result.name),
+    )
+    assert report.passed and [s["stage"] for s in report.stages] == ["candidate", "exact", "exact"]
+    for name in published:  # every publication on the way: no edge to spare, a row of app naming it
+        with ws.generation(name) as gen:
+            gen.verify_digest()
+            assert not gen.symbols_by_name("spare")
+            rows = [u for u in gen.unresolved_by_name("spare") if u.repository == "app"]
+            assert rows and rows[0].path == "apppkg/main.py", name
+    assert "libpkg.core.spare" not in {qn for qn, _c, _l in _cross_edges(ws)}
     with ws.current() as gen:
         got = answers(gen)
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))

@@ -25,6 +25,7 @@ the outcome's ``settle`` and ``edge`` (``ExactOutcome``).
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -36,7 +37,7 @@ import msgspec
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact, UnresolvedFact
 from indexer.languages.spec import ExactAdapter, ExactOutcome
-from indexer.scip.decode import Document, Relationship
+from indexer.scip.decode import Document, Relationship, SymbolInformation
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -81,6 +82,39 @@ class ScipDefinition(msgspec.Struct, array_like=True, frozen=True):
     synthesized: bool = False
     callable: bool = False
     type_name: str = ""
+    # What the analyzer states of the symbol where it defines it: a digest of its hover documentation (the
+    # signature with the types the checker inferred) and its relationships. Part of the repository's interface
+    # (indexer/interface.py): a consumer's run is cached on it, not on the provider's bytes.
+    stated: str = ""
+
+
+def stated_of(info: SymbolInformation | None) -> str:
+    """``ScipDefinition.stated``: a short digest of the documentation and relationships SCIP states for a symbol."""
+    if info is None:
+        return ""
+    h = hashlib.blake2b(digest_size=8)
+    for text in info.documentation:
+        h.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    for r in sorted(
+        (r.symbol, r.is_reference, r.is_implementation, r.is_type_definition, r.is_definition)
+        for r in info.relationships
+    ):
+        h.update(repr(r).encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+def interface_of(facts: ScipFacts[Any]) -> bytes:
+    """What a consumer's analyzer can see of a repository, from its run: each symbol it defines, with its kind and
+    what the analyzer states of it (indexer/interface.py); positions and bodies are left out."""
+    h = hashlib.blake2b(digest_size=20)
+    h.update(f"failure\0{facts.failure}\0".encode())
+    for path, why in facts.excluded:
+        h.update(f"excluded\0{path}\0{why}\n".encode())
+    for d in sorted(facts.definitions, key=lambda d: (d.symbol, d.path, d.qualified_name, d.kind)):
+        h.update(
+            f"{d.symbol}\0{d.path}\0{d.qualified_name}\0{d.kind}\0{d.callable}\0{d.type_name}\0{d.stated}\n".encode()
+        )
+    return h.digest()
 
 
 UnitsT = TypeVar("UnitsT")
@@ -555,3 +589,6 @@ class ScipAdapter(ExactAdapter[FactsT]):
 
     def bind(self, facts: FactsT, repo: str, corpus: Corpus, modules: Any) -> ExactOutcome:
         return bind(facts, repo, corpus, modules, self.hooks)
+
+    def interface(self, facts: FactsT) -> bytes | None:
+        return interface_of(facts)  # type: ignore[arg-type]
