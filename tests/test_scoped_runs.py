@@ -383,8 +383,18 @@ def test_a_go_edit_costs_its_repository_and_the_ones_that_import_it_not_every_go
     assert "rebuilding alone; carried over unchanged: lib, app" in details, details
     after = _inodes(ws)
     assert (after["lib"], after["app"]) == (before["lib"], before["app"]) and after["alone"] != before["alone"]
+    # a body-only edit in lib: go/types prints the same exported declarations, app is carried, not analysed
     details = edit(tmp_path / "lib" / "lib.go", "package lib\n\nfunc F() int { return 2 }\n")
+    assert details[-1].startswith("ran go/types on lib") and "app" not in details[-1], details
+    assert _inodes(ws)["app"] == after["app"] and _inodes(ws)["alone"] == after["alone"]
+    # a signature: app is analysed again, in the stage that follows
+    details = edit(tmp_path / "lib" / "lib.go", "package lib\n\nfunc F() int64 { return 2 }\n")
+    assert any(d.endswith("; next: go/types on app (the interface of lib changed)") for d in details), details
     assert any(
         d.startswith("rebuilding") and "app" in d and "lib" in d and "alone" not in d.split(";")[0] for d in details
     ), details
+    assert details[-1].startswith("ran go/types on app"), details
     assert _inodes(ws)["alone"] == after["alone"]
+    with ws.current() as gen:
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))

@@ -273,6 +273,9 @@ class RepositoryGoFacts(msgspec.Struct, frozen=True):
     # binding takes a module's uses from the second run once a registered repository provides it (``_linked``).
     installed_modules: tuple[str, ...] = ()
     installed_uses: tuple[GoUse, ...] = ()
+    # Every exported declaration of the repository's packages as go/types prints it, with its type ("import
+    # path<TAB>declaration"): what an importer can see of it (``GoTypesAdapter.interface``).
+    exports: tuple[str, ...] = ()
 
 
 def workspace_dir() -> Path:
@@ -453,6 +456,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
         installed_modules=linked[0],
         installed_uses=linked[1],
+        exports=tuple(sorted({e for p in parts for e in p.exports})),
     )
 
 
@@ -626,6 +630,7 @@ def facts_from_output(
         type_errors=n_errors,
         workspace=workspace,
         package_errors=tuple(sorted(errors)),
+        exports=tuple(sorted(set(raw.get("exports") or ()))),  # type: ignore[arg-type]
     )
 
 
@@ -916,6 +921,15 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
+
+    def interface(self, facts: RepositoryGoFacts) -> bytes | None:
+        """go/types' exported declarations with their types, and the packages it could not load."""
+        h = hashlib.blake2b(digest_size=20)
+        for line in facts.exports:
+            h.update(line.encode("utf-8", "surrogatepass") + b"\n")
+        for p in facts.problems:
+            h.update(f"problem\0{p.package}\0{p.reason}\n".encode())
+        return h.digest()
 
     def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)
