@@ -63,7 +63,7 @@ from indexer.pipeline import (
 )
 from indexer.progress import Heartbeat, Progress, ProgressFn
 from indexer.publish import GenerationContent, PublishResult, publish, publish_layers
-from indexer.scope import Scope, newly_resolvable, plan
+from indexer.scope import Scope, configured_anew, newly_resolvable, plan, remember_configs
 from snapshot_format import records
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
@@ -774,7 +774,7 @@ def _read_and_publish(
             if scope is not None and read is not None:
                 scope.read = {n: h for n, h in read.items() if n in scope.rebuilt}
         if paths is not None and only is None and mode == "on" and previous is not None and _compatible(previous):
-            scope = plan(loaded, previous, paths)
+            scope = plan(loaded, previous, paths, configured=configured_anew(cache, loaded))
         front = None
         if scope is not None and scope.origin == "watch" and scope.front != scope.rebuilt:
             assert previous is not None
@@ -887,6 +887,7 @@ def _read_and_publish(
                 whole=whole,
             )
         relink.remember(b, corpus_for, skip=follow.rerun)
+        remember_configs(cache, loaded, [w.name for w in b.work])
         if (scope is None or whole is not None) and not follow.rerun:  # a watch's scoped run did not read it all
             remember(cache, result, whole or inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
@@ -1009,6 +1010,7 @@ def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
     changes = change_set(b, previous)
     changed = {r for part in (changes.changed, changes.removed, changes.pending) for r, paths in part.items() if paths}
     own_keys = relink.own_keys(b, corpus_for)
+    changed |= configured_anew(b.fact_cache, b.loaded)  # an exclude, [indexing], a language's section
     for w in b.work:
         record = previous.repository(w.name)
         git = b.git[w.name]

@@ -117,6 +117,42 @@ def test_a_body_only_edit_in_a_provider_rebuilds_it_alone_and_keeps_its_consumer
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
 
 
+def test_a_config_edit_widens_a_scoped_run_to_the_repositories_whose_configuration_changed(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """kivgraph.toml is read again by every run: a repository whose exclude changed since its layer was built is
+    rebuilt too (its layer carried as it was would still hold the excluded file), the others are not."""
+    extra = tmp_path / "lonely" / "lib" / "extra.dart"
+    extra.write_text("int extra() => 2;\n")
+    ws.index()
+    with ws.current() as gen:
+        assert gen.file("lonely", "lib/extra.dart") is not None
+    config = ws.layout.config_path.read_text()
+    marker = f'path = "{tmp_path / "lonely"}"\n'
+    assert marker in config
+    ws.layout.config_path.write_text(config.replace(marker, marker + 'exclude = ["lib/extra.dart"]\n'))
+    before = _inodes(ws)
+    source = tmp_path / "dart_geo" / "lib" / "src" / "shapes.dart"
+    source.write_text(source.read_text().replace("3.14 * radius * radius", "3.14159 * radius * radius"))
+    events, _result = _scoped(ws, source)
+    scope = [p.detail for p in events if p.phase == "scope"]
+    assert scope[-1] == "rebuilding geo, lonely; carried over unchanged: app", scope
+    after = _inodes(ws)
+    assert after["app"] == before["app"] and after["lonely"] != before["lonely"]
+    with ws.current() as gen:
+        assert gen.file("lonely", "lib/extra.dart") is None
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories, exclude={"lonely": ["lib/extra.dart"]}))
+    events, _result = _scoped(ws, source)  # and then nothing changed
+    assert _result is None
+    # an [indexing] setting every repository is read with: the run is the whole set
+    config = ws.layout.config_path.read_text()
+    ws.layout.config_path.write_text(config.replace("[indexing]\n", "[indexing]\nmax_file_bytes = 500000\n", 1))
+    source.write_text(source.read_text().replace("3.14159", "3.1416"))
+    events, _result = _scoped(ws, source)
+    assert _result is not None and not [p.detail for p in events if p.phase == "scope"]
+
+
 def test_a_change_nobody_registered_owns_or_an_unchanged_file_is_not_scoped_wrongly(
     ws: Workspace, tmp_path: Path
 ) -> None:
