@@ -15,6 +15,7 @@ import pytest
 from indexer.config import load
 from indexer.pipeline import run_index
 from indexer.progress import Progress
+from server.tools import READ_TOOLS
 from snapshot_format.vocab import Confidence
 from tests.fresh_kit import Workspace, answers, differences, full_rebuild
 from tests.helpers import copy_fixture
@@ -226,12 +227,24 @@ def test_a_watch_edit_to_a_provider_publishes_its_candidate_from_it_alone_then_r
             for sym in circle
             for e in candidate.edges_in(sym.key)
         )
+        # ... and the answers say they are from before the edit until the exact stage
+        waiting = [{"repository": "pyrepo_b", "of": "pyrepo_a"}]
+        for tool, arguments in [
+            ("graph_status", {}),
+            ("find_cross_repo_consumers", {"qualified_name": "shapes.circle.circle_area"}),
+            ("find_references", {"qualified_name": "shapes.circle.circle_area"}),
+        ]:
+            assert READ_TOOLS[tool](candidate, arguments)["pending_exact"]["consumers"] == waiting, tool
+        blast = READ_TOOLS["get_blast_radius"](candidate, {"qualified_name": "shapes.circle.circle_area"})
+        assert blast["completeness"]["verdict"] == "LOWER_BOUND"
+        assert [p["repository"] for p in blast["completeness"]["pending_consumers"]] == ["pyrepo_b"]
     ran = [p.detail for p in events if p.phase == "analyzers"]
     assert len(ran) == 2 and "ran scip-python on pyrepo_a" in ran[0] and "on pyrepo_b" not in ran[0].split(";")[0]
     assert ran[0].endswith("; next: scip-python on pyrepo_b (the interface of pyrepo_a changed)"), ran[0]
     assert "scip-python on pyrepo_b" in ran[1] and "on pyrepo_a" not in ran[1]
     assert _inodes(ws)["lonely"] == before["lonely"]
     with ws.current() as gen:
+        assert "pending_exact" not in READ_TOOLS["graph_status"](gen, {})
         got = answers(gen)
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
 
