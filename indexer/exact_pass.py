@@ -46,7 +46,7 @@ class ExactPass:
     # failed; what a bundle carries so that ``kivgraph publish`` binds them (``given``).
     runs_kept: dict[str, bytes | str] = field(default_factory=dict)
     # repository -> its interface digest for this language (indexer/interface.py)
-    interfaces: dict[str, str] = field(default_factory=dict)
+    interfaces: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
     keys: dict[str, bytes] = field(default_factory=dict)  # repository -> the cache key of the facts it bound
 
 
@@ -79,7 +79,11 @@ def run_exact(
     result = ExactPass(language)
     modules = adapter.modules(corpus)
     repos = [r for r in corpus.repositories if r.files]
-    keyed = interface.KeyedHashes(hashes, providers if providers is not None and interface.supports(adapter) else None)
+    keyed = interface.KeyedHashes(
+        hashes,
+        providers if providers is not None and interface.supports(adapter) else None,
+        {r.name: interface.names_of(r) for r in repos},
+    )
     done: dict[str, tuple[ExactOutcome | None, records.LanguageAnalysis]] = {}
     for i, repo in enumerate(keyed.order(repos)):  # providers first: a consumer's key reads their interfaces
         started = time.perf_counter()
@@ -144,7 +148,7 @@ def run_exact(
             continue
         finally:
             own = hashes.get(repo.name, {})
-            keyed.known[repo.name] = result.interfaces[repo.name] = interface.digest(
+            keyed.known[repo.name] = result.interfaces[repo.name] = interface.entries(
                 adapter, facts, repo, own, available=available
             )
         assert facts is not None

@@ -1028,7 +1028,8 @@ def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
                 continue
             # its analyzer's inputs of its own (a provider's edit is the provider's change, not this one's)
             own = own_keys.get((language, w.name))
-            if own is None or own != interface.recall_own(b.fact_cache, language, w.name, str(w.root)):
+            kept = interface.recall(b.fact_cache, language, w.name, str(w.root))
+            if own is None or kept is None or own != kept.own:
                 changed.add(w.name)
     if not changed:
         return None

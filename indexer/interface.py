@@ -47,44 +47,78 @@ def _is_interface_site(kind: str) -> bool:
     return "import" in kind or "export" in kind or kind == "from"
 
 
-def declared_part(repo: RepositoryFacts) -> bytes:
+Entry = tuple[str, str]  # (the simple name a consumer would write to use it, "" = every consumer; a digest)
+
+
+def _h(*parts: object) -> str:
+    h = hashlib.blake2b(digest_size=10)
+    for part in parts:
+        h.update(str(part).encode("utf-8", "surrogatepass") + b"\0")
+    return h.hexdigest()
+
+
+def _last(name: str) -> str:
+    return name.replace("/", ".").rsplit(".", 1)[-1]
+
+
+def declared_entries(repo: RepositoryFacts) -> list[Entry]:
     """The declarations and import/export sites of a repository's files, without positions (see the module doc)."""
-    h = hashlib.blake2b(digest_size=20)
-    for ff in sorted(repo.files, key=lambda f: f.path):
-        h.update(f"file\0{ff.path}\0{ff.package}\0{ff.status}\n".encode())
-        for s in sorted(ff.symbols, key=lambda s: (s.qualified_name, s.kind, s.name)):
-            h.update(
-                f"{s.qualified_name}\0{s.kind}\0{s.name}\0{s.signature}\0{s.exported}\0{s.container}\n".encode(
-                    "utf-8", "surrogatepass"
-                )
-            )
-        for site in sorted((x.kind, x.name, tuple(x.extra)) for x in ff.sites if _is_interface_site(x.kind)):
-            h.update(repr(site).encode("utf-8", "surrogatepass") + b"\n")
-    return h.digest()
+    out: list[Entry] = []
+    for ff in repo.files:
+        out.append((_last(ff.package), _h("file", ff.path, ff.package, ff.status)))
+        for s in ff.symbols:
+            out.append((s.name, _h(s.qualified_name, s.kind, s.name, s.signature, s.exported, s.container, ff.path)))
+        for x in ff.sites:
+            if _is_interface_site(x.kind):
+                out.append((_last(x.name), _h(x.kind, x.name, *x.extra, ff.path)))
+    return out
 
 
-def digest(
+def entries(
     adapter: ExactAdapter[Any] | None,
     facts: Any,
     repo: RepositoryFacts,
     own_hashes: Mapping[str, str],
     *,
     available: bool = True,
-) -> str:
-    """The interface digest of ``repo`` (one language): its declared part and what its analyzer run states.
+) -> list[Entry]:
+    """The interface of ``repo`` (one language), entry by entry: its declared part and what its analyzer run states.
 
     No analyzer for the language (none, or not installed: ``available`` false): the declarations alone, what a
     consumer's CANDIDATE resolver reads. An analyzer whose run states nothing (it failed, or its adapter cannot
-    tell): the file hashes too."""
-    h = hashlib.blake2b(declared_part(repo), digest_size=20)
+    tell): the file hashes too, seen by every consumer."""
+    out = declared_entries(repo)
     if adapter is None or not available:
-        return h.hexdigest()
+        return sorted(out)
     stated = adapter.interface(facts) if facts is not None else None
     if stated is not None:
-        h.update(b"stated\0" + stated)
+        out += stated
     else:
-        for path, value in sorted(own_hashes.items()):
-            h.update(f"bytes\0{path}\0{value}\n".encode())
+        out += [("", _h("bytes", path, value)) for path, value in own_hashes.items()]
+    return sorted(out)
+
+
+def names_of(repo: RepositoryFacts) -> frozenset[str] | None:
+    """Every name a repository's files write (its uses, their chains, its own declarations): what it can see of
+    another repository's interface; None when it imports a module whole (``*``): it sees all of it."""
+    out: set[str] = set()
+    for ff in repo.files:
+        for x in ff.sites:
+            if x.name == "*" or x.kind == "star":
+                return None
+            for text in (x.name, *x.extra):
+                out.update(p for p in text.replace("/", ".").split(".") if p)
+        out.update(s.name for s in ff.symbols)
+    return frozenset(out)
+
+
+def seen_by(interface: Iterable[Entry], names: frozenset[str] | None) -> str:
+    """The digest of the part of an interface a consumer writing ``names`` can see: the entries of the names it
+    writes (a declaration added that it does not name, a body edited, change nothing it sees)."""
+    h = hashlib.blake2b(digest_size=20)
+    for name, value in sorted(interface):
+        if not name or names is None or name in names:
+            h.update(f"{name}\0{value}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 
@@ -99,7 +133,8 @@ class KeyedHashes:
 
     hashes: Mapping[str, Mapping[str, str]]
     providers: Mapping[str, set[str]] | None
-    known: dict[str, str] = field(default_factory=dict)  # repository -> its interface digest, in this pass
+    names: Mapping[str, frozenset[str] | None] = field(default_factory=dict)  # repository -> ``names_of``
+    known: dict[str, list[Entry]] = field(default_factory=dict)  # repository -> its interface, in this pass
 
     def reach(self, name: str) -> set[str]:
         """The providers of ``name``, transitively (a provider's provider's types come through its types)."""
@@ -147,7 +182,8 @@ class KeyedHashes:
         for p in sorted(self.reach(name)):
             files = self.hashes.get(p, {})
             known = self.known.get(p)
-            out[p] = {path: PREFIX + known for path in files} if known is not None else files
+            seen = seen_by(known, self.names.get(name)) if known is not None else None
+            out[p] = {path: PREFIX + seen for path in files} if seen is not None else files
         return out
 
 
@@ -171,15 +207,22 @@ def _record_key(language: str, repository: str, root: str) -> bytes:
 
 
 class Remembered(msgspec.Struct, frozen=True):
-    """A repository's interface for one language as the last exact publication left it, the key of the analyzer
-    facts that publication bound, and its analyzer's key over its own files alone (``relink.own_keys``)."""
+    """A repository's interface for one language as the last exact publication left it, the names its files
+    write (``names_of``; ``everything``: a star import), the key of the analyzer facts that publication bound,
+    and its analyzer's key over its own files alone (``relink.own_keys``)."""
 
-    digest: str
+    entries: list[tuple[str, str]]
+    names: list[str] = []
+    everything: bool = False
     facts: bytes = b""
     own: bytes = b""
 
+    @property
+    def seen(self) -> frozenset[str] | None:
+        return None if self.everything else frozenset(self.names)
 
-def _recall(cache: FactCache, language: str, repository: str, root: str) -> Remembered | None:
+
+def recall(cache: FactCache, language: str, repository: str, root: str) -> Remembered | None:
     raw = cache.peek(_record_key(language, repository, root))
     if raw is None:
         return None
@@ -189,20 +232,5 @@ def _recall(cache: FactCache, language: str, repository: str, root: str) -> Reme
         return None
 
 
-def recall(cache: FactCache, language: str, repository: str, root: str) -> str | None:
-    r = _recall(cache, language, repository, root)
-    return r.digest if r is not None else None
-
-
-def recall_key(cache: FactCache, language: str, repository: str, root: str) -> bytes:
-    r = _recall(cache, language, repository, root)
-    return r.facts if r is not None else b""
-
-
-def recall_own(cache: FactCache, language: str, repository: str, root: str) -> bytes | None:
-    r = _recall(cache, language, repository, root)
-    return r.own if r is not None and r.own else None
-
-
-def remember(cache: FactCache, language: str, repository: str, root: str, value: str, own: bytes, facts: bytes) -> None:
-    cache.keep(_record_key(language, repository, root), msgspec.msgpack.encode(Remembered(value, facts, own)))
+def remember(cache: FactCache, language: str, repository: str, root: str, record: Remembered) -> None:
+    cache.keep(_record_key(language, repository, root), msgspec.msgpack.encode(record))

@@ -68,9 +68,9 @@ def _repo_facts(b: Build, language: str, name: str) -> RepositoryFacts | None:
     return RepositoryFacts(w.name, str(w.root), w.facts[language])
 
 
-def interfaces_now(b: Build) -> dict[tuple[str, str], str]:
-    """(language, repository) -> its interface digest in this build (after resolve_phase)."""
-    out: dict[tuple[str, str], str] = {}
+def interfaces_now(b: Build) -> dict[tuple[str, str], list[interface.Entry]]:
+    """(language, repository) -> its interface in this build (after resolve_phase)."""
+    out: dict[tuple[str, str], list[interface.Entry]] = {}
     for w in b.work:
         for language in w.facts:
             exact = b.exact_passes.get(language)
@@ -81,11 +81,11 @@ def interfaces_now(b: Build) -> dict[tuple[str, str], str]:
             if repo is not None and repo.files:
                 # no analyzer for the language: its declarations are what a consumer's resolver reads
                 own = {ff.path: w.hashes.get(ff.path, "") for ff in repo.files}
-                out[(language, w.name)] = interface.digest(None, None, repo, own)
+                out[(language, w.name)] = interface.entries(None, None, repo, own)
     return out
 
 
-def recalled(b: Build) -> dict[tuple[str, str], str | None]:
+def recalled(b: Build) -> dict[tuple[str, str], interface.Remembered | None]:
     """(language, repository) -> its interface as the last exact publication left it (None: not known)."""
     return {
         (language, w.name): interface.recall(b.fact_cache, language, w.name, str(w.root))
@@ -95,7 +95,8 @@ def recalled(b: Build) -> dict[tuple[str, str], str | None]:
 
 
 def remember(b: Build, corpus_of: CorpusOf, skip: Iterable[str] = ()) -> None:
-    """Keep each repository's interface (and its analyzer inputs of its own) after an exact publication."""
+    """Keep each repository's interface, the names it writes, the key of the facts it bound and its analyzer
+    inputs of its own, after an exact publication."""
     left = set(skip)
     keys = own_keys(b, corpus_of)
     for (language, name), value in interfaces_now(b).items():
@@ -104,7 +105,15 @@ def remember(b: Build, corpus_of: CorpusOf, skip: Iterable[str] = ()) -> None:
         w = next(w for w in b.work if w.name == name)
         exact = b.exact_passes.get(language)
         facts = exact.keys.get(name, b"") if exact is not None else b""
-        interface.remember(b.fact_cache, language, name, str(w.root), value, keys.get((language, name), b""), facts)
+        names = interface.names_of(RepositoryFacts(name, str(w.root), w.facts.get(language, [])))
+        record = interface.Remembered(
+            [tuple(e) for e in value],  # type: ignore[misc]
+            sorted(names or ()),
+            names is None,
+            facts,
+            keys.get((language, name), b""),
+        )
+        interface.remember(b.fact_cache, language, name, str(w.root), record)
 
 
 def own_keys(b: Build, corpus_of: CorpusOf) -> dict[tuple[str, str], bytes]:
@@ -153,29 +162,47 @@ def following(
     previous: Generation,
     scope: Scope,
     part: frozenset[str],
-    before: dict[tuple[str, str], str | None],
+    before: dict[tuple[str, str], interface.Remembered | None],
     declared: Iterable[tuple[str, str]] = (),
 ) -> Following:
-    """Which carried consumers must be bound again now, and which of them analysed again in a following stage."""
+    """Which carried consumers must be bound again now, and which of them analysed again in a following stage.
+
+    A consumer sees of a changed repository the entries of its interface under the names the consumer's files
+    write (``interface.seen_by``): a declaration added that it does not name, a body edited, change nothing it
+    sees; a signature, an inferred type, a member of a type it uses, a declaration it names removed, do."""
     out = Following()
     now = interfaces_now(b)
-    for (language, name), value in sorted(now.items()):
-        if name in scope.changed and before.get((language, name)) != value:
-            out.changed.setdefault(name, []).append(language)
-    for (language, name), old in before.items():  # a language the repository no longer has
-        if name in scope.changed and (language, name) not in now and old is not None:
-            out.changed.setdefault(name, []).append(language)
+    changed: dict[tuple[str, str], tuple[list[interface.Entry] | None, list[interface.Entry] | None]] = {}
+    for key in set(now) | {k for k, v in before.items() if v is not None}:
+        language, name = key
+        if name not in scope.changed:
+            continue
+        old = before.get(key)
+        old_entries = [tuple(e) for e in old.entries] if old is not None else None
+        if old_entries is None or sorted(old_entries) != sorted(now.get(key, [])):
+            changed[key] = (old_entries, now.get(key))  # type: ignore[assignment]
+    for _language, name in changed:
+        out.changed.setdefault(name, []).append(_language)
     uses: dict[str, set[str]] = {}  # consumer -> the front repositories it uses
     for d in scope.deps:
         uses.setdefault(d.consumer_repository, set()).add(d.provider_repository)
     for _edge, src, dst in scope.edges:
         uses.setdefault(src, set()).add(dst)
     carried = [n for n in scope.order if n in scope.rebuilt and n not in part]
+    roots = {r.name: r.root for r in scope.records.values()}
     for name in carried:
-        seen = sorted(p for p in uses.get(name, ()) if p in out.changed)
+        seen: list[str] = []
+        for (language, provider), (old_e, new_e) in sorted(changed.items()):
+            if provider not in uses.get(name, ()):
+                continue
+            mine = interface.recall(b.fact_cache, language, name, roots.get(name, ""))
+            if old_e is None or new_e is None or mine is None:
+                seen.append(provider)  # not known what it saw: bound again
+            elif interface.seen_by(old_e, mine.seen) != interface.seen_by(new_e, mine.seen):
+                seen.append(provider)
         if seen:
             out.relink.add(name)
-            out.why[name] = f"the interface of {', '.join(seen)} changed"
+            out.why[name] = f"the interface of {', '.join(sorted(set(seen)))} changed"
     # a carried repository that failed to resolve a name the change declares anew may resolve it now
     for language, name in declared:
         for row in previous.unresolved_by_name(name):
@@ -202,8 +229,8 @@ def old_runs(b: Build, rerun: dict[str, list[str]]) -> None:
         if w is None:
             continue
         for language in languages:
-            key = interface.recall_key(b.fact_cache, language, name, str(w.root))
-            raw = b.fact_cache.peek(key) if key else None
+            record = interface.recall(b.fact_cache, language, name, str(w.root))
+            raw = b.fact_cache.peek(record.facts) if record is not None and record.facts else None
             b.given.setdefault(language, {})[name] = (
                 raw if raw is not None else "deferred: its analyzer runs in the following stage"
             )

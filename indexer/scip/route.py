@@ -103,18 +103,22 @@ def stated_of(info: SymbolInformation | None) -> str:
     return h.hexdigest()
 
 
-def interface_of(facts: ScipFacts[Any]) -> bytes:
+def interface_of(facts: ScipFacts[Any]) -> list[tuple[str, str]]:
     """What a consumer's analyzer can see of a repository, from its run: each symbol it defines, with its kind and
-    what the analyzer states of it (indexer/interface.py); positions and bodies are left out."""
-    h = hashlib.blake2b(digest_size=20)
-    h.update(f"failure\0{facts.failure}\0".encode())
-    for path, why in facts.excluded:
-        h.update(f"excluded\0{path}\0{why}\n".encode())
-    for d in sorted(facts.definitions, key=lambda d: (d.symbol, d.path, d.qualified_name, d.kind)):
-        h.update(
-            f"{d.symbol}\0{d.path}\0{d.qualified_name}\0{d.kind}\0{d.callable}\0{d.type_name}\0{d.stated}\n".encode()
-        )
-    return h.digest()
+    what the analyzer states of it, under the simple name a consumer writes to use it (indexer/interface.py);
+    positions and bodies are left out."""
+
+    def h(*parts: object) -> str:
+        d = hashlib.blake2b(digest_size=10)
+        for part in parts:
+            d.update(str(part).encode("utf-8", "surrogatepass") + b"\0")
+        return d.hexdigest()
+
+    out = [("", h("failure", facts.failure)), *(("", h("excluded", p, why)) for p, why in facts.excluded)]
+    for d in facts.definitions:
+        name = d.qualified_name.rsplit(".", 1)[-1]
+        out.append((name, h(d.symbol, d.path, d.qualified_name, d.kind, d.callable, d.type_name, d.stated)))
+    return out
 
 
 UnitsT = TypeVar("UnitsT")
@@ -589,6 +593,3 @@ class ScipAdapter(ExactAdapter[FactsT]):
 
     def bind(self, facts: FactsT, repo: str, corpus: Corpus, modules: Any) -> ExactOutcome:
         return bind(facts, repo, corpus, modules, self.hooks)
-
-    def interface(self, facts: FactsT) -> bytes | None:
-        return interface_of(facts)  # type: ignore[arg-type]

@@ -922,14 +922,19 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
 
-    def interface(self, facts: RepositoryGoFacts) -> bytes | None:
-        """go/types' exported declarations with their types, and the packages it could not load."""
-        h = hashlib.blake2b(digest_size=20)
+    def interface(self, facts: RepositoryGoFacts) -> list[tuple[str, str]] | None:
+        """go/types' exported declarations with their types (by the name an importer writes), and the packages it
+        could not load."""
+
+        def h(text: str) -> str:
+            return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+        out = [("", h(f"problem\0{p.package}\0{p.reason}")) for p in facts.problems]
         for line in facts.exports:
-            h.update(line.encode("utf-8", "surrogatepass") + b"\n")
-        for p in facts.problems:
-            h.update(f"problem\0{p.package}\0{p.reason}\n".encode())
-        return h.digest()
+            _path, _tab, rest = line.partition("\t")
+            name, _tab, _decl = rest.partition("\t")
+            out.append((name, h(line)))
+        return out
 
     def bind(self, facts: RepositoryGoFacts, repo: str, corpus: Corpus, modules: ModuleTable) -> ExactOutcome:
         return bind(facts, repo, corpus, modules)

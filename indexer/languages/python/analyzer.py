@@ -91,6 +91,7 @@ from indexer.scip.route import (
     document_relations,
     document_uses,
     first_definitions,
+    interface_of,
     kept_definitions,
     local,
     source_reader,
@@ -973,6 +974,9 @@ class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
 
         seen = [InstalledPackage(p.repository, p.version, p.name, p.root, p.files) for p in installed]
         return hashlib.blake2b(key + fingerprint(seen), digest_size=20).digest()
+
+    def interface(self, facts: RepositoryScipFacts) -> list[tuple[str, str]] | None:
+        return interface_of(facts)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

@@ -98,6 +98,7 @@ from indexer.scip.route import (
     document_relations,
     document_uses,
     first_definitions,
+    interface_of,
     kept_definitions,
     local,
     source_reader,
@@ -979,6 +980,9 @@ class ScipTypescriptAdapter(ScipAdapter[RepositoryTsFacts]):
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
         return cache_key(repo, hashes, identity)
+
+    def interface(self, facts: RepositoryTsFacts) -> list[tuple[str, str]] | None:
+        return interface_of(facts)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

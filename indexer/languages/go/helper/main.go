@@ -212,15 +212,16 @@ func main() {
 	}
 }
 
-// exports lists what importers of the targets can see: every exported package-level object with its
-// type, and the exported methods of its named types (sorted, each once: a test variant repeats them).
+// exports lists what importers of the targets can see, "importpath<TAB>name<TAB>declaration": every
+// exported package-level object with its type, the exported methods of its named types, the fields of
+// its structs and the methods of its interfaces (sorted, each once: a test variant repeats them).
 // Function bodies do not change it; a signature, a field, an inferred variable type do.
 func exports(targets []*targetPkg) []string {
 	qualifier := func(p *types.Package) string { return p.Path() }
 	seen := map[string]bool{}
 	out := []string{}
-	add := func(path, decl string) {
-		line := path + "\t" + decl
+	add := func(path, name, decl string) {
+		line := path + "\t" + name + "\t" + decl
 		if !seen[line] {
 			seen[line] = true
 			out = append(out, line)
@@ -234,14 +235,27 @@ func exports(targets []*targetPkg) []string {
 			if !obj.Exported() {
 				continue
 			}
-			add(path, types.ObjectString(obj, qualifier))
-			if tn, ok := obj.(*types.TypeName); ok {
-				if named, ok := tn.Type().(*types.Named); ok {
-					for i := 0; i < named.NumMethods(); i++ {
-						if m := named.Method(i); m.Exported() {
-							add(path, types.ObjectString(m, qualifier))
-						}
-					}
+			add(path, name, types.ObjectString(obj, qualifier))
+			tn, ok := obj.(*types.TypeName)
+			if !ok {
+				continue
+			}
+			if named, ok := tn.Type().(*types.Named); ok {
+				for i := 0; i < named.NumMethods(); i++ {
+					m := named.Method(i)
+					add(path, m.Name(), name+"."+types.ObjectString(m, qualifier))
+				}
+			}
+			switch u := tn.Type().Underlying().(type) {
+			case *types.Struct:
+				for i := 0; i < u.NumFields(); i++ {
+					f := u.Field(i)
+					add(path, f.Name(), name+"."+types.ObjectString(f, qualifier))
+				}
+			case *types.Interface:
+				for i := 0; i < u.NumMethods(); i++ {
+					m := u.Method(i)
+					add(path, m.Name(), name+"."+types.ObjectString(m, qualifier))
 				}
 			}
 		}
