@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -38,6 +38,9 @@ class Corpus:
     # installs it (the active virtualenv's site-packages, node_modules, the module cache), so the uses of another
     # repository's packages are recorded by package identity and bound when bundles are linked.
     installed: bool = False
+    # repository -> the hashes its analyzer's cache key was computed from in this pass (its providers' interface
+    # digests in place of their bytes: indexer/interface.py), filled by the exact pass.
+    key_hashes: dict[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
 
 
 @dataclass

@@ -18,6 +18,7 @@ from typing import Any
 
 import msgspec
 
+from indexer import interface
 from indexer.corpus import Corpus, RepositoryFacts, Resolution
 from indexer.fact_cache import FactCache
 from indexer.languages.registry import adapter_for
@@ -44,6 +45,9 @@ class ExactPass:
     # With ``keep_runs`` (``kivgraph index --bundle``): repository -> the encoded facts it bound, or why its analyzer
     # failed; what a bundle carries so that ``kivgraph publish`` binds them (``given``).
     runs_kept: dict[str, bytes | str] = field(default_factory=dict)
+    # repository -> its interface digest for this language (indexer/interface.py)
+    interfaces: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    keys: dict[str, bytes] = field(default_factory=dict)  # repository -> the cache key of the facts it bound
 
 
 def run_exact(
@@ -57,12 +61,17 @@ def run_exact(
     analyze: AnalyzeFn | None = None,
     given: Mapping[str, bytes | str] | None = None,
     keep_runs: bool = False,
+    providers: Mapping[str, set[str]] | None = None,
 ) -> ExactPass | None:
     """Run the language's exact adapter over every repository; None when the language has none.
 
     ``given`` (``kivgraph publish``): repository -> the encoded facts of the analyzer run its bundle carries, or
     the reason its analyzer failed where the bundle was built; those repositories are bound, never analysed
     here (the analyzer need not be installed on this machine).
+
+    ``providers`` (repository -> the registered repositories it depends on): a consumer's run is cached on its
+    providers' interface digests, not on their bytes, where the adapter states interfaces (indexer/interface.py);
+    the providers are analysed first. Each repository's interface digest is in ``interfaces``.
     """
     adapter = adapter_for(language)
     if adapter is None:
@@ -70,16 +79,30 @@ def run_exact(
     result = ExactPass(language)
     modules = adapter.modules(corpus)
     repos = [r for r in corpus.repositories if r.files]
-    for i, repo in enumerate(repos):
+    keyed = interface.KeyedHashes(
+        hashes,
+        providers if providers is not None and interface.supports(adapter) else None,
+        {r.name: interface.names_of(r) for r in repos},
+    )
+    done: dict[str, tuple[ExactOutcome | None, records.LanguageAnalysis]] = {}
+    for i, repo in enumerate(keyed.order(repos)):  # providers first: a consumer's key reads their interfaces
         started = time.perf_counter()
         progress(repo.name, i, len(repos))
+        facts = None
+        available = True
         try:
             carried = (given or {}).get(repo.name)
             if isinstance(carried, str):
                 raise AnalyzerFailed(carried)
-            key = b"" if carried is not None else adapter.cache_key(repo, hashes, adapter.identity(), corpus)
+            try:
+                identity = adapter.identity() if carried is None else ""
+            except AnalyzerFailed:
+                available = False
+                raise
+            key_hashes = keyed.of(repo.name)
+            corpus.key_hashes[repo.name] = key_hashes
+            key = b"" if carried is not None else adapter.cache_key(repo, key_hashes, identity, corpus)
             blob = carried if carried is not None else fact_cache.get_raw(key)
-            facts = None
             if blob is not None:
                 try:
                     facts = adapter.decode(blob)
@@ -88,6 +111,8 @@ def run_exact(
                         raise AnalyzerFailed(f"{adapter.analyzer} facts of another kivgraph's layout") from None
                     blob = None  # a cache entry another layout wrote: analysed again, and the entry replaced
             cached = blob is not None and carried is None
+            if carried is None:
+                result.keys[repo.name] = key
             if facts is None:
                 facts = (
                     analyze(adapter, repo, corpus, key, timeout)
@@ -109,36 +134,52 @@ def run_exact(
         except AnalyzerFailed as exc:
             if keep_runs:
                 result.runs_kept[repo.name] = str(exc)
-            result.analyses[repo.name] = records.LanguageAnalysis(
-                language=language,
-                mode="fallback",
-                analyzer="tree-sitter",
-                reason=f"{adapter.analyzer} failed: {exc}; edges are CANDIDATE",
-                files=len(repo.files),
-                seconds=round(time.perf_counter() - started, 3),
+            done[repo.name] = (
+                None,
+                records.LanguageAnalysis(
+                    language=language,
+                    mode="fallback",
+                    analyzer="tree-sitter",
+                    reason=f"{adapter.analyzer} failed: {exc}; edges are CANDIDATE",
+                    files=len(repo.files),
+                    seconds=round(time.perf_counter() - started, 3),
+                ),
             )
             continue
-        result.outcomes.append(outcome)
-        result.cross_repository += outcome.cross_repository
+        finally:
+            own = hashes.get(repo.name, {})
+            keyed.known[repo.name] = result.interfaces[repo.name] = interface.entries(
+                adapter, facts, repo, own, available=available
+            )
+        assert facts is not None
         excluded = outcome.excluded
         result.excluded.update(((repo.name, path), why) for path, why in excluded.items())
         name, _, ver = facts.analyzer_version.partition(" ")
         result.analyzer_version = ver or result.analyzer_version
-        result.analyses[repo.name] = records.LanguageAnalysis(
-            language=language,
-            mode="exact",
-            analyzer=name or adapter.analyzer,
-            analyzer_version=ver,
-            reason=(
-                f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
-                + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
-                + (_excluded_note(adapter.analyzer, excluded) if excluded else "")
-                + "".join(f"; {note}" for note in outcome.notes)
-                + (" (cached analyzer run)" if cached else "")
+        done[repo.name] = (
+            outcome,
+            records.LanguageAnalysis(
+                language=language,
+                mode="exact",
+                analyzer=name or adapter.analyzer,
+                analyzer_version=ver,
+                reason=(
+                    f"{facts.analyzer_version}: {len(outcome.edges)} exact edges"
+                    + (f", {outcome.cross_repository} to other repositories" if outcome.cross_repository else "")
+                    + (_excluded_note(adapter.analyzer, excluded) if excluded else "")
+                    + "".join(f"; {note}" for note in outcome.notes)
+                    + (" (cached analyzer run)" if cached else "")
+                ),
+                files=len(repo.files),
+                seconds=round(time.perf_counter() - started, 3),
             ),
-            files=len(repo.files),
-            seconds=round(time.perf_counter() - started, 3),
         )
+    for repo in repos:  # in registry order, whichever order they were analysed in
+        outcome, analysis = done[repo.name]
+        if outcome is not None:
+            result.outcomes.append(outcome)
+            result.cross_repository += outcome.cross_repository
+        result.analyses[repo.name] = analysis
     return result
 
 

@@ -30,6 +30,7 @@ from indexer.exact_pass import merge, run_exact
 from indexer.fact_cache import FactCache, FactCacheDisagreement, cache_key
 from indexer.facts import EdgeFact, FileFacts, UnresolvedFact
 from indexer.fingerprint import language_hashes
+from indexer.interface import providers_of
 from indexer.languages import registry
 from indexer.languages.spec import AnalyzerFailed, ExactAdapter
 from indexer.pipeline import Build, candidate_resolution, corpus_for, link_phase, records_phase
@@ -194,6 +195,7 @@ def provisional(b: Build, previous: Generation, changes: ChangeSet) -> tuple[Gen
             s.fact_cache,
             timeout=s.loaded.indexing.analyzer_timeout_seconds,
             analyze=defer,
+            providers=providers_of(candidates.package_dependencies),
         )
         if exact is None:
             s.resolutions.append(candidates)
@@ -394,7 +396,8 @@ class ExactRoute:
         cache = self.b.fact_cache
         hashes = language_hashes(self.b, corpus.language)
         own = hashes.get(repo.name, {})
-        env = adapter.cache_key(repo, {**hashes, repo.name: {}}, adapter.identity(), corpus)
+        base = corpus.key_hashes.get(repo.name, hashes)  # its providers' interfaces, as its key read them
+        env = adapter.cache_key(repo, {**base, repo.name: {}}, adapter.identity(), corpus)
         record_key = _last_run_key(corpus.language, repo.name, repo.root)
         last = last_run(cache, corpus.language, repo.name, repo.root)
         facts, route = None, "whole"

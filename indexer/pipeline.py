@@ -22,6 +22,7 @@ from indexer.fact_cache import FactCache, cache_key
 from indexer.facts import FileFacts, SymbolFact, UnresolvedFact
 from indexer.faults import fault_point
 from indexer.gitstate import GitState, read_git_state
+from indexer.interface import providers_of
 from indexer.languages import registry
 from indexer.lexicon import LexiconBuilder, decode_counts, encode_counts, file_terms, lexical_cache_key
 from indexer.progress import Progress, ProgressFn
@@ -520,6 +521,7 @@ def resolve_phase(b: Build) -> None:
             analyze=b.analyze,
             given=b.given.get(language),
             keep_runs=b.keep_runs,
+            providers=providers_of(resolution.package_dependencies),
         )
         if exact is not None:
             exact_passes[language] = exact

@@ -32,21 +32,23 @@ new read at once (``indexer.staleness``). A watch's newer edit stops the exact s
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from indexer import __version__, staleness, supersede
+from indexer import __version__, interface, relink, staleness, supersede
 from indexer.config import LoadedConfig
 from indexer.fact_cache import FactCache
 from indexer.fingerprint import Inputs, remember, run_inputs, unchanged
-from indexer.incremental import MAX_PROVISIONAL_FILES, ExactRoute, change_set, declared, last_run, provisional
+from indexer.incremental import MAX_PROVISIONAL_FILES, ExactRoute, change_set, declared, provisional
 from indexer.languages import registry
 from indexer.pipeline import (
     Build,
     LanguageCounters,
     Timer,
+    corpus_for,
     discover_phase,
     extract_phase,
     git_state_of,
@@ -57,7 +59,7 @@ from indexer.pipeline import (
 )
 from indexer.progress import Progress, ProgressFn
 from indexer.publish import GenerationContent, PublishLock, PublishResult, holding, publish, publish_layers
-from indexer.scope import Scope, newly_resolvable, plan
+from indexer.scope import Scope, configured_anew, newly_resolvable, plan, remember_configs
 from indexer.scratch import scratch_directory
 from snapshot_format.errors import SnapshotError
 from snapshot_format.layout import StateLayout
@@ -353,6 +355,8 @@ def _read_and_publish(
     paths: frozenset[str] | None = None,
     planned: Scope | None = None,
     whole: Inputs | None = None,
+    rerun: frozenset[str] | None = None,
+    read: dict[str, dict[str, str]] | None = None,
 ) -> StagedRun:
     """One read of the tree and what it publishes (``Stale`` when the tree changed under a result).
 
@@ -362,20 +366,27 @@ def _read_and_publish(
     previous = _open_current(layout)
     try:
         scope = planned
+        if rerun is not None and previous is not None:  # the following stage: the consumers left pending
+            scope = plan(loaded, previous, repositories=rerun, origin="index")
+            if scope is not None and read is not None:
+                scope.read = {n: h for n, h in read.items() if n in scope.rebuilt}
         if paths is not None and only is None and mode == "on" and previous is not None and _compatible(previous):
-            scope = plan(loaded, previous, paths)
+            scope = plan(loaded, previous, paths, configured=configured_anew(cache, loaded))
         front = None
         if scope is not None and scope.origin == "watch" and scope.front != scope.rebuilt:
             assert previous is not None
             front = _front_stage(loaded, layout, lock, cache, emit, timer, previous, scope)
             if front is not None:
                 published(front)
-        b = Build(scope.restrict(loaded) if scope else loaded, cache, emit, timer, only, previous)
+        # The exact stage runs the changed repositories and their providers alone; each consumer keeps its layer
+        # while the interfaces it sees are the same (indexer.relink)
+        part = scope.front if scope is not None and scope.front != scope.rebuilt else None
+        b = Build(scope.restrict(loaded, part) if scope else loaded, cache, emit, timer, only, previous)
         if scope is not None:
-            emit(Progress("scope", "*", scope.describe(), 1, 1))
+            emit(Progress("scope", "*", scope.describe(part), 1, 1))
         discover_phase(b)
         extract_phase(b)
-        if whole is not None and scope is not None and {w.name: w.hashes for w in b.work} != scope.read:
+        if whole is not None and scope is not None and any(scope.read.get(w.name) != w.hashes for w in b.work):
             whole = None  # the rebuilt part changed since the whole read: its fingerprint is not this content's
         t = time.perf_counter()
         b.git = {w.name: git_state_of(w) for w in b.work}
@@ -408,6 +419,7 @@ def _read_and_publish(
                 )
         key_phase(b)
         stages: list[Stage] = [front] if front is not None else []
+        declared_names: set[tuple[str, str]] = set()
         if scope is not None:
             assert previous is not None
             scoped = change_set(b, previous)
@@ -417,7 +429,8 @@ def _read_and_publish(
                 )
                 emit(Progress("unchanged", "*", note, 1, 1))
                 return StagedRun(previous.manifest, previous.name, _served_counters(b, previous), note=note)
-            if why := newly_resolvable(scope, previous, declared(b, previous, scoped)):
+            declared_names = declared(b, previous, scoped)
+            if why := newly_resolvable(scope, previous, declared_names):
                 raise _Widen(why)
         if front is None and mode == "on" and previous is not None and _compatible(previous):
             changes = change_set(b, previous)
@@ -426,14 +439,15 @@ def _read_and_publish(
                 built = provisional(b, previous, changes)
                 if built is not None:
                     content, pending = built
-                    result = _publish(layout, lock, content, b, "candidate", check, scope)
-                    assert result is not None  # the rebuilt part: no edge of it crosses to a carried one
-                    stage = Stage("candidate", result, pending, time.perf_counter() - t)
-                    timer.add("candidate_stage", t)
-                    stages.append(stage)
-                    published(stage)
+                    result = _publish(layout, lock, content, b, "candidate", check, scope, part)
+                    if result is not None:  # None: a consumer's kept edge names a removed declaration
+                        stage = Stage("candidate", result, pending, time.perf_counter() - t)
+                        timer.add("candidate_stage", t)
+                        stages.append(stage)
+                        published(stage)
         t = time.perf_counter()
         route = b.analyze = ExactRoute(b, mode, check)
+        before = relink.recalled(b) if part is not None else {}
         try:
             with supersede.exact_stage(bool(stages)):
                 resolve_phase(b)
@@ -443,20 +457,92 @@ def _read_and_publish(
             return StagedRun(stages[-1].result.manifest, stages[-1].result.name, dict(b.counters), stages, note=note)
         for (language, _repo), how in route.routes.items():
             b.counters[language].analyzer_incremental += int(how == "incremental")
-        emit(Progress("analyzers", "*", _analyzers_ran(route), 1, 1))
-        link_phase(b)
-        records_phase(b)
-        result = _publish(layout, lock, b.content(), b, "exact", check, scope)
-        assert result is not None
-        if scope is None or whole is not None:  # a watch's scoped run did not read the whole set
+        follow = relink.Following()
+        if part is not None:
+            assert scope is not None and previous is not None
+            follow = relink.following(b, previous, scope, part, before, declared_names)
+        emit(Progress("analyzers", "*", _analyzers_ran(route) + follow.describe(), 1, 1))
+        if follow.relink:  # bound again against the new interfaces, without their analyzers (indexer.relink)
+            assert scope is not None and part is not None
+            part = part | frozenset(follow.relink)
+            b, check = _relinked(loaded, cache, emit, timer, previous, scope, part, follow, mode)
+        else:
+            link_phase(b)
+            records_phase(b)
+        result = _publish(layout, lock, b.content(), b, "exact", check, scope, part)
+        if result is None:  # a kept edge names a declaration that is gone: the whole linked part is rebuilt
+            assert scope is not None
+            return _read_and_publish(
+                loaded,
+                layout,
+                cache,
+                emit,
+                timer,
+                mode=mode,
+                only=only,
+                published=published,
+                lock=lock,
+                planned=dataclasses.replace(scope, front=scope.rebuilt),
+                whole=whole,
+            )
+        relink.remember(b, corpus_for, skip=follow.rerun)
+        remember_configs(cache, loaded, [w.name for w in b.work])
+        if (scope is None or whole is not None) and not follow.rerun:  # a watch's scoped run did not read it all
             remember(cache, result, whole or inputs)
         stage = Stage("exact", result, 0, time.perf_counter() - t)
         stages.append(stage)
         published(stage)
+        if follow.rerun:  # their analyzers, in the stage that follows
+            if previous is not None:
+                previous.close()
+                previous = None
+            return _read_and_publish(
+                loaded,
+                layout,
+                cache,
+                emit,
+                timer,
+                mode=mode,
+                only=only,
+                published=published,
+                lock=lock,
+                rerun=frozenset(follow.rerun),
+                whole=whole,
+                read=scope.read if scope is not None else None,
+            )
         return StagedRun(result.manifest, result.name, dict(b.counters), stages)
     finally:
         if previous is not None:
             previous.close()
+
+
+def _relinked(
+    loaded: LoadedConfig,
+    cache: FactCache,
+    emit: ProgressFn,
+    timer: Timer,
+    previous: Generation | None,
+    scope: Scope,
+    part: frozenset[str],
+    follow: relink.Following,
+    mode: str,
+) -> tuple[Build, staleness.ReadCheck]:
+    """The exact stage's build again, with the consumers to bind again carried (their files and facts as the
+    previous generation has them), each bound with its last run's facts (``relink.old_runs``) and left pending."""
+    r = Build(scope.restrict(loaded, part), cache, emit, timer, part - frozenset(follow.relink), previous)
+    emit(Progress("scope", "*", scope.describe(part, "binding again"), 1, 1))
+    discover_phase(r)
+    extract_phase(r)
+    r.git = {w.name: git_state_of(w) for w in r.work}
+    check = staleness.ReadCheck(r, run_inputs(r, tree_only=True), functools.partial(run_inputs, tree_only=True))
+    key_phase(r)
+    relink.old_runs(r, follow.rerun)
+    r.analyze = ExactRoute(r, mode, check)
+    resolve_phase(r)
+    relink.mark_pending(r, follow)
+    link_phase(r)
+    records_phase(r)
+    return r, check
 
 
 def _front_stage(
@@ -473,27 +559,38 @@ def _front_stage(
     they use alone: each consumer keeps its layer and its edges into them until the exact stage rebuilds it
     (None when there is no CANDIDATE stage to publish, or a kept edge names a declaration the change removed)."""
     t = time.perf_counter()
-    f = Build(scope.restrict(loaded, scope.front), cache, emit, timer, None, previous)
-    emit(Progress("scope", "*", scope.describe(scope.front, "first"), 1, 1))
-    discover_phase(f)
-    extract_phase(f)
-    f.git = {w.name: git_state_of(w) for w in f.work}
-    check = staleness.ReadCheck(f, run_inputs(f, tree_only=True), functools.partial(run_inputs, tree_only=True))
-    key_phase(f)
-    changes = change_set(f, previous)
-    if not 0 < changes.edited <= MAX_PROVISIONAL_FILES:
-        return None
-    if why := newly_resolvable(scope, previous, declared(f, previous, changes)):
-        raise _Widen(why)
-    built = provisional(f, previous, changes)
-    if built is None:
-        return None
-    content, pending = built
-    result = _publish(layout, lock, content, f, "candidate", check, scope, scope.front)
-    if result is None:
-        return None
-    timer.add("candidate_stage", t)
-    return Stage("candidate", result, pending, time.perf_counter() - t)
+    part = scope.front
+    for _attempt in range(2):
+        # a consumer whose kept edges name a declaration the change removed is built too (its files as the
+        # previous generation has them; the files using the removed names pending, resolved again)
+        f = Build(
+            scope.restrict(loaded, part), cache, emit, timer, scope.front if part != scope.front else None, previous
+        )
+        emit(Progress("scope", "*", scope.describe(part, "first"), 1, 1))
+        discover_phase(f)
+        extract_phase(f)
+        f.git = {w.name: git_state_of(w) for w in f.work}
+        check = staleness.ReadCheck(f, run_inputs(f, tree_only=True), functools.partial(run_inputs, tree_only=True))
+        key_phase(f)
+        changes = change_set(f, previous)
+        if not 0 < changes.edited <= MAX_PROVISIONAL_FILES:
+            return None
+        if why := newly_resolvable(scope, previous, declared(f, previous, changes)):
+            raise _Widen(why)
+        built = provisional(f, previous, changes)
+        if built is None:
+            return None
+        content, pending = built
+        extra = scope.dangling(content, part)
+        if extra:
+            part = part | extra
+            continue
+        result = _publish(layout, lock, content, f, "candidate", check, scope, part)
+        if result is None:
+            return None
+        timer.add("candidate_stage", t)
+        return Stage("candidate", result, pending, time.perf_counter() - t)
+    return None
 
 
 def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
@@ -501,6 +598,8 @@ def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
     analyzer inputs differ from what the current generation was built from, with those linked to them."""
     changes = change_set(b, previous)
     changed = {r for part in (changes.changed, changes.removed, changes.pending) for r, paths in part.items() if paths}
+    own_keys = relink.own_keys(b, corpus_for)
+    changed |= configured_anew(b.fact_cache, b.loaded)  # an exclude, [indexing], a language's section
     for w in b.work:
         record = previous.repository(w.name)
         git = b.git[w.name]
@@ -516,8 +615,10 @@ def _narrowed(b: Build, previous: Generation, inputs: Inputs) -> Scope | None:
                 if modes.get(language) != "fallback":
                     changed.add(w.name)
                 continue
-            last = last_run(b.fact_cache, language, w.name, str(w.root))
-            if last is None or last.facts_key != key:
+            # its analyzer's inputs of its own (a provider's edit is the provider's change, not this one's)
+            own = own_keys.get((language, w.name))
+            kept = interface.recall(b.fact_cache, language, w.name, str(w.root))
+            if own is None or kept is None or own != kept.own:
                 changed.add(w.name)
     if not changed:
         return None

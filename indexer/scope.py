@@ -18,12 +18,17 @@ carried repository failed to resolve (it may resolve now). Repositories the curr
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from indexer.config import LoadedConfig
+from indexer.fact_cache import FactCache
 from indexer.publish import CarriedLayer, GenerationContent, LinkLayer, RepositoryLayer, split_content
 from snapshot_format import languages, records
 from snapshot_format.manifest import LayerEntry
@@ -77,11 +82,8 @@ class Scope:
         rebuilt = {r.name: r for r in link.repositories}
         link.repositories = [rebuilt[n] if n in rebuilt else self.records[n] for n in self.order]
         carried = [e for e, src, dst in self.edges if not (src in keep and dst in keep)]
-        if any(src in keep or dst in keep for _e, src, dst in self.edges if not (src in keep and dst in keep)):
-            present = {sym.key for sym in content.symbols}
-            for e, src, dst in self.edges:
-                if (src in keep) != (dst in keep) and (e.source if src in keep else e.target) not in present:
-                    return None
+        if self.dangling(content, keep):
+            return None
         link.edges = [*link.edges, *carried]
         link.package_dependencies = [
             *link.package_dependencies,
@@ -92,6 +94,61 @@ class Scope:
             CarriedLayer(n, self.source, self.entries[n]) for n in self.order if n not in keep
         ]
         return [*built, *others], link
+
+    def dangling(self, content: GenerationContent, part: frozenset[str]) -> frozenset[str]:
+        """The carried repositories with an edge into (or out of) ``part`` that names a declaration ``content`` no
+        longer has (the change removed it): they cannot be carried alongside ``part`` as they are."""
+        crossing = [(e, src, dst) for e, src, dst in self.edges if (src in part) != (dst in part)]
+        if not crossing:
+            return frozenset()
+        present = {sym.key for sym in content.symbols}
+        return frozenset(
+            dst if src in part else src
+            for e, src, dst in crossing
+            if (e.source if src in part else e.target) not in present
+        )
+
+
+def config_digest(loaded: LoadedConfig, name: str) -> str:
+    """What kivgraph.toml says of one repository's indexing: its own entry (root, languages, exclude, build
+    outputs, SCIP index), [indexing]'s settings a run reads, and its languages' sections (``allow_network``)."""
+    repo = next(r for r in loaded.repositories if r.name == name)
+    idx = loaded.indexing
+    sections = {
+        lang: msgspec.to_builtins(getattr(loaded.raw, lang)) for lang in repo.languages if hasattr(loaded.raw, lang)
+    }
+    described = {
+        "root": str(repo.root),
+        "languages": list(repo.languages),
+        "exclude": list(repo.exclude),
+        "include_build_outputs": repo.include_build_outputs,
+        "scip": str(repo.scip or ""),
+        "indexing": [idx.max_file_bytes, idx.analyzer_timeout_seconds, idx.include_build_outputs],
+        "sections": sections,
+    }
+    return hashlib.blake2b(json.dumps(described, sort_keys=True).encode(), digest_size=16).hexdigest()
+
+
+def _config_key(name: str, root: str) -> bytes:
+    return hashlib.blake2b(f"kivgraph:repository-config\0{name}\0{root}".encode(), digest_size=20).digest()
+
+
+def remember_configs(cache: FactCache, loaded: LoadedConfig, names: Iterable[str]) -> None:
+    """After an exact publication: the configuration each of ``names`` was indexed with (``configured_anew``)."""
+    roots = {r.name: str(r.root) for r in loaded.repositories}
+    for name in names:
+        if name in roots:
+            cache.keep(_config_key(name, roots[name]), config_digest(loaded, name).encode())
+
+
+def configured_anew(cache: FactCache, loaded: LoadedConfig) -> set[str]:
+    """The repositories whose configuration differs from the one their layer was indexed with (or unknown)."""
+    out = set()
+    for repo in loaded.repositories:
+        kept = cache.peek(_config_key(repo.name, str(repo.root)))
+        if kept is None or kept.decode() != config_digest(loaded, repo.name):
+            out.add(repo.name)
+    return out
 
 
 def _owner(roots: dict[str, str], path: str) -> str | None:
@@ -110,9 +167,11 @@ def plan(
     repositories: Iterable[str] = (),
     *,
     origin: str = "watch",
+    configured: Iterable[str] = (),
 ) -> Scope | None:
     """The scope of a run for a change to ``paths`` (or to the named ``repositories``), or None when the run
-    must be the whole set."""
+    must be the whole set. ``configured``: the repositories whose configuration changed since their layers
+    were built (``configured_anew``): they are rebuilt too."""
     if previous is None or not previous.manifest.layers:
         return None
     names = [r.name for r in loaded.repositories]
@@ -126,7 +185,7 @@ def plan(
             return None
         previous_records[repo.name] = record
     roots = {r.name: str(r.root) for r in loaded.repositories}
-    changed: set[str] = set(repositories) & set(names)
+    changed: set[str] = (set(repositories) | set(configured)) & set(names)
     for path in paths:
         owner = _owner(roots, str(Path(path)))
         if owner is None:

@@ -101,13 +101,22 @@ def assert_like_a_full_rebuild(ws: Workspace, tmp: Path) -> None:
     assert not differences(got, full_rebuild(tmp, ws.repositories))
 
 
-def full_rebuild(tmp: Path, repositories: list[tuple[str, Path, tuple[str, ...]]]) -> dict[str, Any]:
-    """The answers of a from-scratch index of the same repositories (own state, no fact cache)."""
+def full_rebuild(
+    tmp: Path, repositories: list[tuple[str, Path, tuple[str, ...]]], *, exclude: dict[str, list[str]] | None = None
+) -> dict[str, Any]:
+    """The answers of a from-scratch index of the same repositories (own state, no fact cache); ``exclude``:
+    repository -> its ``exclude`` patterns."""
     scratch = tmp / "full-rebuild"
     shutil.rmtree(scratch, ignore_errors=True)
     ws = Workspace(scratch, fact_cache="off")
     for name, path, languages in repositories:
         ws.register(name, path, *languages)
+    config = ws.layout.config_path.read_text()
+    for name, patterns in (exclude or {}).items():
+        path = next(p for n, p, _l in repositories if n == name)
+        marker = f'path = "{path}"\n'
+        config = config.replace(marker, marker + f"exclude = {list(patterns)!r}\n".replace("'", '"'))
+    ws.layout.config_path.write_text(config)
     run = ws.index()
     assert run.names == ["exact"], run.names
     with ws.current() as gen:

@@ -63,3 +63,42 @@ def test_an_exact_generation_carries_no_pending_field(tmp_path: Path) -> None:
     layout = _publish(tmp_path, set())
     with open_current(layout) as gen:
         assert "pending_exact" not in READ_TOOLS["find_symbol"](gen, {"name": "helper"})
+
+
+def test_a_consumer_of_a_repository_with_pending_files_is_named_and_its_uses_are_a_lower_bound(tmp_path: Path) -> None:
+    """A scoped run's CANDIDATE generation rebuilds the edited repository alone: the repositories using it keep
+    their edges into it from before the edit. Every answer names them; a walk over the edited repository's
+    uses is a lower bound until the exact analysis publishes."""
+    b = GraphBuilder(tmp_path / "repos")
+    b.repo("alpha", mode="pending")
+    b.repo("beta", mode="exact")
+    b.add_file("alpha", "core.py", "def helper():\n    return 1\n")
+    b.add_file("beta", "app.py", "from core import helper\n\n\ndef main():\n    return helper()\n")
+    b.edge(b.sym("beta", "app.main"), EdgeKind.CALLS_DIRECT, b.sym("alpha", "core.helper"))
+    b.package_dependency("beta", "app", "alpha", "core", "app.py", 1)
+    b.files = [msgspec.structs.replace(f, analysis="pending") if f.repository == "alpha" else f for f in b.files]
+    analysis = records.LanguageAnalysis(language="python", mode="pending", analyzer="scip-python", reason="pending")
+    b.repositories["alpha"] = msgspec.structs.replace(b.repositories["alpha"], analyses=(analysis,))
+    layout = StateLayout(config_path=tmp_path / "kivgraph.toml", state_dir=tmp_path / "state")
+    b.publish(layout)
+    with open_current(layout) as gen:
+        for tool, arguments in [
+            ("graph_status", {}),
+            ("find_cross_repo_consumers", {"qualified_name": "core.helper"}),
+            ("find_references", {"qualified_name": "core.helper"}),
+        ]:
+            answer = READ_TOOLS[tool](gen, arguments)
+            assert answer["pending_exact"]["consumers"] == [{"repository": "beta", "of": "alpha"}], tool
+            assert "before the edit" in answer["pending_exact"]["consumers_note"]
+        for view in ("full", "compact"):
+            blast = READ_TOOLS["get_blast_radius"](gen, {"qualified_name": "core.helper", "view": view})
+            assert blast["completeness"]["verdict"] == "LOWER_BOUND", view
+            assert [(p["repository"], p["of"]) for p in blast["completeness"]["pending_consumers"]] == [
+                ("beta", "alpha")
+            ]
+        # an absence in the pending repository is no proof: its users' edges are from before the edit
+        none = READ_TOOLS["find_references"](gen, {"qualified_name": "core"})
+        assert none["total"] == 0 and "pending" in none["guidance"] and "beta" in none["guidance"], none
+        # a walk that touches no pending repository answers as before
+        outgoing = READ_TOOLS["get_blast_radius"](gen, {"qualified_name": "app.main"})
+        assert "pending_consumers" not in outgoing["completeness"]

@@ -179,6 +179,14 @@ class ExactAdapter(ABC, Generic[FactsT]):
             raise msgspec.DecodeError(f"{self.analyzer} facts of another layout than this kivgraph's")
         return cast(FactsT, msgspec.msgpack.decode(memoryview(data)[len(tag) :], type=self.facts_type))
 
+    def interface(self, facts: FactsT) -> list[tuple[str, str]] | None:
+        """What a consumer's run can see of this repository, from its run's facts: each symbol it exports with what the
+        analyzer states of it (its signature with the types it inferred, its relationships), no position or body:
+        (the simple name a consumer writes to use it, "" for every consumer; a digest) each.
+        A consumer's facts are cached on it instead of on the repository's bytes (indexer/interface.py); None: the
+        adapter cannot tell, a consumer's run is cached on the repository's bytes."""
+        return None
+
     @staticmethod
     def failure_of(facts: object) -> str:
         return str(getattr(facts, "failure", ""))

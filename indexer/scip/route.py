@@ -27,6 +27,7 @@ outcome's ``settle`` and ``edge`` (``ExactOutcome``) and ``bind_foreign``, throu
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
@@ -38,7 +39,7 @@ import msgspec
 from indexer.corpus import Corpus, RepositoryFacts
 from indexer.facts import SymbolFact, UnresolvedFact
 from indexer.languages.spec import ExactAdapter, ExactOutcome
-from indexer.scip.decode import Document, Occurrence, Relationship
+from indexer.scip.decode import Document, Occurrence, Relationship, SymbolInformation
 from indexer.scip.join import ColumnMap, CoveredSite, FileDeclarations
 from snapshot_format.vocab import Confidence, EdgeKind, Provenance
 
@@ -85,6 +86,43 @@ class ScipDefinition(msgspec.Struct, array_like=True, frozen=True):
     synthesized: bool = False
     callable: bool = False
     type_name: str = ""
+    # What the analyzer states of the symbol where it defines it: a digest of its hover documentation (the
+    # signature with the types the checker inferred) and its relationships. Part of the repository's interface
+    # (indexer/interface.py): a consumer's run is cached on it, not on the provider's bytes.
+    stated: str = ""
+
+
+def stated_of(info: SymbolInformation | None) -> str:
+    """``ScipDefinition.stated``: a short digest of the documentation and relationships SCIP states for a symbol."""
+    if info is None:
+        return ""
+    h = hashlib.blake2b(digest_size=8)
+    for text in info.documentation:
+        h.update(text.encode("utf-8", "surrogatepass") + b"\0")
+    for r in sorted(
+        (r.symbol, r.is_reference, r.is_implementation, r.is_type_definition, r.is_definition)
+        for r in info.relationships
+    ):
+        h.update(repr(r).encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+def interface_of(facts: ScipFacts[Any]) -> list[tuple[str, str]]:
+    """What a consumer's analyzer can see of a repository, from its run: each symbol it defines, with its kind and
+    what the analyzer states of it, under the simple name a consumer writes to use it (indexer/interface.py);
+    positions and bodies are left out."""
+
+    def h(*parts: object) -> str:
+        d = hashlib.blake2b(digest_size=10)
+        for part in parts:
+            d.update(str(part).encode("utf-8", "surrogatepass") + b"\0")
+        return d.hexdigest()
+
+    out = [("", h("failure", facts.failure)), *(("", h("excluded", p, why)) for p, why in facts.excluded)]
+    for d in facts.definitions:
+        name = d.qualified_name.rsplit(".", 1)[-1]
+        out.append((name, h(d.symbol, d.path, d.qualified_name, d.kind, d.callable, d.type_name, d.stated)))
+    return out
 
 
 UnitsT = TypeVar("UnitsT")

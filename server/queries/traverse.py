@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.pending import waiting_consumers
 from snapshot_format import keys, languages
 from snapshot_format.reader import Generation
 from snapshot_format.records import Symbol, Unresolved
@@ -337,6 +338,9 @@ class Completeness:
     dispatch_unknown: str = ""
     # The interface methods outside the graph the root implements (``io.Writer.Write``): code there may call it.
     implements_outside: list[str] = field(default_factory=list)
+    # (consumer, provider): a repository whose edges into a repository of the walk are from before that one's
+    # pending edit (server.pending.waiting_consumers).
+    pending_consumers: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def unresolved_count(self) -> int:
@@ -420,7 +424,10 @@ def completeness(
         if a.mode == "failed" and a.language == root.language
     ]
     dispatch_unknown = next((why for why in (undecided_dispatch(gen, sym) for sym in nodes) if why), "")
-    lower = bool(spots or scopes or walk_result.candidate_edges or missing or dispatch_unknown)
+    waiting = waiting_consumers(gen)
+    touched = {sym.repository for sym in nodes}
+    pending_consumers = sorted((c, p) for p in touched if p in waiting for c in waiting[p])
+    lower = bool(spots or scopes or walk_result.candidate_edges or missing or dispatch_unknown or pending_consumers)
     fallback = None
     if lower:
         roots = {r.name: r.root for r in gen.repositories()}
@@ -449,6 +456,7 @@ def completeness(
         fallback=fallback,
         dispatch_unknown=dispatch_unknown,
         implements_outside=outside_names(gen, root),
+        pending_consumers=pending_consumers,
     )
 
 

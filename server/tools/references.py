@@ -10,6 +10,7 @@ from server.cursor import scope
 from server.declarations import FindReferences
 from server.envelope import Coverage
 from server.errors import invalid
+from server.pending import waiting_consumers
 from server.queries import counterparts
 from server.queries.references import (
     ALL_KINDS,
@@ -178,6 +179,14 @@ def _guidance(
             "could not decide, a value handed to code outside the graph, a call the language makes without "
             "naming it, or a base method outside the graph it overrides), so this is not proof of absence; "
             "results.unbound says where they are"
+        )
+    waiting = waiting_consumers(gen).get(subject.repository)
+    if waiting:
+        return (
+            f"no edge reaches this symbol in this snapshot, but {subject.repository}'s files are pending exact "
+            f"analysis and {', '.join(waiting)} keep their edges into it from before the edit "
+            "(pending_exact.consumers), so this is not proof of absence until the next snapshot, which this server "
+            "follows"
         )
     if modes == {"exact"}:
         outside = (

@@ -333,6 +333,15 @@ def completeness_block(
         block["missing_analyzers"] = [
             {"repository": r, "language": lang, "reason": reason} for r, lang, reason in c.missing_analyzers
         ]
+    if c.pending_consumers:
+        block["pending_consumers"] = [
+            {
+                "repository": consumer,
+                "of": provider,
+                "note": f"{consumer}'s edges into {provider} are from before {provider}'s pending edit",
+            }
+            for consumer, provider in c.pending_consumers
+        ]
     if c.dispatch_unknown:
         block["dispatch_unknown"] = c.dispatch_unknown
     if c.implements_outside:

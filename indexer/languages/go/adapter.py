@@ -60,6 +60,20 @@ class GoTypesAdapter(ExactAdapter[RepositoryGoFacts]):
         seen = sorted(f"{name}\0{where}" for where, name in installed_modules(Path(repo.root)).items())
         return hashlib.blake2b(key + "\n".join(["installed", *seen]).encode(), digest_size=20).digest()
 
+    def interface(self, facts: RepositoryGoFacts) -> list[tuple[str, str]] | None:
+        """go/types' exported declarations with their types (by the name an importer writes), and the packages it
+        could not load."""
+
+        def h(text: str) -> str:
+            return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=10).hexdigest()
+
+        out = [("", h(f"problem\0{p.package}\0{p.reason}")) for p in facts.problems]
+        for line in facts.exports:
+            _path, _tab, rest = line.partition("\t")
+            name, _tab, _decl = rest.partition("\t")
+            out.append((name, h(line)))
+        return out
+
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryGoFacts:
         return analyze_repository(repo, corpus, timeout=timeout)
 

@@ -274,6 +274,9 @@ class RepositoryGoFacts(msgspec.Struct, frozen=True):
     # binding takes a module's uses from the second run once a registered repository provides it (``_linked``).
     installed_modules: tuple[str, ...] = ()
     installed_uses: tuple[GoUse, ...] = ()
+    # Every exported declaration of the repository's packages as go/types prints it, with its type ("import
+    # path<TAB>declaration"): what an importer can see of it (``GoTypesAdapter.interface``).
+    exports: tuple[str, ...] = ()
 
 
 def workspace_dir() -> Path:
@@ -454,6 +457,7 @@ def analyze_repository(repo: RepositoryFacts, corpus: Corpus, *, timeout: float)
         package_errors=tuple(sorted(e for p in parts for e in p.package_errors)),
         installed_modules=linked[0],
         installed_uses=linked[1],
+        exports=tuple(sorted({e for p in parts for e in p.exports})),
     )
 
 
@@ -627,6 +631,7 @@ def facts_from_output(
         type_errors=n_errors,
         workspace=workspace,
         package_errors=tuple(sorted(errors)),
+        exports=tuple(sorted(set(raw.get("exports") or ()))),  # type: ignore[arg-type]
     )
 
 

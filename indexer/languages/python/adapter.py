@@ -21,7 +21,7 @@ from indexer.languages.python.analyzer import (
     providers,
 )
 from indexer.languages.python.installed import InstalledPackage, fingerprint
-from indexer.scip.route import ScipAdapter
+from indexer.scip.route import ScipAdapter, interface_of
 
 
 class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
@@ -47,6 +47,9 @@ class ScipPythonAdapter(ScipAdapter[RepositoryScipFacts]):
             return key
         seen = [InstalledPackage(p.repository, p.version, p.name, p.root, p.files) for p in installed]
         return hashlib.blake2b(key + fingerprint(seen), digest_size=20).digest()
+
+    def interface(self, facts: RepositoryScipFacts) -> list[tuple[str, str]] | None:
+        return interface_of(facts)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryScipFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

@@ -93,6 +93,7 @@ from indexer.scip.route import (
     kept_definitions,
     local,
     source_reader,
+    stated_of,
 )
 from snapshot_format.vocab import EXTERNAL_OVERRIDE, EdgeKind, Provenance
 
@@ -534,10 +535,13 @@ def join_repository(
         ff = files.get(path)
         return (*(ff.symbols if ff is not None else ()), *declared.get(path, ()))
 
+    known = list(known)
     kept: dict[str, list[tuple[str, SymbolFact, bool]]] = {}
     for t, decl in kept_definitions(known, symbols_of, lambda t: t.path in own):
         kept.setdefault(t.path, []).append((t.symbol, decl, t.synthesized))
     order = sorted(own.keys() | kept.keys())
+    stated = {t.symbol: t.stated for t in known if t.path not in own}
+    stated.update({info.symbol: stated_of(info) for d in docs for info in d.symbols})
     defined: dict[str, tuple[str, SymbolFact]] = {}
     synthesized = first_definitions(((p, own[p] if p in own else kept[p]) for p in order), defined)
     decls = {
@@ -562,7 +566,9 @@ def join_repository(
         occurrences=sum(n for _p, n in counts),
         declarations=tuple((p, d) for p, ds in sorted(synthesized.items()) for d in ds),
         definitions=tuple(
-            ScipDefinition(symbol, path, d.qualified_name, d.kind, d.start_line, d.start_col, made)
+            ScipDefinition(
+                symbol, path, d.qualified_name, d.kind, d.start_line, d.start_col, made, stated=stated.get(symbol, "")
+            )
             for path in order
             for symbol, d, made in sorted(own[path] if path in own else kept[path], key=lambda t: t[0])
         ),

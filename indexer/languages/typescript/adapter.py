@@ -17,7 +17,7 @@ from indexer.languages.typescript.analyzer import (
     cache_key,
     probe,
 )
-from indexer.scip.route import ScipAdapter
+from indexer.scip.route import ScipAdapter, interface_of
 
 
 class ScipTypescriptAdapter(ScipAdapter[RepositoryTsFacts]):
@@ -38,6 +38,9 @@ class ScipTypescriptAdapter(ScipAdapter[RepositoryTsFacts]):
         self, repo: RepositoryFacts, hashes: Mapping[str, Mapping[str, str]], identity: str, corpus: Corpus
     ) -> bytes:
         return cache_key(repo, hashes, identity)
+
+    def interface(self, facts: RepositoryTsFacts) -> list[tuple[str, str]] | None:
+        return interface_of(facts)
 
     def analyze(self, repo: RepositoryFacts, corpus: Corpus, *, timeout: float) -> RepositoryTsFacts:
         return analyze_repository(repo, corpus, timeout=timeout)

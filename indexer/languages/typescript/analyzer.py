@@ -100,6 +100,7 @@ from indexer.scip.route import (
     kept_definitions,
     local,
     source_reader,
+    stated_of,
 )
 from indexer.scip.route import bind as route_bind
 from snapshot_format.vocab import EXTERNAL_OVERRIDE, Confidence, EdgeKind, Provenance
@@ -679,8 +680,10 @@ def join_repository(
         defined[t.symbol] = (t.path, decl)
     typed_callable = {t.symbol for t in known if t.callable}
     type_names = {t.symbol: t.type_name for t in known if t.type_name}
+    stated = {t.symbol: t.stated for t in known}
     for doc in documents:
         for info in doc.symbols:
+            stated[canonical_symbol(info.symbol)] = stated_of(info)
             if info.documentation:
                 if holds_callable(info.documentation[0]):
                     typed_callable.add(canonical_symbol(info.symbol))
@@ -715,6 +718,7 @@ def join_repository(
                         d.start_col,
                         callable=d.kind == "variable" and sym in typed_callable,
                         type_name=type_names.get(sym, "") if d.kind == "variable" else "",
+                        stated=stated.get(sym, ""),
                     )
                     for sym, (p, d) in defined.items()
                 ),

@@ -99,6 +99,9 @@ type Output struct {
 	Files     []string        `json:"files"`
 	Packages  []PackageReport `json:"packages"`
 	Uses      []Use           `json:"uses"`
+	// Exports: each exported declaration of every target package, as go/types prints it with its type
+	// (exported methods of its named types too), "importpath<TAB>declaration": what an importer can see.
+	Exports []string `json:"exports"`
 }
 
 type checker struct {
@@ -202,10 +205,63 @@ func main() {
 		}
 	}
 	c.implements(targets)
+	c.out.Exports = exports(targets)
 	enc := json.NewEncoder(os.Stdout)
 	if err := enc.Encode(&c.out); err != nil {
 		fail(err)
 	}
+}
+
+// exports lists what importers of the targets can see, "importpath<TAB>name<TAB>declaration": every
+// exported package-level object with its type, the exported methods of its named types, the fields of
+// its structs and the methods of its interfaces (sorted, each once: a test variant repeats them).
+// Function bodies do not change it; a signature, a field, an inferred variable type do.
+func exports(targets []*targetPkg) []string {
+	qualifier := func(p *types.Package) string { return p.Path() }
+	seen := map[string]bool{}
+	out := []string{}
+	add := func(path, name, decl string) {
+		line := path + "\t" + name + "\t" + decl
+		if !seen[line] {
+			seen[line] = true
+			out = append(out, line)
+		}
+	}
+	for _, tp := range targets {
+		path := packagePath(tp.list)
+		scope := tp.pkg.Scope()
+		for _, name := range scope.Names() {
+			obj := scope.Lookup(name)
+			if !obj.Exported() {
+				continue
+			}
+			add(path, name, types.ObjectString(obj, qualifier))
+			tn, ok := obj.(*types.TypeName)
+			if !ok {
+				continue
+			}
+			if named, ok := tn.Type().(*types.Named); ok {
+				for i := 0; i < named.NumMethods(); i++ {
+					m := named.Method(i)
+					add(path, m.Name(), name+"."+types.ObjectString(m, qualifier))
+				}
+			}
+			switch u := tn.Type().Underlying().(type) {
+			case *types.Struct:
+				for i := 0; i < u.NumFields(); i++ {
+					f := u.Field(i)
+					add(path, f.Name(), name+"."+types.ObjectString(f, qualifier))
+				}
+			case *types.Interface:
+				for i := 0; i < u.NumMethods(); i++ {
+					m := u.Method(i)
+					add(path, m.Name(), name+"."+types.ObjectString(m, qualifier))
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func fail(err error) {
