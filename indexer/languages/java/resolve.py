@@ -516,6 +516,12 @@ IMPLICIT_BY: dict[tuple[str, int], str] = {
     ("hasNext", 0): "an enhanced for statement over an Iterable, on the iterator it takes",
     ("next", 0): "an enhanced for statement over an Iterable, on the iterator it takes",
     ("toString", 0): 'string concatenation and conversion ("" + x, String.valueOf(x), println(x))',
+    # serialization calls these by reflection on a Serializable class (ObjectInputStream, ObjectOutputStream)
+    ("readObject", 1): "Java serialization (ObjectInputStream.readObject of a Serializable object)",
+    ("writeObject", 1): "Java serialization (ObjectOutputStream.writeObject of a Serializable object)",
+    ("readObjectNoData", 0): "Java serialization (ObjectInputStream, for a class the stream does not list)",
+    ("readResolve", 0): "Java serialization (ObjectInputStream, after reading the object)",
+    ("writeReplace", 0): "Java serialization (ObjectOutputStream, before writing the object)",
 }
 
 
@@ -527,7 +533,8 @@ def implicit_calls(out: Resolution, corpus: Corpus, repo: str, ff: FileFacts) ->
     for d in ff.symbols:
         if d.kind != "method" or not d.container or "static" in d.signature.split("(")[0].split():
             continue
-        by = IMPLICIT_BY.get((d.name, arity(d) or 0)) if arity(d) == 0 else None
+        n = arity(d)
+        by = IMPLICIT_BY.get((d.name, n)) if n is not None else None
         source = corpus.key_of(repo, ff.path, d.qualified_name, d.kind) if by else None
         if source is None:
             continue
