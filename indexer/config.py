@@ -10,12 +10,14 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 import msgspec
 
+from indexer.languages import registry
 from snapshot_format.atomic import write_atomically
 from snapshot_format.languages import ALIASES as LANGUAGE_ALIASES
 from snapshot_format.languages import IDS as LANGUAGES
@@ -51,31 +53,53 @@ class IndexingConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     include_build_outputs: bool = False
 
 
-class RustConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    # true: a workspace's locked dependencies missing from the cargo cache are fetched from the crate registry
-    # into kivgraph's own cargo home (indexer.languages.rust.dependencies); false: nothing leaves the machine
-    allow_network: bool = False
+def _section(spec_name: str, language: str, defaults: Mapping[str, bool | int | float | str]) -> type[msgspec.Struct]:
+    """The schema of a language's section of kivgraph.toml, from its folder's ``[settings]`` (language.toml)."""
+    return msgspec.defstruct(
+        f"{spec_name.title()}Settings",
+        [(key, type(value), value) for key, value in defaults.items()],
+        forbid_unknown_fields=True,
+        kw_only=True,
+        frozen=True,
+    )
 
 
-class GoConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    # true: modules missing from the module cache are fetched from the module proxy into kivgraph's own module
-    # cache (indexer.languages.go.analyzer.network_env); false: hermetic, GOPROXY=off
-    allow_network: bool = False
+# language id -> the schema of its section (``[go]``, ``[rust]``, ``[java]``: whichever folders declare settings)
+SECTIONS: dict[str, type[msgspec.Struct]] = {
+    spec.ids[0]: _section(spec.name, spec.ids[0], spec.settings) for spec in registry.LANGUAGES if spec.settings
+}
 
 
-class JavaConfig(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
-    # true: Maven may fetch a dependency the local Maven repository lacks from Maven Central (into ~/.m2) for
-    # javac's classpath (indexer.languages.java.analyzer); false: offline, such a dependency is named in status
-    allow_network: bool = False
+class _Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
+    """The file's own keys; each language section is a field of ``Config`` (built from ``SECTIONS``)."""
 
-
-class Config(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     version: int = CONFIG_VERSION
     indexing: IndexingConfig = msgspec.field(default_factory=IndexingConfig)
-    go: GoConfig = msgspec.field(default_factory=GoConfig)
-    rust: RustConfig = msgspec.field(default_factory=RustConfig)
-    java: JavaConfig = msgspec.field(default_factory=JavaConfig)
     repository: list[RepositoryConfig] = []
+
+
+# a subclass of _Config (bases=), which defstruct's annotation cannot say
+Config: type[_Config] = msgspec.defstruct(  # type: ignore[assignment]
+    "Config",
+    [(language, section, msgspec.field(default_factory=section)) for language, section in SECTIONS.items()],
+    bases=(_Config,),
+    forbid_unknown_fields=True,
+    kw_only=True,
+)
+
+
+def section(config: _Config, language: str) -> msgspec.Struct | None:
+    """A language's section of the config (its defaults when the file has none), or None when it has none."""
+    found = getattr(config, language, None) if language in SECTIONS else None
+    return found if isinstance(found, msgspec.Struct) else None
+
+
+def with_section(config: _Config, language: str, **values: bool | int | float | str) -> _Config:
+    """The config with some keys of a language's section set (``Config(go=...)`` for a section built at import)."""
+    current = section(config, language)
+    if current is None:
+        raise KeyError(f"no [{language}] section: the language declares no settings")
+    return msgspec.structs.replace(config, **{language: msgspec.structs.replace(current, **values)})
 
 
 @dataclass(frozen=True)
@@ -96,7 +120,7 @@ class Repository:
 @dataclass(frozen=True)
 class LoadedConfig:
     path: Path
-    raw: Config
+    raw: _Config
     repositories: tuple[Repository, ...]
 
     @property
@@ -104,10 +128,9 @@ class LoadedConfig:
         return self.raw.indexing
 
     def allows_network(self, language: str) -> bool:
-        """Whether the config lets this language's analyzer reach a package registry (``allow_network`` under
-        ``[go]``, ``[rust]`` or ``[java]``)."""
-        section = getattr(self.raw, language, None) if language in LANGUAGES else None
-        return isinstance(section, (GoConfig, RustConfig, JavaConfig)) and section.allow_network
+        """Whether the config lets this language's analyzer reach a package registry (``allow_network`` in its
+        section, for a language whose folder declares that setting)."""
+        return bool(getattr(section(self.raw, language), "allow_network", False))
 
 
 def _key_path(message: str) -> tuple[str, str]:
@@ -157,7 +180,7 @@ def resolve_repository_path(raw: str, base: Path, where: str) -> Path:
     return path.resolve()
 
 
-def validate(config: Config, path: Path) -> LoadedConfig:
+def validate(config: _Config, path: Path) -> LoadedConfig:
     """Semantic checks msgspec cannot express; returns the resolved registry."""
     if config.version != CONFIG_VERSION:
         raise ConfigError(f"{path}: key 'version': unsupported version {config.version} (expected {CONFIG_VERSION})")
@@ -267,11 +290,17 @@ def _toml_str(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value).lower()
+    return _toml_str(value) if isinstance(value, str) else repr(value)
+
+
 def _toml_list(values: list[str]) -> str:
     return "[" + ", ".join(_toml_str(v) for v in values) + "]"
 
 
-def render(config: Config) -> str:
+def render(config: _Config) -> str:
     """The TOML text of a config (only the keys kivgraph knows)."""
     defaults = IndexingConfig()
     lines = ["# kivgraph configuration: see `kivgraph init --help`.", f"version = {config.version}", ""]
@@ -284,12 +313,15 @@ def render(config: Config) -> str:
         lines.append(f"analyzer_timeout_seconds = {idx.analyzer_timeout_seconds}")
     if idx.include_build_outputs != defaults.include_build_outputs:
         lines.append(f"include_build_outputs = {str(idx.include_build_outputs).lower()}")
-    if config.go.allow_network != GoConfig().allow_network:
-        lines += ["", "[go]", f"allow_network = {str(config.go.allow_network).lower()}"]
-    if config.rust.allow_network != RustConfig().allow_network:
-        lines += ["", "[rust]", f"allow_network = {str(config.rust.allow_network).lower()}"]
-    if config.java.allow_network != JavaConfig().allow_network:
-        lines += ["", "[java]", f"allow_network = {str(config.java.allow_network).lower()}"]
+    for language, schema in SECTIONS.items():  # a section's keys that are not their defaults
+        given, default = section(config, language), schema()
+        changed = [
+            (key, getattr(given, key))
+            for key in schema.__struct_fields__
+            if getattr(given, key) != getattr(default, key)
+        ]
+        if changed:
+            lines += ["", f"[{language}]", *(f"{key} = {_toml_value(value)}" for key, value in changed)]
     for repo in config.repository:
         lines += ["", "[[repository]]", f"name = {_toml_str(repo.name)}", f"path = {_toml_str(repo.path)}"]
         lines.append(f"languages = {_toml_list(repo.languages)}")
@@ -302,7 +334,7 @@ def render(config: Config) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write(path: Path, config: Config) -> None:
+def write(path: Path, config: _Config) -> None:
     """Validate, then write the config atomically."""
     text = render(config)
     validate(config, path)
@@ -310,7 +342,7 @@ def write(path: Path, config: Config) -> None:
     write_atomically(path, text.encode("utf-8"))
 
 
-def upsert_repositories(config: Config, entries: list[RepositoryConfig]) -> Config:
+def upsert_repositories(config: _Config, entries: list[RepositoryConfig]) -> _Config:
     """Register entries: identical is a no-op, same name+path replaces languages, same name elsewhere fails."""
     repos = list(config.repository)
     for entry in entries:

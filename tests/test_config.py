@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from indexer.config import (
+    SECTIONS,
     Config,
     ConfigError,
-    GoConfig,
     RepositoryConfig,
-    RustConfig,
     load,
     parse,
+    section,
     upsert_repositories,
+    with_section,
     write,
 )
 
@@ -106,7 +108,7 @@ def test_written_config_reads_back_identically(tmp_path: Path) -> None:
     path = tmp_path / "k.toml"
     write(path, cfg)
     assert load(path).raw == cfg
-    networked = Config(go=GoConfig(allow_network=True), rust=RustConfig(allow_network=True), repository=cfg.repository)
+    networked = with_section(with_section(cfg, "go", allow_network=True), "rust", allow_network=True)
     write(path, networked)
     loaded = load(path)
     assert loaded.raw == networked and loaded.allows_network("go") and loaded.allows_network("rust")
@@ -123,3 +125,23 @@ def test_upsert_replaces_languages_keeps_exclusions_and_refuses_a_moved_name(tmp
     assert same.repository[0].languages == ["go"] and same.repository[0].exclude == ["docs"]
     with pytest.raises(ConfigError, match="already registered"):
         upsert_repositories(base, [RepositoryConfig(name="r", path=str(tmp_path / "elsewhere"), languages=["go"])])
+
+
+def test_a_language_section_is_the_folder_s_settings_and_bad_keys_are_named(tmp_path: Path) -> None:
+    # the sections come from the language folders' language.toml [settings], not from a list in config.py
+    assert {"go", "rust", "java"} <= set(SECTIONS) and "python" not in SECTIONS
+    (tmp_path / "r").mkdir()
+    base = f'version = 1\n[[repository]]\nname = "r"\npath = "{tmp_path / "r"}"\nlanguages = ["java"]\n'
+    loaded = load(_cfg(tmp_path, base + "[java]\nallow_network = true\n"))
+    assert loaded.allows_network("java") and not loaded.allows_network("go")
+    assert msgspec.structs.asdict(section(loaded.raw, "java")) == {"allow_network": True}  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"unknown key 'java.allow_netwrk'"):
+        load(_cfg(tmp_path, base + "[java]\nallow_netwrk = true\n"))
+    with pytest.raises(ConfigError, match=r"key 'java.allow_network'"):
+        load(_cfg(tmp_path, base + '[java]\nallow_network = "yes"\n'))
+    with pytest.raises(ConfigError, match=r"unknown key 'python'"):  # a language without settings has no section
+        load(_cfg(tmp_path, base + "[python]\nallow_network = true\n"))
+    written = tmp_path / "w.toml"
+    write(written, with_section(loaded.raw, "java", allow_network=True))
+    assert "[java]\nallow_network = true" in written.read_text() and load(written).allows_network("java")
+    assert Config() == Config() and section(Config(), "go") is not None

@@ -35,6 +35,9 @@ class _Declaration(msgspec.Struct, forbid_unknown_fields=True, kw_only=True):
     adapter: str = "analyzer"
     build_outputs: bool = False
     fallback_note: str = "tree-sitter, CANDIDATE"
+    # The language's section of kivgraph.toml (``[<first language>]``): each key with its default (a bool, an int,
+    # a float or a string); indexer/config.py builds the section's schema from it
+    settings: dict[str, bool | int | float | str] = {}
 
 
 def _test_patterns(dirs_and_names: list[str]) -> tuple[str, ...]:
@@ -66,6 +69,7 @@ def read_declaration(folder: Path) -> LanguageSpec:
         adapter_module=found.adapter,
         build_outputs=found.build_outputs,
         fallback_note=found.fallback_note,
+        settings=dict(found.settings),
     )
 
 

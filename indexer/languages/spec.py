@@ -218,6 +218,8 @@ class LanguageSpec:
     adapter_module: str = "analyzer"  # adapter.py when the analyzer has an incremental route below it
     build_outputs: bool = False  # outputs.py defines mark_build_outputs(root, discovery) -> discovery
     fallback_note: str = "tree-sitter, CANDIDATE"  # what answers are without the exact analyzer
+    # its section of kivgraph.toml (``[<ids[0]>]``): key -> default (language.toml's ``[settings]``)
+    settings: Mapping[str, bool | int | float | str] = field(default_factory=dict)
 
     @property
     def ids(self) -> tuple[str, ...]:
