@@ -50,8 +50,10 @@ def test_an_edit_is_reported_with_its_scope_and_every_other_layer_as_the_same_fi
     before = bench._layers(previous)
     bench._edit(*repos["prov"], 2)
     row = bench._run_row("edit prov", bench._index(home, env), before, bench._current(home), previous)
-    assert row["rebuilt"] == ["cons", "prov"]
-    assert "prov" in row["layers_written"] and "lone" in row["layers_carried"]
+    # the edit adds a declaration cons does not name: its view of prov is the same, so prov alone is rebuilt and
+    # cons's layer is carried, its edges into prov bound again (issue 24)
+    assert row["rebuilt"] == ["prov"]
+    assert "prov" in row["layers_written"] and {"lone", "cons"} <= set(row["layers_carried"])
     assert row["cross_edges_of_rebuilt"] == cross["cons->prov"]
 
 

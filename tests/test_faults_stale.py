@@ -347,8 +347,9 @@ def test_a_revert_saved_while_the_indexer_stood_before_publication_is_dropped_an
 def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_are_not_the_carried_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``--repository shapes``: drawing is carried over, but its analyzer run is due (its provider changed)
-    and its files on disk were edited since. The run must not publish what scip-python reads there."""
+    """``--repository shapes``: drawing is carried over, but its analyzer run is due (what it sees of its
+    provider changed: ``Square``'s constructor, which it calls) and its files on disk were edited since. The run
+    must not publish what scip-python reads there."""
     monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
     ws = Workspace(tmp_path / "home")
     shapes, drawing = copy_fixture("pyrepo_a", tmp_path), copy_fixture("pyrepo_b", tmp_path)
@@ -360,7 +361,10 @@ def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_ar
     canvas = drawing / "drawing" / "canvas.py"
     canvas.write_text(canvas.read_text() + "\n\ndef extra_canvas() -> Canvas:\n    return default_canvas()\n")
     square = shapes / "src" / "shapes" / "square.py"
-    square.write_text(square.read_text() + "\n\ndef unit_square() -> Square:\n    return Square(1.0)\n")
+    text = square.read_text().replace(
+        "def __init__(self, side: float)", 'def __init__(self, side: float, unit: str = "m")'
+    )
+    square.write_text(text + "\n\ndef unit_square() -> Square:\n    return Square(1.0)\n")
     run_index(load(ws.layout.config_path), ws.layout, only=frozenset({"shapes"}))
     with ws.current() as gen:
         assert gen.symbols_by_name("unit_square") and not gen.symbols_by_name("extra_canvas")

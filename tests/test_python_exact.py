@@ -340,7 +340,9 @@ def test_two_registered_providers_of_a_package_leave_unresolved_rows_not_edges(c
         assert rows[site].detail == "provided by pyrepo_a, pyrepo_a_fork"
 
 
-def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_its_consumers(tmp_path: Path) -> None:
+def test_an_edit_reruns_the_analyzer_of_its_repository_and_of_the_consumers_whose_view_of_it_changed(
+    tmp_path: Path,
+) -> None:
     _require_analyzer()
     home = tmp_path / "home"
     lib = write_repo(tmp_path / "lib", {"src/libpkg/__init__.py": "def helper() -> int:\n    return 1\n"})
@@ -359,8 +361,21 @@ def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_its_consumers(t
     assert index()["index"]["python"]["analyzer_runs"] == 1  # only `other`: nobody imports it
     (lib / "src/libpkg/__init__.py").write_text("def helper() -> int:\n    return 4\n")
     second = index()["index"]["python"]
-    # lib and its consumer app run; other is carried as its layer (issue 24): not even its cache entry is read
-    assert (second["analyzer_runs"], second["analyzer_cache_hits"]) == (2, 0)
+    # a body-only edit: lib alone runs; app sees the same interface of lib (helper's signature as the checker
+    # states it), so its layer and edges are carried, and other is carried as its layer (issue 24)
+    assert (second["analyzer_runs"], second["analyzer_cache_hits"]) == (1, 0)
     status = json.loads(run_kivgraph(home, "status", "--json").stdout)
     app_analysis = next(r for r in status["repositories"] if r["name"] == "app")["analyses"][0]
     assert "3 exact edges, 3 to other repositories" in app_analysis["reason"]  # module, import, call
+    (lib / "src/libpkg/__init__.py").write_text("def helper() -> str:\n    return '4'\n")
+    third = run_kivgraph(home, "index", "--json").stdout.splitlines()
+    events = [json.loads(line) for line in third if line.startswith("{")]
+    ran = [e["progress"]["detail"] for e in events if e.get("progress", {}).get("phase") == "analyzers"]
+    # the signature changed: app's analyzer runs again, in the stage after lib's (the progress events say so)
+    assert ran == [
+        "ran scip-python on lib (whole); next: scip-python on app (the interface of lib changed)",
+        "ran scip-python on app (whole)",
+    ], ran
+    status = json.loads(run_kivgraph(home, "status", "--json").stdout)
+    app_analysis = next(r for r in status["repositories"] if r["name"] == "app")["analyses"][0]
+    assert app_analysis["mode"] == "exact" and "3 to other repositories" in app_analysis["reason"]
