@@ -114,12 +114,18 @@ def names_of(repo: RepositoryFacts) -> tuple[frozenset[str], bool]:
     return frozenset(out), star
 
 
+def _implicit(name: str) -> bool:
+    """A member code uses without writing its name: a Python special method (``Square(1)`` calls ``__init__``,
+    ``a + b`` ``__add__``), a TypeScript ``constructor``: every consumer sees it."""
+    return (name.startswith("__") and name.endswith("__")) or name == "constructor"
+
+
 def seen_by(interface: Iterable[Entry], names: frozenset[str] | None) -> str:  # None: every entry
     """The digest of the part of an interface a consumer writing ``names`` can see: the entries of the names it
     writes (a declaration added that it does not name, a body edited, change nothing it sees)."""
     h = hashlib.blake2b(digest_size=20)
     for name, value in sorted(interface):
-        if not name or names is None or name in names:
+        if not name or names is None or name in names or _implicit(name):
             h.update(f"{name}\0{value}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 

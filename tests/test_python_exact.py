@@ -324,7 +324,7 @@ def test_two_registered_providers_of_a_package_leave_unresolved_rows_not_edges(c
         assert rows[site].detail == "provided by pyrepo_a, pyrepo_a_fork"
 
 
-def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_its_consumers(tmp_path: Path) -> None:
+def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_the_consumers_that_see_it(tmp_path: Path) -> None:
     _require_analyzer()
     home = tmp_path / "home"
     lib = write_repo(tmp_path / "lib", {"src/libpkg/__init__.py": "def helper() -> int:\n    return 1\n"})
@@ -343,8 +343,17 @@ def test_an_edit_reruns_the_analyzer_only_for_its_repository_and_its_consumers(t
     assert index()["index"]["python"]["analyzer_runs"] == 1  # only `other`: nobody imports it
     (lib / "src/libpkg/__init__.py").write_text("def helper() -> int:\n    return 4\n")
     second = index()["index"]["python"]
-    # lib and its consumer app run; other is carried as its layer (issue 24): not even its cache entry is read
-    assert (second["analyzer_runs"], second["analyzer_cache_hits"]) == (2, 0)
+    # a body edit: lib alone runs; app sees the same interface of lib, so its layer is carried (issue 24), and
+    # other is carried too: not even their cache entries are read
+    assert (second["analyzer_runs"], second["analyzer_cache_hits"]) == (1, 0)
     status = json.loads(run_kivgraph(home, "status", "--json").stdout)
     app_analysis = next(r for r in status["repositories"] if r["name"] == "app")["analyses"][0]
     assert "3 exact edges, 3 to other repositories" in app_analysis["reason"]  # module, import, call
+    # a signature app uses: app runs too, in the stage after lib's
+    (lib / "src/libpkg/__init__.py").write_text("def helper(x: int = 0) -> int:\n    return 4\n")
+    third = index()
+    assert [s["stage"] for s in third["stages"]] == ["candidate", "exact", "exact"]
+    assert third["index"]["python"]["analyzer_runs"] == 1  # app's, the last stage's build (lib from the cache)
+    status = json.loads(run_kivgraph(home, "status", "--json").stdout)
+    app_analysis = next(r for r in status["repositories"] if r["name"] == "app")["analyses"][0]
+    assert app_analysis["mode"] == "exact" and "3 exact edges, 3 to other repositories" in app_analysis["reason"]

@@ -254,15 +254,20 @@ def label(x):
 
 def spare() -> int:
     return 0
+
+
+class Box:
+    def __init__(self, x: int) -> None:
+        self.x = x
 """
 
 APP_MAIN = """\"\"\"The consumer.\"\"\"
 
-from libpkg.core import label, scale, spare
+from libpkg.core import Box, label, scale, spare
 
 
 def run() -> float:
-    return scale(1.0) + label(2) + spare()
+    return scale(1.0) + label(2) + spare() + Box(3).x
 """
 
 
@@ -333,6 +338,12 @@ def test_a_body_only_edit_in_a_provider_runs_its_analyzer_alone_and_keeps_the_co
         ("a signature", "def scale(x: float) -> float:", "def scale(x: float, by: float = 2.0) -> float:"),
         # no annotation: the return type scip-python states is the one it infers from the body
         ("an inferred return type", "    return x + 1\n", "    return str(x)\n"),
+        # app writes Box, never __init__: a constructor is seen by every consumer
+        (
+            "a constructor's signature",
+            "def __init__(self, x: int) -> None:",
+            "def __init__(self, x: int, y: int = 0) -> None:",
+        ),
     ],
 )
 def test_a_changed_interface_runs_the_consumer_in_the_stage_that_follows(
