@@ -82,7 +82,7 @@ def run_exact(
     keyed = interface.KeyedHashes(
         hashes,
         providers if providers is not None and interface.supports(adapter) else None,
-        {r.name: interface.names_of(r) for r in repos},
+        {r.name: interface.names_of(r)[0] for r in repos},
     )
     done: dict[str, tuple[ExactOutcome | None, records.LanguageAnalysis]] = {}
     for i, repo in enumerate(keyed.order(repos)):  # providers first: a consumer's key reads their interfaces

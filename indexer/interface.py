@@ -98,26 +98,34 @@ def entries(
     return sorted(out)
 
 
-def names_of(repo: RepositoryFacts) -> frozenset[str] | None:
-    """Every name a repository's files write (its uses, their chains, its own declarations): what it can see of
-    another repository's interface; None when it imports a module whole (``*``): it sees all of it."""
+def names_of(repo: RepositoryFacts) -> tuple[frozenset[str], bool]:
+    """Every name a repository's files write (its uses, their chains, its own declarations): what its analysis can
+    use of another repository's interface; and whether it imports or re-exports a module whole (``*``), so that a
+    declaration added there is one more name it exports (its layer is bound again, its analysis is the same)."""
     out: set[str] = set()
+    star = False
     for ff in repo.files:
         for x in ff.sites:
             if x.name == "*" or x.kind == "star":
-                return None
+                star = True
             for text in (x.name, *x.extra):
                 out.update(p for p in text.replace("/", ".").split(".") if p)
         out.update(s.name for s in ff.symbols)
-    return frozenset(out)
+    return frozenset(out), star
 
 
-def seen_by(interface: Iterable[Entry], names: frozenset[str] | None) -> str:
+def _implicit(name: str) -> bool:
+    """A member code uses without writing its name: a Python special method (``Square(1)`` calls ``__init__``,
+    ``a + b`` ``__add__``), a TypeScript ``constructor``: every consumer sees it."""
+    return (name.startswith("__") and name.endswith("__")) or name == "constructor"
+
+
+def seen_by(interface: Iterable[Entry], names: frozenset[str] | None) -> str:  # None: every entry
     """The digest of the part of an interface a consumer writing ``names`` can see: the entries of the names it
     writes (a declaration added that it does not name, a body edited, change nothing it sees)."""
     h = hashlib.blake2b(digest_size=20)
     for name, value in sorted(interface):
-        if not name or names is None or name in names:
+        if not name or names is None or name in names or _implicit(name):
             h.update(f"{name}\0{value}\n".encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
@@ -133,7 +141,7 @@ class KeyedHashes:
 
     hashes: Mapping[str, Mapping[str, str]]
     providers: Mapping[str, set[str]] | None
-    names: Mapping[str, frozenset[str] | None] = field(default_factory=dict)  # repository -> ``names_of``
+    names: Mapping[str, frozenset[str]] = field(default_factory=dict)  # repository -> ``names_of``
     known: dict[str, list[Entry]] = field(default_factory=dict)  # repository -> its interface, in this pass
 
     def reach(self, name: str) -> set[str]:
@@ -208,7 +216,7 @@ def _record_key(language: str, repository: str, root: str) -> bytes:
 
 class Remembered(msgspec.Struct, frozen=True):
     """A repository's interface for one language as the last exact publication left it, the names its files
-    write (``names_of``; ``everything``: a star import), the key of the analyzer facts that publication bound,
+    write (``names_of``; ``everything``: it imports or re-exports a module whole), the key of the analyzer facts that publication bound,
     and its analyzer's key over its own files alone (``relink.own_keys``)."""
 
     entries: list[tuple[str, str]]
@@ -218,8 +226,8 @@ class Remembered(msgspec.Struct, frozen=True):
     own: bytes = b""
 
     @property
-    def seen(self) -> frozenset[str] | None:
-        return None if self.everything else frozenset(self.names)
+    def seen(self) -> frozenset[str]:
+        return frozenset(self.names)
 
 
 def recall(cache: FactCache, language: str, repository: str, root: str) -> Remembered | None:

@@ -105,11 +105,11 @@ def remember(b: Build, corpus_of: CorpusOf, skip: Iterable[str] = ()) -> None:
         w = next(w for w in b.work if w.name == name)
         exact = b.exact_passes.get(language)
         facts = exact.keys.get(name, b"") if exact is not None else b""
-        names = interface.names_of(RepositoryFacts(name, str(w.root), w.facts.get(language, [])))
+        names, star = interface.names_of(RepositoryFacts(name, str(w.root), w.facts.get(language, [])))
         record = interface.Remembered(
             [tuple(e) for e in value],  # type: ignore[misc]
-            sorted(names or ()),
-            names is None,
+            sorted(names),
+            star,
             facts,
             keys.get((language, name), b""),
         )
@@ -190,8 +190,10 @@ def following(
         uses.setdefault(src, set()).add(dst)
     carried = [n for n in scope.order if n in scope.rebuilt and n not in part]
     roots = {r.name: r.root for r in scope.records.values()}
+    analyse: set[str] = set()  # of the consumers bound again, those whose analysis can differ
     for name in carried:
         seen: list[str] = []
+        exported: list[str] = []
         for (language, provider), (old_e, new_e) in sorted(changed.items()):
             if provider not in uses.get(name, ()):
                 continue
@@ -200,16 +202,23 @@ def following(
                 seen.append(provider)  # not known what it saw: bound again
             elif interface.seen_by(old_e, mine.seen) != interface.seen_by(new_e, mine.seen):
                 seen.append(provider)
+            elif mine.everything:  # it imports the provider's module whole: one more name it re-exports
+                exported.append(provider)
         if seen:
             out.relink.add(name)
+            analyse.add(name)
             out.why[name] = f"the interface of {', '.join(sorted(set(seen)))} changed"
+        elif exported:
+            out.relink.add(name)
+            out.why[name] = f"it imports the whole of {', '.join(sorted(set(exported)))}, whose declarations changed"
     # a carried repository that failed to resolve a name the change declares anew may resolve it now
     for language, name in declared:
         for row in previous.unresolved_by_name(name):
-            if row.repository in carried and row.repository not in out.relink and row.language == language:
+            if row.repository in carried and row.repository not in analyse and row.language == language:
                 out.relink.add(row.repository)
+                analyse.add(row.repository)
                 out.why[row.repository] = f"it did not resolve {name!r}, which the change declares"
-    for name in sorted(out.relink):
+    for name in sorted(analyse):
         record = scope.records.get(name)
         exact = [
             a.language

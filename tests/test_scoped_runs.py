@@ -117,6 +117,31 @@ def test_a_body_only_edit_in_a_provider_rebuilds_it_alone_and_keeps_its_consumer
     assert not differences(got, full_rebuild(tmp_path, ws.repositories))
 
 
+def test_a_declaration_the_consumer_names_changes_what_it_sees_and_it_is_bound_again(
+    ws: Workspace, tmp_path: Path
+) -> None:
+    """app calls Circle's area(): a Circle that no longer declares it changes what app's resolver sees of geo, so
+    app is bound again in the exact stage (Dart has no analyzer to run again), and the answers are a whole
+    re-index's."""
+    before = _inodes(ws)
+    shapes = tmp_path / "dart_geo" / "lib" / "src" / "shapes.dart"
+    text = shapes.read_text()
+    old = "  @override\n  double area() => 3.14 * radius * radius;\n"
+    assert old in text
+    shapes.write_text(text.replace(old, "  double surface() => 3.14 * radius * radius;\n", 1))
+    events, _result = _scoped(ws, shapes)
+    assert [p.detail for p in events if p.phase == "scope"][-2:] == [
+        "rebuilding geo; carried over unchanged: app, lonely",
+        "binding again geo, app; carried over unchanged: lonely",
+    ]
+    assert _inodes(ws)["lonely"] == before["lonely"]  # app's own layer may be the same: its edges into geo are links
+    with ws.current() as gen:
+        gone = [s for s in gen.symbols_by_name("area", "geo") if s.qualified_name.startswith("Circle")]
+        assert not gone
+        got = answers(gen)
+    assert not differences(got, full_rebuild(tmp_path, ws.repositories))
+
+
 def test_a_config_edit_widens_a_scoped_run_to_the_repositories_whose_configuration_changed(
     ws: Workspace, tmp_path: Path
 ) -> None:
@@ -254,15 +279,20 @@ def label(x):
 
 def spare() -> int:
     return 0
+
+
+class Box:
+    def __init__(self, x: int) -> None:
+        self.x = x
 """
 
 APP_MAIN = """\"\"\"The consumer.\"\"\"
 
-from libpkg.core import label, scale, spare
+from libpkg.core import Box, label, scale, spare
 
 
 def run() -> float:
-    return scale(1.0) + label(2) + spare()
+    return scale(1.0) + label(2) + spare() + Box(3).x
 """
 
 
@@ -333,6 +363,12 @@ def test_a_body_only_edit_in_a_provider_runs_its_analyzer_alone_and_keeps_the_co
         ("a signature", "def scale(x: float) -> float:", "def scale(x: float, by: float = 2.0) -> float:"),
         # no annotation: the return type scip-python states is the one it infers from the body
         ("an inferred return type", "    return x + 1\n", "    return str(x)\n"),
+        # app writes Box, never __init__: a constructor is seen by every consumer
+        (
+            "a constructor's signature",
+            "def __init__(self, x: int) -> None:",
+            "def __init__(self, x: int, y: int = 0) -> None:",
+        ),
     ],
 )
 def test_a_changed_interface_runs_the_consumer_in_the_stage_that_follows(
