@@ -23,14 +23,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from indexer import incremental, supersede
+from indexer import run as index_run
+from indexer import supersede
 from indexer.config import load
 from indexer.fact_cache import FactCache
-from indexer.incremental import Inputs, run_inputs
+from indexer.fingerprint import Inputs, run_inputs
 from indexer.languages import registry
-from indexer.languages.python.analyzer import ScipPythonAdapter
+from indexer.languages.python.adapter import ScipPythonAdapter
 from indexer.languages.spec import AnalyzerFailed
-from indexer.pipeline import Build, _Timer, discover_phase, extract_phase, git_state_of, run_index
+from indexer.pipeline import Build, Timer, discover_phase, extract_phase, git_state_of
+from indexer.run import run_index
 from indexer.staleness import TreeKeptChanging, tree_changes
 from indexer.watch import watch_and_index
 from kivgraph_cli.main import cli
@@ -68,7 +70,7 @@ class Revert:
 def at_publication(monkeypatch: pytest.MonkeyPatch, nth: int | None, action: Callable[[], object]) -> None:
     """Run ``action`` when the ``nth`` publication of the test (every one: None) has built its generation,
     before the staleness check and before CURRENT names it."""
-    real = incremental.publish
+    real = index_run.publish
     count = itertools.count(1)
 
     def publish(layout: Any, content: Any, **options: Any) -> Any:
@@ -82,7 +84,7 @@ def at_publication(monkeypatch: pytest.MonkeyPatch, nth: int | None, action: Cal
 
         return real(layout, content, on_step=on_step, **options)
 
-    monkeypatch.setattr(incremental, "publish", publish)
+    monkeypatch.setattr(index_run, "publish", publish)
 
 
 def around_analyzer(
@@ -345,8 +347,9 @@ def test_a_revert_saved_while_the_indexer_stood_before_publication_is_dropped_an
 def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_are_not_the_carried_ones(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``--repository shapes``: drawing is carried over, but its analyzer run is due (its provider changed)
-    and its files on disk were edited since. The run must not publish what scip-python reads there."""
+    """``--repository shapes``: drawing is carried over, but its analyzer run is due (what it sees of its
+    provider changed: ``Square``'s constructor, which it calls) and its files on disk were edited since. The run
+    must not publish what scip-python reads there."""
     monkeypatch.setenv("KIVGRAPH_HOME", str(tmp_path / "home"))
     ws = Workspace(tmp_path / "home")
     shapes, drawing = copy_fixture("pyrepo_a", tmp_path), copy_fixture("pyrepo_b", tmp_path)
@@ -358,10 +361,8 @@ def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_ar
     canvas = drawing / "drawing" / "canvas.py"
     canvas.write_text(canvas.read_text() + "\n\ndef extra_canvas() -> Canvas:\n    return default_canvas()\n")
     square = shapes / "src" / "shapes" / "square.py"
-    # what drawing sees of shapes changes (Square, which it constructs, takes one more parameter: its __init__,
-    # which every consumer sees): its run is due
     text = square.read_text().replace(
-        "def __init__(self, side: float) -> None:", "def __init__(self, side: float, n: int = 1) -> None:"
+        "def __init__(self, side: float)", 'def __init__(self, side: float, unit: str = "m")'
     )
     square.write_text(text + "\n\ndef unit_square() -> Square:\n    return Square(1.0)\n")
     run_index(load(ws.layout.config_path), ws.layout, only=frozenset({"shapes"}))
@@ -381,7 +382,7 @@ def test_an_analyzer_never_runs_over_a_carried_repository_whose_files_on_disk_ar
 def _read(home: Path, cache: FactCache) -> tuple[Build, Inputs]:
     """One read of the registered tree, as a run makes it (discovery, hashes, git state, inputs)."""
     loaded = load(home / "kivgraph.toml")
-    b = Build(loaded, cache, lambda _p: None, _Timer())
+    b = Build(loaded, cache, lambda _p: None, Timer())
     discover_phase(b)
     extract_phase(b)
     b.git = {w.name: git_state_of(w) for w in b.work}
